@@ -1,0 +1,1 @@
+"""TFLite input: reading flatbuffers and importing them into Relax."""

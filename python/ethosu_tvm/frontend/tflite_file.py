@@ -1,0 +1,83 @@
+"""Reading a .tflite flatbuffer safely: validation and tensor descriptions without any interpreter."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import tflite
+
+# TensorType enum values of the TFLite schema that the project handles, with their NumPy dtypes.
+TFLITE_DTYPES = {
+    tflite.TensorType.FLOAT32: np.dtype(np.float32),
+    tflite.TensorType.INT32: np.dtype(np.int32),
+    tflite.TensorType.UINT8: np.dtype(np.uint8),
+    tflite.TensorType.INT64: np.dtype(np.int64),
+    tflite.TensorType.INT16: np.dtype(np.int16),
+    tflite.TensorType.INT8: np.dtype(np.int8),
+}
+
+
+class ModelFormatError(ValueError):
+    """The bytes are not a usable TFLite model (wrong identifier, truncated, inconsistent)."""
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """Name, shape, dtype and per-tensor quantization of one model input or output."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    scale: float | None
+    zero_point: int | None
+
+
+def read_model(buf: bytes) -> tflite.Model:
+    """Parse and sanity-check a flatbuffer; raise ModelFormatError instead of a deep decoder failure."""
+    buf = bytes(buf)
+    if len(buf) < 8 or buf[4:8] != b"TFL3":
+        raise ModelFormatError("not a TFLite flatbuffer (missing the 'TFL3' file identifier)")
+    try:
+        model = tflite.Model.GetRootAs(buf, 0)
+        if model.SubgraphsLength() < 1:
+            raise ModelFormatError("the TFLite model has no subgraph")
+        graph = model.Subgraphs(0)
+        for i in range(graph.TensorsLength()):
+            tensor = graph.Tensors(i)
+            tensor.ShapeAsNumpy()
+            tensor.Name()
+        for i in range(model.BuffersLength()):
+            model.Buffers(i).DataLength()
+        for i in range(graph.OperatorsLength()):
+            graph.Operators(i).InputsAsNumpy()
+    except ModelFormatError:
+        raise
+    except Exception as err:  # the generated readers fail with struct/index errors on damaged files
+        raise ModelFormatError(f"the TFLite flatbuffer is truncated or corrupt ({type(err).__name__})") from err
+    return model
+
+
+def _tensor_info(graph, index: int) -> TensorInfo:
+    tensor = graph.Tensors(index)
+    shape = tuple(int(d) for d in tensor.ShapeAsNumpy()) if tensor.ShapeLength() else ()
+    kind = tensor.Type()
+    if kind not in TFLITE_DTYPES:
+        raise ModelFormatError(f"tensor {tensor.Name().decode()!r} has unsupported TFLite type {kind}")
+    scale = zero_point = None
+    quant = tensor.Quantization()
+    if quant is not None and quant.ScaleLength() == 1:
+        scale = float(quant.Scale(0))
+        zero_point = int(quant.ZeroPoint(0)) if quant.ZeroPointLength() else 0
+    return TensorInfo(tensor.Name().decode(), shape, TFLITE_DTYPES[kind], scale, zero_point)
+
+
+def input_infos(buf: bytes) -> list[TensorInfo]:
+    """The model's inputs in subgraph order (the order interpreters and our runners use)."""
+    graph = read_model(buf).Subgraphs(0)
+    return [_tensor_info(graph, int(i)) for i in graph.InputsAsNumpy()]
+
+
+def output_infos(buf: bytes) -> list[TensorInfo]:
+    """The model's outputs in subgraph order."""
+    graph = read_model(buf).Subgraphs(0)
+    return [_tensor_info(graph, int(i)) for i in graph.OutputsAsNumpy()]
