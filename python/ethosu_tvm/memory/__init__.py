@@ -1,0 +1,10 @@
+"""Unified static memory planning: every buffer of a compiled model placed at a fixed offset in a pool."""
+from .algorithms import ALGORITHMS
+from .buffers import Allocation, BufferInfo, MemoryPlan, MemoryPlanError, PlanDoesNotFit, PoolInfo
+from .planner import plan_memory
+from .verify import verify_plan
+
+__all__ = [
+    "ALGORITHMS", "Allocation", "BufferInfo", "MemoryPlan", "MemoryPlanError", "PlanDoesNotFit", "PoolInfo",
+    "plan_memory", "verify_plan",
+]

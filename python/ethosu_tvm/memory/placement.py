@@ -1,0 +1,93 @@
+"""First-fit placement: the one placement rule every planning algorithm shares.
+
+Buffers are placed one after another at the lowest aligned offset of the first pool (in the user's order) where
+they overlap no already-placed buffer they are live with. Every optimal plan is reachable this way: placing the
+buffers of an optimal plan in increasing order of their offsets puts each at or below its optimal offset. The
+algorithms therefore only differ in the order they choose.
+"""
+from __future__ import annotations
+
+from .buffers import Allocation, BufferInfo, PlanDoesNotFit, PoolInfo
+
+
+def _align_up(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment
+
+
+def lowest_offset(buffer: BufferInfo, occupied: list[tuple[int, int]]) -> int:
+    """The lowest aligned offset where `buffer` overlaps none of the (start, end) ranges in `occupied`."""
+    offset = 0
+    for start, end in sorted(occupied):
+        if offset + buffer.size <= start:
+            break
+        if end > offset:
+            offset = _align_up(end, buffer.alignment)
+    return offset
+
+
+def allowed_pools(buffer: BufferInfo, pools: list[PoolInfo]) -> list[PoolInfo]:
+    allowed = [p for p in pools if not buffer.pools or p.name in buffer.pools]
+    if not allowed:
+        raise PlanDoesNotFit(f"buffer {buffer.name!r} may only live in {', '.join(buffer.pools)}, "
+                             f"but the pools are {', '.join(p.name for p in pools)}")
+    return allowed
+
+
+def first_fit(buffer: BufferInfo, pools: list[PoolInfo], conflicts: dict[str, list[BufferInfo]],
+              placed: dict[str, Allocation]) -> Allocation | None:
+    """The lowest free offset for `buffer` in the first allowed pool that has room within its size hint."""
+    for pool in allowed_pools(buffer, pools):
+        occupied = [(a.offset, a.end) for other in conflicts[buffer.name]
+                    if (a := placed.get(other.name)) is not None and a.pool == pool.name]
+        offset = lowest_offset(buffer, occupied)
+        if pool.size_hint_bytes is None or offset + buffer.size <= pool.size_hint_bytes:
+            return Allocation(buffer, pool.name, offset)
+    return None
+
+
+def place(order: list[BufferInfo], pools: list[PoolInfo], conflicts: dict[str, list[BufferInfo]],
+          limit: int | None = None) -> list[Allocation] | None:
+    """First-fit placement of `order`; None as soon as the summed pool extents exceed `limit` (for pruning).
+
+    Raises BufferDoesNotFit when a buffer fits no allowed pool within its size hint.
+    """
+    placed: dict[str, Allocation] = {}
+    extents = {p.name: 0 for p in pools}
+    for buffer in order:
+        allocation = first_fit(buffer, pools, conflicts, placed)
+        if allocation is None:
+            raise BufferDoesNotFit(buffer, allowed_pools(buffer, pools))
+        placed[buffer.name] = allocation
+        extents[allocation.pool] = max(extents[allocation.pool], allocation.end)
+        if limit is not None and sum(extents.values()) > limit:
+            return None
+    return list(placed.values())
+
+
+class BufferDoesNotFit(PlanDoesNotFit):
+    """First-fit found no room for `buffer` in any of `pools` (the planner turns this into the user's message)."""
+
+    def __init__(self, buffer: BufferInfo, pools: list[PoolInfo]):
+        super().__init__(f"buffer {buffer.name!r} ({buffer.size} bytes) fits in none of the pools "
+                         f"{', '.join(p.name for p in pools)}")
+        self.buffer = buffer
+        self.pools = pools
+
+
+def conflict_map(buffers: list[BufferInfo]) -> dict[str, list[BufferInfo]]:
+    """For each buffer, the buffers live at the same time as it (sweep over start times)."""
+    result: dict[str, list[BufferInfo]] = {b.name: [] for b in buffers}
+    ordered = sorted(buffers, key=lambda b: (b.first_use, b.name))
+    for i, a in enumerate(ordered):
+        for b in ordered[i + 1:]:
+            if b.first_use > a.last_use:
+                break
+            result[a.name].append(b)
+            result[b.name].append(a)
+    return result
+
+
+def peak_live_bytes(buffers: list[BufferInfo]) -> int:
+    """The largest total size of buffers live at one step: no plan in a single pool can be smaller."""
+    events = sorted({b.first_use for b in buffers})
+    return max((sum(b.size for b in buffers if b.first_use <= t <= b.last_use) for t in events), default=0)

@@ -1,0 +1,70 @@
+"""Choosing and running a planning algorithm over user-described pools, with a verified result."""
+from __future__ import annotations
+
+from .algorithms import ALGORITHMS, Result
+from .buffers import BufferInfo, MemoryPlan, PlanDoesNotFit, PoolInfo
+from .placement import BufferDoesNotFit, peak_live_bytes
+from .verify import verify_plan
+
+# Below this many buffers the exact search is cheap enough to run by default.
+EXACT_MAX_BUFFERS = 10
+DEFAULT_POOL = PoolInfo("workspace")
+
+
+def _align16(value: int) -> int:
+    return -(-value // 16) * 16
+
+
+def plan_memory(buffers: list[BufferInfo], pools: list[PoolInfo] | None = None,
+                algorithm: str = "auto") -> MemoryPlan:
+    """Place every buffer at a fixed offset in one of `pools` (filled in the given order).
+
+    `algorithm` is one of ALGORITHMS or "auto": the exact search for small problems, else the smallest of the
+    heuristics. Raises PlanDoesNotFit (user error) when the pools are too small, naming the pool and the need.
+    """
+    pools = list(pools or [DEFAULT_POOL])
+    names = [b.name for b in buffers]
+    if len(set(names)) != len(names):
+        raise ValueError("buffer names must be unique")
+    if algorithm != "auto" and algorithm not in ALGORITHMS:
+        raise ValueError(f"unknown memory planner {algorithm!r}; choose one of auto, {', '.join(ALGORITHMS)}")
+    try:
+        name, result = _run(buffers, pools, algorithm)
+    except BufferDoesNotFit as err:
+        raise PlanDoesNotFit(_too_small_message(buffers, pools, err)) from None
+    sizes = {p.name: 0 for p in pools}
+    for a in result.allocations:
+        sizes[a.pool] = max(sizes[a.pool], _align16(a.end))
+    lower_bound = peak_live_bytes(buffers) if len(pools) == 1 else 0
+    plan = MemoryPlan(tuple(sorted(result.allocations, key=lambda a: (a.pool, a.offset, a.buffer.name))), sizes,
+                      name, result.proven_optimal or (bool(buffers) and sum(sizes.values()) <= lower_bound),
+                      lower_bound)
+    verify_plan(plan, buffers, pools)
+    return plan
+
+
+def _run(buffers, pools, algorithm) -> tuple[str, Result]:
+    if algorithm != "auto":
+        return algorithm, ALGORITHMS[algorithm](buffers, pools)
+    if len(buffers) <= EXACT_MAX_BUFFERS:
+        return "exact", ALGORITHMS["exact"](buffers, pools)
+    candidates = [(name, ALGORITHMS[name](buffers, pools)) for name in ("greedy_by_size", "greedy_by_conflicts",
+                                                                        "hill_climb")]
+    return min(candidates, key=lambda item: sum(_extents(item[1]).values()))
+
+
+def _extents(result: Result) -> dict[str, int]:
+    extents: dict[str, int] = {}
+    for a in result.allocations:
+        extents[a.pool] = max(extents.get(a.pool, 0), a.end)
+    return extents
+
+
+def _too_small_message(buffers, pools, err: BufferDoesNotFit) -> str:
+    """Say which pools are too small and how much the model needs without their size limits."""
+    unbounded = [PoolInfo(p.name) for p in pools]
+    needed = sum(_align16(e) for e in _extents(ALGORITHMS["greedy_by_size"](buffers, unbounded)).values())
+    given = ", ".join(f"{p.name!r} ({p.size_hint_bytes} bytes)" if p.size_hint_bytes is not None
+                      else f"{p.name!r} (unbounded)" for p in err.pools)
+    return (f"the model does not fit the workspace pools: buffer {err.buffer.name!r} ({err.buffer.size} bytes) "
+            f"fits in none of {given}; the model needs about {needed} bytes in total")

@@ -1,0 +1,140 @@
+"""Memory planner: algorithms against hand-computed and brute-force optima, pools, errors and the verifier."""
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ethosu_tvm.memory import (ALGORITHMS, Allocation, BufferInfo, MemoryPlan, MemoryPlanError, PlanDoesNotFit,
+                               PoolInfo, plan_memory, verify_plan)
+
+# Live sets: t0 {a,e}=112, t1 {c,e}=128, t2-3 {c,d}=112, t4 {b,d}=112, so no plan is below 128 bytes, and
+# e@0 c@64 d@0 b@64 a@64 reaches it. Largest-first places e@0 c@64 b@0 a@64 and then d (live with b and c)
+# can only go to 128: 176 bytes.
+HAND = [BufferInfo("a", 48, 0, 0), BufferInfo("b", 64, 4, 6), BufferInfo("c", 64, 1, 3), BufferInfo("d", 48, 2, 4),
+        BufferInfo("e", 64, 0, 1)]
+
+
+def test_hand_case():
+    assert plan_memory(HAND, algorithm="greedy_by_size").pool_sizes == {"workspace": 176}
+    exact = plan_memory(HAND, algorithm="exact")
+    assert exact.pool_sizes == {"workspace": 128} and exact.proven_optimal and exact.lower_bound == 128
+    assert plan_memory(HAND, algorithm="hill_climb").pool_sizes == {"workspace": 128}
+    assert plan_memory(HAND).algorithm == "exact"
+
+
+def _brute_force_optimum(buffers):
+    """Smallest extent over plans where each buffer sits at 0 or right above another buffer (aligned).
+
+    Any plan can be pushed down until every buffer rests at 0 or on a buffer it is live with, so this
+    enumeration contains an optimal plan; it shares no code with the planner.
+    """
+    best = None
+    for order in itertools.permutations(range(len(buffers))):
+        offsets = {}
+        for i in order:
+            b = buffers[i]
+            candidates = sorted({0} | {-(-(offsets[j] + buffers[j].size) // b.alignment) * b.alignment
+                                       for j in offsets})
+            for offset in candidates:
+                if all(not _live_together(b, buffers[j]) or offset + b.size <= offsets[j]
+                       or offsets[j] + buffers[j].size <= offset for j in offsets):
+                    offsets[i] = offset
+                    break
+        extent = max(offsets[i] + buffers[i].size for i in offsets)
+        best = extent if best is None else min(best, extent)
+    return -(-best // 16) * 16
+
+
+def _live_together(a, b):
+    return a.first_use <= b.last_use and b.first_use <= a.last_use
+
+
+_buffers = st.lists(st.tuples(st.integers(1, 100), st.integers(0, 6), st.integers(0, 3),
+                              st.sampled_from([1, 4, 16])), min_size=1, max_size=5).map(
+    lambda items: [BufferInfo(f"b{i}", size, start, start + length, alignment)
+                   for i, (size, start, length, alignment) in enumerate(items)])
+
+
+@settings(max_examples=150)
+@given(_buffers)
+def test_against_brute_force(buffers):
+    optimum = _brute_force_optimum(buffers)
+    exact = plan_memory(buffers, algorithm="exact")
+    assert exact.proven_optimal
+    assert exact.pool_sizes["workspace"] == optimum
+    for name in ALGORITHMS:
+        plan = plan_memory(buffers, algorithm=name)
+        assert plan.pool_sizes["workspace"] >= optimum  # plan_memory verified it, so it is also valid
+    assert plan_memory(buffers, algorithm="hill_climb").pool_sizes["workspace"] <= \
+        plan_memory(buffers, algorithm="greedy_by_size").pool_sizes["workspace"]
+
+
+def test_hill_climb_is_deterministic():
+    buffers = [BufferInfo(f"b{i}", 16 * (1 + (i * 7) % 5), i % 6, i % 6 + (i % 3)) for i in range(30)]
+    first = plan_memory(buffers, algorithm="hill_climb")
+    assert first == plan_memory(buffers, algorithm="hill_climb")
+    assert first.pool_sizes["workspace"] <= plan_memory(buffers, algorithm="greedy_by_size").pool_sizes["workspace"]
+
+
+def test_large_problems_use_the_best_heuristic():
+    buffers = [BufferInfo(f"b{i}", 16 * (1 + (i * 5) % 7), i, i + 2) for i in range(40)]
+    plan = plan_memory(buffers)
+    assert plan.algorithm in ("greedy_by_size", "greedy_by_conflicts", "hill_climb")
+    assert plan.pool_sizes["workspace"] == min(plan_memory(buffers, algorithm=name).pool_sizes["workspace"]
+                                               for name in ("greedy_by_size", "greedy_by_conflicts", "hill_climb"))
+
+
+def test_pools_fill_in_order_and_respect_allowed_pools():
+    buffers = [BufferInfo("x", 64, 0, 1), BufferInfo("y", 64, 1, 2), BufferInfo("z", 32, 0, 2, pools=("dram",))]
+    plan = plan_memory(buffers, [PoolInfo("sram", 128), PoolInfo("dram")])
+    assert plan.allocation("z").pool == "dram"
+    assert {plan.allocation("x").pool, plan.allocation("y").pool} == {"sram"}
+    assert plan.pool_sizes == {"sram": 128, "dram": 32}
+    spill = plan_memory(buffers[:2], [PoolInfo("sram", 64), PoolInfo("dram")])
+    assert sorted(a.pool for a in spill.allocations) == ["dram", "sram"]
+
+
+def test_too_small_pool_is_a_clear_error():
+    with pytest.raises(PlanDoesNotFit) as err:
+        plan_memory(HAND, [PoolInfo("sram", 100)])
+    assert "does not fit the workspace pools" in str(err.value)
+    assert "'sram' (100 bytes)" in str(err.value)
+    assert "needs about 176 bytes" in str(err.value)
+
+
+def test_unknown_allowed_pool_and_bad_buffers():
+    with pytest.raises(PlanDoesNotFit, match="may only live in flash"):
+        plan_memory([BufferInfo("x", 16, 0, 0, pools=("flash",))], [PoolInfo("sram")])
+    with pytest.raises(ValueError, match="unknown memory planner 'best'"):
+        plan_memory(HAND, algorithm="best")
+    with pytest.raises(ValueError, match="sizes must be positive"):
+        BufferInfo("x", 0, 0, 0)
+    with pytest.raises(ValueError, match="power of two"):
+        BufferInfo("x", 8, 0, 0, alignment=3)
+    with pytest.raises(ValueError, match="before its first use"):
+        BufferInfo("x", 8, 3, 2)
+    with pytest.raises(ValueError, match="unique"):
+        plan_memory([BufferInfo("x", 8, 0, 0), BufferInfo("x", 8, 1, 1)])
+
+
+def _plan(*allocations, sizes):
+    return MemoryPlan(tuple(allocations), sizes, "hand")
+
+
+@pytest.mark.parametrize("allocations,sizes,message", [
+    ([Allocation(HAND[2], "w", 0), Allocation(HAND[3], "w", 32)], {"w": 128}, "overlap in pool 'w' while both"),
+    ([Allocation(HAND[0], "w", 8)], {"w": 64}, "breaks its 16-byte alignment"),
+    ([Allocation(HAND[0], "w", 0)], {"w": 32}, "beyond the reported size"),
+    ([Allocation(HAND[0], "w", 64)], {"w": 128}, "beyond pool 'w''s 100 bytes"),
+    ([Allocation(HAND[0], "v", 0)], {"v": 64}, "unknown pool 'v'"),
+])
+def test_verifier_rejects(allocations, sizes, message):
+    buffers = [a.buffer for a in allocations]
+    with pytest.raises(MemoryPlanError, match=message):
+        verify_plan(_plan(*allocations, sizes=sizes), buffers, [PoolInfo("w", 100)])
+
+
+def test_verifier_reports_missing_buffers():
+    with pytest.raises(MemoryPlanError, match="buffers not placed: b"):
+        verify_plan(_plan(Allocation(HAND[0], "w", 0), sizes={"w": 48}), HAND[:2], [PoolInfo("w")])
