@@ -19,12 +19,17 @@ class Result:
     proven_optimal: bool = False
 
 
+def extents(allocations: list[Allocation]) -> dict[str, int]:
+    """The highest end address used in each pool."""
+    result: dict[str, int] = {}
+    for a in allocations:
+        result[a.pool] = max(result.get(a.pool, 0), a.end)
+    return result
+
+
 def _cost(allocations: list[Allocation]) -> int:
     """Total bytes over all pools: the sum of each pool's extent."""
-    extents: dict[str, int] = {}
-    for a in allocations:
-        extents[a.pool] = max(extents.get(a.pool, 0), a.end)
-    return sum(extents.values())
+    return sum(extents(allocations).values())
 
 
 def _size_order(buffers: list[BufferInfo]) -> list[BufferInfo]:

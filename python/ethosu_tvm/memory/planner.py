@@ -1,7 +1,7 @@
 """Choosing and running a planning algorithm over user-described pools, with a verified result."""
 from __future__ import annotations
 
-from .algorithms import ALGORITHMS, Result
+from .algorithms import ALGORITHMS, Result, extents
 from .buffers import BufferInfo, MemoryPlan, PlanDoesNotFit, PoolInfo
 from .placement import BufferDoesNotFit, peak_live_bytes
 from .verify import verify_plan
@@ -50,20 +50,13 @@ def _run(buffers, pools, algorithm) -> tuple[str, Result]:
         return "exact", ALGORITHMS["exact"](buffers, pools)
     candidates = [(name, ALGORITHMS[name](buffers, pools)) for name in ("greedy_by_size", "greedy_by_conflicts",
                                                                         "hill_climb")]
-    return min(candidates, key=lambda item: sum(_extents(item[1]).values()))
-
-
-def _extents(result: Result) -> dict[str, int]:
-    extents: dict[str, int] = {}
-    for a in result.allocations:
-        extents[a.pool] = max(extents.get(a.pool, 0), a.end)
-    return extents
+    return min(candidates, key=lambda item: sum(extents(item[1].allocations).values()))
 
 
 def _too_small_message(buffers, pools, err: BufferDoesNotFit) -> str:
     """Say which pools are too small and how much the model needs without their size limits."""
     unbounded = [PoolInfo(p.name) for p in pools]
-    needed = sum(_align16(e) for e in _extents(ALGORITHMS["greedy_by_size"](buffers, unbounded)).values())
+    needed = sum(_align16(e) for e in extents(ALGORITHMS["greedy_by_size"](buffers, unbounded).allocations).values())
     given = ", ".join(f"{p.name!r} ({p.size_hint_bytes} bytes)" if p.size_hint_bytes is not None
                       else f"{p.name!r} (unbounded)" for p in err.pools)
     return (f"the model does not fit the workspace pools: buffer {err.buffer.name!r} ({err.buffer.size} bytes) "
