@@ -138,3 +138,22 @@ def test_verifier_rejects(allocations, sizes, message):
 def test_verifier_reports_missing_buffers():
     with pytest.raises(MemoryPlanError, match="buffers not placed: b"):
         verify_plan(_plan(Allocation(HAND[0], "w", 0), sizes={"w": 48}), HAND[:2], [PoolInfo("w")])
+
+
+def test_json_and_svg_reports():
+    import xml.etree.ElementTree as ElementTree
+
+    from ethosu_tvm.memory import plan_to_json, plan_to_svg
+
+    buffers = HAND + [BufferInfo("f<&>", 16, 0, 6, pools=("dram",), producer="CONV_2D")]
+    plan = plan_memory(buffers, [PoolInfo("sram", 128), PoolInfo("dram")])
+    report = plan_to_json(plan)
+    assert report["pools"] == [{"name": "sram", "size_bytes": 128}, {"name": "dram", "size_bytes": 16}]
+    entry = next(b for b in report["buffers"] if b["name"] == "f<&>")
+    assert entry == {"name": "f<&>", "producer": "CONV_2D", "pool": "dram", "offset": 0, "size": 16,
+                     "alignment": 16, "first_use": 0, "last_use": 6}
+    svg = ElementTree.fromstring(plan_to_svg(plan))
+    boxes = [r for r in svg.iter("{http://www.w3.org/2000/svg}rect") if r.find("{http://www.w3.org/2000/svg}title")
+             is not None]
+    assert sorted(r.find("{http://www.w3.org/2000/svg}title").text.split(" ")[0] for r in boxes) == \
+        sorted(b.name for b in buffers)
