@@ -1,0 +1,93 @@
+"""One NPU subgraph → NpuArtifact: a driver payload, its constant blob, scratch size and I/O placements."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ethosu.vela import api as vapi
+
+from ..legalize.ops import NpuGraph
+from ..target import EthosuTarget
+from .memory import ConstantPool, Placement, nbytes, plan
+from .operations import OperationBuilder
+from .vela_calls import vela_call
+
+
+@dataclass(frozen=True)
+class IoBinding:
+    """Where the driver's caller puts an input or finds an output: region (base-address index) and offset."""
+
+    name: str
+    region: int
+    offset: int
+    shape: tuple[int, int, int, int]
+    dtype: str
+    size: int
+
+
+@dataclass(frozen=True)
+class OpSummary:
+    """One NPU operation of the artifact, for reports."""
+
+    op: str
+    source: str
+    npu_operation: str
+    block_config: tuple[int, int, int] | None
+
+
+@dataclass(frozen=True)
+class NpuArtifact:
+    """Everything needed to run one NPU subgraph: base address table entries are described by `inputs`, `outputs`,
+    region 0 (``constants``) and region 1 (``scratch_size`` bytes). `function` is the partitioned module's global
+    function the artifact implements."""
+
+    name: str
+    function: str
+    accelerator: str
+    driver_payload: bytes
+    command_stream: tuple[int, ...]
+    constants: bytes
+    scratch_size: int
+    inputs: tuple[IoBinding, ...]
+    outputs: tuple[IoBinding, ...]
+    ops: tuple[OpSummary, ...]
+
+
+def _binding(tensor, placement: Placement) -> IoBinding:
+    return IoBinding(tensor.name, placement.region, placement.offset, tensor.shape, tensor.dtype, nbytes(tensor))
+
+
+def _summary(op, npu_op) -> OpSummary:
+    block = getattr(npu_op, "block_config", None)
+    config = (block.height, block.width, block.depth) if block is not None else None
+    return OpSummary(op.op_name, op.source, type(npu_op).__name__, config)
+
+
+def compile_npu_graph(graph: NpuGraph, target: EthosuTarget) -> NpuArtifact:
+    """Generate the register command stream and constants of one NPU subgraph with Vela's API."""
+    placements, scratch_size = plan(graph)
+    pool = ConstantPool()
+    accelerator = target.npu_accelerator
+    builder = OperationBuilder(accelerator, placements, pool)
+    per_op = [builder.build(op) for op in graph.ops]
+    npu_ops = [npu_op for ops in per_op for npu_op in ops]
+    stream = vela_call(graph.name, vapi.npu_generate_register_command_stream, npu_ops, accelerator)
+    payload = vela_call(graph.name, vapi.npu_create_driver_payload, stream, accelerator)
+    return NpuArtifact(
+        name=graph.name,
+        function=graph.function,
+        accelerator=target.accelerator,
+        driver_payload=bytes(payload),
+        command_stream=tuple(int(word) for word in stream),
+        constants=pool.data(),
+        scratch_size=scratch_size,
+        inputs=tuple(_binding(t, placements[t.name]) for t in graph.inputs),
+        outputs=tuple(_binding(t, placements[t.name]) for t in graph.outputs),
+        ops=tuple(_summary(op, ops[-1]) for op, ops in zip(graph.ops, per_op)),
+    )
+
+
+def compile_partitioned(mod, target: EthosuTarget) -> list[NpuArtifact]:
+    """Legalize and compile every NPU function of a partitioned module, in main's call order."""
+    from ..legalize import legalize
+
+    return [compile_npu_graph(graph, target) for graph in legalize(mod)]

@@ -1,0 +1,90 @@
+"""Where each NPU subgraph's data lives: numbered memory regions and byte offsets in them.
+
+Region numbering (the base-address table the driver is given, one pointer per region):
+
+* 0 — constants: one read-only blob (flash) with every weight stream, scale/bias stream and table, each 16-byte
+  aligned;
+* 1 — scratch: intermediate feature maps (RAM), 16-byte aligned, reused once a tensor is dead;
+* 2 — unused (reserved for a fast scratch memory);
+* 3, 4, ... — one region per subgraph input, then one per output, in the NpuGraph's order.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..legalize.ops import NpuGraph, Tensor
+
+CONSTANTS_REGION = 0
+SCRATCH_REGION = 1
+FIRST_IO_REGION = 3
+MAX_REGIONS = 8
+ALIGNMENT = 16
+
+
+def align(size: int) -> int:
+    return -(-size // ALIGNMENT) * ALIGNMENT
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A tensor's home: region number and byte offset."""
+
+    region: int
+    offset: int
+
+
+class ConstantPool:
+    """The read-only blob of region 0, built by appending 16-byte aligned chunks."""
+
+    def __init__(self):
+        self._data = bytearray()
+
+    def add(self, data: bytes) -> tuple[int, int]:
+        """Append one chunk; returns (offset, length) with the length padded to 16 bytes."""
+        offset = len(self._data)
+        length = align(len(data))
+        self._data += bytes(data) + bytes(length - len(data))
+        return offset, length
+
+    def data(self) -> bytes:
+        return bytes(self._data)
+
+
+def nbytes(tensor: Tensor) -> int:
+    count = 1
+    for dim in tensor.shape:
+        count *= dim
+    return count * {"int8": 1, "uint8": 1, "int16": 2, "int32": 4}[tensor.dtype]
+
+
+def plan(graph: NpuGraph) -> tuple[dict[str, Placement], int]:
+    """Place I/O in their regions and intermediates in scratch (first fit over live ranges). Returns (placements,
+    scratch size)."""
+    placements: dict[str, Placement] = {}
+    io = list(graph.inputs) + [t for t in graph.outputs if t.name not in {i.name for i in graph.inputs}]
+    if FIRST_IO_REGION + len(io) > MAX_REGIONS:
+        raise ValueError(f"{graph.name} has {len(io)} inputs and outputs; at most {MAX_REGIONS - FIRST_IO_REGION}"
+                         " fit in the NPU's base-address table")
+    for index, tensor in enumerate(io):
+        placements[tensor.name] = Placement(FIRST_IO_REGION + index, 0)
+    last_use = {}
+    for index, op in enumerate(graph.ops):
+        for operand in op.inputs:
+            last_use[operand.tensor.name] = index
+    live: list[tuple[int, int, int]] = []  # (offset, size, last use)
+    scratch = 0
+    for index, op in enumerate(graph.ops):
+        live = [block for block in live if block[2] >= index]
+        tensor = op.ofm.tensor
+        if tensor.name in placements:
+            continue
+        size = align(nbytes(tensor))
+        offset = 0
+        for start, length, _ in sorted(live):
+            if offset + size <= start:
+                break
+            offset = max(offset, start + length)
+        live.append((offset, size, last_use.get(tensor.name, index)))
+        placements[tensor.name] = Placement(SCRATCH_REGION, offset)
+        scratch = max(scratch, offset + size)
+    return placements, scratch

@@ -1,0 +1,60 @@
+"""Compile-time quantization arithmetic: real multipliers to TFLite's integer (multiplier, shift) form.
+
+TFLite derives every integer parameter of its kernels from float scales when a model is prepared; the host kernels
+must derive exactly the same integers, so the float steps (including where TFLite rounds to float32) live here.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def round_half_away(value: float) -> int:
+    """std::round: halves round away from zero."""
+    magnitude = math.floor(abs(value) + 0.5)
+    return int(magnitude if value >= 0 else -magnitude)
+
+
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """TFLite's QuantizeMultiplier: real ≈ multiplier · 2^(shift − 31), multiplier a Q31 mantissa in [2^30, 2^31).
+
+    A positive shift is a left shift. Multipliers below 2^-31 flush to (0, 0), as TFLite does.
+    """
+    if real == 0.0:
+        return 0, 0
+    fraction, shift = math.frexp(real)
+    multiplier = round_half_away(fraction * (1 << 31))
+    if multiplier == 1 << 31:
+        multiplier //= 2
+        shift += 1
+    if shift < -31:
+        return 0, 0
+    return multiplier, shift
+
+
+def quantize_multipliers(reals) -> tuple[np.ndarray, np.ndarray]:
+    """quantize_multiplier over an array: int32 multipliers and shifts (per-channel constants)."""
+    pairs = [quantize_multiplier(float(r)) for r in np.asarray(reals, dtype=np.float64).reshape(-1)]
+    return (np.array([p[0] for p in pairs], dtype=np.int32), np.array([p[1] for p in pairs], dtype=np.int32))
+
+
+def f32(value: float) -> float:
+    """Round to float32, as TFLite does wherever it computes with `float` rather than `double`."""
+    return float(np.float32(value))
+
+
+def float32_lut(function, in_scale: float, in_zp: int, out_scale: float, out_zp: int, dtype: str) -> np.ndarray:
+    """A 256-entry int8 lookup table as TFLite's LUT kernels build it (logistic, tanh: BUILTIN_REF uses these).
+
+    Entry i (for the input value i − 128) is clamp(out_zp + round(f(in_scale · (v − in_zp)) / out_scale)), with
+    every step in float32; `function` maps a float32 array to float32 (it may compute in double and round).
+    """
+    info = np.iinfo(dtype)
+    values = np.arange(info.min, info.max + 1, dtype=np.int64)
+    dequantized = np.float32(in_scale) * (values - in_zp).astype(np.float32)
+    with np.errstate(over="ignore"):
+        transformed = function(dequantized).astype(np.float32)
+    rescaled = transformed * (np.float32(1.0) / np.float32(out_scale))
+    quantized = np.array([round_half_away(float(v)) for v in rescaled], dtype=np.int64) + out_zp
+    return np.clip(quantized, info.min, info.max).astype(dtype)

@@ -1,0 +1,68 @@
+"""Turn each merged NPU function of a partitioned module into an NpuGraph of primitive operators."""
+from __future__ import annotations
+
+import tvm
+from tvm import relax
+
+from ..partition.match import match_composite
+from ..partition.patterns import npu_functions
+from ..partition.qdq import dtype_of, shape_of
+from .ops import NpuGraph, Tensor
+from .rules import RULES, LegalizeError
+
+
+def npu_shape(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """The 4-D NHWC shape the NPU uses for a tensor of rank ≤ 4 (leading 1s)."""
+    if len(shape) > 4:
+        raise LegalizeError(f"a {len(shape)}-D tensor cannot be an NPU feature map")
+    return (1,) * (4 - len(shape)) + tuple(shape)
+
+
+class _Names:
+    """Unique tensor names: merged functions may bind several vars with one name (e.g. "lv")."""
+
+    def __init__(self):
+        self.used: set[str] = set()
+
+    def tensor(self, var: relax.Var) -> Tensor:
+        name, suffix = var.name, 1
+        while name in self.used:
+            name, suffix = f"{var.name}_{suffix}", suffix + 1
+        self.used.add(name)
+        return Tensor(name, npu_shape(shape_of(var)), dtype_of(var))
+
+
+def _outputs(func: relax.Function, tensors: dict) -> tuple[Tensor, ...]:
+    result = func.body.body
+    fields = result.fields if isinstance(result, relax.Tuple) else [result]
+    return tuple(tensors[f] for f in fields)
+
+
+def legalize_function(name: str, func: relax.Function, function: str = "") -> NpuGraph:
+    """Legalize one ``Codegen="ethos-u"`` function: one primitive per composite call, in binding order."""
+    names = _Names()
+    tensors: dict[relax.Var, Tensor] = {param: names.tensor(param) for param in func.params}
+    composites: dict[relax.Var, relax.Function] = {}
+    ops = []
+    for block in func.body.blocks:
+        for binding in block.bindings:
+            value = binding.value
+            if isinstance(value, relax.Function):
+                composites[binding.var] = value
+            elif isinstance(value, relax.Call) and value.op in composites:
+                composite = composites[value.op]
+                match = match_composite(composite)
+                tensors[binding.var] = names.tensor(binding.var)
+                arguments = {param: tensors[arg] for param, arg in zip(composite.params, value.args)}
+                source = f"{match.kind}:{tensors[binding.var].name}"
+                ops.append(RULES[match.kind](match, arguments, tensors[binding.var], source))
+            elif isinstance(value, relax.Var):
+                tensors[binding.var] = tensors[value]
+            else:
+                raise LegalizeError(f"unexpected binding {binding.var.name} in NPU function {name}")
+    return NpuGraph(name, tuple(tensors[p] for p in func.params), _outputs(func, tensors), tuple(ops), function)
+
+
+def legalize(mod: tvm.IRModule) -> list[NpuGraph]:
+    """All NPU subgraphs of a partitioned module, named ``ethos_u_0``, ``ethos_u_1``... in execution order."""
+    return [legalize_function(f"ethos_u_{i}", func, gname) for i, (gname, func) in enumerate(npu_functions(mod))]

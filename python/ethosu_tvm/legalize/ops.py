@@ -1,0 +1,170 @@
+"""The NPU primitive operators, as typed dataclasses: the interface between legalization, TE and code generation.
+
+Every feature map is 4-D NHWC as the NPU sees it (lower-rank tensors get leading 1s). All numbers are the integers
+the hardware is programmed with; the float scales are kept only for reporting and for Vela's API, which wants them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+ROUNDING_MODES = ("TFL", "NATURAL", "TRUNCATE")
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A feature map flowing between NPU operators (or in/out of the NPU subgraph)."""
+
+    name: str
+    shape: tuple[int, int, int, int]
+    dtype: str = "int8"
+
+
+@dataclass(frozen=True)
+class Operand:
+    """How one operator reads or writes a tensor: the zero point and scale its arithmetic uses."""
+
+    tensor: Tensor
+    zero_point: int
+    scale: float
+
+
+@dataclass(frozen=True, eq=False)
+class Requantize:
+    """Output scaling: out = round(value · scale / 2^shift) per channel (arrays of 1 or C int64 values)."""
+
+    scale: np.ndarray
+    shift: np.ndarray
+    rounding: str = "TFL"
+
+    def __post_init__(self):
+        if self.rounding not in ROUNDING_MODES:
+            raise ValueError(f"rounding {self.rounding!r} is not one of {ROUNDING_MODES}")
+
+
+@dataclass(frozen=True)
+class Clamp:
+    """Activation bounds in the output's integer domain (a fused RELU/RELU6 clip, or the dtype range)."""
+
+    min: int = -128
+    max: int = 127
+
+
+@dataclass(frozen=True)
+class Padding:
+    top: int = 0
+    left: int = 0
+    bottom: int = 0
+    right: int = 0
+
+
+class _SingleInput:
+    """Operators that read one feature map, `ifm`."""
+
+    @property
+    def inputs(self) -> tuple[Operand, ...]:
+        return (self.ifm,)
+
+
+@dataclass(frozen=True, eq=False)
+class Conv2D(_SingleInput):
+    """ethosu.conv2d: weights OHWI int8 (zero point subtracted by the hardware), 40-bit bias, per-channel requant."""
+
+    op_name: ClassVar[str] = "ethosu.conv2d"
+    ifm: Operand
+    ofm: Operand
+    weights: np.ndarray
+    weight_zero_point: int
+    bias: np.ndarray
+    requant: Requantize
+    strides: tuple[int, int] = (1, 1)
+    dilation: tuple[int, int] = (1, 1)
+    padding: Padding = field(default_factory=Padding)
+    clamp: Clamp = field(default_factory=Clamp)
+    source: str = ""
+
+    @property
+    def kernel(self) -> tuple[int, int]:
+        return int(self.weights.shape[1]), int(self.weights.shape[2])
+
+
+@dataclass(frozen=True, eq=False)
+class DepthwiseConv2D(Conv2D):
+    """ethosu.depthwise_conv2d: weights (C_out, KH, KW, 1); output channel o reads IFM channel o // multiplier."""
+
+    op_name: ClassVar[str] = "ethosu.depthwise_conv2d"
+
+
+@dataclass(frozen=True, eq=False)
+class Pooling(_SingleInput):
+    """ethosu.pooling: MAX or AVG over valid taps (padding never contributes), then optional requant and clamp."""
+
+    op_name: ClassVar[str] = "ethosu.pooling"
+    pooling_type: str
+    ifm: Operand
+    ofm: Operand
+    pool_shape: tuple[int, int]
+    strides: tuple[int, int] = (1, 1)
+    padding: Padding = field(default_factory=Padding)
+    clamp: Clamp = field(default_factory=Clamp)
+    source: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class BinaryElementwise:
+    """ethosu.binary_elementwise: ADD/SUB/MUL/MIN/MAX with broadcasting of size-1 dimensions.
+
+    ADD/SUB rescale each operand ((x − zp) << input_shift, then ifm_requant/ifm2_requant) before combining, as
+    TFLite does; MUL multiplies the centred operands; MIN/MAX compare raw values (quantizations are equal).
+    `requant` (None for MIN/MAX) scales the combined value to the output.
+    """
+
+    op_name: ClassVar[str] = "ethosu.binary_elementwise"
+    operator: str
+    ifm: Operand
+    ifm2: Operand
+    ofm: Operand
+    requant: Requantize | None = None
+    ifm_requant: Requantize | None = None
+    ifm2_requant: Requantize | None = None
+    input_shift: int = 0
+    clamp: Clamp = field(default_factory=Clamp)
+    source: str = ""
+
+    @property
+    def inputs(self) -> tuple[Operand, ...]:
+        return (self.ifm, self.ifm2)
+
+
+@dataclass(frozen=True, eq=False)
+class Identity(_SingleInput):
+    """ethosu.identity: copy in NHWC element order (so also a reshape), optionally through a lookup table.
+
+    `lut` (256 int8 entries, indexed by the raw input value + 128) carries an int8 → int8 function such as a
+    requantization or an activation; without it the values are copied unchanged.
+    """
+
+    op_name: ClassVar[str] = "ethosu.identity"
+    ifm: Operand
+    ofm: Operand
+    lut: np.ndarray | None = None
+    source: str = ""
+
+
+NpuOp = Conv2D | DepthwiseConv2D | Pooling | BinaryElementwise | Identity
+
+
+@dataclass(frozen=True, eq=False)
+class NpuGraph:
+    """One NPU subgraph: its inputs and outputs (in the Relax function's order) and its ops in execution order.
+
+    `function` is the global name of the ``Codegen="ethos-u"`` Relax function it came from (main calls it).
+    """
+
+    name: str
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+    ops: tuple[NpuOp, ...]
+    function: str = ""

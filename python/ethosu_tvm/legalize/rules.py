@@ -1,0 +1,233 @@
+"""One rule per composite kind: read the matched QDQ expressions, return the NPU primitive with integer parameters.
+
+A rule gets the :class:`Match` of the composite, the Tensor each composite parameter carries, and the output Tensor.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from tvm import relax
+
+from ..partition.match import Match
+from ..partition.qdq import Quant, const_value, prim_float, quant_of
+from .ops import (
+    BinaryElementwise,
+    Clamp,
+    Conv2D,
+    DepthwiseConv2D,
+    Identity,
+    NpuOp,
+    Operand,
+    Padding,
+    Pooling,
+    Requantize,
+    Tensor,
+)
+from .lut import lookup_table
+from .scaling import (
+    conv_multipliers,
+    fully_connected_multipliers,
+    npu_scale_shift,
+    per_channel_scale_shift,
+    quantize_value,
+)
+
+INT8_RANGE = (-128, 127)
+# TFLite's ADD/SUB rescale both operands after shifting them left by 20 bits (for 8-bit inputs).
+ELEMENTWISE_INPUT_SHIFT = 8 + 12
+
+Rule = Callable[[Match, dict, Tensor, str], NpuOp]
+
+
+def _operand(tensor: Tensor, quant: Quant) -> Operand:
+    return Operand(tensor, quant.scalar_zero_point, quant.scalar_scale)
+
+
+def _raw(tensor: Tensor) -> Operand:
+    """Pools and reshapes work on the raw int8 values: the frontend keeps no quantization around them."""
+    return Operand(tensor, 0, 1.0)
+
+
+def _int_clamp(match: Match) -> Clamp:
+    """Bounds of the int8 clip the frontend writes for a fused activation (the dtype range when there is none)."""
+    clip = match.get("clip")
+    if clip is None:
+        return Clamp(*INT8_RANGE)
+    low, high = round(prim_float(clip.args[1])), round(prim_float(clip.args[2]))
+    return Clamp(max(INT8_RANGE[0], low), min(INT8_RANGE[1], high))
+
+
+def _float_clamp(match: Match, ofm: Quant) -> Clamp:
+    """Bounds of a float-domain fused activation (relu, or clip for RELU6/RELU_N1_TO_1), quantized as TFLite does."""
+    scale, zero_point = ofm.scalar_scale, ofm.scalar_zero_point
+    low, high = INT8_RANGE
+    if match.get("relu") is not None:
+        low = max(low, quantize_value(0.0, scale, zero_point))
+    elif match.get("float_clip") is not None:
+        clip = match["float_clip"]
+        low = max(low, quantize_value(prim_float(clip.args[1]), scale, zero_point))
+        high = min(high, quantize_value(prim_float(clip.args[2]), scale, zero_point))
+    return Clamp(low, high)
+
+
+def _bias(match: Match, channels: int) -> np.ndarray:
+    bias_dq = match.get("bias_dq")
+    if bias_dq is None:
+        return np.zeros(channels, dtype=np.int64)
+    return np.asarray(const_value(bias_dq.args[0]), dtype=np.int64).reshape(channels)
+
+
+def _requant(multipliers: np.ndarray, channels: int, rounding: str) -> Requantize:
+    scale, shift = per_channel_scale_shift(np.broadcast_to(multipliers, (channels,)))
+    return Requantize(scale, shift, rounding)
+
+
+def conv2d(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    conv = match["conv"]
+    ifm_q, w_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["weights_dq"]), quant_of(match["quantize"])
+    raw = np.asarray(const_value(match["weights"]))
+    depthwise = match.kind == "depthwise_conv2d"
+    # Conv weights arrive HWIO (transposed at import); depthwise ones as TFLite's [1, H, W, C·M].
+    weights = raw[0].transpose(2, 0, 1)[..., np.newaxis] if depthwise else raw.transpose(3, 0, 1, 2)
+    channels = weights.shape[0]
+    attrs = conv.attrs
+    top, left, bottom, right = (int(p) for p in attrs.padding)
+    op_type = DepthwiseConv2D if depthwise else Conv2D
+    return op_type(
+        ifm=_operand(tensors[match["ifm"]], ifm_q),
+        ofm=_operand(ofm, ofm_q),
+        weights=np.ascontiguousarray(weights.astype(np.int8)),
+        weight_zero_point=w_q.scalar_zero_point,
+        bias=_bias(match, channels),
+        requant=_requant(conv_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale), channels, "TFL"),
+        strides=tuple(int(s) for s in attrs.strides),
+        dilation=tuple(int(d) for d in attrs.dilation),
+        padding=Padding(top, left, bottom, right),
+        clamp=_int_clamp(match),
+        source=source,
+    )
+
+
+def fully_connected(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """A 1x1 convolution over the (1, 1, batch, inputs) IFM; LiteRT's FC rounds once, so NATURAL rounding."""
+    ifm_q, w_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["weights_dq"]), quant_of(match["quantize"])
+    raw = np.asarray(const_value(match["weights"]))  # TFLite [units, inputs]
+    channels = raw.shape[0]
+    multipliers = fully_connected_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale)
+    return Conv2D(
+        ifm=_operand(tensors[match["ifm"]], ifm_q),
+        ofm=_operand(ofm, ofm_q),
+        weights=np.ascontiguousarray(raw.reshape(channels, 1, 1, raw.shape[1]).astype(np.int8)),
+        weight_zero_point=w_q.scalar_zero_point,
+        bias=_bias(match, channels),
+        requant=_requant(multipliers, channels, "NATURAL"),
+        clamp=_int_clamp(match),
+        source=source,
+    )
+
+
+def _pooling(pooling_type: str) -> Rule:
+    def rule(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+        attrs = match["pool"].attrs
+        top, left, bottom, right = (int(p) for p in attrs.padding)
+        return Pooling(
+            pooling_type=pooling_type,
+            ifm=_raw(tensors[match["ifm"]]),
+            ofm=_raw(ofm),
+            pool_shape=tuple(int(k) for k in attrs.pool_size),
+            strides=tuple(int(s) for s in attrs.strides),
+            padding=Padding(top, left, bottom, right),
+            clamp=_int_clamp(match),
+            source=source,
+        )
+
+    return rule
+
+
+def mean(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """MEAN over H and W with equal scales: TFLite sums the centred inputs and divides, rounding half away."""
+    ifm = tensors[match["ifm"]]
+    return Pooling(
+        pooling_type="AVG",
+        ifm=_operand(ifm, quant_of(match["ifm_dq"])),
+        ofm=_operand(ofm, quant_of(match["quantize"])),
+        pool_shape=(ifm.shape[1], ifm.shape[2]),
+        source=source,
+    )
+
+
+def _single(real: float) -> Requantize:
+    scale, shift = npu_scale_shift(real)
+    return Requantize(np.array([scale], dtype=np.int64), np.array([shift], dtype=np.int64), "TFL")
+
+
+def _binary(operator: str) -> Rule:
+    def rule(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+        lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
+        s1, s2, so = (np.float64(q.scalar_scale) for q in (lhs_q, rhs_q, ofm_q))
+        params: dict = {}
+        if operator in ("ADD", "SUB"):
+            twice_max = 2.0 * max(s1, s2)
+            params = dict(
+                ifm_requant=_single(s1 / twice_max),
+                ifm2_requant=_single(s2 / twice_max),
+                requant=_single(twice_max / (2.0**ELEMENTWISE_INPUT_SHIFT * so)),
+                input_shift=ELEMENTWISE_INPUT_SHIFT,
+            )
+        elif operator == "MUL":
+            params = dict(requant=_single(s1 * s2 / so))
+        return BinaryElementwise(
+            operator=operator,
+            ifm=_operand(_tensor_of(match["lhs"], tensors), lhs_q),
+            ifm2=_operand(_tensor_of(match["rhs"], tensors), rhs_q),
+            ofm=_operand(ofm, ofm_q),
+            clamp=_float_clamp(match, ofm_q),
+            source=source,
+            **params,
+        )
+
+    return rule
+
+
+def _tensor_of(expr, tensors: dict) -> Tensor:
+    if isinstance(expr, relax.Var) and expr in tensors:
+        return tensors[expr]
+    raise LegalizeError(f"elementwise operand {type(expr).__name__} is not a feature map (partitioning rejects these)")
+
+
+class LegalizeError(ValueError):
+    """A composite the legalizer cannot turn into an NPU primitive (partitioning should have kept it on the host)."""
+
+
+def reshape(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    return Identity(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), source=source)
+
+
+def table(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """A unary int8 function as an identity through a lookup table (the table holds all the arithmetic)."""
+    return Identity(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), lut=lookup_table(match), source=source)
+
+
+RULES: dict[str, Rule] = {
+    "conv2d": conv2d,
+    "depthwise_conv2d": conv2d,
+    "fully_connected": fully_connected,
+    "avg_pool2d": _pooling("AVG"),
+    "max_pool2d": _pooling("MAX"),
+    "add": _binary("ADD"),
+    "subtract": _binary("SUB"),
+    "multiply": _binary("MUL"),
+    "minimum": _binary("MIN"),
+    "maximum": _binary("MAX"),
+    "mean": mean,
+    "relu": table,
+    "clip": table,
+    "abs": table,
+    "leaky_relu": table,
+    "requantize": table,
+    "tanh": table,
+    "logistic": table,
+    "hard_swish": table,
+    "reshape": reshape,
+}

@@ -1,0 +1,300 @@
+"""Ethos-U55 operator constraints, as facts taken from Vela's supported-operator checks, in our own code.
+
+Each check takes a :class:`Match` and returns the reason the operator must stay on the host, or "" when the NPU can
+run it. Reasons are one line and name the limit, so the offload report explains itself.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..legalize.scaling import conv_multipliers, fully_connected_multipliers, per_channel_scale_shift, shifts_in_range
+from .match import Match
+from .qdq import Quant, const_value, dtype_of, is_const, quant_of, shape_of
+
+TENSOR_DIM_RANGE = (1, 65535)
+STRIDE_RANGE = (1, 3)
+MAX_DILATED_KERNEL_HEIGHT = 64
+MAX_DILATED_KERNEL_AREA = 64 * 64
+MAX_WEIGHT_SUM = 127 * 65536
+MAX_PADDED_AVG_POOL_KERNEL = 8
+MAX_POOL_KERNEL_HEIGHT = 256
+MAX_POOL_KERNEL_AREA = 256 * 256
+# Unpadded average pools whose IFM block does not fit in SHRAM run as depthwise convolutions, so their kernels
+# stay within the depthwise limits (Vela instead splits larger pools, which we do not do yet).
+MAX_AVG_KERNEL_HEIGHT = MAX_DILATED_KERNEL_HEIGHT
+MAX_AVG_KERNEL_AREA = MAX_DILATED_KERNEL_AREA
+SUPPORTED_DTYPES = ("int8",)
+
+
+def _first(*reasons: Callable[[], str]) -> str:
+    """Evaluate checks in order and return the first failure (later checks may rely on earlier ones)."""
+    for reason in reasons:
+        text = reason()
+        if text:
+            return text
+    return ""
+
+
+def _feature_map(expr, what: str, batch_one: bool = True) -> str:
+    shape, dtype = shape_of(expr), dtype_of(expr)
+    if dtype not in SUPPORTED_DTYPES:
+        return f"{what} has data type {dtype}; tensors must be of type {', '.join(SUPPORTED_DTYPES)}"
+    if len(shape) > 4:
+        return f"{what} is {len(shape)}-D; tensors must not be greater than 4-D"
+    low, high = TENSOR_DIM_RANGE
+    if not all(low <= d <= high for d in shape):
+        return f"{what} has shape {shape}; tensor dimensions must be in the range [{low}, {high}]"
+    if batch_one and len(shape) == 4 and shape[0] != 1:
+        return f"{what} has batch size {shape[0]}; the IFM batch size must be 1"
+    return ""
+
+
+def _activation_quant(quant: Quant, what: str) -> str:
+    if quant.per_axis:
+        return f"{what} has per-axis quantization; per-axis quantization is only supported on weights"
+    if not np.all(np.isfinite(quant.scale)) or not np.all(quant.scale > 0):
+        return f"{what} has scale {quant.scale.tolist()}; quantization scales must be finite and positive"
+    return ""
+
+
+def _strides(strides, ofm_shape: tuple[int, ...]) -> str:
+    """Stride limits apply only along axes with more than one output element (Vela's rule too)."""
+    low, high = STRIDE_RANGE
+    out_hw = ofm_shape[1:3]
+    if not all(low <= s <= high or extent == 1 for s, extent in zip(strides, out_hw)):
+        return f"stride HxW is {strides[0]}x{strides[1]}; stride values must be in the range [{low}, {high}]"
+    return ""
+
+
+def _scale_range(multipliers: np.ndarray) -> str:
+    _, shift = per_channel_scale_shift(multipliers)
+    if not shifts_in_range(shift):
+        return (f"effective output scale {float(np.max(multipliers)):.3g} is outside what the NPU's 32-bit scale and"
+                " 6-bit shift can represent")
+    return ""
+
+
+def _weights(weights: np.ndarray, zero_point: np.ndarray, axes: tuple[int, ...]) -> str:
+    """The sum of |w - zp| over one output channel must fit the NPU's accumulator limit."""
+    centred = np.abs(weights.astype(np.int64) - zero_point.reshape(-1)[0])
+    total = int(np.max(np.sum(centred, axis=axes)))
+    if total > MAX_WEIGHT_SUM:
+        return f"the sum of the weights is {total}; it cannot exceed {MAX_WEIGHT_SUM}"
+    return ""
+
+
+def _requant_quants(match: Match) -> tuple[Quant, Quant, Quant]:
+    return quant_of(match["ifm_dq"]), quant_of(match["weights_dq"]), quant_of(match["quantize"])
+
+
+def _conv_common(match: Match, weight_axes: tuple[int, ...]) -> str:
+    conv = match["conv"]
+    attrs = conv.attrs
+    kernel_h, kernel_w = shape_of(conv.args[1])[:2]
+    dil_h, dil_w = (int(d) for d in attrs.dilation)
+    dilated_h, dilated_w = dil_h * (kernel_h - 1) + 1, dil_w * (kernel_w - 1) + 1
+    ifm_q, w_q, ofm_q = _requant_quants(match)
+    weights = const_value(match["weights"])
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM"),
+        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: "" if str(attrs.data_layout) == "NHWC" else f"data layout {attrs.data_layout} is not NHWC",
+        lambda: _activation_quant(ifm_q, "IFM"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        lambda: _strides([int(s) for s in attrs.strides], shape_of(conv)),
+        lambda: "" if dilated_h <= MAX_DILATED_KERNEL_HEIGHT else
+        f"dilated kernel height is {dilated_h}; it must be in the range [1, {MAX_DILATED_KERNEL_HEIGHT}]",
+        lambda: "" if dilated_h * dilated_w <= MAX_DILATED_KERNEL_AREA else
+        f"dilated kernel area is {dilated_h * dilated_w}; it must be in the range [1, {MAX_DILATED_KERNEL_AREA}]",
+        lambda: _weights(weights, w_q.zero_point, weight_axes),
+        lambda: _scale_range(conv_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale)),
+    )
+
+
+def check_conv2d(match: Match) -> str:
+    conv = match["conv"]
+    if int(conv.attrs.groups) != 1:
+        return f"grouped convolution (groups={int(conv.attrs.groups)}) is not supported"
+    return _conv_common(match, weight_axes=(0, 1, 2))  # HWIO: sum over H, W, I
+
+
+def check_depthwise_conv2d(match: Match) -> str:
+    conv = match["conv"]
+    channels_in = shape_of(match["ifm"])[3]
+    channels_out = shape_of(conv)[3]
+    groups = int(conv.attrs.groups)
+    if groups != channels_in:
+        return f"grouped convolution (groups={groups}, {channels_in} input channels) is not supported"
+    multiplier = channels_out // channels_in
+    if multiplier > 1 and channels_in != 1:
+        return (f"depth multiplier {multiplier} with {channels_in} IFM channels; for depth multipliers > 1 the IFM"
+                " must have 1 channel")
+    return _conv_common(match, weight_axes=(0, 1, 3))  # TFLite [1, H, W, C·M]: sum over H, W
+
+
+def check_fully_connected(match: Match) -> str:
+    ifm_q, w_q, ofm_q = _requant_quants(match)
+    weights = const_value(match["weights"])  # TFLite [units, inputs]
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM", batch_one=False),
+        lambda: "" if len(shape_of(match["ifm"])) == 2 else f"IFM is {len(shape_of(match['ifm']))}-D, expected 2-D",
+        lambda: _feature_map(match["quantize"], "OFM", batch_one=False),
+        lambda: _activation_quant(ifm_q, "IFM"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        lambda: _weights(weights, w_q.zero_point, (1,)),
+        lambda: _scale_range(fully_connected_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale)),
+    )
+
+
+def _pool_common(match: Match) -> str:
+    attrs = match["pool"].attrs
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM"),
+        lambda: _feature_map(match["out"], "OFM"),
+        lambda: "" if str(attrs.layout) == "NHWC" else f"layout {attrs.layout} is not NHWC",
+        lambda: "" if not bool(attrs.ceil_mode) else "ceil_mode pooling is not supported",
+        lambda: _strides([int(s) for s in attrs.strides], shape_of(match["pool"])),
+    )
+
+
+def check_avg_pool2d(match: Match) -> str:
+    attrs = match["pool"].attrs
+    kernel_h, kernel_w = (int(k) for k in attrs.pool_size)
+    padded = any(int(p) for p in attrs.padding)
+    limit = MAX_PADDED_AVG_POOL_KERNEL
+
+    def kernel() -> str:
+        if padded and not (kernel_h <= limit and kernel_w <= limit):
+            return f"padded average pool kernel HxW is {kernel_h}x{kernel_w}; it must be in the range [1, {limit}]"
+        return _average_kernel(kernel_h, kernel_w)
+
+    return _first(
+        lambda: _pool_common(match),
+        lambda: "count_include_pad average pooling is not supported" if bool(attrs.count_include_pad) else "",
+        kernel,
+    )
+
+
+def _average_kernel(kernel_h: int, kernel_w: int) -> str:
+    if kernel_h > MAX_AVG_KERNEL_HEIGHT or kernel_h * kernel_w > MAX_AVG_KERNEL_AREA:
+        return (f"average pool kernel HxW is {kernel_h}x{kernel_w}; at most {MAX_AVG_KERNEL_HEIGHT} high and"
+                f" {MAX_AVG_KERNEL_AREA} taps are supported")
+    return ""
+
+
+def _pool_kernel(kernel_h: int, kernel_w: int) -> str:
+    if kernel_h > MAX_POOL_KERNEL_HEIGHT:
+        return f"pool kernel height is {kernel_h}; it must be in the range [1, {MAX_POOL_KERNEL_HEIGHT}]"
+    if kernel_h * kernel_w > MAX_POOL_KERNEL_AREA:
+        return f"pool kernel area is {kernel_h * kernel_w}; it must be in the range [1, {MAX_POOL_KERNEL_AREA}]"
+    return ""
+
+
+def check_max_pool2d(match: Match) -> str:
+    kernel_h, kernel_w = (int(k) for k in match["pool"].attrs.pool_size)
+    return _first(lambda: _pool_common(match), lambda: _pool_kernel(kernel_h, kernel_w))
+
+
+def _broadcast(lhs: tuple[int, ...], rhs: tuple[int, ...], out: tuple[int, ...]) -> str:
+    if out not in (lhs, rhs):
+        return f"operand shapes {lhs} and {rhs}; at least one operand's shape must match the OFM's shape {out}"
+    size = min(len(lhs), len(rhs))
+    for a, b, o in zip(lhs[len(lhs) - size:], rhs[len(rhs) - size:], out[len(out) - size:]):
+        if not (a == b or a == 1 or b == 1) or o != max(a, b):
+            return (f"operand shapes {lhs} and {rhs}; broadcasting is only allowed for dimensions of size 1, from"
+                    " either operand")
+    return ""
+
+
+def _binary(match: Match, same_quant: bool) -> str:
+    lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
+
+    def matching() -> str:
+        if same_quant and not all(
+            q.scalar_scale == ofm_q.scalar_scale and q.scalar_zero_point == ofm_q.scalar_zero_point
+            for q in (lhs_q, rhs_q)
+        ):
+            return "both input quantization parameters must match the OFM quantization parameters"
+        return ""
+
+    return _first(
+        lambda: "constant elementwise operands are not supported yet"
+        if is_const(match["lhs"]) or is_const(match["rhs"]) else "",
+        lambda: _feature_map(match["lhs"], "IFM"),
+        lambda: _feature_map(match["rhs"], "IFM2"),
+        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: _activation_quant(lhs_q, "IFM"),
+        lambda: _activation_quant(rhs_q, "IFM2"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        lambda: _broadcast(shape_of(match["lhs"]), shape_of(match["rhs"]), shape_of(match["quantize"])),
+        matching,
+    )
+
+
+def check_mean(match: Match) -> str:
+    """MEAN over height and width is an average pool of the centred values (TFLite's integer Mean kernel)."""
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+    shape = shape_of(match["ifm"])
+    axes = sorted(int(a) % max(len(shape), 1) for a in match["mean"].attrs.axis)
+
+    def reduced_axes() -> str:
+        if len(shape) != 4 or axes != [1, 2]:
+            return f"MEAN over axes {axes} of a {len(shape)}-D tensor; only height and width of a 4-D one"
+        return ""
+
+    def same_scale() -> str:
+        if ifm_q.scalar_scale != ofm_q.scalar_scale:
+            return "MEAN with different input and output scales (TFLite requantizes before dividing)"
+        return ""
+
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM"),
+        lambda: _activation_quant(ifm_q, "IFM"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        reduced_axes,
+        same_scale,
+        lambda: _average_kernel(shape[1], shape[2]),
+    )
+
+
+def check_lookup(match: Match) -> str:
+    """Unary int8 functions become a 256-entry table: only the feature maps and their quantization matter."""
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM", batch_one=False),
+        lambda: _feature_map(match["quantize"], "OFM", batch_one=False),
+        lambda: _activation_quant(quant_of(match["ifm_dq"]), "IFM"),
+        lambda: _activation_quant(quant_of(match["quantize"]), "OFM"),
+    )
+
+
+def check_reshape(match: Match) -> str:
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM", batch_one=False),
+        lambda: _feature_map(match["reshape"], "OFM", batch_one=False),
+    )
+
+
+CHECKS: dict[str, Callable[[Match], str]] = {
+    "conv2d": check_conv2d,
+    "depthwise_conv2d": check_depthwise_conv2d,
+    "fully_connected": check_fully_connected,
+    "avg_pool2d": check_avg_pool2d,
+    "max_pool2d": check_max_pool2d,
+    "add": lambda m: _binary(m, same_quant=False),
+    "subtract": lambda m: _binary(m, same_quant=False),
+    "multiply": lambda m: _binary(m, same_quant=False),
+    "minimum": lambda m: _binary(m, same_quant=True),
+    "maximum": lambda m: _binary(m, same_quant=True),
+    "mean": check_mean,
+    "relu": check_lookup,
+    "clip": check_lookup,
+    "abs": check_lookup,
+    "leaky_relu": check_lookup,
+    "requantize": check_lookup,
+    "tanh": check_lookup,
+    "logistic": check_lookup,
+    "hard_swish": check_lookup,
+    "reshape": check_reshape,
+}

@@ -1,0 +1,69 @@
+"""FuseOpsByPattern + MergeCompositeFunctions with the NPU patterns, and the offload report of the result."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import tvm
+from tvm.relax.transform import FuseOpsByPattern, FusionPattern, MergeCompositeFunctions
+
+from ..frontend.importer import source_ops
+from ..target import EthosuTarget, parse_ethosu_target
+from .constraints import CHECKS
+from .match import match_from_context
+from .patterns import NpuPattern, npu_patterns
+from .report import HOST, NPU, OffloadEntry, OffloadReport
+
+
+@dataclass
+class _CheckLog:
+    """What the checks saw: bindings of accepted matches, and the first rejection reason per binding name."""
+
+    accepted: set[str] = field(default_factory=set)
+    rejected: dict[str, str] = field(default_factory=dict)
+
+
+def _fusion_pattern(pattern: NpuPattern, log: _CheckLog) -> FusionPattern:
+    """Wrap the pattern's constraint check so that its verdict is remembered for every binding it covered."""
+    check = CHECKS[pattern.kind]
+
+    def run(ctx) -> bool:
+        reason = check(match_from_context(pattern, ctx))
+        names = [var.name for var in ctx.matched_bindings.keys()]
+        if reason:
+            for name in names:
+                log.rejected.setdefault(name, reason)
+        else:
+            log.accepted.update(names)
+        return not reason
+
+    return FusionPattern(pattern.name, pattern.pattern, pattern.annotations, run)
+
+
+def _report(mod: tvm.IRModule, log: _CheckLog, accelerator: str) -> OffloadReport:
+    entries = []
+    for op in source_ops(mod):
+        if op.bindings and all(name in log.accepted for name in op.bindings):
+            entries.append(OffloadEntry(op.index, op.op, NPU))
+            continue
+        reason = next((log.rejected[n] for n in op.bindings if n in log.rejected), "")
+        if not op.bindings:
+            reason = "folded into constants by the frontend"
+        elif not reason:
+            reason = f"no NPU pattern for {op.op}"
+        entries.append(OffloadEntry(op.index, op.op, HOST, reason))
+    return OffloadReport(accelerator, tuple(entries))
+
+
+def partition_for_ethosu(mod: tvm.IRModule, accelerator: str | EthosuTarget = "ethos-u55-256"):
+    """Partition a QDQ Relax module (from :func:`ethosu_tvm.frontend.importer.from_tflite`) for the NPU.
+
+    Returns ``(partitioned IRModule, OffloadReport)``. The U55 constraints are the same for every MAC
+    configuration; the accelerator is recorded in the report and as the module attribute ``ethosu.accelerator``.
+    """
+    target = accelerator if isinstance(accelerator, EthosuTarget) else parse_ethosu_target(accelerator)
+    log = _CheckLog()
+    patterns = [_fusion_pattern(p, log) for p in npu_patterns()]
+    fused = FuseOpsByPattern(patterns, bind_constants=True, annotate_codegen=False)(mod)
+    merged = MergeCompositeFunctions()(fused)
+    merged = merged.with_attr("ethosu.accelerator", target.accelerator)
+    return merged, _report(mod, log, target.accelerator)

@@ -1,0 +1,66 @@
+"""Reading the QDQ Relax form the TFLite frontend produces: constants, quantization parameters, shapes.
+
+Shared by the partition checks and the legalizer, which both need the same facts about matched expressions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from tvm import relax
+
+
+@dataclass(frozen=True)
+class Quant:
+    """Affine quantization: real = scale * (q - zero_point); several scales mean per-axis along `axis`."""
+
+    scale: np.ndarray  # float32, shape (1,) or (channels,)
+    zero_point: np.ndarray  # int64, shape (1,) or (channels,)
+    axis: int
+
+    @property
+    def per_axis(self) -> bool:
+        return self.scale.size > 1
+
+    @property
+    def scalar_scale(self) -> float:
+        return float(self.scale.reshape(-1)[0])
+
+    @property
+    def scalar_zero_point(self) -> int:
+        return int(self.zero_point.reshape(-1)[0])
+
+
+def const_value(expr) -> np.ndarray:
+    """The NumPy value of a Relax constant (TVM 0.27 calls it GenericConst, with `.value`)."""
+    return expr.value.numpy()
+
+
+def is_const(expr) -> bool:
+    return hasattr(expr, "value") and hasattr(expr.value, "numpy")
+
+
+def quant_of(call) -> Quant:
+    """Quantization parameters of a `relax.quantize` or `relax.dequantize` call with constant scale/zero point."""
+    scale = np.asarray(const_value(call.args[1]), dtype=np.float32).reshape(-1)
+    zero_point = np.asarray(const_value(call.args[2]), dtype=np.int64).reshape(-1)
+    return Quant(scale, zero_point, int(call.attrs.axis))
+
+
+def shape_of(expr) -> tuple[int, ...]:
+    return tuple(int(d) for d in expr.ty.shape)
+
+
+def dtype_of(expr) -> str:
+    return str(expr.ty.dtype)
+
+
+def prim_float(value) -> float:
+    """A clip bound: a PrimValue/PrimExpr (T.float64(...)) or a Python number."""
+    value = getattr(value, "value", value)
+    return float(getattr(value, "value", value))
+
+
+def bound_values(func: relax.Function) -> dict[relax.Var, relax.Expr]:
+    """Map each bound var of the function body to its value (to look through dataflow vars)."""
+    return {b.var: b.value for block in func.body.blocks for b in block.bindings}

@@ -1,0 +1,1 @@
+"""Execution of the NPU operations: convolutions, pooling, elementwise and DMA."""

@@ -1,0 +1,54 @@
+"""NPU_OP_POOL: MAX, AVERAGE and REDUCE_SUM over the kernel window of zero-point-corrected IFM values.
+
+REDUCE_SUM also sums over the IFM depth, into an OFM of depth 1.
+
+Padding does not take part in MAX. AVERAGE divides the window sum by the number of non-padding taps (rounding half
+away from zero) when the IFM is padded or the scale mode is per-channel; unpadded with global scaling it passes the
+sum on, and OFM_SCALE carries the 1/N. With global scaling (OFM_PRECISION scale_mode = GLOBAL) the result is then
+scaled by OFM_SCALE; in per-channel mode pooling reads no scale stream and applies no scale.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import output
+from ..accelerators import Accelerator
+from ..featuremap import read
+from ..memory import Memory
+from ..operation import BlockOperation
+from ..regfile import RegisterFile
+from .window import padded_input, taps
+
+_PADDING = np.iinfo(np.int64).min
+
+
+def _window_reduce(window: np.ndarray, op: BlockOperation, combine) -> np.ndarray:
+    result = None
+    for _, _, view in taps(window, op):
+        result = view.copy() if result is None else combine(result, view)
+    return result
+
+
+def _divide_round_away(total: np.ndarray, count: np.ndarray) -> np.ndarray:
+    magnitude = (2 * np.abs(total) + count) // (2 * count)
+    return np.where(total < 0, -magnitude, magnitude)
+
+
+def execute(op: BlockOperation, regs: RegisterFile, memory: Memory, accelerator: Accelerator) -> np.ndarray:
+    if op.ifm.bits == 32 and op.mode != "REDUCE_SUM":
+        raise regs.error("IFM_PRECISION", f"{op.mode} pooling needs an 8- or 16-bit IFM")
+    ifm = read(memory, op.ifm).astype(np.int64) - op.ifm.zero_point
+    stage = op.output
+    if op.mode == "MAX":
+        result = _window_reduce(padded_input(ifm, op, fill=_PADDING), op, np.maximum)
+        if np.any(result == _PADDING):
+            raise regs.error("IFM_PAD_TOP", "a MAX pooling window lies entirely in the padding")
+    else:
+        result = _window_reduce(padded_input(ifm, op), op, np.add)
+        if op.mode == "REDUCE_SUM":
+            result = result.sum(axis=2, keepdims=True)
+        if op.mode == "AVERAGE" and (op.padding.any or not stage.global_scale):
+            valid = padded_input(np.ones(ifm.shape[:2] + (1,), np.int64), op)
+            result = _divide_round_away(result, _window_reduce(valid, op, np.add))
+    scale = (stage.scale, stage.shift) if stage.global_scale else None
+    return output.finish(result, stage, scale, regs, memory, accelerator)

@@ -1,0 +1,54 @@
+"""The Ethos-U55 functional simulator: executes a command stream against memory regions, bit-exactly.
+
+Operations run one after another in stream order. The hardware overlaps DMA with compute and chains blocks
+(BLOCKDEP), but a correct stream's results equal in-order execution, so DMA_WAIT, KERNEL_WAIT, BLOCKDEP, PMU_MASK
+and IRQ only affect the timing estimate. The stream must end with NPU_OP_STOP.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Mapping, Sequence
+
+from . import featuremap, mlw, operation, stream
+from .accelerators import accelerator as find_accelerator
+from .memory import Buffer, Memory
+from .ops import conv, dma, elementwise, pool
+from .registers import Command
+from .stats import SimStats, walk
+
+_EXECUTORS = {
+    operation.CONV: conv.execute,
+    operation.DEPTHWISE: conv.execute,
+    operation.POOL: pool.execute,
+    operation.ELEMENTWISE: elementwise.execute,
+}
+
+
+class Simulator:
+    """A functional model of one Ethos-U55 configuration ("ethos-u55-32", -64, -128 or -256)."""
+
+    def __init__(self, accelerator: str = "ethos-u55-128"):
+        self.accelerator = find_accelerator(accelerator)
+        mlw.start()
+
+    def commands(self, command_stream: bytes | Sequence[int]) -> list[Command]:
+        """The decoded commands of a driver payload or raw register stream."""
+        return stream.load(command_stream, self.accelerator)
+
+    def run(self, command_stream: bytes | Sequence[int], regions: Mapping[int, Buffer]) -> SimStats:
+        """Execute the stream; OFMs and DMA results land in the writable regions. Raises SimulatorError."""
+        memory = Memory(regions, self.accelerator.shram_bytes)
+
+        def measured(action):
+            read, written = Counter(memory.bytes_read), Counter(memory.bytes_written)
+            action()
+            return memory.bytes_read - read, memory.bytes_written - written
+
+        def on_block(op: operation.BlockOperation, regs):
+            return measured(lambda: featuremap.write(memory, op.ofm,
+                                                     _EXECUTORS[op.kind](op, regs, memory, self.accelerator)))
+
+        def on_dma(transfer: dma.DmaTransfer, regs):
+            return measured(lambda: dma.execute(transfer, regs, memory))
+
+        return walk(self.commands(command_stream), self.accelerator, on_block, on_dma)

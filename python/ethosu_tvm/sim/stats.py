@@ -1,0 +1,167 @@
+"""Per-operation and whole-stream statistics: measured by a simulation run, or computed from the registers alone.
+
+Traffic counts every byte an operation moves once: the IFM window (and IFM2 unless it is a scalar), the whole weight
+and scale streams, the LUT entries it reads from SHRAM, the OFM it writes, and both sides of a DMA. A run measures
+these at the memory interface; `estimate` derives the same quantities from the decoded registers, which is what
+`python -m ethosu_tvm.sim stats` can report for a stream without its memory contents.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from . import activation, operation
+from .accelerators import Accelerator
+from .cycles import CycleModel, Timeline
+from .memory import SHRAM
+from .ops import dma
+from .regfile import RegisterFile
+from .registers import Command
+from .stream import TIMING_ONLY, operations
+
+
+@dataclass(frozen=True)
+class OpStats:
+    """What one NPU operation did. Regions are numbered; "shram" is the NPU's internal memory."""
+
+    index: int  # command index of the NPU_OP_* command
+    kind: str  # CONV, DEPTHWISE, POOL, ELEMENTWISE or DMA
+    mode: str  # pooling or elementwise mode
+    ifm_shape: tuple[int, int, int] | None
+    ifm2_shape: tuple[int, int, int] | None
+    ofm_shape: tuple[int, int, int] | None
+    kernel: tuple[int, int] | None  # taps (height, width)
+    macs: int
+    blocks: int  # OFM blocks of OFM_BLK_* size
+    bytes_read: dict[int | str, int]
+    bytes_written: dict[int | str, int]
+    cycles: int  # estimate, see cycles.py
+
+
+def _sorted(counter) -> dict[int | str, int]:
+    return dict(sorted(((k, v) for k, v in counter.items() if v), key=lambda item: str(item[0])))
+
+
+def _traffic(counter: dict) -> str:
+    return " ".join(f"{region}:{count}" for region, count in counter.items()) or "-"
+
+
+def _shape(shape) -> str:
+    return "x".join(map(str, shape)) if shape else "-"
+
+
+@dataclass(frozen=True)
+class SimStats:
+    """Statistics of one stream: the operations in stream order, their totals, and the elapsed-time estimate."""
+
+    accelerator: str
+    ops: list[OpStats] = field(default_factory=list)
+    elapsed_cycles: int = 0  # DMA overlapping compute as the stream's waits allow (cycles.Timeline)
+
+    @property
+    def macs(self) -> int:
+        return sum(op.macs for op in self.ops)
+
+    @property
+    def cycles(self) -> int:
+        """Sum of the operations' own estimates (no overlap)."""
+        return sum(op.cycles for op in self.ops)
+
+    @property
+    def blocks(self) -> int:
+        return sum(op.blocks for op in self.ops)
+
+    @property
+    def bytes_read(self) -> dict[int | str, int]:
+        return _sorted(sum((Counter(op.bytes_read) for op in self.ops), Counter()))
+
+    @property
+    def bytes_written(self) -> dict[int | str, int]:
+        return _sorted(sum((Counter(op.bytes_written) for op in self.ops), Counter()))
+
+    def table(self) -> str:
+        """A fixed-width table, one row per operation, a total row and the elapsed-time estimate."""
+        header = ("cmd", "kind", "mode", "ifm", "ifm2", "ofm", "kernel", "macs", "blocks", "read", "written", "cycles")
+        rows = [header]
+        for op in self.ops:
+            rows.append((str(op.index), op.kind, op.mode or "-", _shape(op.ifm_shape), _shape(op.ifm2_shape),
+                         _shape(op.ofm_shape), _shape(op.kernel), str(op.macs), str(op.blocks),
+                         _traffic(op.bytes_read), _traffic(op.bytes_written), str(op.cycles)))
+        rows.append(("total", f"{len(self.ops)} ops", "", "", "", "", "", str(self.macs), str(self.blocks),
+                     _traffic(self.bytes_read), _traffic(self.bytes_written), str(self.cycles)))
+        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+        lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+        lines.insert(1, "  ".join("-" * width for width in widths))
+        lines.append(f"{self.accelerator}: {self.elapsed_cycles} cycles elapsed with DMA overlapping compute "
+                     f"({self.cycles} if serialised)")
+        return "\n".join(lines)
+
+
+def _blocks(op: operation.BlockOperation) -> int:
+    h, w, d = op.block
+    return -(-op.ofm.height // h) * -(-op.ofm.width // w) * -(-op.ofm.depth // d)
+
+
+def _block_stats(command: Command, op: operation.BlockOperation, bytes_read: dict, bytes_written: dict,
+                 cycles: CycleModel) -> OpStats:
+    return OpStats(command.index, op.kind, op.mode, op.ifm.shape, op.ifm2.shape if op.reads_ifm2 else None,
+                   op.ofm.shape, (op.kernel.height, op.kernel.width), op.macs, _blocks(op), _sorted(bytes_read),
+                   _sorted(bytes_written), cycles.block(op, bytes_read, bytes_written))
+
+
+def _dma_stats(command: Command, transfer: dma.DmaTransfer, bytes_read: dict, bytes_written: dict,
+               cycles: CycleModel) -> OpStats:
+    return OpStats(command.index, "DMA", "", None, None, None, None, 0, 0, _sorted(bytes_read),
+                   _sorted(bytes_written), cycles.dma(transfer))
+
+
+Traffic = tuple[dict, dict]  # bytes read and written per region
+
+
+def walk(commands: list[Command], accelerator: Accelerator,
+         on_block: Callable[[operation.BlockOperation, RegisterFile], Traffic],
+         on_dma: Callable[[dma.DmaTransfer, RegisterFile], Traffic]) -> SimStats:
+    """Visit every operation of a stream in order and collect its statistics; the callbacks execute (or not) the
+    operation and report its traffic."""
+    cycles, timeline, ops = CycleModel(accelerator), Timeline(), []
+    for command, regs in operations(commands):
+        name = command.opcode.name
+        if name == "NPU_OP_DMA_WAIT":
+            timeline.dma_wait(command.param)
+        elif name == "NPU_OP_KERNEL_WAIT":
+            timeline.kernel_wait(command.param)
+        elif name == "NPU_OP_DMA_START":
+            transfer = dma.decode(regs)
+            ops.append(_dma_stats(command, transfer, *on_dma(transfer, regs), cycles))
+            timeline.dma(ops[-1].cycles)
+        elif name not in TIMING_ONLY:
+            op = operation.decode(regs, command)
+            ops.append(_block_stats(command, op, *on_block(op, regs), cycles))
+            timeline.kernel(ops[-1].cycles)
+    return SimStats(accelerator.name, ops, timeline.elapsed)
+
+
+def _block_traffic(op: operation.BlockOperation, regs: RegisterFile) -> Traffic:
+    read, written = Counter(), Counter()
+    feature_maps = [op.ifm] + ([op.ifm2] if op.reads_ifm2 else [])
+    for fm in feature_maps:
+        read[fm.region] += int(np.prod(fm.shape)) * fm.dtype.itemsize
+    for stream in (op.weights, op.scales):
+        if stream is not None:
+            read[stream.region] += stream.length
+    if activation.is_lut(op.output.function):
+        read[SHRAM] += activation.table_bytes(op.output)
+    written[op.ofm.region] += int(np.prod(op.ofm.shape)) * op.ofm.dtype.itemsize
+    return read, written
+
+
+def _dma_traffic(transfer: dma.DmaTransfer, regs: RegisterFile) -> Traffic:
+    return {transfer.src_region: transfer.nbytes}, {transfer.dst_region: transfer.nbytes}
+
+
+def estimate(commands: list[Command], accelerator: Accelerator) -> SimStats:
+    """Statistics of a stream from its registers alone, without executing it (no memory needed)."""
+    return walk(commands, accelerator, _block_traffic, _dma_traffic)

@@ -1,0 +1,139 @@
+"""Target strings: our own parser, because TVM 0.27 no longer parses option strings.
+
+Two forms are understood:
+
+* one target, ``"ethos-u -accelerator-config=ethos-u55-128 -enable-cascader=1"`` → :class:`EthosuTarget`
+  (via :func:`parse_ethosu_target`);
+* a tvmc-style list, ``"ethos-u -accelerator-config=ethos-u55-128",c -mcpu=cortex-m55`` → one option dict per
+  kind (via :func:`parse_target_list`), e.g. ``[{"kind": "ethos-u", "accelerator-config": "ethos-u55-128"},
+  {"kind": "c", "mcpu": "cortex-m55"}]``.
+
+Options are written ``-key=value``, ``--key=value``, ``-key value`` or a bare ``-flag`` (meaning true).
+"""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+
+class TargetError(ValueError):
+    """A target string names an unknown kind, option or value."""
+
+
+# MAC units per cycle of each supported Ethos-U55 configuration.
+ACCELERATOR_MACS = {"ethos-u55-32": 32, "ethos-u55-64": 64, "ethos-u55-128": 128, "ethos-u55-256": 256}
+DEFAULT_ACCELERATOR = "ethos-u55-256"
+
+_BOOLEAN_VALUES = {"1": True, "true": True, "0": False, "false": False}
+_ETHOSU_FLAGS = ("enable-cascader", "enable-striping", "disable-copying-constants")
+
+# Option names each target kind accepts (values other than ethos-u's are passed through unchecked).
+KIND_OPTIONS = {
+    "ethos-u": ("accelerator-config",) + _ETHOSU_FLAGS,
+    "c": ("mcpu", "march", "workspace-byte-alignment", "constants-byte-alignment"),
+    "llvm": ("mtriple", "mcpu", "mattr", "mfloat-abi", "mabi", "num-cores"),
+}
+
+
+@dataclass(frozen=True)
+class EthosuTarget:
+    """The NPU a model is compiled for, plus scheduling flags accepted now for later stages."""
+
+    accelerator: str = DEFAULT_ACCELERATOR
+    enable_cascader: bool = False
+    enable_striping: bool = False
+    disable_copying_constants: bool = False
+
+    def __post_init__(self):
+        if self.accelerator not in ACCELERATOR_MACS:
+            raise TargetError(
+                f"unknown accelerator-config {self.accelerator!r}; valid: {', '.join(ACCELERATOR_MACS)}"
+            )
+
+    @property
+    def macs(self) -> int:
+        """MAC units per cycle (32, 64, 128 or 256)."""
+        return ACCELERATOR_MACS[self.accelerator]
+
+    @property
+    def npu_accelerator(self):
+        """The Vela API enum value (imported lazily: Vela is only needed from code generation on)."""
+        from ethosu.vela.api import NpuAccelerator
+
+        return NpuAccelerator[f"Ethos_U55_{self.macs}"]
+
+
+def _split_options(kind: str, tokens: list[str]) -> dict[str, str]:
+    """Turn ``-k=v``/``--k=v``/``-k v``/``-flag`` tokens into a dict, rejecting names the kind does not know."""
+    valid = KIND_OPTIONS[kind]
+    options: dict[str, str] = {}
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if not token.startswith("-") or token.lstrip("-") == "":
+            raise TargetError(f"unexpected {token!r} in the {kind} target; options look like -key=value")
+        key, eq, value = token.lstrip("-").partition("=")
+        if key not in valid:
+            raise TargetError(f"unknown option {key!r} for target {kind}; valid: {', '.join(valid)}")
+        if not eq:
+            if i + 1 < len(tokens) and not tokens[i + 1].startswith("-"):
+                value = tokens[i + 1]
+                i += 1
+            else:
+                value = "1"
+        options[key] = value
+        i += 1
+    return options
+
+
+def _parse_one(text: str) -> dict[str, str]:
+    tokens = text.split()
+    if not tokens:
+        raise TargetError("empty target; valid kinds: " + ", ".join(KIND_OPTIONS))
+    kind = tokens[0]
+    if kind not in KIND_OPTIONS:
+        raise TargetError(f"unknown target kind {kind!r}; valid: {', '.join(KIND_OPTIONS)}")
+    return {"kind": kind, **_split_options(kind, tokens[1:])}
+
+
+def _split_targets(text: str) -> list[str]:
+    """Split at commas that are outside quotes; quotes group one target's kind and options."""
+    lexer = shlex.shlex(text, posix=True)
+    lexer.whitespace = ","
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        return [part.strip() for part in lexer]
+    except ValueError as err:  # shlex reports unbalanced quotes this way
+        raise TargetError(f"cannot parse target {text!r}: {err}") from err
+
+
+def parse_target_list(text: str) -> list[dict[str, str]]:
+    """Parse a tvmc-style comma-separated target list into one option dict per target (with ``kind``)."""
+    targets = [_parse_one(part) for part in _split_targets(text)]
+    if not targets:
+        raise TargetError("empty target; valid kinds: " + ", ".join(KIND_OPTIONS))
+    return targets
+
+
+def _boolean(key: str, value: str) -> bool:
+    try:
+        return _BOOLEAN_VALUES[value.lower()]
+    except KeyError:
+        raise TargetError(f"option {key} takes a boolean, got {value!r}; valid: 1, 0, true, false") from None
+
+
+def ethosu_target_from_options(options: dict[str, str]) -> EthosuTarget:
+    """Build an EthosuTarget from an option dict as :func:`parse_target_list` returns it."""
+    if options.get("kind", "ethos-u") != "ethos-u":
+        raise TargetError(f"expected an ethos-u target, got {options['kind']!r}")
+    flags = {key.replace("-", "_"): _boolean(key, options[key]) for key in _ETHOSU_FLAGS if key in options}
+    return EthosuTarget(accelerator=options.get("accelerator-config", DEFAULT_ACCELERATOR), **flags)
+
+
+def parse_ethosu_target(text: str) -> EthosuTarget:
+    """Parse one ``ethos-u ...`` target string (also accepted: the bare accelerator name)."""
+    text = text.strip().strip("\"'")
+    if text in ACCELERATOR_MACS:
+        return EthosuTarget(accelerator=text)
+    return ethosu_target_from_options(_parse_one(text))

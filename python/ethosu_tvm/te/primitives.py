@@ -1,0 +1,183 @@
+"""te.compute definitions of the NPU primitives: bit-exact integer arithmetic of what the hardware computes.
+
+Each function takes the legalized op, its input te.Tensors and (for convolutions) the constant tensors, and returns
+the output te.Tensor in the op's 4-D NHWC shape. Reads outside the IFM see the IFM zero point (centred value 0).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tvm import te, tirx
+
+from ..legalize.ops import BinaryElementwise, Conv2D, DepthwiseConv2D, Identity, Padding, Pooling
+from .arithmetic import clamp_to, i64, requantize
+
+INT32 = "int32"
+
+
+@dataclass(frozen=True)
+class ConvConstants:
+    """The constant inputs of a convolution as TE placeholders (their values live in the NpuGraph op)."""
+
+    weights: te.Tensor
+    bias: te.Tensor
+    scale: te.Tensor
+    shift: te.Tensor
+
+
+def _centred_padded(ifm: te.Tensor, zero_point: int, padding: Padding, name: str) -> te.Tensor:
+    """ifm − zero_point as int32, padded with zeros (i.e. with the zero point) on the spatial axes."""
+    n, h, w, c = (int(d) for d in ifm.shape)
+    shape = (n, h + padding.top + padding.bottom, w + padding.left + padding.right, c)
+
+    def value(b, y, x, ch):
+        iy, ix = y - padding.top, x - padding.left
+        inside = tirx.all(iy >= 0, iy < h, ix >= 0, ix < w)
+        return tirx.if_then_else(inside, ifm[b, iy, ix, ch].astype(INT32) - zero_point, 0)
+
+    return te.compute(shape, value, name=name)
+
+
+def _channel(values: te.Tensor, channel):
+    """Per-channel parameter lookup that also accepts a single per-tensor value."""
+    return values[channel] if int(values.shape[0]) > 1 else values[0]
+
+
+def convolution(op: Conv2D, ifm: te.Tensor, const: ConvConstants, name: str) -> te.Tensor:
+    """Conv2D and DepthwiseConv2D: int32 accumulation of centred products, 40-bit bias, requant, clamp."""
+    padded = _centred_padded(ifm, op.ifm.zero_point, op.padding, f"{name}_ifm")
+    kernel_h, kernel_w = op.kernel
+    (stride_h, stride_w), (dil_h, dil_w) = op.strides, op.dilation
+    ofm_shape = op.ofm.tensor.shape
+    ry = te.reduce_axis((0, kernel_h), name="ry")
+    rx = te.reduce_axis((0, kernel_w), name="rx")
+    wzp = op.weight_zero_point
+    if isinstance(op, DepthwiseConv2D):
+        multiplier = ofm_shape[3] // int(ifm.shape[3])
+
+        def accumulate(b, y, x, o):
+            tap = padded[b, y * stride_h + ry * dil_h, x * stride_w + rx * dil_w, o // multiplier]
+            return te.sum(tap * (const.weights[o, ry, rx, 0].astype(INT32) - wzp), axis=[ry, rx])
+    else:
+        rc = te.reduce_axis((0, int(ifm.shape[3])), name="rc")
+
+        def accumulate(b, y, x, o):
+            tap = padded[b, y * stride_h + ry * dil_h, x * stride_w + rx * dil_w, rc]
+            return te.sum(tap * (const.weights[o, ry, rx, rc].astype(INT32) - wzp), axis=[ry, rx, rc])
+
+    acc = te.compute(ofm_shape, accumulate, name=f"{name}_acc")
+    rounding = op.requant.rounding
+
+    def output(b, y, x, o):
+        total = i64(acc[b, y, x, o]) + _channel(const.bias, o)
+        scaled = requantize(total, _channel(const.scale, o), _channel(const.shift, o), rounding)
+        return clamp_to(scaled + op.ofm.zero_point, op.clamp.min, op.clamp.max, op.ofm.tensor.dtype)
+
+    return te.compute(ofm_shape, output, name=name)
+
+
+def _valid_count(start, size: int, extent: int):
+    """Number of taps of a window [start, start+size) that fall inside [0, extent)."""
+    return tirx.max(tirx.min(start + size, extent) - tirx.max(start, 0), 0)
+
+
+def pooling(op: Pooling, ifm: te.Tensor, name: str) -> te.Tensor:
+    """MAX: largest valid tap. AVG: sum of valid centred taps / their count, rounded half away from zero."""
+    _, h, w, _ = (int(d) for d in ifm.shape)
+    pad = op.padding
+    kernel_h, kernel_w = op.pool_shape
+    stride_h, stride_w = op.strides
+    ry = te.reduce_axis((0, kernel_h), name="ry")
+    rx = te.reduce_axis((0, kernel_w), name="rx")
+    ofm_shape = op.ofm.tensor.shape
+    padded = _centred_padded(ifm, op.ifm.zero_point, pad, f"{name}_ifm")
+
+    def inside(y, x):
+        iy, ix = y * stride_h + ry - pad.top, x * stride_w + rx - pad.left
+        return tirx.all(iy >= 0, iy < h, ix >= 0, ix < w)
+
+    if op.pooling_type == "MAX":
+        lowest = tirx.min_value(INT32)
+
+        def reduce(b, y, x, c):
+            tap = padded[b, y * stride_h + ry, x * stride_w + rx, c]
+            return te.max(tirx.if_then_else(inside(y, x), tap, lowest), axis=[ry, rx])
+
+        pooled = te.compute(ofm_shape, reduce, name=f"{name}_max")
+
+        def output(b, y, x, c):
+            return clamp_to(pooled[b, y, x, c] + op.ofm.zero_point, op.clamp.min, op.clamp.max, op.ofm.tensor.dtype)
+    else:
+        pooled = te.compute(
+            ofm_shape,
+            lambda b, y, x, c: te.sum(padded[b, y * stride_h + ry, x * stride_w + rx, c], axis=[ry, rx]),
+            name=f"{name}_sum",
+        )
+
+        def output(b, y, x, c):
+            count = _valid_count(y * stride_h - pad.top, kernel_h, h) * _valid_count(x * stride_w - pad.left, kernel_w, w)
+            total = pooled[b, y, x, c]
+            half = tirx.truncdiv(count, 2)
+            average = tirx.if_then_else(
+                total > 0, tirx.truncdiv(total + half, count), tirx.truncdiv(total - half, count)
+            )
+            return clamp_to(average + op.ofm.zero_point, op.clamp.min, op.clamp.max, op.ofm.tensor.dtype)
+
+    return te.compute(ofm_shape, output, name=name)
+
+
+def _broadcast_read(tensor: te.Tensor, index):
+    """Read with size-1 dimensions broadcast against the output index."""
+    return tensor[tuple(i if int(d) > 1 else 0 for i, d in zip(index, tensor.shape))]
+
+
+def binary_elementwise(op: BinaryElementwise, lhs: te.Tensor, rhs: te.Tensor, name: str) -> te.Tensor:
+    """ADD/SUB (TFLite's rescale-both-operands scheme), MUL (requant of the centred product), MIN/MAX (raw)."""
+
+    def centred(tensor, operand, index):
+        return i64(_broadcast_read(tensor, index)) - operand.zero_point
+
+    def rescaled(tensor, operand, requant, index):
+        shifted = centred(tensor, operand, index) * (1 << op.input_shift)
+        return requantize(shifted, int(requant.scale[0]), int(requant.shift[0]), requant.rounding)
+
+    def combined(index):
+        if op.operator in ("ADD", "SUB"):
+            a = rescaled(lhs, op.ifm, op.ifm_requant, index)
+            b = rescaled(rhs, op.ifm2, op.ifm2_requant, index)
+            return a + b if op.operator == "ADD" else a - b
+        if op.operator == "MUL":
+            return centred(lhs, op.ifm, index) * centred(rhs, op.ifm2, index)
+        a, b = i64(_broadcast_read(lhs, index)), i64(_broadcast_read(rhs, index))
+        return tirx.min(a, b) if op.operator == "MIN" else tirx.max(a, b)
+
+    def output(*index):
+        value = combined(index)
+        if op.requant is not None:
+            value = requantize(value, int(op.requant.scale[0]), int(op.requant.shift[0]), op.requant.rounding)
+            value = value + op.ofm.zero_point
+        return clamp_to(value, op.clamp.min, op.clamp.max, op.ofm.tensor.dtype)
+
+    return te.compute(op.ofm.tensor.shape, output, name=name)
+
+
+def identity(op: Identity, ifm: te.Tensor, lut: te.Tensor | None, name: str) -> te.Tensor:
+    """A copy in NHWC element order (so also a reshape between equal-sized shapes), optionally via a table."""
+    in_shape = [int(d) for d in ifm.shape]
+    out_shape = op.ofm.tensor.shape
+    if lut is not None:
+        return te.compute(out_shape, lambda *i: lut[ifm[i].astype(INT32) + 128], name=name)
+    if tuple(in_shape) == tuple(out_shape):
+        return te.compute(out_shape, lambda *i: ifm[i], name=name)
+
+    def value(*index):
+        flat = 0
+        for i, extent in zip(index, out_shape):
+            flat = flat * extent + i
+        source = []
+        for extent in reversed(in_shape):
+            source.append(tirx.floormod(flat, extent))
+            flat = tirx.floordiv(flat, extent)
+        return ifm[tuple(reversed(source))]
+
+    return te.compute(out_shape, value, name=name)

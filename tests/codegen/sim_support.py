@@ -1,0 +1,32 @@
+"""Helpers: compile a model's NPU subgraphs to artifacts and run them in the simulator."""
+import numpy as np
+
+from ethosu_tvm.codegen import NpuArtifact, compile_partitioned
+from ethosu_tvm.frontend.importer import from_tflite
+from ethosu_tvm.partition import partition_for_ethosu
+from ethosu_tvm.sim import Simulator
+from ethosu_tvm.target import EthosuTarget
+
+ACCELERATORS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256")
+
+
+def compile_model(model: bytes, accelerator: str):
+    """(offload report, artifacts) of every NPU subgraph of a model."""
+    mod, report = partition_for_ethosu(from_tflite(model), accelerator)
+    return report, compile_partitioned(mod, EthosuTarget(accelerator))
+
+
+def run_artifact(artifact: NpuArtifact, inputs) -> list[np.ndarray]:
+    """Run the artifact's command stream in the simulator with the regions its bindings describe."""
+    regions = {0: bytearray(artifact.constants), 1: bytearray(max(artifact.scratch_size, 16))}
+    for binding, value in zip(artifact.inputs, inputs):
+        data = np.ascontiguousarray(np.asarray(value, dtype=binding.dtype)).tobytes()
+        assert len(data) == binding.size
+        regions[binding.region] = bytearray(binding.offset) + bytearray(data)
+    for binding in artifact.outputs:
+        regions.setdefault(binding.region, bytearray(binding.offset + binding.size))
+    Simulator(artifact.accelerator).run(artifact.driver_payload, regions)
+    return [
+        np.frombuffer(bytes(regions[b.region][b.offset:b.offset + b.size]), dtype=b.dtype).reshape(b.shape)
+        for b in artifact.outputs
+    ]

@@ -1,0 +1,76 @@
+"""Artifacts: layout of regions and constants, memory reuse, quiet compilation, and wrapped Vela errors."""
+import dataclasses
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ethosu_tvm.codegen import CodegenError, compile_npu_graph
+from ethosu_tvm.codegen.memory import plan
+from ethosu_tvm.frontend.importer import from_tflite
+from ethosu_tvm.legalize import legalize
+from ethosu_tvm.legalize.ops import NpuGraph
+from ethosu_tvm.partition import partition_for_ethosu
+from ethosu_tvm.target import EthosuTarget
+from ethosu_tvm.testing import models, shared_model
+
+from sim_support import compile_model
+
+
+def _graph(model: bytes):
+    mod, _ = partition_for_ethosu(from_tflite(model))
+    (graph,) = legalize(mod)
+    return graph
+
+
+def test_artifact_layout():
+    _, (artifact,) = compile_model(shared_model("mlperf_tiny_kws_dscnn_int8.tflite"), "ethos-u55-128")
+    assert artifact.driver_payload[:4] == b"COP1"
+    assert artifact.name == "ethos_u_0" and artifact.function.endswith("_ethos-u")
+    assert len(artifact.constants) % 16 == 0
+    assert [(b.region, b.offset, b.shape, b.size) for b in artifact.inputs] == [(3, 0, (1, 49, 10, 1), 490)]
+    assert [(b.region, b.offset, b.shape, b.size) for b in artifact.outputs] == [(4, 0, (1, 1, 1, 12), 12)]
+    assert [s.op for s in artifact.ops][:2] == ["ethosu.conv2d", "ethosu.depthwise_conv2d"]
+    assert [s.npu_operation for s in artifact.ops][-3:] == ["NpuPoolingOperation"] * 2 + ["NpuConv2DOperation"]
+    assert all(s.block_config for s in artifact.ops)
+    # The chain's 8000-byte feature maps ping-pong between two scratch buffers.
+    assert artifact.scratch_size == 2 * 8000
+
+
+def test_scratch_is_reused_but_live_tensors_never_overlap():
+    graph = _graph(models.make_graph("inverted_residual"))
+    placements, size = plan(graph)
+    assert {placements[t.name].region for t in graph.inputs} == {3}
+    assert {placements[t.name].region for t in graph.outputs} == {4}
+    expand, depthwise, project, _ = graph.ops
+    a, b = placements[expand.ofm.tensor.name], placements[depthwise.ofm.tensor.name]
+    assert a.region == b.region == 1 and abs(a.offset - b.offset) >= 16 * 16 * 32  # both live at the depthwise
+    assert placements[project.ofm.tensor.name].offset == a.offset  # the expand output is dead by then
+    assert size == 2 * 16 * 16 * 32
+
+
+def test_vela_errors_name_the_operator():
+    graph = _graph(models.make("conv2d"))
+    (op,) = graph.ops
+    huge_bias = dataclasses.replace(op, bias=np.full(8, 2**45, dtype=np.int64))
+    broken = NpuGraph(graph.name, graph.inputs, graph.outputs, (huge_bias,))
+    with pytest.raises(CodegenError, match=r"^ethosu\.conv2d \(conv2d:lv\): Vela rejected the operation: "
+                                           r"AssertionError"):
+        compile_npu_graph(broken, EthosuTarget("ethos-u55-256"))
+
+
+def test_compilation_prints_nothing():
+    """Vela's first API call prints a configuration warning: it must not reach our stdout (fresh process)."""
+    code = (
+        "from ethosu_tvm.testing import shared_model\n"
+        "from ethosu_tvm.frontend.importer import from_tflite\n"
+        "from ethosu_tvm.partition import partition_for_ethosu\n"
+        "from ethosu_tvm.legalize import legalize\n"
+        "from ethosu_tvm.codegen import compile_npu_graph\n"
+        "from ethosu_tvm.target import EthosuTarget\n"
+        "mod, _ = partition_for_ethosu(from_tflite(shared_model('mlperf_tiny_kws_dscnn_int8.tflite')))\n"
+        "[compile_npu_graph(g, EthosuTarget('ethos-u55-64')) for g in legalize(mod)]\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout == ""

@@ -1,0 +1,107 @@
+"""Legalization: primitive kinds and their integer parameters, computed as TFLite computes them."""
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from ethosu_tvm.frontend.importer import from_tflite
+from ethosu_tvm.legalize import legalize
+from ethosu_tvm.legalize.ops import (
+    BinaryElementwise,
+    Clamp,
+    Conv2D,
+    DepthwiseConv2D,
+    Identity,
+    NpuGraph,
+    Padding,
+    Pooling,
+    Requantize,
+)
+from ethosu_tvm.legalize.scaling import npu_scale_shift, quantize_multiplier
+from ethosu_tvm.partition import partition_for_ethosu
+from ethosu_tvm.testing import models, shared_model
+
+
+def _ops(model: bytes):
+    mod, _ = partition_for_ethosu(from_tflite(model), "ethos-u55-64")
+    (graph,) = legalize(mod)
+    return graph.ops
+
+
+def test_quantize_multiplier_matches_tflite_rules():
+    assert quantize_multiplier(0.5) == (1 << 30, 0)
+    assert quantize_multiplier(0.0) == (0, 0)
+    # A mantissa that rounds up to 2^31 is halved and the exponent bumped.
+    assert quantize_multiplier(1.0 - 2.0**-33) == (1 << 30, 1)
+    assert quantize_multiplier(2.0**-40) == (0, 0)  # below 2^-31 TFLite flushes to zero
+    scale, shift = npu_scale_shift(0.0123)
+    assert math.isclose(scale / 2.0**shift, 0.0123, rel_tol=1e-9) and 2**30 <= scale < 2**31
+
+
+def test_conv2d_parameters():
+    model = models.make("conv2d", in_shape=(1, 8, 8, 4), out_channels=8, kernel=(3, 2), stride=(2, 1),
+                        padding="SAME", per_channel=True, activation="RELU6", in_scale=0.05, in_zp=-3,
+                        out_scale=0.03, out_zp=-100)
+    (op,) = _ops(model)
+    assert type(op) is Conv2D and op.op_name == "ethosu.conv2d"
+    assert op.weights.dtype == np.int8 and op.weights.shape == (8, 3, 2, 4)  # OHWI
+    assert op.bias.dtype == np.int64 and op.bias.shape == (8,)
+    assert (op.ifm.zero_point, op.ofm.zero_point, op.weight_zero_point) == (-3, -100, 0)
+    assert op.strides == (2, 1) and op.dilation == (1, 1)
+    assert op.padding == Padding(top=0, left=0, bottom=1, right=1)
+    # RELU6 on the quantized output: [zp, zp + round(6 / scale)].
+    assert op.clamp == Clamp(-100, -100 + round(6 / 0.03))
+    assert op.requant.rounding == "TFL" and op.requant.scale.shape == (8,)
+    assert np.all(op.requant.shift >= 31)
+
+
+def test_depthwise_and_fc_layouts():
+    (dw,) = _ops(models.make("depthwise_conv2d", in_shape=(1, 6, 6, 1), depth_multiplier=3, kernel=(3, 3)))
+    assert type(dw) is DepthwiseConv2D and dw.op_name == "ethosu.depthwise_conv2d"
+    assert dw.weights.shape == (3, 3, 3, 1)
+    reshape, fc = _ops(models.make("fully_connected", in_shape=(1, 2, 2, 8), units=5, bias=False))
+    assert type(reshape) is Identity and reshape.op_name == "ethosu.identity"
+    assert reshape.ofm.tensor.shape == (1, 1, 4, 8)
+    assert type(fc) is Conv2D and fc.weights.shape == (5, 1, 1, 8) and fc.ifm.tensor.shape == (1, 1, 4, 8)
+    assert not fc.bias.any() and fc.requant.rounding == "NATURAL"
+
+
+def test_pooling_and_elementwise_parameters():
+    (avg,) = _ops(models.make("avg_pool2d", pool=(3, 3), stride=(1, 1), padding="SAME", in_zp=7))
+    assert type(avg) is Pooling and avg.op_name == "ethosu.pooling" and avg.pooling_type == "AVG"
+    # TFLite averages raw values (input and output share one quantization), so the op's zero points are 0.
+    assert (avg.ifm.zero_point, avg.ofm.zero_point) == (0, 0) and avg.padding == Padding(1, 1, 1, 1)
+    (add,) = _ops(models.make("add", in_scale=0.02, in2_scale=0.05, activation="RELU", out_scale=0.1, out_zp=-20))
+    assert type(add) is BinaryElementwise and add.op_name == "ethosu.binary_elementwise"
+    assert add.operator == "ADD" and add.input_shift == 20 and add.clamp == Clamp(-20, 127)
+    # The larger-scaled operand is multiplied by exactly 0.5; the other by 0.02 / 0.1.
+    assert (int(add.ifm2_requant.scale[0]), int(add.ifm2_requant.shift[0])) == (1 << 30, 31)
+    assert math.isclose(int(add.ifm_requant.scale[0]) / 2.0 ** int(add.ifm_requant.shift[0]), 0.2, rel_tol=1e-6)
+    (mx,) = _ops(models.make("maximum"))
+    assert mx.operator == "MAX" and mx.requant is None
+
+
+def test_fc_needs_single_rounding_to_match_litert():
+    """Evidence for NATURAL rounding on FC: with TFL double rounding, the AD autoencoder differs from LiteRT."""
+    from ethosu_tvm.te import CompiledTeGraph, te_graph
+    from ethosu_tvm.testing.reference import random_inputs, run_litert
+
+    model = shared_model("mlperf_tiny_ad_fc_autoencoder_int8.tflite")
+    mod, _ = partition_for_ethosu(from_tflite(model))
+    (graph,) = legalize(mod)
+    double = NpuGraph(graph.name, graph.inputs, graph.outputs, tuple(
+        dataclasses.replace(op, requant=dataclasses.replace(op.requant, rounding="TFL")) for op in graph.ops))
+    single_run, double_run = CompiledTeGraph(te_graph(graph)), CompiledTeGraph(te_graph(double))
+    mismatches = 0
+    for seed in range(3):
+        inputs = random_inputs(model, seed)
+        (ref,) = run_litert(model, inputs)
+        assert np.array_equal(single_run(inputs)[0].reshape(ref.shape), ref)
+        mismatches += int(np.count_nonzero(double_run(inputs)[0].reshape(ref.shape) != ref))
+    assert mismatches > 0
+
+
+def test_rounding_mode_is_validated():
+    with pytest.raises(ValueError, match="rounding 'UP' is not one of"):
+        Requantize(np.array([1]), np.array([31]), "UP")

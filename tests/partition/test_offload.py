@@ -1,0 +1,121 @@
+"""Partitioning: offload reports of the MLPerf Tiny models, and U55 constraints sending ops to the host."""
+import pytest
+
+import ethosu_tvm
+from ethosu_tvm.frontend.importer import from_tflite
+from ethosu_tvm.partition import OffloadReport, partition_for_ethosu
+from ethosu_tvm.partition.patterns import npu_functions
+from ethosu_tvm.testing import models, shared_model
+
+MUST_OFFLOAD = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "ADD", "RESHAPE"}
+MLPERF_COUNTS = {
+    "mlperf_tiny_kws_dscnn_int8.tflite": {"ethos-u": 12, "host": 1},
+    "mlperf_tiny_vww_mobilenetv1_96_int8.tflite": {"ethos-u": 30, "host": 1},
+    "mlperf_tiny_ic_resnet8_int8.tflite": {"ethos-u": 15, "host": 1},
+    "mlperf_tiny_ad_fc_autoencoder_int8.tflite": {"ethos-u": 10},
+}
+
+
+def _partition(model: bytes, accelerator: str = "ethos-u55-128"):
+    return partition_for_ethosu(from_tflite(model), accelerator)
+
+
+@pytest.mark.parametrize("name, counts", MLPERF_COUNTS.items())
+def test_mlperf_offload(name, counts):
+    mod, report = _partition(shared_model(name))
+    assert report.counts() == counts
+    for entry in report.ops:
+        if entry.op in MUST_OFFLOAD:
+            assert (entry.target, entry.reason) == ("ethos-u", ""), entry
+        else:
+            assert (entry.op, entry.target) == ("SOFTMAX", "host")
+    assert len(npu_functions(mod)) == 1  # the whole network up to the softmax is one NPU subgraph
+
+
+def test_report_table_and_package_export():
+    assert ethosu_tvm.partition_for_ethosu is partition_for_ethosu
+    _, report = _partition(shared_model("mlperf_tiny_kws_dscnn_int8.tflite"), "ethos-u55-32")
+    text = str(report).splitlines()
+    assert text[0] == "Offload report for ethos-u55-32"
+    assert text[1].split() == ["#", "operator", "target", "reason"]
+    assert text[2].split() == ["0", "CONV_2D", "ethos-u"]
+    assert text[-2].split() == ["12", "SOFTMAX", "host", "no", "NPU", "pattern", "for", "SOFTMAX"]
+    assert text[-1] == "ethos-u: 12, host: 1"
+    assert isinstance(report, OffloadReport) and report.accelerator == "ethos-u55-32"
+
+
+CONSTRAINT_CASES = {
+    "conv stride 4": (
+        models.make("conv2d", in_shape=(1, 16, 16, 4), stride=(4, 4)),
+        "stride HxW is 4x4; stride values must be in the range [1, 3]",
+    ),
+    "dilated kernel too tall": (
+        models.make("conv2d", in_shape=(1, 70, 4, 2), kernel=(3, 1), dilation=(33, 1), padding="VALID"),
+        "dilated kernel height is 67; it must be in the range [1, 64]",
+    ),
+    "depthwise stride 4": (
+        models.make("depthwise_conv2d", in_shape=(1, 16, 16, 4), stride=(4, 4)),
+        "stride HxW is 4x4; stride values must be in the range [1, 3]",
+    ),
+    "depth multiplier with several channels": (
+        models.make("depthwise_conv2d", in_shape=(1, 8, 8, 4), depth_multiplier=2),
+        "depth multiplier 2 with 4 IFM channels; for depth multipliers > 1 the IFM must have 1 channel",
+    ),
+    "padded avg pool over 8": (
+        models.make("avg_pool2d", in_shape=(1, 12, 12, 4), pool=(9, 9), stride=(1, 1), padding="SAME"),
+        "padded average pool kernel HxW is 9x9; it must be in the range [1, 8]",
+    ),
+    "max pool stride 4": (
+        models.make("max_pool2d", in_shape=(1, 16, 16, 4), pool=(4, 4), stride=(4, 4)),
+        "stride HxW is 4x4; stride values must be in the range [1, 3]",
+    ),
+    "average pool kernel over 64 high": (
+        models.make("avg_pool2d", in_shape=(1, 70, 2, 4), pool=(70, 1), stride=(1, 1)),
+        "average pool kernel HxW is 70x1; at most 64 high and 4096 taps are supported",
+    ),
+    "mean with requantization": (
+        models.make("mean", out_scale=0.05),
+        "MEAN with different input and output scales (TFLite requantizes before dividing)",
+    ),
+    "mean over width only": (
+        models.make("mean", axis=(2,)),
+        "MEAN over axes [2] of a 4-D tensor; only height and width of a 4-D one",
+    ),
+    "batch 2": (
+        models.make("add", in_shape=(2, 4, 4, 8)),
+        "IFM has batch size 2; the IFM batch size must be 1",
+    ),
+    "conv scale beyond the shift range": (
+        models.make("conv2d", in_scale=1.0, w_scales=[1.0] * 8, out_scale=1e-12),
+        "effective output scale 1e+12 is outside what the NPU's 32-bit scale and 6-bit shift can represent",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CONSTRAINT_CASES)
+def test_constraint_keeps_op_on_host(case):
+    model, reason = CONSTRAINT_CASES[case]
+    mod, report = _partition(model)
+    (entry,) = report.ops
+    assert (entry.target, entry.reason) == ("host", reason)
+    assert npu_functions(mod) == []
+
+
+def conv_softmax_conv() -> bytes:
+    """conv → softmax (no NPU pattern yet) → conv: two NPU subgraphs around a host op."""
+    net = models.Net(seed=3)
+    x = net.input((1, 8, 8, 4))
+    x = net.conv2d(x, out_channels=8, activation="RELU")
+    x = net.softmax(x)
+    net.output(net.conv2d(x, out_channels=4))
+    return net.build()
+
+
+def test_host_op_splits_the_npu_subgraph():
+    mod, report = _partition(conv_softmax_conv())
+    assert [(e.op, e.target) for e in report.ops] == [("CONV_2D", "ethos-u"), ("SOFTMAX", "host"),
+                                                      ("CONV_2D", "ethos-u")]
+    assert report.ops[1].reason == "no NPU pattern for SOFTMAX"
+    functions = npu_functions(mod)
+    assert len(functions) == 2
+    assert all(func.attrs["Codegen"] == "ethos-u" for _, func in functions)

@@ -1,0 +1,80 @@
+"""Target strings: the ethos-u options, tvmc-style lists, and the exact errors for bad input."""
+import pytest
+
+from ethosu_tvm.target import (
+    EthosuTarget,
+    TargetError,
+    ethosu_target_from_options,
+    parse_ethosu_target,
+    parse_target_list,
+)
+
+
+@pytest.mark.parametrize("macs", [32, 64, 128, 256])
+def test_accelerator_configs(macs):
+    target = parse_ethosu_target(f"ethos-u -accelerator-config=ethos-u55-{macs}")
+    assert target == EthosuTarget(accelerator=f"ethos-u55-{macs}")
+    assert target.macs == macs
+    assert target.npu_accelerator.name == f"Ethos_U55_{macs}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ethos-u --accelerator-config=ethos-u55-128 -enable-cascader=1 -enable-striping -disable-copying-constants",
+        "ethos-u -accelerator-config ethos-u55-128 --enable-cascader true -enable-striping=1 "
+        "-disable-copying-constants=TRUE",
+        '"ethos-u -accelerator-config=ethos-u55-128 -enable-cascader -enable-striping -disable-copying-constants"',
+    ],
+)
+def test_option_spellings(text):
+    assert parse_ethosu_target(text) == EthosuTarget("ethos-u55-128", True, True, True)
+
+
+def test_defaults_and_false_flags():
+    assert parse_ethosu_target("ethos-u") == EthosuTarget("ethos-u55-256")
+    assert parse_ethosu_target("ethos-u55-64") == EthosuTarget("ethos-u55-64")
+    assert not parse_ethosu_target("ethos-u -enable-cascader=0").enable_cascader
+
+
+def test_tvmc_style_list():
+    targets = parse_target_list('"ethos-u -accelerator-config=ethos-u55-128 -enable-cascader=1",c -mcpu=cortex-m55')
+    assert targets == [
+        {"kind": "ethos-u", "accelerator-config": "ethos-u55-128", "enable-cascader": "1"},
+        {"kind": "c", "mcpu": "cortex-m55"},
+    ]
+    assert ethosu_target_from_options(targets[0]) == EthosuTarget("ethos-u55-128", enable_cascader=True)
+    assert parse_target_list("llvm -mtriple=thumbv8.1m.main-none-eabi -mcpu=cortex-m55") == [
+        {"kind": "llvm", "mtriple": "thumbv8.1m.main-none-eabi", "mcpu": "cortex-m55"}
+    ]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("ethos-u -accelerator-config=ethos-u55-512",
+         "unknown accelerator-config 'ethos-u55-512'; valid: ethos-u55-32, ethos-u55-64, ethos-u55-128, ethos-u55-256"),
+        ("ethos-u -accelerator=ethos-u55-128",
+         "unknown option 'accelerator' for target ethos-u; valid: accelerator-config, enable-cascader, "
+         "enable-striping, disable-copying-constants"),
+        ("ethos-u -enable-cascader=maybe",
+         "option enable-cascader takes a boolean, got 'maybe'; valid: 1, 0, true, false"),
+        ("ethos-n", "unknown target kind 'ethos-n'; valid: ethos-u, c, llvm"),
+        ("", "empty target; valid kinds: ethos-u, c, llvm"),
+        ("ethos-u ethos-u55-128", "unexpected 'ethos-u55-128' in the ethos-u target; options look like -key=value"),
+    ],
+)
+def test_errors(text, message):
+    with pytest.raises(TargetError) as info:
+        parse_ethosu_target(text)
+    assert str(info.value) == message
+    assert isinstance(info.value, ValueError)
+
+
+def test_list_errors():
+    with pytest.raises(TargetError, match="^unknown option 'system-lib' for target c; valid: mcpu, march, "):
+        parse_target_list("ethos-u,c -system-lib=1")
+    with pytest.raises(TargetError, match="^cannot parse target '\"ethos-u,c': No closing quotation$"):
+        parse_target_list('"ethos-u,c')
+    with pytest.raises(TargetError, match="^expected an ethos-u target, got 'c'$"):
+        ethosu_target_from_options({"kind": "c"})

@@ -1,0 +1,25 @@
+"""Unary int8 ops run as 256-entry tables: checked on every possible input value against LiteRT."""
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ethosu_tvm.legalize.ops import Identity
+from ethosu_tvm.testing import models
+from ethosu_tvm.testing.reference import run_litert
+
+from te_support import compile_npu
+
+EVERY_INT8 = np.arange(-128, 128, dtype=np.int8).reshape(1, 16, 16, 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(op=st.sampled_from(["relu", "relu6", "relu_n1_to_1", "abs", "leaky_relu", "quantize", "tanh", "logistic",
+                           "hard_swish"]),
+       in_scale=st.floats(0.002, 0.2), in_zp=st.integers(-128, 127), seed=st.integers(0, 100))
+def test_unary_table_exhaustive(op, in_scale, in_zp, seed):
+    model = models.make(op, seed=seed, in_shape=(1, 16, 16, 1), in_scale=in_scale, in_zp=in_zp)
+    report, graphs, (run,) = compile_npu(model)
+    (table_op,) = graphs[0].ops
+    assert isinstance(table_op, Identity) and table_op.lut.shape == (256,) and report.ops[0].target == "ethos-u"
+    (expected,) = run_litert(model, [EVERY_INT8])
+    assert np.array_equal(run([EVERY_INT8])[0].reshape(expected.shape), expected)

@@ -1,0 +1,50 @@
+"""Bit-exactness of the TE definitions against LiteRT's reference kernels on single-operator factory models."""
+import pytest
+
+from ethosu_tvm.testing import models
+
+from te_support import assert_single_subgraph_exact
+
+CASES = {
+    "conv2d 3x3 same relu6 per-channel": ("conv2d", dict(activation="RELU6", per_channel=True)),
+    "conv2d 3x3 valid stride 2": ("conv2d", dict(stride=(2, 2), padding="VALID", in_shape=(1, 9, 9, 3))),
+    "conv2d 5x3 dilated per-tensor relu": ("conv2d", dict(kernel=(5, 3), dilation=(2, 2), per_channel=False,
+                                                          activation="RELU", in_shape=(1, 12, 10, 5))),
+    "conv2d 1x1 stride 3": ("conv2d", dict(kernel=(1, 1), stride=(3, 3), in_shape=(1, 10, 11, 16),
+                                           out_channels=24)),
+    "depthwise 3x3 relu": ("depthwise_conv2d", dict(activation="RELU")),
+    "depthwise multiplier 4 on one channel": ("depthwise_conv2d", dict(in_shape=(1, 9, 9, 1), depth_multiplier=4,
+                                                                       stride=(2, 2))),
+    "depthwise 5x5 valid dilated": ("depthwise_conv2d", dict(kernel=(5, 5), padding="VALID", dilation=(2, 1),
+                                                             in_shape=(1, 14, 12, 6))),
+    "fully connected": ("fully_connected", {}),
+    "fully connected no bias relu": ("fully_connected", dict(bias=False, activation="RELU", units=10)),
+    "fully connected 4-D input": ("fully_connected", dict(in_shape=(1, 2, 2, 8), units=6)),
+    "fully connected per-channel": ("fully_connected", dict(per_channel=True, units=7)),
+    "avg pool 2x2": ("avg_pool2d", {}),
+    "avg pool 3x3 same": ("avg_pool2d", dict(pool=(3, 3), stride=(1, 1), padding="SAME", in_shape=(1, 7, 9, 4))),
+    "avg pool global": ("avg_pool2d", dict(pool=(6, 5), stride=(1, 1), in_shape=(1, 6, 5, 8))),
+    "max pool 2x2": ("max_pool2d", {}),
+    "max pool 3x3 same stride 2 relu": ("max_pool2d", dict(pool=(3, 3), stride=(2, 2), padding="SAME",
+                                                           activation="RELU")),
+    "add": ("add", {}),
+    "add relu broadcast": ("add", dict(in2_shape=(1, 1, 1, 8), activation="RELU")),
+    "add relu6 other scales": ("add", dict(in2_scale=0.11, in2_zp=20, activation="RELU6")),
+    "sub": ("sub", dict(in2_shape=(1, 8, 1, 8))),
+    "mul": ("mul", {}),
+    "mul broadcast relu": ("mul", dict(in2_shape=(1, 1, 8, 1), activation="RELU")),
+    "minimum": ("minimum", {}),
+    "maximum broadcast": ("maximum", dict(in2_shape=(1, 1, 1, 8))),
+    "reshape": ("reshape", {}),
+    "reshape odd size": ("reshape", dict(in_shape=(1, 3, 5, 7), new_shape=(1, 105))),
+    "squeeze": ("squeeze", {}),
+    "expand_dims": ("expand_dims", {}),
+    "mean": ("mean", dict(in_zp=50)),
+    "mean not keeping dims": ("mean", dict(in_shape=(1, 5, 7, 3), in_zp=-100, out_zp=20, keep_dims=False)),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_single_op_bit_exact(case):
+    op, params = CASES[case]
+    assert_single_subgraph_exact(models.make(op, seed=len(case), **params))
