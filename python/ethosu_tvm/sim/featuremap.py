@@ -49,10 +49,10 @@ class FeatureMap:
         return self.dtype.itemsize * 8
 
 
-def element_type(regs: RegisterFile, register: str, size_field: str = "precision") -> np.dtype:
+def element_type(regs: RegisterFile, register: str) -> np.dtype:
     """The element type a *_PRECISION register selects; unsigned 32-bit does not exist."""
     signed = regs.field(register, "type")
-    size = _SIZES[regs.field(register, size_field)]
+    size = _SIZES[regs.field(register, "precision")]
     if size == 4 and not signed:
         raise regs.error(register, "unsigned 32-bit feature maps are not supported by the hardware")
     return np.dtype(f"<{'i' if signed else 'u'}{size}")

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import output
 from ..accelerators import Accelerator
+from ..errors import SimulatorError
 from ..featuremap import read
 from ..memory import Memory
 from ..operation import BlockOperation
@@ -58,7 +59,8 @@ def _add_sub_operands(op: BlockOperation, regs: RegisterFile, a: np.ndarray, b: 
 
 def _shift_amounts(regs: RegisterFile, b: np.ndarray) -> np.ndarray:
     if b.size and (int(b.min()) < 0 or int(b.max()) > 31):
-        raise regs.error("IFM2_PRECISION", f"shift amounts must be 0..31, IFM2 holds {int(b.min())}..{int(b.max())}")
+        raise SimulatorError(f"{regs.where()}: shift amounts must be 0..31, the second operand holds "
+                             f"{int(b.min())}..{int(b.max())}")
     return b
 
 

@@ -1,0 +1,44 @@
+"""Fixtures for the simulator tests: Vela compilations cached for the whole session, and the shared models."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ethosu_tvm.sim.vela_compile import compile_model
+from ethosu_tvm.testing import shared_models_dir
+
+ACCELERATORS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256")
+OPTIMISE = ("Performance", "Size")
+
+
+LEGACY_CORE = ("--debug-force-legacy-core",)  # Vela's older Python code generator instead of Regor
+
+
+@pytest.fixture(scope="session")
+def vela(tmp_path_factory):
+    """compile(name, model_bytes, accelerator, optimise, legacy=False) -> `_vela.tflite` bytes, compiled once a
+    session with the `vela` command line (in-process, see ethosu_tvm.sim.vela_compile)."""
+    root = tmp_path_factory.mktemp("vela")
+    cache: dict[tuple, bytes] = {}
+
+    def compile_(name: str, model: bytes, accelerator: str, optimise: str, legacy: bool = False) -> bytes:
+        key = (name, accelerator, optimise, legacy)
+        if key not in cache:
+            source = root / "src" / f"{name}.tflite"
+            source.parent.mkdir(exist_ok=True)
+            source.write_bytes(model)
+            output = root / f"{accelerator}_{optimise}{'_legacy' if legacy else ''}"
+            cache[key] = compile_model(source, accelerator, optimise, output, LEGACY_CORE if legacy else (),
+                                       fresh_process=legacy)
+        return cache[key]
+
+    return compile_
+
+
+@pytest.fixture(scope="session")
+def models_dir() -> Path:
+    folder = shared_models_dir()
+    if not folder.is_dir():
+        pytest.fail(f"shared models not found at {folder}; set ETHOSU_TVM_MODELS")
+    return folder

@@ -1,0 +1,84 @@
+"""`python -m ethosu_tvm.sim disasm|stats|bench` on every kind of input, and its one-line errors."""
+import subprocess
+import sys
+
+import pytest
+
+from ethosu_tvm.sim.__main__ import main
+from ethosu_tvm.sim.payload import bytes_to_words, parse_driver_payload
+from ethosu_tvm.sim.vela_tflite import parse
+
+
+@pytest.fixture(scope="module")
+def kws_files(vela, models_dir, tmp_path_factory):
+    """The KWS model for U55-64 as a _vela.tflite, its driver payload and its raw register stream."""
+    compiled = vela("kws", (models_dir / "mlperf_tiny_kws_dscnn_int8.tflite").read_bytes(), "ethos-u55-64", "Size")
+    folder = tmp_path_factory.mktemp("cli")
+    payload = parse(compiled).command_stream
+    words = parse_driver_payload(bytes_to_words(payload)).words
+    files = {"tflite": folder / "kws_vela.tflite", "payload": folder / "kws.cop1", "raw": folder / "kws.bin"}
+    files["tflite"].write_bytes(compiled)
+    files["payload"].write_bytes(payload)
+    files["raw"].write_bytes(b"".join(w.to_bytes(4, "little") for w in words))
+    return files
+
+
+@pytest.mark.parametrize("kind", ["tflite", "payload", "raw"])
+def test_disasm(kind, kws_files, capsys):
+    assert main(["disasm", str(kws_files[kind])] + (["--accelerator", "ethos-u55-64"] if kind == "raw" else [])) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "for ethos-u55-64" in lines[0]
+    assert any("NPU_SET_IFM_PRECISION" in line and "format=NHCWB16" in line for line in lines)
+    assert any("; CONV: ifm 49x10x1 int8 -> ofm 25x5x" in line for line in lines)
+    assert lines[-1].split()[-2:] == ["NPU_OP_STOP", "mask=65535"]
+
+
+def test_stats_executed_and_static_agree(kws_files, capsys):
+    assert main(["stats", str(kws_files["tflite"])]) == 0
+    executed = capsys.readouterr().out.splitlines()
+    assert main(["stats", str(kws_files["payload"])]) == 0
+    static = capsys.readouterr().out.splitlines()
+    assert "executed on seeded random inputs" in executed[0] and "not executed" in static[0]
+    assert executed[1:] == static[1:]
+    total = next(line for line in executed if line.startswith("total"))
+    assert "2664781" in total  # MACs
+    assert executed[-1].startswith("ethos-u55-64: ") and "cycles elapsed" in executed[-1]
+
+
+def test_bench_meets_targets(capsys):
+    assert main(["bench", "--accelerator", "ethos-u55-128", "--repeat", "2"]) == 0
+    table = capsys.readouterr().out
+    for model in ("KWS", "VWW", "ResNet8", "AD"):
+        assert f"\n{model} " in table
+    assert table.count("meets") == 2 and "MISSES" not in table
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["disasm", "/nonexistent/file.bin"], "error: [Errno 2] No such file or directory"),
+        (["stats", "--accelerator", "ethos-u65-512", "X"], "error: argument --accelerator: unknown accelerator 'ethos-u65-512'"),
+        (["frobnicate"], "error: argument command: invalid choice: 'frobnicate'"),
+        ([], "error: the following arguments are required: command"),
+    ],
+)
+def test_errors_are_one_line_with_status_2(argv, message, capsys):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith(message) and captured.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"\x01\x02\x03", "is not a whole number of 32-bit words"),
+    (b"\x00\x00\x00\x00TFL3" + bytes(8), "error: "),
+    (b"COP1" + bytes([5, 0, 0, 0]), "no CmdStream action"),
+    (b"COP1" + bytes(4), "unknown driver action 0"),
+    (bytes.fromhex("7f000000"), "unknown cmd0 opcode 0x07f"),
+])
+def test_bad_files_through_the_module_entry_point(content, message, tmp_path):
+    path = tmp_path / "bad.bin"
+    path.write_bytes(content)
+    result = subprocess.run([sys.executable, "-m", "ethosu_tvm.sim", "stats", str(path)], capture_output=True,
+                            text=True)
+    assert result.returncode == 2 and result.stdout == ""
+    assert message in result.stderr and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
