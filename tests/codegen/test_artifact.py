@@ -8,6 +8,7 @@ import pytest
 
 from ethosu_tvm.codegen import CodegenError, compile_npu_graph
 from ethosu_tvm.codegen.memory import plan
+from ethosu_tvm.codegen.tir_to_npu import translate
 from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.legalize import legalize
 from ethosu_tvm.legalize.ops import NpuGraph
@@ -40,7 +41,7 @@ def test_artifact_layout():
 
 def test_scratch_is_reused_but_live_tensors_never_overlap():
     graph = _graph(models.make_graph("inverted_residual"))
-    placements, size = plan(graph)
+    placements, size = plan(graph, translate(graph))
     assert {placements[t.name].region for t in graph.inputs} == {3}
     assert {placements[t.name].region for t in graph.outputs} == {4}
     expand, depthwise, project, _ = graph.ops

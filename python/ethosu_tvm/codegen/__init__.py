@@ -1,4 +1,4 @@
-"""Code generation: NPU subgraphs → Vela API operations → register command streams (NpuArtifact)."""
+"""Code generation: NPU subgraphs → TE → scheduled TIR → Vela API operations → command streams (NpuArtifact)."""
 from __future__ import annotations
 
 from .artifact import IoBinding, NpuArtifact, OpSummary, compile_npu_graph, compile_partitioned

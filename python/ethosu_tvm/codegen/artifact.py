@@ -1,4 +1,8 @@
-"""One NPU subgraph → NpuArtifact: a driver payload, its constant blob, scratch size and I/O placements."""
+"""One NPU subgraph → NpuArtifact: a driver payload, its constant blob, scratch size and I/O placements.
+
+The path: NpuGraph → TE graph → (scheduled) TIR PrimFunc → stripes (one per NPU operation, geometry from the TIR)
+→ memory plan → Vela API operations → register command stream.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,6 +13,8 @@ from ..legalize.ops import NpuGraph
 from ..target import EthosuTarget
 from .memory import ConstantPool, Placement, nbytes, plan
 from .operations import OperationBuilder
+from .schedule import ScheduleFn
+from .tir_to_npu import translate
 from .vela_calls import vela_call
 
 
@@ -26,7 +32,7 @@ class IoBinding:
 
 @dataclass(frozen=True)
 class OpSummary:
-    """One NPU operation of the artifact, for reports."""
+    """One stripe of a primitive (all of it when unscheduled), for reports: the Vela operation producing it."""
 
     op: str
     source: str
@@ -62,14 +68,16 @@ def _summary(op, npu_op) -> OpSummary:
     return OpSummary(op.op_name, op.source, type(npu_op).__name__, config)
 
 
-def compile_npu_graph(graph: NpuGraph, target: EthosuTarget) -> NpuArtifact:
-    """Generate the register command stream and constants of one NPU subgraph with Vela's API."""
-    placements, scratch_size = plan(graph)
+def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleFn | None = None) -> NpuArtifact:
+    """Generate the register command stream and constants of one NPU subgraph with Vela's API, from its TIR with
+    `schedule` applied (None: one NPU operation per primitive)."""
+    stripes = translate(graph, schedule)
+    placements, scratch_size = plan(graph, stripes)
     pool = ConstantPool()
     accelerator = target.npu_accelerator
     builder = OperationBuilder(accelerator, placements, pool)
-    per_op = [builder.build(op) for op in graph.ops]
-    npu_ops = [npu_op for ops in per_op for npu_op in ops]
+    per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
+    npu_ops = [npu_op for ops in per_stripe for npu_op in ops]
     stream = vela_call(graph.name, vapi.npu_generate_register_command_stream, npu_ops, accelerator)
     payload = vela_call(graph.name, vapi.npu_create_driver_payload, stream, accelerator)
     return NpuArtifact(
@@ -82,7 +90,7 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget) -> NpuArtifact:
         scratch_size=scratch_size,
         inputs=tuple(_binding(t, placements[t.name]) for t in graph.inputs),
         outputs=tuple(_binding(t, placements[t.name]) for t in graph.outputs),
-        ops=tuple(_summary(op, ops[-1]) for op, ops in zip(graph.ops, per_op)),
+        ops=tuple(_summary(graph.ops[stripe.op], ops[-1]) for stripe, ops in zip(stripes, per_stripe)),
     )
 
 

@@ -10,15 +10,19 @@ Region numbering (the base-address table the driver is given, one pointer per re
 """
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..legalize.ops import NpuGraph, Tensor
+from .tir_to_npu import Stripe
 
 CONSTANTS_REGION = 0
 SCRATCH_REGION = 1
 FIRST_IO_REGION = 3
 MAX_REGIONS = 8
 ALIGNMENT = 16
+ITEM_SIZES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4}
 
 
 def align(size: int) -> int:
@@ -51,15 +55,13 @@ class ConstantPool:
 
 
 def nbytes(tensor: Tensor) -> int:
-    count = 1
-    for dim in tensor.shape:
-        count *= dim
-    return count * {"int8": 1, "uint8": 1, "int16": 2, "int32": 4}[tensor.dtype]
+    return math.prod(tensor.shape) * ITEM_SIZES[tensor.dtype]
 
 
-def plan(graph: NpuGraph) -> tuple[dict[str, Placement], int]:
-    """Place I/O in their regions and intermediates in scratch (first fit over live ranges). Returns (placements,
-    scratch size)."""
+def plan(graph: NpuGraph, stripes: Sequence[Stripe]) -> tuple[dict[str, Placement], int]:
+    """Place I/O in their regions and intermediates in scratch: first fit over live ranges counted in NPU operations
+    (a tensor lives from its first write to its last read), each buffer as large as the TIR allocates it (a rolling
+    buffer holds only its ring). Returns (placements by tensor name, scratch size)."""
     placements: dict[str, Placement] = {}
     io = list(graph.inputs) + [t for t in graph.outputs if t.name not in {i.name for i in graph.inputs}]
     if FIRST_IO_REGION + len(io) > MAX_REGIONS:
@@ -68,23 +70,23 @@ def plan(graph: NpuGraph) -> tuple[dict[str, Placement], int]:
     for index, tensor in enumerate(io):
         placements[tensor.name] = Placement(FIRST_IO_REGION + index, 0)
     last_use = {}
-    for index, op in enumerate(graph.ops):
-        for operand in op.inputs:
-            last_use[operand.tensor.name] = index
+    for index, stripe in enumerate(stripes):
+        for region in stripe.ifms:
+            last_use[region.tensor] = index
     live: list[tuple[int, int, int]] = []  # (offset, size, last use)
     scratch = 0
-    for index, op in enumerate(graph.ops):
+    for index, stripe in enumerate(stripes):
         live = [block for block in live if block[2] >= index]
-        tensor = op.ofm.tensor
-        if tensor.name in placements:
+        region = stripe.ofm
+        if region.tensor in placements:
             continue
-        size = align(nbytes(tensor))
+        size = align(math.prod(region.layout) * ITEM_SIZES[region.dtype])
         offset = 0
         for start, length, _ in sorted(live):
             if offset + size <= start:
                 break
             offset = max(offset, start + length)
-        live.append((offset, size, last_use.get(tensor.name, index)))
-        placements[tensor.name] = Placement(SCRATCH_REGION, offset)
+        live.append((offset, size, last_use.get(region.tensor, index)))
+        placements[region.tensor] = Placement(SCRATCH_REGION, offset)
         scratch = max(scratch, offset + size)
     return placements, scratch

@@ -1,11 +1,12 @@
-"""NPU primitives → Vela API operations, with weights and scale/bias streams encoded into the constant pool.
+"""Stripes of NPU primitives → Vela API operations, with weight and scale/bias streams encoded into the constant pool.
 
-Feature maps are NHWC, one tile. The NPU works on 3-D feature maps (height, width, depth), so the batch of 1 is
-dropped. Block configs come from Vela's list of valid ones (see :func:`choose_block_config`).
+Each feature map is the box of its stripe, addressed in its buffer by NHWC strides; a box that wraps around a rolling
+buffer is split over the NPU's tiles (up to two rows and two columns of them). The NPU works on 3-D feature maps
+(height, width, depth), so the batch of 1 is dropped. Block configs come from Vela's list of valid ones (see
+:func:`choose_block_config`). The weights and scale/bias streams of a primitive are encoded once per output-channel
+range and block depth, and shared by its stripes.
 """
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 from ethosu.vela import api as vapi
@@ -21,11 +22,13 @@ from ..legalize.ops import (
     Pooling,
     Requantize,
 )
-from .memory import CONSTANTS_REGION, ConstantPool, Placement
+from .memory import CONSTANTS_REGION, ITEM_SIZES, ConstantPool, Placement
+from .tir_regions import Interval
+from .tir_to_npu import FeatureMapRegion, Stripe
+from .vela_calls import CodegenError, describe, vela_call
 
 # DMA destination "region" meaning SHRAM (internal memory flag 0x100 + region 3), as the hardware defines it.
 LUT_REGION = 0x100 | 3
-from .vela_calls import CodegenError, vela_call
 
 _DTYPES = {"int8": vapi.NpuDataType.INT8, "uint8": vapi.NpuDataType.UINT8, "int16": vapi.NpuDataType.INT16,
            "int32": vapi.NpuDataType.INT32}
@@ -36,25 +39,54 @@ _ELEMENTWISE = {"ADD": vapi.NpuElementWiseOp.ADD, "SUB": vapi.NpuElementWiseOp.S
                 "MAX": vapi.NpuElementWiseOp.MAX}
 
 
-def _feature_map(operand: Operand, placement: Placement) -> vapi.NpuFeatureMap:
-    _, height, width, depth = operand.tensor.shape
+def _segments(interval: Interval, size: int, ring: bool) -> list[tuple[int, int]]:
+    """(first index in the buffer, count) of the pieces of an interval along one axis: two when it wraps around."""
+    if not ring:
+        return [(interval.start, interval.extent)]
+    if interval.extent > size:
+        raise CodegenError(f"a stripe of {interval.extent} does not fit in a rolling buffer of {size}")
+    start = interval.start % size
+    first = min(interval.extent, size - start)
+    return [(start, first)] + ([(0, interval.extent - first)] if first < interval.extent else [])
+
+
+def _feature_map(operand: Operand, region: FeatureMapRegion, placement: Placement) -> vapi.NpuFeatureMap:
+    """The NPU's view of a stripe's box: its shape, the byte strides of the buffer around it, and where each tile
+    starts (the buffer's placement plus the box's offset)."""
+    if region.rings[0] or region.rings[3]:
+        raise CodegenError(f"{region.tensor}: the NPU's tiles cannot wrap a rolling buffer on batch or depth")
+    element = ITEM_SIZES[region.dtype]
+    _, height, width, depth = region.layout
+    strides = (height * width * depth * element, width * depth * element, depth * element, element)
+    rows = _segments(region.box[1], height, region.rings[1])
+    columns = _segments(region.box[2], width, region.rings[2])
+    corner = placement.offset + region.box[0].start * strides[0] + region.box[3].start * strides[3]
+    # Tiles 0, 1, 2, 3: top-left, top-right, bottom-left, bottom-right; unused ones have address 0.
+    addresses = [corner + rows[r][0] * strides[1] + columns[c][0] * strides[2]
+                 if r < len(rows) and c < len(columns) else 0 for r, c in ((0, 0), (0, 1), (1, 0), (1, 1))]
+    _, box_height, box_width, box_depth = region.shape
     fm = vapi.NpuFeatureMap()
-    fm.data_type = _DTYPES[operand.tensor.dtype]
+    fm.data_type = _DTYPES[region.dtype]
     fm.region = placement.region
-    fm.shape = vapi.NpuShape3D(height=height, width=width, depth=depth)
-    fm.tiles = vapi.NpuTileBox(height_0=height, height_1=height, width_0=width,
-                               addresses=[placement.offset, 0, 0, 0])
+    fm.shape = vapi.NpuShape3D(height=box_height, width=box_width, depth=box_depth)
+    fm.strides = vapi.NpuShape3D(height=strides[1], width=strides[2], depth=strides[3])
+    fm.tiles = vapi.NpuTileBox(height_0=rows[0][1], height_1=rows[0][1], width_0=columns[0][1], addresses=addresses)
     fm.quantization = vapi.NpuQuantization(scale_f32=operand.scale, zero_point=operand.zero_point)
     fm.layout = vapi.NpuLayout.NHWC
-    fm.name = operand.tensor.name
+    fm.name = region.tensor
     return fm
 
 
-def _strides(strides: tuple[int, int], ofm: Operand) -> tuple[int, int]:
+def _strides(strides: tuple[int, int], ofm: FeatureMapRegion) -> tuple[int, int]:
     """(y, x) strides with those of single-element output axes set to 1: they never move the window, and the
     hardware only takes strides up to 3 (partitioning admits larger ones on such axes)."""
-    _, height, width, _ = ofm.tensor.shape
+    _, height, width, _ = ofm.shape
     return (strides[0] if height > 1 else 1, strides[1] if width > 1 else 1)
+
+
+def _padding(region: FeatureMapRegion) -> vapi.NpuPadding:
+    pad = region.padding
+    return vapi.NpuPadding(top=pad.top, left=pad.left, bottom=pad.bottom, right=pad.right)
 
 
 def _activation(clamp: Clamp, ofm: Operand) -> vapi.NpuActivation:
@@ -72,12 +104,15 @@ def _find_block_configs(op: vapi.NpuBlockOperation, accelerator) -> list:
         return []
 
 
-def choose_block_config(op: vapi.NpuBlockOperation, accelerator, what: str) -> vapi.NpuShape3D | None:
+def choose_block_config(op: vapi.NpuBlockOperation, accelerator, what: str,
+                        depth: int | None = None) -> vapi.NpuShape3D | None:
     """Among Vela's valid block configs, the one needing the fewest blocks for the OFM; ties go to the smallest
-    block volume (less work wasted on partial blocks at the edges). None when no block fits in SHRAM."""
+    block volume (less work wasted on partial blocks at the edges). Configs of block depth `depth` come first when
+    there are any (the stripes of a convolution then share one weight stream). None when no block fits in SHRAM."""
     configs = vela_call(what, _find_block_configs, op, accelerator)
     if not configs:
         return None
+    configs = [c for c in configs if c.depth == depth] or configs
     shape = op.ofm.shape
 
     def cost(block):
@@ -116,116 +151,125 @@ def _lut_address(accelerator) -> int:
 
 
 class OperationBuilder:
-    """Builds the Vela operations of one NpuGraph, appending its constants to a shared pool."""
+    """Builds the Vela operations of one NpuGraph's stripes, appending its constants to a shared pool."""
 
     def __init__(self, accelerator, placements: dict[str, Placement], pool: ConstantPool):
         self.accelerator = accelerator
         self.placements = placements
         self.pool = pool
+        # (primitive index, output channels) → {block depth: (weights, scale/bias)} already in the pool
+        self._encoded: dict[tuple[int, Interval], dict[int, tuple[vapi.NpuAddressRange, vapi.NpuAddressRange]]] = {}
 
-    def fm(self, operand: Operand) -> vapi.NpuFeatureMap:
-        return _feature_map(operand, self.placements[operand.tensor.name])
+    def fm(self, operand: Operand, region: FeatureMapRegion) -> vapi.NpuFeatureMap:
+        return _feature_map(operand, region, self.placements[region.tensor])
 
     def constant(self, data: bytes) -> vapi.NpuAddressRange:
         offset, length = self.pool.add(data)
         return vapi.NpuAddressRange(region=CONSTANTS_REGION, address=offset, length=length)
 
-    def build(self, op) -> list[vapi.NpuOperation]:
-        """The Vela operations of one primitive (the last one produces its OFM)."""
-        what = f"{op.op_name} ({op.source})" if op.source else op.op_name
+    def build(self, op, stripe: Stripe) -> list[vapi.NpuOperation]:
+        """The Vela operations of one stripe of a primitive (the last one produces its OFM)."""
+        what = describe(op)
         if isinstance(op, Conv2D):
-            return [self.convolution(op, what)]
+            return [self.convolution(op, stripe, what)]
         if isinstance(op, Pooling):
-            return [self.pooling(op, what)]
+            return [self.pooling(op, stripe, what)]
         if isinstance(op, BinaryElementwise):
-            return [self.elementwise(op, what)]
+            return [self.elementwise(op, stripe, what)]
         if isinstance(op, Identity) and op.lut is not None:
-            return self.table_lookup(op, what)
+            return self.table_lookup(op, stripe, what)
         if isinstance(op, Identity):
-            return [self.copy(op, what)]
+            return [self.copy(op, stripe, what)]
         raise CodegenError(f"{what}: no NPU code generation for {type(op).__name__}")
 
-    def _block_op(self, npu_op: vapi.NpuBlockOperation, op, what: str) -> vapi.NpuBlockOperation:
-        npu_op.ifm = self.fm(op.ifm)
-        npu_op.ofm = self.fm(op.ofm)
+    def _block_op(self, npu_op: vapi.NpuBlockOperation, op, stripe: Stripe, what: str,
+                  depth: int | None = None) -> vapi.NpuBlockOperation:
+        npu_op.ifm = self.fm(op.ifm, stripe.ifms[0])
+        npu_op.ofm = self.fm(op.ofm, stripe.ofm)
         npu_op.activation = _activation(op.clamp, op.ofm)
-        return self._with_block_config(npu_op, what)
+        return self._with_block_config(npu_op, what, depth)
 
-    def _with_block_config(self, npu_op: vapi.NpuBlockOperation, what: str) -> vapi.NpuBlockOperation:
-        npu_op.block_config = choose_block_config(npu_op, self.accelerator, what)
+    def _with_block_config(self, npu_op: vapi.NpuBlockOperation, what: str,
+                           depth: int | None = None) -> vapi.NpuBlockOperation:
+        npu_op.block_config = choose_block_config(npu_op, self.accelerator, what, depth)
         if npu_op.block_config is None:
             raise CodegenError(f"{what}: no block configuration fits in this accelerator's SHRAM")
         return npu_op
 
-    def convolution(self, op: Conv2D, what: str) -> vapi.NpuOperation:
-        return self._convolution(op, isinstance(op, DepthwiseConv2D), what)
+    def convolution(self, op: Conv2D, stripe: Stripe, what: str) -> vapi.NpuOperation:
+        return self._convolution(op, stripe, isinstance(op, DepthwiseConv2D), what)
 
-    def _convolution(self, op: Conv2D, depthwise: bool, what: str) -> vapi.NpuOperation:
+    def _convolution(self, op: Conv2D, stripe: Stripe, depthwise: bool, what: str) -> vapi.NpuOperation:
         npu_op = vapi.NpuConvDepthWiseOperation() if depthwise else vapi.NpuConv2DOperation()
         kernel_h, kernel_w = op.kernel
-        stride_y, stride_x = _strides(op.strides, op.ofm)
+        stride_y, stride_x = _strides(op.strides, stripe.ofm)
         npu_op.kernel = vapi.NpuKernel(kernel_w, kernel_h, stride_x, stride_y, op.dilation[1], op.dilation[0])
-        npu_op.padding = vapi.NpuPadding(top=op.padding.top, left=op.padding.left, bottom=op.padding.bottom,
-                                         right=op.padding.right)
+        npu_op.padding = _padding(stripe.ifms[0])
         npu_op.rounding_mode = _ROUNDING[op.requant.rounding]
-        traversal = vapi.NpuBlockTraversal.DEPTH_FIRST
         if not depthwise:
-            npu_op.block_traversal = traversal
+            npu_op.block_traversal = vapi.NpuBlockTraversal.DEPTH_FIRST
         # Weights and biases are encoded after the block config: the weight stream depends on its depth.
         npu_op.weights = [vapi.NpuAddressRange(CONSTANTS_REGION, 0, 0)]
         npu_op.biases = [vapi.NpuAddressRange(CONSTANTS_REGION, 0, 0)]
-        self._block_op(npu_op, op, what)
-        npu_op.biases = [self.constant(self._scale_bias(op, what))]
-        centred = op.weights.astype(np.int16) - np.int16(op.weight_zero_point)
-        encoded = vela_call(what, vapi.npu_encode_weights, self.accelerator, centred,
-                            (op.dilation[1], op.dilation[0]), 8, npu_op.block_config.depth, depthwise, traversal)
-        npu_op.weights = [self.constant(bytes(encoded))]
+        encoded = self._encoded.setdefault((stripe.op, stripe.ofm.box[3]), {})
+        self._block_op(npu_op, op, stripe, what, depth=next(iter(encoded), None))
+        depth = npu_op.block_config.depth
+        if depth not in encoded:
+            encoded[depth] = self._encode(op, stripe.ofm.box[3], depth, depthwise, what)
+        weights, biases = encoded[depth]
+        npu_op.weights, npu_op.biases = [weights], [biases]
         return npu_op
 
-    @staticmethod
-    def _scale_bias(op: Conv2D, what: str) -> bytes:
-        channels = op.weights.shape[0]
-        scale = np.broadcast_to(op.requant.scale, (channels,))
-        shift = np.broadcast_to(op.requant.shift, (channels,))
-        return b"".join(
-            bytes(vela_call(what, vapi.npu_encode_bias, np.int64(op.bias[c]), int(scale[c]), int(shift[c])))
-            for c in range(channels)
+    def _encode(self, op: Conv2D, channels: Interval, depth: int, depthwise: bool,
+                what: str) -> tuple[vapi.NpuAddressRange, vapi.NpuAddressRange]:
+        """The weight stream (for blocks of `depth` output channels) and scale/bias stream of `channels`."""
+        selected = slice(channels.start, channels.stop)
+        centred = op.weights[selected].astype(np.int16) - np.int16(op.weight_zero_point)
+        encoded = vela_call(what, vapi.npu_encode_weights, self.accelerator, centred,
+                            (op.dilation[1], op.dilation[0]), 8, depth, depthwise,
+                            vapi.NpuBlockTraversal.DEPTH_FIRST)
+        count = op.weights.shape[0]
+        scale = np.broadcast_to(op.requant.scale, (count,))[selected]
+        shift = np.broadcast_to(op.requant.shift, (count,))[selected]
+        scale_bias = b"".join(
+            bytes(vela_call(what, vapi.npu_encode_bias, np.int64(b), int(m), int(n)))
+            for b, m, n in zip(op.bias[selected], scale, shift)
         )
+        return self.constant(bytes(encoded)), self.constant(scale_bias)
 
-    def pooling(self, op: Pooling, what: str) -> vapi.NpuOperation:
+    def pooling(self, op: Pooling, stripe: Stripe, what: str) -> vapi.NpuOperation:
         kind = vapi.NpuPoolingOp.MAX if op.pooling_type == "MAX" else vapi.NpuPoolingOp.AVERAGE
         npu_op = vapi.NpuPoolingOperation(kind)
         kernel_h, kernel_w = op.pool_shape
-        stride_y, stride_x = _strides(op.strides, op.ofm)
+        stride_y, stride_x = _strides(op.strides, stripe.ofm)
         npu_op.kernel = vapi.NpuKernel(kernel_w, kernel_h, stride_x, stride_y)
-        npu_op.padding = vapi.NpuPadding(top=op.padding.top, left=op.padding.left, bottom=op.padding.bottom,
-                                         right=op.padding.right)
+        npu_op.padding = _padding(stripe.ifms[0])
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL
-        npu_op.ifm, npu_op.ofm = self.fm(op.ifm), self.fm(op.ofm)
+        npu_op.ifm, npu_op.ofm = self.fm(op.ifm, stripe.ifms[0]), self.fm(op.ofm, stripe.ofm)
         npu_op.activation = _activation(op.clamp, op.ofm)
         npu_op.block_config = choose_block_config(npu_op, self.accelerator, what)
-        if npu_op.block_config is None and kind == vapi.NpuPoolingOp.AVERAGE and op.padding == Padding():
-            return self._convolution(average_as_depthwise(op), True, what)
+        if npu_op.block_config is None and kind == vapi.NpuPoolingOp.AVERAGE and stripe.ifms[0].padding == Padding():
+            return self._convolution(average_as_depthwise(op), stripe, True, what)
         return self._with_block_config(npu_op, what)
 
-    def elementwise(self, op: BinaryElementwise, what: str) -> vapi.NpuOperation:
+    def elementwise(self, op: BinaryElementwise, stripe: Stripe, what: str) -> vapi.NpuOperation:
         """The NPU broadcasts only IFM2: when the first operand is the broadcast one, swap and say so."""
         npu_op = vapi.NpuElementWiseOperation(_ELEMENTWISE[op.operator])
-        first, second = op.ifm, op.ifm2
-        if first.tensor.shape != op.ofm.tensor.shape:
+        first, second = (op.ifm, stripe.ifms[0]), (op.ifm2, stripe.ifms[1])
+        if first[1].shape != stripe.ofm.shape:
             first, second = second, first
             npu_op.reversed_operands = True
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL
         if op.operator == "MUL":
             npu_op.rescale = (int(op.requant.scale[0]), int(op.requant.shift[0]))
-        npu_op.ifm = self.fm(first)
-        npu_op.ifm2 = self.fm(second)
-        npu_op.ofm = self.fm(op.ofm)
+        npu_op.ifm = self.fm(*first)
+        npu_op.ifm2 = self.fm(*second)
+        npu_op.ofm = self.fm(op.ofm, stripe.ofm)
         npu_op.activation = _activation(op.clamp, op.ofm)
         npu_op.block_config = choose_block_config(npu_op, self.accelerator, what)
         return npu_op
 
-    def table_lookup(self, op: Identity, what: str) -> list[vapi.NpuOperation]:
+    def table_lookup(self, op: Identity, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
         """DMA the 256-byte table into LUT slot 0 of SHRAM, then a copy whose activation is the lookup: with zero
         points 0 and no scaling, the table index is the raw input value + 128."""
         table = self.constant(op.lut.astype(np.int8).tobytes())
@@ -233,17 +277,17 @@ class OperationBuilder:
         load = vapi.NpuDmaOperation(table, vapi.NpuAddressRange(LUT_REGION, shram, table.length))
         activation = vapi.NpuActivation(vapi.NpuActivationOp.TABLE_LOOKUP)
         activation.lookup_table_index = 0
-        return [load, self.copy(op, what, activation)]
+        return [load, self.copy(op, stripe, what, activation)]
 
-    def copy(self, op: Identity, what: str, activation: vapi.NpuActivation | None = None) -> vapi.NpuOperation:
-        """A 1x1 max pool from the IFM's bytes, viewed in the OFM's shape, to the OFM: a reshape in NHWC order is
-        the same bytes, and a pool has no alignment rule on the size (a DMA would need multiples of 16)."""
+    def copy(self, op: Identity, stripe: Stripe, what: str,
+             activation: vapi.NpuActivation | None = None) -> vapi.NpuOperation:
+        """A 1x1 max pool from the IFM to the OFM (for a reshape the stripe reads the IFM's bytes in the OFM's
+        shape): a pool has no alignment rule on the size, which a DMA would have (multiples of 16)."""
         npu_op = vapi.NpuPoolingOperation(vapi.NpuPoolingOp.MAX)
         npu_op.kernel = vapi.NpuKernel(1, 1)
         npu_op.padding = vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL
-        npu_op.ifm = _feature_map(dataclasses.replace(op.ifm, tensor=op.ofm.tensor),
-                                  self.placements[op.ifm.tensor.name])
-        npu_op.ofm = self.fm(op.ofm)
+        npu_op.ifm = self.fm(op.ifm, stripe.ifms[0])
+        npu_op.ofm = self.fm(op.ofm, stripe.ofm)
         npu_op.activation = activation
         return self._with_block_config(npu_op, what)

@@ -23,3 +23,8 @@ def vela_call(what: str, function: Callable[..., T], *args, **kwargs) -> T:
             return function(*args, **kwargs)
         except Exception as err:  # Vela raises asserts, ValueErrors and its own VelaError types
             raise CodegenError(f"{what}: Vela rejected the operation: {type(err).__name__}: {err}") from err
+
+
+def describe(op) -> str:
+    """How error messages name an NPU primitive: its kind, and the source operator it was legalized from."""
+    return f"{op.op_name} ({op.source})" if op.source else op.op_name

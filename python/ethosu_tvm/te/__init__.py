@@ -1,7 +1,7 @@
 """TE: bit-exact integer compute definitions of the NPU primitives, one TE graph per NPU subgraph."""
 from __future__ import annotations
 
-from .graph import TeGraph, te_graph
+from .graph import OP_ANNOTATION, TeGraph, te_graph
 from .runner import CompiledTeGraph
 
-__all__ = ["TeGraph", "te_graph", "CompiledTeGraph"]
+__all__ = ["OP_ANNOTATION", "TeGraph", "te_graph", "CompiledTeGraph"]

@@ -1,6 +1,7 @@
 """One TE graph per NPU subgraph: placeholders for inputs and constants, a te.compute stage chain per primitive."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,15 +10,22 @@ from tvm import te, tirx
 from ..legalize.ops import BinaryElementwise, Conv2D, Identity, NpuGraph, Pooling
 from .primitives import ConvConstants, binary_elementwise, convolution, identity, pooling
 
+# Block annotation carried by every TIR block of a primitive: its index in the NpuGraph's ops.
+OP_ANNOTATION = "ethosu.op"
+
 
 @dataclass(frozen=True, eq=False)
 class TeGraph:
-    """The TE form of an NpuGraph; the PrimFunc's parameters are inputs, then constants, then outputs."""
+    """The TE form of an NpuGraph; the PrimFunc's parameters are inputs, then constants, then outputs.
+
+    `tensors` maps each NpuGraph tensor name to its TE tensor, whose op name is the TIR buffer's name.
+    """
 
     name: str
     inputs: tuple[te.Tensor, ...]
     constants: tuple[tuple[te.Tensor, np.ndarray], ...]
     outputs: tuple[te.Tensor, ...]
+    tensors: Mapping[str, te.Tensor]
 
     def prim_func(self) -> tirx.PrimFunc:
         params = list(self.inputs) + [placeholder for placeholder, _ in self.constants] + list(self.outputs)
@@ -47,22 +55,23 @@ class _Builder:
     def lower(self, index: int, op) -> te.Tensor:
         name = f"op{index}_{op.op_name.split('.')[1]}"
         ifms = [self.tensors[operand.tensor.name] for operand in op.inputs]
+        attrs = {OP_ANNOTATION: index}
         if isinstance(op, Conv2D):
-            return convolution(op, ifms[0], self.conv_constants(op, name), name)
+            return convolution(op, ifms[0], self.conv_constants(op, name), name, attrs)
         if isinstance(op, Pooling):
-            return pooling(op, ifms[0], name)
+            return pooling(op, ifms[0], name, attrs)
         if isinstance(op, BinaryElementwise):
-            return binary_elementwise(op, ifms[0], ifms[1], name)
+            return binary_elementwise(op, ifms[0], ifms[1], name, attrs)
         if isinstance(op, Identity):
             lut = None if op.lut is None else self.constant(f"{name}_lut", op.lut)
-            return identity(op, ifms[0], lut, name)
+            return identity(op, ifms[0], lut, name, attrs)
         raise TypeError(f"no TE definition for {type(op).__name__}")
 
     def build(self) -> TeGraph:
         for index, op in enumerate(self.graph.ops):
             self.tensors[op.ofm.tensor.name] = self.lower(index, op)
         outputs = tuple(self.tensors[t.name] for t in self.graph.outputs)
-        return TeGraph(self.graph.name, self.inputs, tuple(self.constants), outputs)
+        return TeGraph(self.graph.name, self.inputs, tuple(self.constants), outputs, dict(self.tensors))
 
 
 def _c_name(name: str) -> str:

@@ -2,6 +2,8 @@
 
 Each function takes the legalized op, its input te.Tensors and (for convolutions) the constant tensors, and returns
 the output te.Tensor in the op's 4-D NHWC shape. Reads outside the IFM see the IFM zero point (centred value 0).
+`attrs` go on every stage a primitive creates: they become the annotations of its TIR blocks, which is how code
+generation finds the blocks of one primitive after scheduling.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ class ConvConstants:
     shift: te.Tensor
 
 
-def _centred_padded(ifm: te.Tensor, zero_point: int, padding: Padding, name: str) -> te.Tensor:
+def _centred_padded(ifm: te.Tensor, zero_point: int, padding: Padding, name: str, attrs: dict) -> te.Tensor:
     """ifm − zero_point as int32, padded with zeros (i.e. with the zero point) on the spatial axes."""
     n, h, w, c = (int(d) for d in ifm.shape)
     shape = (n, h + padding.top + padding.bottom, w + padding.left + padding.right, c)
@@ -35,7 +37,7 @@ def _centred_padded(ifm: te.Tensor, zero_point: int, padding: Padding, name: str
         inside = tirx.all(iy >= 0, iy < h, ix >= 0, ix < w)
         return tirx.if_then_else(inside, ifm[b, iy, ix, ch].astype(INT32) - zero_point, 0)
 
-    return te.compute(shape, value, name=name)
+    return te.compute(shape, value, name=name, attrs=attrs)
 
 
 def _channel(values: te.Tensor, channel):
@@ -43,9 +45,9 @@ def _channel(values: te.Tensor, channel):
     return values[channel] if int(values.shape[0]) > 1 else values[0]
 
 
-def convolution(op: Conv2D, ifm: te.Tensor, const: ConvConstants, name: str) -> te.Tensor:
+def convolution(op: Conv2D, ifm: te.Tensor, const: ConvConstants, name: str, attrs: dict) -> te.Tensor:
     """Conv2D and DepthwiseConv2D: int32 accumulation of centred products, 40-bit bias, requant, clamp."""
-    padded = _centred_padded(ifm, op.ifm.zero_point, op.padding, f"{name}_ifm")
+    padded = _centred_padded(ifm, op.ifm.zero_point, op.padding, f"{name}_ifm", attrs)
     kernel_h, kernel_w = op.kernel
     (stride_h, stride_w), (dil_h, dil_w) = op.strides, op.dilation
     ofm_shape = op.ofm.tensor.shape
@@ -65,7 +67,7 @@ def convolution(op: Conv2D, ifm: te.Tensor, const: ConvConstants, name: str) -> 
             tap = padded[b, y * stride_h + ry * dil_h, x * stride_w + rx * dil_w, rc]
             return te.sum(tap * (const.weights[o, ry, rx, rc].astype(INT32) - wzp), axis=[ry, rx, rc])
 
-    acc = te.compute(ofm_shape, accumulate, name=f"{name}_acc")
+    acc = te.compute(ofm_shape, accumulate, name=f"{name}_acc", attrs=attrs)
     rounding = op.requant.rounding
 
     def output(b, y, x, o):
@@ -73,7 +75,7 @@ def convolution(op: Conv2D, ifm: te.Tensor, const: ConvConstants, name: str) -> 
         scaled = requantize(total, _channel(const.scale, o), _channel(const.shift, o), rounding)
         return clamp_to(scaled + op.ofm.zero_point, op.clamp.min, op.clamp.max, op.ofm.tensor.dtype)
 
-    return te.compute(ofm_shape, output, name=name)
+    return te.compute(ofm_shape, output, name=name, attrs=attrs)
 
 
 def _valid_count(start, size: int, extent: int):
@@ -81,7 +83,7 @@ def _valid_count(start, size: int, extent: int):
     return tirx.max(tirx.min(start + size, extent) - tirx.max(start, 0), 0)
 
 
-def pooling(op: Pooling, ifm: te.Tensor, name: str) -> te.Tensor:
+def pooling(op: Pooling, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
     """MAX: largest valid tap. AVG: sum of valid centred taps / their count, rounded half away from zero."""
     _, h, w, _ = (int(d) for d in ifm.shape)
     pad = op.padding
@@ -90,7 +92,7 @@ def pooling(op: Pooling, ifm: te.Tensor, name: str) -> te.Tensor:
     ry = te.reduce_axis((0, kernel_h), name="ry")
     rx = te.reduce_axis((0, kernel_w), name="rx")
     ofm_shape = op.ofm.tensor.shape
-    padded = _centred_padded(ifm, op.ifm.zero_point, pad, f"{name}_ifm")
+    padded = _centred_padded(ifm, op.ifm.zero_point, pad, f"{name}_ifm", attrs)
 
     def inside(y, x):
         iy, ix = y * stride_h + ry - pad.top, x * stride_w + rx - pad.left
@@ -103,7 +105,7 @@ def pooling(op: Pooling, ifm: te.Tensor, name: str) -> te.Tensor:
             tap = padded[b, y * stride_h + ry, x * stride_w + rx, c]
             return te.max(tirx.if_then_else(inside(y, x), tap, lowest), axis=[ry, rx])
 
-        pooled = te.compute(ofm_shape, reduce, name=f"{name}_max")
+        pooled = te.compute(ofm_shape, reduce, name=f"{name}_max", attrs=attrs)
 
         def output(b, y, x, c):
             return clamp_to(pooled[b, y, x, c] + op.ofm.zero_point, op.clamp.min, op.clamp.max, op.ofm.tensor.dtype)
@@ -112,6 +114,7 @@ def pooling(op: Pooling, ifm: te.Tensor, name: str) -> te.Tensor:
             ofm_shape,
             lambda b, y, x, c: te.sum(padded[b, y * stride_h + ry, x * stride_w + rx, c], axis=[ry, rx]),
             name=f"{name}_sum",
+            attrs=attrs,
         )
 
         def output(b, y, x, c):
@@ -123,7 +126,7 @@ def pooling(op: Pooling, ifm: te.Tensor, name: str) -> te.Tensor:
             )
             return clamp_to(average + op.ofm.zero_point, op.clamp.min, op.clamp.max, op.ofm.tensor.dtype)
 
-    return te.compute(ofm_shape, output, name=name)
+    return te.compute(ofm_shape, output, name=name, attrs=attrs)
 
 
 def _broadcast_read(tensor: te.Tensor, index):
@@ -131,7 +134,7 @@ def _broadcast_read(tensor: te.Tensor, index):
     return tensor[tuple(i if int(d) > 1 else 0 for i, d in zip(index, tensor.shape))]
 
 
-def binary_elementwise(op: BinaryElementwise, lhs: te.Tensor, rhs: te.Tensor, name: str) -> te.Tensor:
+def binary_elementwise(op: BinaryElementwise, lhs: te.Tensor, rhs: te.Tensor, name: str, attrs: dict) -> te.Tensor:
     """ADD/SUB (TFLite's rescale-both-operands scheme), MUL (requant of the centred product), MIN/MAX (raw)."""
 
     def centred(tensor, operand, index):
@@ -158,17 +161,17 @@ def binary_elementwise(op: BinaryElementwise, lhs: te.Tensor, rhs: te.Tensor, na
             value = value + op.ofm.zero_point
         return clamp_to(value, op.clamp.min, op.clamp.max, op.ofm.tensor.dtype)
 
-    return te.compute(op.ofm.tensor.shape, output, name=name)
+    return te.compute(op.ofm.tensor.shape, output, name=name, attrs=attrs)
 
 
-def identity(op: Identity, ifm: te.Tensor, lut: te.Tensor | None, name: str) -> te.Tensor:
+def identity(op: Identity, ifm: te.Tensor, lut: te.Tensor | None, name: str, attrs: dict) -> te.Tensor:
     """A copy in NHWC element order (so also a reshape between equal-sized shapes), optionally via a table."""
     in_shape = [int(d) for d in ifm.shape]
     out_shape = op.ofm.tensor.shape
     if lut is not None:
-        return te.compute(out_shape, lambda *i: lut[ifm[i].astype(INT32) + 128], name=name)
+        return te.compute(out_shape, lambda *i: lut[ifm[i].astype(INT32) + 128], name=name, attrs=attrs)
     if tuple(in_shape) == tuple(out_shape):
-        return te.compute(out_shape, lambda *i: ifm[i], name=name)
+        return te.compute(out_shape, lambda *i: ifm[i], name=name, attrs=attrs)
 
     def value(*index):
         flat = 0
@@ -180,4 +183,4 @@ def identity(op: Identity, ifm: te.Tensor, lut: te.Tensor | None, name: str) -> 
             flat = tirx.floordiv(flat, extent)
         return ifm[tuple(reversed(source))]
 
-    return te.compute(out_shape, value, name=name)
+    return te.compute(out_shape, value, name=name, attrs=attrs)

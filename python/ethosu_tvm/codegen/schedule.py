@@ -1,0 +1,67 @@
+"""An NPU subgraph's TE graph as a scheduled TIR PrimFunc: the form code generation translates.
+
+Every block of primitive ``i`` carries the annotation ``OP_ANNOTATION = i`` (set by the TE definitions), so a schedule
+may split, reorder and move blocks freely: code generation still knows which primitive each block computes. The
+default schedule is none: one NPU operation per primitive. A cascading schedule (the cascader's, or a test's) splits
+the last operator's loops and moves its producers under the outer loop with :func:`compute_primitive_at`: a loop
+holding several operators is a stripe loop. To stripe a single operator, annotate its outer loops with
+``STRIPE_ANNOTATION`` (``sch.annotate(loop, STRIPE_ANNOTATION, 1)``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tvm import s_tir, tirx
+
+from ..te import OP_ANNOTATION, TeGraph
+from .vela_calls import CodegenError
+
+ScheduleFn = Callable[[s_tir.Schedule], None]
+
+# Loop annotation: each iteration of this loop is a separate NPU operation (stripe) of the operator inside it.
+STRIPE_ANNOTATION = "ethosu.stripe"
+
+
+def lower(graph: TeGraph, schedule: ScheduleFn | None = None) -> tirx.PrimFunc:
+    """The TE graph's PrimFunc with `schedule` applied to it."""
+    sch = s_tir.Schedule(graph.prim_func())
+    if schedule is not None:
+        schedule(sch)
+    return sch.mod["main"]
+
+
+def annotated_blocks(stmt) -> list[s_tir.SBlock]:
+    """The blocks that carry an OP_ANNOTATION under `stmt`, in program order. Schedules of NPU subgraphs only make
+    loops, sequences and blocks; anything else is refused rather than overlooked."""
+    found: list[s_tir.SBlock] = []
+
+    def visit(node):
+        if isinstance(node, s_tir.SBlockRealize):
+            if OP_ANNOTATION in node.block.annotations:
+                found.append(node.block)
+            visit(node.block.body)
+        elif isinstance(node, tirx.SeqStmt):
+            for child in node.seq:
+                visit(child)
+        elif isinstance(node, tirx.For):
+            visit(node.body)
+        elif not isinstance(node, tirx.BufferStore):
+            raise CodegenError(f"unexpected {type(node).__name__} in the TIR of an NPU subgraph")
+
+    visit(stmt)
+    return found
+
+
+def primitive_blocks(sch: s_tir.Schedule, index: int) -> list[s_tir.schedule.SBlockRV]:
+    """The blocks of primitive `index`, in program order (producers first)."""
+    blocks = annotated_blocks(sch.mod["main"].body)
+    return [sch.get_sblock(b.name_hint) for b in blocks if int(b.annotations[OP_ANNOTATION]) == index]
+
+
+def compute_primitive_at(sch: s_tir.Schedule, index: int, loop: s_tir.schedule.LoopRV) -> None:
+    """Move the blocks of primitive `index` that are not under `loop` yet there, each computing what its consumers
+    under `loop` need (so the consumers must be there already)."""
+    target = sch.get(loop)
+    for block in reversed(primitive_blocks(sch, index)):
+        if not any(sch.get(outer).same_as(target) for outer in sch.get_loops(block)):
+            sch.compute_at(block, loop)

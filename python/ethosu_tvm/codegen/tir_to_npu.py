@@ -1,0 +1,269 @@
+"""Scheduled TIR → the NPU operations it asks for: one `Stripe` per instance of a primitive's output block.
+
+The PrimFunc is walked in program order. A loop whose body holds the output blocks of several primitives, or a loop
+annotated STRIPE_ANNOTATION (or one holding such a loop), is a stripe loop: it is unrolled here, and each iteration
+emits its operators in order. Any other loop belongs to the one operator whose output block it holds, and that
+operator's NPU operation covers all of it.
+
+What an operation computes comes from the TIR alone: its OFM box is what the output block writes over its loops
+(stripe loops fixed); the boxes it reads are the loads of the primitive's blocks, propagated back through the
+primitive's internal buffers (padding, accumulators) to the feature maps it takes. The parts of a read box outside
+the tensor are the operation's padding, so padding appears only at the tensor's borders. The NpuGraph op (found
+through the blocks' OP_ANNOTATION) supplies what is not index arithmetic: weights, scales, rounding, activation.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tvm import ir, s_tir, sym, tirx
+
+from ..legalize.ops import Identity, NpuGraph, Padding
+from ..te import OP_ANNOTATION, TeGraph, te_graph
+from .schedule import STRIPE_ANNOTATION, ScheduleFn, annotated_blocks, lower
+from .tir_regions import Box, Interval, bound, hull, loads, logical, ring_axes, stores
+from .vela_calls import CodegenError, describe
+
+
+@dataclass(frozen=True)
+class FeatureMapRegion:
+    """A box of a feature-map tensor that one NPU operation reads or writes, and how its buffer lays it out.
+
+    `layout` is the NHWC shape of the buffer (smaller than the tensor on `rings` axes, which wrap around it); `box` is
+    in tensor coordinates and inside the tensor; `padding` counts the rows and columns of a read that fall outside.
+    """
+
+    tensor: str
+    dtype: str
+    layout: tuple[int, ...]
+    rings: tuple[bool, ...]
+    box: Box
+    padding: Padding = Padding()
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(interval.extent for interval in self.box)
+
+
+@dataclass(frozen=True)
+class Stripe:
+    """The part of primitive `op` (its index in the NpuGraph) that one NPU operation computes; `ifms` follow the
+    primitive's `inputs`."""
+
+    op: int
+    ofm: FeatureMapRegion
+    ifms: tuple[FeatureMapRegion, ...]
+
+
+Bindings = tuple[tuple[ir.expr.Var, int], ...]
+
+
+def _analyzer(bindings: Bindings) -> sym.Analyzer:
+    """An analyzer that replaces each unrolled stripe loop's variable by its value."""
+    analyzer = sym.Analyzer()
+    for var, value in bindings:
+        analyzer.bind(var, tirx.IntImm(str(var.ty.dtype), value))
+    return analyzer
+
+
+def _holds_stripe_annotation(stmt) -> bool:
+    if isinstance(stmt, tirx.For):
+        return STRIPE_ANNOTATION in stmt.annotations or _holds_stripe_annotation(stmt.body)
+    if isinstance(stmt, tirx.SeqStmt):
+        return any(_holds_stripe_annotation(child) for child in stmt.seq)
+    return False
+
+
+def _constant(analyzer: sym.Analyzer, expr, what: str) -> int:
+    value = analyzer.simplify(expr)
+    if not isinstance(value, tirx.IntImm):
+        raise CodegenError(f"{what} is not constant once the stripe loops are unrolled: {value}")
+    return int(value)
+
+
+class _Translator:
+    """Walks one scheduled PrimFunc of an NpuGraph; buffers and blocks are known by name (TE names are unique)."""
+
+    def __init__(self, func: tirx.PrimFunc, graph: NpuGraph, te_graph: TeGraph):
+        self.func = func
+        self.graph = graph
+        self.buffer_of = {name: t.op.name for name, t in te_graph.tensors.items()}  # tensor name → buffer name
+        self.tensor_of = {buffer: name for name, buffer in self.buffer_of.items()}
+        # Logical shapes, as TE defined the buffers (a rolling buffer's is smaller than its tensor's).
+        self.shapes = {t.op.name: tuple(int(d) for d in t.shape) for t in te_graph.tensors.values()}
+        self.owner: dict[str, int] = {}  # block name → primitive index
+        self.writer: dict[str, s_tir.SBlock] = {}  # buffer name → the block that stores it
+        self.buffers: dict[str, ir.expr.Var] = {}
+        for block in annotated_blocks(func.body):
+            self.owner[block.name_hint] = int(block.annotations[OP_ANNOTATION])
+            for access in stores(block) + loads(block):
+                self._add_buffer(access.buffer)
+            for access in stores(block):
+                self.writer[access.buffer.name] = block
+        self.output_of = {self.writer[self.buffer_of[op.ofm.tensor.name]].name_hint: index  # block → primitive
+                          for index, op in enumerate(graph.ops)}
+        self.rings = {name: ring_axes(self.writer[name], self.buffers[name]) for name in self.tensor_of
+                      if name in self.writer}
+
+    def _add_buffer(self, buffer: ir.expr.Var) -> None:
+        known = self.buffers.setdefault(buffer.name, buffer)
+        if not known.same_as(buffer):
+            raise CodegenError(f"{self.graph.name}: two TIR buffers are named {buffer.name}")
+
+    # -- walking the schedule -------------------------------------------------------------------------------
+    def stripes(self) -> Iterator[Stripe]:
+        yield from self._walk(self.func.body.block.body, ())
+
+    def _outputs(self, stmt) -> list[int]:
+        return [self.output_of[b.name_hint] for b in annotated_blocks(stmt) if b.name_hint in self.output_of]
+
+    def _walk(self, stmt, bindings: Bindings) -> Iterator[Stripe]:
+        if isinstance(stmt, tirx.SeqStmt):
+            for child in stmt.seq:
+                yield from self._walk(child, bindings)
+        elif isinstance(stmt, tirx.For):
+            owners = self._outputs(stmt)
+            if len(owners) > 1 or (owners and _holds_stripe_annotation(stmt)):
+                yield from self._unroll(stmt, bindings)
+            elif owners:
+                yield self._stripe(owners[0], stmt, bindings)
+        elif isinstance(stmt, s_tir.SBlockRealize):
+            if stmt.block.name_hint in self.output_of:
+                yield self._stripe(self.output_of[stmt.block.name_hint], stmt, bindings)
+        else:
+            raise CodegenError(f"{self.graph.name}: unexpected {type(stmt).__name__} in the scheduled TIR")
+
+    def _unroll(self, loop: tirx.For, bindings: Bindings) -> Iterator[Stripe]:
+        if loop.step is not None and not (isinstance(loop.step, tirx.IntImm) and int(loop.step) == 1):
+            raise CodegenError(f"{self.graph.name}: stripe loop {loop.loop_var.name} has a step")
+        analyzer = _analyzer(bindings)
+        start = _constant(analyzer, loop.min, f"the start of loop {loop.loop_var.name}")
+        extent = _constant(analyzer, loop.extent, f"the extent of loop {loop.loop_var.name}")
+        for value in range(start, start + extent):
+            yield from self._walk(loop.body, bindings + ((loop.loop_var, value),))
+
+    @staticmethod
+    def _path(stmt, block_name: str) -> tuple[list[tirx.For], s_tir.SBlockRealize]:
+        """The loops from `stmt` down to the realize of block `block_name`, and that realize."""
+        loops = []
+        while not isinstance(stmt, s_tir.SBlockRealize):
+            if isinstance(stmt, tirx.For):
+                loops.append(stmt)
+                stmt = stmt.body
+            else:
+                stmt = next(child for child in stmt.seq
+                            if any(b.name_hint == block_name for b in annotated_blocks(child)))
+        return loops, stmt
+
+    # -- one operator instance ------------------------------------------------------------------------------
+    def _stripe(self, index: int, stmt, bindings: Bindings) -> Stripe:
+        """The operation computing what primitive `index`'s output block does under `stmt`."""
+        op = self.graph.ops[index]
+        what = describe(op)
+        ofm_buffer = self.buffer_of[op.ofm.tensor.name]
+        output = self.writer[ofm_buffer]
+        loops, realize = self._path(stmt, output.name_hint)
+        analyzer = _analyzer(bindings)
+        domain = self._instance_domain(loops, realize, analyzer, what)
+        (store,) = [s for s in stores(output) if s.buffer.name == ofm_buffer]
+        ofm = self._region(ofm_buffer, bound(logical(store, self.rings[ofm_buffer]), domain, analyzer), what)
+        if ofm.padding != Padding():
+            raise CodegenError(f"{what}: the schedule writes outside the OFM")
+        reads = self._reads(index, output, domain, analyzer)
+        ifm_buffers = [self.buffer_of[operand.tensor.name] for operand in op.inputs]
+        ifms = tuple(self._region(buffer, reads[buffer], what) for buffer in ifm_buffers)
+        if isinstance(op, Identity) and self.shapes[ifm_buffers[0]] != self.shapes[ofm_buffer]:
+            ifms = (self._reshaped(ifm_buffers[0], ifms[0], ofm_buffer, ofm, what),)
+        return Stripe(index, ofm, ifms)
+
+    @staticmethod
+    def _instance_domain(loops, realize: s_tir.SBlockRealize, analyzer: sym.Analyzer, what: str) -> dict:
+        """The range of each of the block's variables over `loops`; it must be an exact box (no holes, nothing
+        outside), or one NPU operation could not compute it."""
+        loop_domain = {
+            loop.loop_var: ir.Range.from_min_extent(_constant(analyzer, loop.min, f"{what}: a loop start"),
+                                                    _constant(analyzer, loop.extent, f"{what}: a loop extent"))
+            for loop in loops
+        }
+        region = [ir.Range.from_min_extent(analyzer.simplify(value), 1) for value in realize.iter_values]
+        predicate = analyzer.simplify(realize.predicate)
+        sets = sym.estimate_region_strict_bound(region, loop_domain, predicate, analyzer)
+        if sets is None:
+            raise CodegenError(f"{what}: an instance of block {realize.block.name_hint} is not a dense box, "
+                               "which one NPU operation cannot compute")
+        domain = {}
+        for iter_var, interval in zip(realize.block.iter_vars, sets):
+            low = _constant(analyzer, interval.min_value, f"{what}: a block bound")
+            high = _constant(analyzer, interval.max_value, f"{what}: a block bound")
+            domain[iter_var.var] = ir.Range.from_min_extent(low, high - low + 1)
+        return domain
+
+    def _reads(self, index: int, block: s_tir.SBlock, domain: dict, analyzer: sym.Analyzer) -> dict[str, Box]:
+        """Boxes of the feature maps that `block` of primitive `index` needs over `domain`, following the
+        primitive's internal buffers back to the feature maps they are computed from. Constants (weights, scales,
+        lookup tables) are not feature maps and are left out."""
+        written = {access.buffer.name for access in stores(block)}  # an accumulator reads itself
+        boxes: dict[str, Box] = {}
+        for access in loads(block):
+            name = access.buffer.name
+            if name in written or not (name in self.tensor_of or self._internal(index, name)):
+                continue
+            rings = self.rings.get(name, (False,) * len(access.indices))
+            box = bound(logical(access, rings), domain, analyzer)
+            boxes[name] = hull(boxes[name], box) if name in boxes else box
+        found: dict[str, Box] = {}
+        for name, box in boxes.items():
+            if name in self.tensor_of:
+                needed = {name: box}
+            else:
+                producer = self.writer[name]
+                needed = self._reads(index, producer, self._write_domain(producer, name, box), analyzer)
+            for key, value in needed.items():
+                found[key] = hull(found[key], value) if key in found else value
+        return found
+
+    def _internal(self, index: int, buffer: str) -> bool:
+        """Is `buffer` one that primitive `index` computes on the way to its OFM (padded IFM, accumulator)?"""
+        return buffer in self.writer and self.owner[self.writer[buffer].name_hint] == index
+
+    @staticmethod
+    def _write_domain(block: s_tir.SBlock, buffer: str, box: Box) -> dict:
+        """The domain of an internal block that produces `box` of `buffer`: its stores index the buffer by its
+        spatial variables; its reduction variables keep their full range."""
+        domain = {iter_var.var: iter_var.dom for iter_var in block.iter_vars}
+        (store,) = [s for s in stores(block) if s.buffer.name == buffer]
+        for index, interval in zip(store.indices, box):
+            var = next((v for v in domain if v.same_as(index)), None)
+            if var is None:
+                raise CodegenError(f"block {block.name_hint} stores {buffer} at {index}, not at a block variable")
+            domain[var] = ir.Range.from_min_extent(interval.start, interval.extent)
+        return domain
+
+    def _region(self, buffer: str, box: Box, what: str) -> FeatureMapRegion:
+        """The feature-map region of a box: clipped to the tensor, the clipped rows and columns as padding."""
+        var = self.buffers[buffer]
+        tensor = self.tensor_of[buffer]
+        shape = self.shapes[buffer]
+        clipped = tuple(Interval(max(i.start, 0), min(i.stop, extent)) for i, extent in zip(box, shape))
+        if any(c.extent <= 0 for c in clipped) or box[0] != clipped[0] or box[3] != clipped[3]:
+            raise CodegenError(f"{what}: the schedule accesses {box} of {tensor}, beyond the tensor {shape} "
+                               "on batch or depth, or entirely outside it")
+        padding = Padding(top=clipped[1].start - box[1].start, left=clipped[2].start - box[2].start,
+                          bottom=box[1].stop - clipped[1].stop, right=box[2].stop - clipped[2].stop)
+        rings = self.rings.get(buffer, (False,) * len(shape))
+        return FeatureMapRegion(tensor, str(var.dtype), tuple(int(d) for d in var.shape), rings, clipped, padding)
+
+    def _reshaped(self, ifm_buffer: str, ifm: FeatureMapRegion, ofm_buffer: str, ofm: FeatureMapRegion,
+                  what: str) -> FeatureMapRegion:
+        """A reshape keeps NHWC element order, so it is a byte copy: its IFM is the IFM buffer viewed in the OFM
+        tensor's shape, read at the OFM's box. That needs the whole IFM tensor in its buffer."""
+        if ifm.layout != self.shapes[ifm_buffer]:
+            raise CodegenError(f"{what}: a reshape needs its whole IFM in one buffer, not a {ifm.layout} one")
+        shape = self.shapes[ofm_buffer]
+        return FeatureMapRegion(ifm.tensor, ifm.dtype, shape, (False,) * len(shape), ofm.box)
+
+
+def translate(graph: NpuGraph, schedule: ScheduleFn | None = None) -> list[Stripe]:
+    """The NPU operations of `graph`'s TIR with `schedule` applied (None: one per primitive), in execution order."""
+    graph_te = te_graph(graph)
+    return list(_Translator(lower(graph_te, schedule), graph, graph_te).stripes())
