@@ -1,1 +1,24 @@
-"""Host (Cortex-M) kernels: integer TIR reproducing TFLite reference kernels, emitted as plain C."""
+"""Host kernels: ops left on the Cortex-M, as integer TIR that reproduces LiteRT's reference kernels bit for bit,
+emitted as one plain C function each (no TVM runtime, no allocation, scratch in a caller-planned workspace).
+
+    from ethosu_tvm.host import build_kernel, host_target, spec
+    x = spec.QuantTensor((1, 10), "int8", scale=0.1, zero_point=3)
+    y = spec.QuantTensor((1, 10), "int8", scale=1 / 256, zero_point=-128)
+    kernel = build_kernel(spec.Softmax(x, y, beta=1.0), name="net_softmax_0", target=host_target("cortex-m55"))
+    kernel.c_source        # one C translation unit; several kernels may also share one
+    kernel.declaration     # void net_softmax_0(const int8_t* input, int8_t* output, uint8_t* workspace);
+    kernel.params          # KernelParam(name, dtype, shape, role "input"/"constant"/"output", data for constants)
+    kernel.workspace_bytes # scratch the caller provides (16-byte aligned) as the last argument, when > 0
+
+`spec` describes the op and its quantization as TFLite's kernel reads it; `build_kernel` derives TFLite's integer
+parameters, writes the arithmetic in TE, schedules and lowers it to TIR and emits the C. Ops and dtypes it cannot
+build raise UnsupportedHostOp, naming the op.
+"""
+from . import spec
+from .c_emitter import host_target
+from .kernel import HostKernel, KernelParam, build_kernel
+from .lowering import StackLimitExceeded
+from .spec import UnsupportedHostOp
+
+__all__ = ["HostKernel", "KernelParam", "StackLimitExceeded", "UnsupportedHostOp", "build_kernel", "host_target",
+           "spec"]

@@ -39,11 +39,6 @@ def quantize_multipliers(reals) -> tuple[np.ndarray, np.ndarray]:
     return (np.array([p[0] for p in pairs], dtype=np.int32), np.array([p[1] for p in pairs], dtype=np.int32))
 
 
-def f32(value: float) -> float:
-    """Round to float32, as TFLite does wherever it computes with `float` rather than `double`."""
-    return float(np.float32(value))
-
-
 def float32_lut(function, in_scale: float, in_zp: int, out_scale: float, out_zp: int, dtype: str) -> np.ndarray:
     """A 256-entry int8 lookup table as TFLite's LUT kernels build it (logistic, tanh: BUILTIN_REF uses these).
 
@@ -58,3 +53,26 @@ def float32_lut(function, in_scale: float, in_zp: int, out_scale: float, out_zp:
     rescaled = transformed * (np.float32(1.0) / np.float32(out_scale))
     quantized = np.array([round_half_away(float(v)) for v in rescaled], dtype=np.int64) + out_zp
     return np.clip(quantized, info.min, info.max).astype(dtype)
+
+
+INTERPOLATION_STEPS = 512  # a 16-bit table covers its input range in 512 steps of 128 input units
+
+
+def interpolation_table(function, input_min: float, input_max: float) -> np.ndarray:
+    """TFLite's 513-entry int16 table of `function` over [input_min, input_max] → [-1, 1) in Q0.15 (gen_lut).
+
+    Entry i samples the function at the step's start, biased by half the error that linear interpolation makes at
+    the step's midpoint; the last entry only gives the last step's slope. Computed in double, as TFLite does.
+    """
+    step = (input_max - input_min) / INTERPOLATION_STEPS
+    scale = 32768.0  # 2^16 output codes over the output range [-1, 1)
+    table = np.empty(INTERPOLATION_STEPS + 1, dtype=np.int16)
+    for i in range(INTERPOLATION_STEPS):
+        value = function(input_min + i * step)
+        sample = round_half_away(value * scale)
+        interpolated_midpoint = round_half_away((function(input_min + (i + 1) * step) * scale + sample) / 2)
+        midpoint = round_half_away(function(input_min + i * step + step / 2) * scale)
+        bias = round_half_away((interpolated_midpoint - midpoint) / 2)
+        table[i] = min(max(sample - bias, -32768), 32767)
+    table[INTERPOLATION_STEPS] = min(max(round_half_away(function(input_max) * scale), -32768), 32767)
+    return table

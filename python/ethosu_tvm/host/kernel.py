@@ -1,0 +1,111 @@
+"""Building a host kernel: op description -> TE -> scheduled TIR -> plain C, with its calling interface."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Union
+
+import numpy as np
+import tvm
+from tvm import s_tir, te
+
+from . import spec
+from .c_emitter import emit_c, host_target
+from .ops import binary, conv, data_movement, fully_connected, leaky_relu, lut, pool, requantize, softmax
+from .spec import HostOp, UnsupportedHostOp, op_name
+from .subroutines import subroutine_scope
+from .te_kernel import TeKernel
+
+_DEFINITIONS = {
+    spec.Softmax: softmax.define,
+    spec.Logistic: lut.define,
+    spec.Tanh: lut.define,
+    spec.Requantize: requantize.define,
+    spec.Relu: requantize.define,
+    spec.LeakyRelu: leaky_relu.define,
+    spec.Reshape: data_movement.define_reshape,
+    spec.Pad: data_movement.define_pad,
+    spec.Concatenation: data_movement.define_concatenation,
+    spec.Conv2D: conv.define,
+    spec.FullyConnected: fully_connected.define,
+    spec.Pool2D: pool.define,
+    spec.Binary: binary.define,
+}
+
+
+@dataclass(frozen=True, eq=False)
+class KernelParam:
+    """One pointer parameter of the C function, in order. Constants carry their value (to place in .rodata)."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]  # as the kernel indexes it (row-major; an activation may be viewed flattened)
+    role: str  # "input", "constant" or "output"
+    data: Optional[np.ndarray] = None
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+
+@dataclass(frozen=True, eq=False)
+class HostKernel:
+    """A self-contained C function `void name(params..., [uint8_t* workspace])` for the Cortex-M host.
+
+    The caller passes one pointer per entry of `params`, in order, then (if `workspace_bytes` > 0) a pointer to
+    `workspace_bytes` bytes of scratch memory, 16-byte aligned, that may be reused once the call returns.
+    """
+
+    name: str
+    op: str
+    c_source: str
+    params: tuple[KernelParam, ...]
+    workspace_bytes: int
+    target: tvm.target.Target
+
+    @property
+    def mcpu(self) -> Optional[str]:
+        return self.target.attrs.get("mcpu")
+
+    @property
+    def declaration(self) -> str:
+        """The C prototype, for the caller's header."""
+        return re.search(rf"^void {re.escape(self.name)}\(.*\)", self.c_source, re.MULTILINE).group(0) + ";"
+
+
+def _define(op: HostOp) -> TeKernel:
+    """The op's kernel as TE, or UnsupportedHostOp."""
+    definition = _DEFINITIONS.get(type(op))
+    if definition is None:
+        raise UnsupportedHostOp(f"{type(op).__name__}: no host kernel for this op")
+    return definition(op)
+
+
+def build_kernel(op: HostOp, name: Optional[str] = None,
+                 target: Union[tvm.target.Target, dict, str, None] = None) -> HostKernel:
+    """Compile `op` to a HostKernel named `name` (default `ethosu_host_<op>`) for a `c` target: a Target, its dict
+    form ({"kind": "c", "mcpu": "cortex-m55"}) or "c"; default `host_target()` (no mcpu).
+
+    Kernels linked into one program need distinct names: the name also prefixes the kernel's static helpers.
+    """
+    target = host_target() if target is None else tvm.target.Target(target)
+    name = name or f"ethosu_host_{op_name(op)}"
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        raise ValueError(f"kernel name {name!r} is not a C identifier")
+    with subroutine_scope(name) as helpers:
+        kernel = _define(op)
+    constants = [c.tensor for c in kernel.constants]
+    func = te.create_prim_func([*kernel.inputs, *constants, kernel.output, *kernel.scratch])
+    sch = s_tir.Schedule(func)
+    kernel.schedule(sch)
+    roles = (["input"] * len(kernel.inputs) + ["constant"] * len(constants) + ["output"]
+             + ["scratch"] * len(kernel.scratch))
+    mcpu = target.attrs.get("mcpu")
+    banner = f"{name}: {op_name(op)} host kernel (ethosu_tvm), target c" + (f" -mcpu={mcpu}" if mcpu else "")
+    c_function = emit_c(sch.mod["main"], name, roles, target, banner, helpers)
+    params = [KernelParam(t.op.name, str(t.dtype), tuple(int(d) for d in t.shape), "input") for t in kernel.inputs]
+    params += [KernelParam(c.tensor.op.name, c.value.dtype.name, c.value.shape, "constant", c.value)
+               for c in kernel.constants]
+    params.append(KernelParam(kernel.output.op.name, str(kernel.output.dtype),
+                              tuple(int(d) for d in kernel.output.shape), "output"))
+    return HostKernel(name, op_name(op), c_function.source, tuple(params), c_function.workspace_bytes, target)

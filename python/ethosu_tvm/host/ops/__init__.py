@@ -1,0 +1,1 @@
+"""One module per op family, each with `define(op) -> TeKernel`: the op's TFLite reference arithmetic in TE."""

@@ -1,0 +1,81 @@
+"""Elementwise ADD, SUB, MUL, MINIMUM, MAXIMUM (int8, int16) with NumPy broadcasting: TFLite's reference
+arithmetic.
+
+ADD/SUB: both inputs are offset, shifted left by 20 bits (int16: 15) and scaled to a common scale 2·max(s1, s2),
+added or subtracted, then rescaled to the output (TFLite's Add/Sub preparation, every multiplier double-rounding).
+MUL: (x1 − zp1)·(x2 − zp2) requantized by s1·s2/s_out. MINIMUM/MAXIMUM compare raw values (shared quantization).
+"""
+from __future__ import annotations
+
+import numpy as np
+from tvm import te, tirx
+
+from ..fixed_point import multiply_by_quantized_multiplier
+from ..quantization import quantize_multiplier
+from ..spec import Binary, UnsupportedHostOp
+from ..te_kernel import TeKernel, activation, require, require_dtype, saturate
+
+# ADD/SUB shift both operands left before rescaling them: 20 bits for int8, 15 for int16 (keeps 32 bits)
+_ADD_LEFT_SHIFT = {"int8": 20, "int16": 15}
+
+
+def _broadcast(tensor: te.Tensor, out_rank: int):
+    """Index `tensor` with output indices: right-aligned, size-1 dimensions pinned to 0."""
+    offset = out_rank - len(tensor.shape)
+    return lambda *index: tensor[tuple(0 if int(d) == 1 else index[offset + k] for k, d in enumerate(tensor.shape))]
+
+
+def _requantized(value, multiplier_shift: tuple[int, int]):
+    return multiply_by_quantized_multiplier(value, *multiplier_shift)
+
+
+def _add_or_sub(op: Binary, a, b):
+    """TFLite's quantized ADD/SUB: both operands rescaled to 2·max(s1, s2) / 2^20 units, summed, rescaled."""
+    left_shift = _ADD_LEFT_SHIFT[op.output.dtype]
+    twice_max = 2.0 * max(op.lhs.scale, op.rhs.scale)
+    lhs_scale = quantize_multiplier(op.lhs.scale / twice_max)
+    rhs_scale = quantize_multiplier(op.rhs.scale / twice_max)
+    out_scale = quantize_multiplier(twice_max / ((1 << left_shift) * op.output.scale))
+    sign = 1 if op.kind == "add" else -1
+
+    def compute(*i):
+        lhs = _requantized((a(*i).astype("int32") - op.lhs.zero_point) * (1 << left_shift), lhs_scale)
+        rhs = _requantized((b(*i).astype("int32") - op.rhs.zero_point) * (1 << left_shift), rhs_scale)
+        return saturate(_requantized(lhs + sign * rhs, out_scale), op.output, op.clamp)
+
+    return compute
+
+
+def _mul(op: Binary, a, b):
+    scale = quantize_multiplier(op.lhs.scale * op.rhs.scale / op.output.scale)
+    return lambda *i: saturate(_requantized(
+        (a(*i).astype("int32") - op.lhs.zero_point) * (b(*i).astype("int32") - op.rhs.zero_point), scale),
+        op.output, op.clamp)
+
+
+def _min_or_max(op: Binary, a, b):
+    pick = tirx.min if op.kind == "minimum" else tirx.max
+    return lambda *i: pick(a(*i), b(*i))
+
+
+_DTYPES = ("int8", "int16")
+_KINDS = {"add": _add_or_sub, "sub": _add_or_sub, "mul": _mul, "minimum": _min_or_max, "maximum": _min_or_max}
+
+
+def define(op: Binary) -> TeKernel:
+    if op.kind not in _KINDS:
+        raise UnsupportedHostOp(f"{op.kind}: no host kernel for this elementwise op")
+    require_dtype(op.kind, op.output, _DTYPES)
+    require_dtype(op.kind, op.lhs, (op.output.dtype,))
+    require_dtype(op.kind, op.rhs, (op.output.dtype,))
+    try:
+        broadcast = np.broadcast_shapes(op.lhs.shape, op.rhs.shape)
+    except ValueError:
+        broadcast = None
+    require(broadcast == op.output.shape, op.kind, f"{op.lhs.shape} and {op.rhs.shape} do not broadcast to "
+            f"{op.output.shape}")
+    rank = len(op.output.shape)
+    lhs, rhs = activation(op.lhs, "lhs"), activation(op.rhs, "rhs")
+    y = te.compute(op.output.shape, _KINDS[op.kind](op, _broadcast(lhs, rank), _broadcast(rhs, rank)),
+                   name="output")
+    return TeKernel(inputs=(lhs, rhs), output=y)

@@ -1,0 +1,63 @@
+"""RESHAPE (and SQUEEZE, EXPAND_DIMS), PAD and CONCATENATION: copies, the runner may alias some of them away.
+
+PAD fills with the zero point (real 0); CONCATENATION needs its inputs to share the output's quantization, as
+TFLite's int8/int16 kernels do, so neither requantizes.
+"""
+from __future__ import annotations
+
+import numpy as np
+from tvm import te, tirx
+
+from ..spec import Concatenation, Pad, Reshape, UnsupportedHostOp, op_name
+from ..te_kernel import TeKernel, activation, require_dtype
+
+_DTYPES = ("int8", "int16")
+
+
+def _require_same(op, tensors, output) -> None:
+    for tensor in tensors:
+        require_dtype(op_name(op), tensor, _DTYPES)
+        if (tensor.dtype, tensor.scale, tensor.zero_point) != (output.dtype, output.scale, output.zero_point):
+            raise UnsupportedHostOp(f"{op_name(op)}: inputs and output must share dtype and quantization")
+
+
+def define_reshape(op: Reshape) -> TeKernel:
+    require_dtype(op_name(op), op.input, _DTYPES)
+    if (op.output.dtype, op.output.size) != (op.input.dtype, op.input.size):
+        raise UnsupportedHostOp(f"reshape: {op.input.dtype}{list(op.input.shape)} cannot become "
+                                f"{op.output.dtype}{list(op.output.shape)}")
+    x = activation(op.input, "input", (op.input.size,))
+    return TeKernel(inputs=(x,), output=te.compute(x.shape, lambda i: x[i], name="output"))
+
+
+def define_pad(op: Pad) -> TeKernel:
+    _require_same(op, [op.input], op.output)
+    expected = tuple(d + before + after for d, (before, after) in zip(op.input.shape, op.paddings))
+    if len(op.paddings) != len(op.input.shape) or expected != op.output.shape:
+        raise UnsupportedHostOp(f"pad: paddings {op.paddings} do not take {op.input.shape} to {op.output.shape}")
+    x = activation(op.input, "input")
+
+    def output(*index):
+        source = [i - before for i, (before, _) in zip(index, op.paddings)]
+        inside = tirx.all(*[tirx.all(s >= 0, s < d) for s, d in zip(source, op.input.shape)])
+        return tirx.if_then_else(inside, x[tuple(source)], tirx.const(op.output.zero_point, op.output.dtype))
+
+    return TeKernel(inputs=(x,), output=te.compute(op.output.shape, output, name="output"))
+
+
+def define_concatenation(op: Concatenation) -> TeKernel:
+    _require_same(op, op.inputs, op.output)
+    axis = op.axis % len(op.output.shape)
+    if sum(t.shape[axis] for t in op.inputs) != op.output.shape[axis]:
+        raise UnsupportedHostOp(f"concatenation: inputs do not add up to {op.output.shape} along axis {axis}")
+    xs = [activation(t, f"input_{k}") for k, t in enumerate(op.inputs)]
+    starts = np.cumsum([0] + [t.shape[axis] for t in op.inputs]).tolist()
+
+    def output(*index):
+        value = None
+        for x, start, stop in reversed(list(zip(xs, starts, starts[1:]))):
+            load = x[index[:axis] + (index[axis] - start,) + index[axis + 1:]]
+            value = load if value is None else tirx.if_then_else(index[axis] < stop, load, value)
+        return value
+
+    return TeKernel(inputs=tuple(xs), output=te.compute(op.output.shape, output, name="output"))

@@ -1,0 +1,43 @@
+"""LOGISTIC and TANH int8 as a 256-entry lookup table: what LiteRT's BUILTIN_REF kernels evaluate (int16: see
+sigmoid_int16).
+
+TFLite builds the table when it prepares the model, from the float function evaluated in float32; it is built
+the same way here, at compile time, and passed to the kernel as a constant.
+"""
+from __future__ import annotations
+
+import numpy as np
+from tvm import te
+
+from ..quantization import float32_lut
+from ..spec import Logistic, Tanh, UnsupportedHostOp, op_name
+from ..te_kernel import TeKernel, activation, constant, require_dtype
+from . import sigmoid_int16
+
+
+def _logistic(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-x)) with float32 operations (exp rounded to float32 from double)."""
+    return np.float32(1.0) / (np.float32(1.0) + np.exp(-x.astype(np.float64)).astype(np.float32))
+
+
+def _tanh(x: np.ndarray) -> np.ndarray:
+    return np.tanh(x.astype(np.float64)).astype(np.float32)
+
+
+_FUNCTIONS = {Logistic: _logistic, Tanh: _tanh}
+
+
+def define(op: Logistic | Tanh) -> TeKernel:
+    name = op_name(op)
+    require_dtype(name, op.input, ("int8", "int16"))
+    if op.output.dtype != op.input.dtype:
+        raise UnsupportedHostOp(f"{name}: the output must be {op.input.dtype} like the input")
+    if op.input.dtype == "int16":
+        return sigmoid_int16.define(op)
+    table = float32_lut(_FUNCTIONS[type(op)], op.input.scale, op.input.zero_point, op.output.scale,
+                        op.output.zero_point, op.input.dtype)
+    x = activation(op.input, "input", (op.input.size,))
+    lut = constant(table, "table")
+    offset = -int(np.iinfo(op.input.dtype).min)
+    y = te.compute(x.shape, lambda i: lut[x[i].astype("int32") + offset], name="output")
+    return TeKernel(inputs=(x,), output=y, constants=(lut,))

@@ -1,0 +1,34 @@
+"""QUANTIZE between integer quantizations, and RELU/RELU6/RELU_N1_TO_1: TFLite's requantization.
+
+Both multiply (x − input_zp) by input_scale / output_scale with the double-rounding multiply, add output_zp and
+clamp (the RELUs to their activation range). They differ in one detail that shows in the last bit: QUANTIZE
+computes the scale ratio in double, the RELUs in float32 (LiteRT agrees, and disagrees with the other choice).
+"""
+from __future__ import annotations
+
+import numpy as np
+from tvm import te
+
+from ..fixed_point import multiply_by_quantized_multiplier
+from ..quantization import quantize_multiplier
+from ..spec import Relu, Requantize, op_name
+from ..te_kernel import TeKernel, activation, require_dtype, saturate
+
+_DTYPES = ("int8", "int16")
+
+
+def define(op: Requantize | Relu) -> TeKernel:
+    name = op_name(op)
+    if isinstance(op, Relu):
+        require_dtype(name, op.input, ("int8",))
+        require_dtype(name, op.output, ("int8",))
+        ratio, clamp = float(np.float32(op.input.scale) / np.float32(op.output.scale)), op.clamp
+    else:
+        require_dtype(name, op.input, _DTYPES)
+        require_dtype(name, op.output, _DTYPES)
+        ratio, clamp = op.input.scale / op.output.scale, None
+    multiplier, shift = quantize_multiplier(ratio)
+    x = activation(op.input, "input", (op.input.size,))
+    y = te.compute(x.shape, lambda i: saturate(multiply_by_quantized_multiplier(
+        x[i].astype("int32") - op.input.zero_point, multiplier, shift), op.output, clamp), name="output")
+    return TeKernel(inputs=(x,), output=y)

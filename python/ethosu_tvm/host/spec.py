@@ -1,0 +1,191 @@
+"""Which op, with which quantization: the description a host kernel is built from.
+
+One frozen dataclass per op family, holding exactly what TFLite's kernel reads from the model: tensor shapes and
+dtypes, per-tensor scales and zero points as stored (float32 values), constant data, and op attributes. Integer
+parameters (multipliers, shifts, tables) are derived from these when the kernel is built, as TFLite derives them
+when it prepares the model. Layouts are TFLite's: activations NHWC, conv weights OHWI, depthwise weights
+[1, H, W, C·multiplier], fully connected weights [units, depth].
+
+A partitioned Relax function `dequantize -> op -> quantize` maps to one of these: the dequantize/quantize
+constants give the scales and zero points (scales as float32 values), the op's attributes and constants give the
+rest (Relax holds conv weights HWIO: transpose them to OHWI; depthwise and fully connected weights are the TFLite
+constants before the graph's reshape/permute_dims). A fused activation becomes the integer `clamp` range: a Relax
+`clip` on the quantized output gives it directly; a float `relu`/`clip` before the quantize gives
+(max(qmin, quantize(low)), min(qmax, quantize(high))) with quantize(v) = zero_point + round(v / scale) in float32,
+as TFLite's CalculateActivationRangeQuantized computes it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+import numpy as np
+
+
+class UnsupportedHostOp(ValueError):
+    """No host kernel for this op description (op, dtype, quantization or shapes); the message names the op."""
+
+
+@dataclass(frozen=True)
+class QuantTensor:
+    """An activation tensor: real = scale · (q − zero_point)."""
+
+    shape: tuple[int, ...]
+    dtype: str  # "int8" or "int16"
+    scale: float
+    zero_point: int
+
+    def __post_init__(self) -> None:
+        """Accept NumPy scalars, lists and dtype objects, as read from constants and type annotations."""
+        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+        object.__setattr__(self, "dtype", str(np.dtype(self.dtype)))
+        object.__setattr__(self, "scale", float(self.scale))
+        object.__setattr__(self, "zero_point", int(self.zero_point))
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def limits(self) -> tuple[int, int]:
+        info = np.iinfo(self.dtype)
+        return int(info.min), int(info.max)
+
+
+@dataclass(frozen=True)
+class Unary:
+    """An op of one activation tensor (the base of the ops below)."""
+
+    input: QuantTensor
+    output: QuantTensor
+
+
+@dataclass(frozen=True)
+class Softmax(Unary):
+    """SOFTMAX over the last axis; TFLite fixes the output quantization (int8: scale 1/256, zero point −128)."""
+
+    beta: float = 1.0
+
+
+class Logistic(Unary):
+    """LOGISTIC (sigmoid); int8 output is scale 1/256, zero point −128."""
+
+
+class Tanh(Unary):
+    """TANH; int8 output is scale 1/128, zero point 0."""
+
+
+class Requantize(Unary):
+    """QUANTIZE from one integer quantization to another (same shape)."""
+
+
+@dataclass(frozen=True)
+class Relu(Unary):
+    """RELU, RELU6, RELU_N1_TO_1: requantize, then clamp to the activation's range in output integers."""
+
+    clamp: tuple[int, int] = (-128, 127)
+
+
+@dataclass(frozen=True)
+class LeakyRelu(Unary):
+    """LEAKY_RELU: x for x >= 0, alpha·x otherwise, requantized."""
+
+    alpha: float = 0.2
+
+
+class Reshape(Unary):
+    """RESHAPE, SQUEEZE, EXPAND_DIMS: the same elements in the same order under a new shape (a copy)."""
+
+
+@dataclass(frozen=True)
+class Pad(Unary):
+    """PAD with the zero point (real 0): `paddings` has one (before, after) pair per dimension."""
+
+    paddings: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class Concatenation:
+    """CONCATENATION along `axis`; int8/int16 inputs share the output's quantization (TFLite requires it)."""
+
+    inputs: tuple[QuantTensor, ...]
+    output: QuantTensor
+    axis: int
+
+
+@dataclass(frozen=True, eq=False)
+class Weighted:
+    """An op with constant weights (the base of the two below).
+
+    `weight_scales` has one scale, or one per output channel; `bias` is int32 (int64 for int16 activations) or
+    None; `clamp` is the fused activation's range in output integers (None: the dtype's range).
+    """
+
+    input: QuantTensor
+    output: QuantTensor
+    weights: np.ndarray
+    weight_scales: tuple[float, ...]
+    bias: Optional[np.ndarray]
+    clamp: Optional[tuple[int, int]] = None
+
+
+@dataclass(frozen=True, eq=False)
+class Conv2D(Weighted):
+    """CONV_2D (NHWC, OHWI weights) or, with `depthwise`, DEPTHWISE_CONV_2D ([1, H, W, C·m] weights).
+
+    `padding` is (top, left, bottom, right).
+    """
+
+    stride: tuple[int, int] = (1, 1)
+    dilation: tuple[int, int] = (1, 1)
+    padding: tuple[int, int, int, int] = (0, 0, 0, 0)
+    depthwise: bool = False
+
+
+class FullyConnected(Weighted):
+    """FULLY_CONNECTED: input flattened to [rows, depth], weights [units, depth]; output [rows, units] (any shape
+    with those elements, e.g. with keep_num_dims)."""
+
+
+@dataclass(frozen=True)
+class Pool2D:
+    """AVERAGE_POOL_2D (`kind` "avg") or MAX_POOL_2D ("max"); output quantization equals the input's."""
+
+    kind: str
+    input: QuantTensor
+    output: QuantTensor
+    pool: tuple[int, int]
+    stride: tuple[int, int]
+    padding: tuple[int, int, int, int] = (0, 0, 0, 0)
+    clamp: Optional[tuple[int, int]] = None
+
+
+@dataclass(frozen=True)
+class Binary:
+    """Elementwise ADD, SUB, MUL, MINIMUM or MAXIMUM (`kind` "add", ...) with NumPy broadcasting."""
+
+    kind: str
+    lhs: QuantTensor
+    rhs: QuantTensor
+    output: QuantTensor
+    clamp: Optional[tuple[int, int]] = None
+
+
+HostOp = Union[Softmax, Logistic, Tanh, Requantize, Relu, LeakyRelu, Reshape, Pad, Concatenation, Conv2D,
+               FullyConnected, Pool2D, Binary]
+
+
+_NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Requantize: "quantize", Relu: "relu",
+          LeakyRelu: "leaky_relu", Reshape: "reshape", Pad: "pad", Concatenation: "concatenation",
+          FullyConnected: "fully_connected"}
+
+
+def op_name(op: HostOp) -> str:
+    """The TFLite-style op name used in kernel names and error messages."""
+    if isinstance(op, Conv2D):
+        return "depthwise_conv2d" if op.depthwise else "conv2d"
+    if isinstance(op, Pool2D):
+        return f"{op.kind}_pool2d"
+    if isinstance(op, Binary):
+        return op.kind
+    return _NAMES.get(type(op), type(op).__name__)

@@ -1,0 +1,148 @@
+"""Read the one operator of a factory .tflite model into the host op description the kernel is built from.
+
+This is the test's stand-in for the AOT stage, which reads the same facts from the partitioned Relax module.
+"""
+from __future__ import annotations
+
+import numpy as np
+import tflite
+
+from ethosu_tvm.frontend.tflite_file import TFLITE_DTYPES, read_model
+from ethosu_tvm.host import spec
+from ethosu_tvm.host.quantization import round_half_away
+
+_OP = tflite.BuiltinOperator
+_ACTIVATIONS = {0: None, 1: (0.0, None), 2: (-1.0, 1.0), 3: (0.0, 6.0)}  # NONE, RELU, RELU_N1_TO_1, RELU6
+_BINARY = {_OP.ADD: "add", _OP.SUB: "sub", _OP.MUL: "mul", _OP.MINIMUM: "minimum", _OP.MAXIMUM: "maximum"}
+_RELUS = {_OP.RELU: 1, _OP.RELU_N1_TO_1: 2, _OP.RELU6: 3}  # the fused-activation code of the same range
+
+
+class _Operator:
+    """The first operator of the first subgraph, with typed access to its tensors and options."""
+
+    def __init__(self, model: bytes):
+        self.model = read_model(model)
+        self.graph = self.model.Subgraphs(0)
+        self.op = self.graph.Operators(0)
+        code = self.model.OperatorCodes(self.op.OpcodeIndex())
+        self.builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        self.inputs = [int(i) for i in self.op.InputsAsNumpy()]
+        self.output_index = int(self.op.OutputsAsNumpy()[0])
+
+    def tensor(self, index: int) -> spec.QuantTensor:
+        tensor = self.graph.Tensors(index)
+        quant = tensor.Quantization()
+        return spec.QuantTensor(tuple(int(d) for d in tensor.ShapeAsNumpy()), str(TFLITE_DTYPES[tensor.Type()]),
+                                float(quant.Scale(0)), int(quant.ZeroPoint(0)))
+
+    @property
+    def input(self) -> spec.QuantTensor:
+        return self.tensor(self.inputs[0])
+
+    @property
+    def output(self) -> spec.QuantTensor:
+        return self.tensor(self.output_index)
+
+    def constant(self, position: int) -> np.ndarray | None:
+        if position >= len(self.inputs) or self.inputs[position] < 0:
+            return None
+        tensor = self.graph.Tensors(self.inputs[position])
+        raw = self.model.Buffers(tensor.Buffer()).DataAsNumpy()
+        return raw.view(TFLITE_DTYPES[tensor.Type()]).reshape(tuple(tensor.ShapeAsNumpy()))
+
+    def scales(self, position: int) -> tuple[float, ...]:
+        quant = self.graph.Tensors(self.inputs[position]).Quantization()
+        return tuple(float(s) for s in quant.ScaleAsNumpy())
+
+    def options(self, table_class):
+        options = table_class()
+        table = self.op.BuiltinOptions()
+        options.Init(table.Bytes, table.Pos)
+        return options
+
+    def clamp(self, activation: int) -> tuple[int, int] | None:
+        """TFLite's CalculateActivationRangeQuantized: the fused activation's bounds in output integers."""
+        bounds = _ACTIVATIONS[activation]
+        if bounds is None:
+            return None
+        out = self.output
+        low, high = out.limits
+
+        def quantize(value):
+            return out.zero_point + round_half_away(float(np.float32(value) / np.float32(out.scale)))
+
+        return (max(low, quantize(bounds[0])), high if bounds[1] is None else min(high, quantize(bounds[1])))
+
+
+def _same_padding(size: int, kernel: int, stride: int, dilation: int) -> tuple[int, int]:
+    """TFLite's SAME padding: the total split with the odd pixel after."""
+    out = -(-size // stride)
+    total = max((out - 1) * stride + (kernel - 1) * dilation + 1 - size, 0)
+    return total // 2, total - total // 2
+
+
+def _padding(op: _Operator, options, kernel: tuple[int, int], dilation: tuple[int, int]) -> tuple[int, ...]:
+    if options.Padding() == tflite.Padding.VALID:
+        return (0, 0, 0, 0)
+    _, height, width, _ = op.input.shape
+    top, bottom = _same_padding(height, kernel[0], options.StrideH(), dilation[0])
+    left, right = _same_padding(width, kernel[1], options.StrideW(), dilation[1])
+    return (top, left, bottom, right)
+
+
+def _conv(op: _Operator, depthwise: bool) -> spec.Conv2D:
+    options = op.options(tflite.DepthwiseConv2DOptions if depthwise else tflite.Conv2DOptions)
+    weights = op.constant(1)
+    dilation = (options.DilationHFactor(), options.DilationWFactor())
+    return spec.Conv2D(op.input, op.output, weights, op.scales(1), op.constant(2),
+                       stride=(options.StrideH(), options.StrideW()), dilation=dilation,
+                       padding=_padding(op, options, weights.shape[1:3], dilation),
+                       clamp=op.clamp(options.FusedActivationFunction()), depthwise=depthwise)
+
+
+def _pool(op: _Operator, kind: str) -> spec.Pool2D:
+    options = op.options(tflite.Pool2DOptions)
+    pool = (options.FilterHeight(), options.FilterWidth())
+    return spec.Pool2D(kind, op.input, op.output, pool, (options.StrideH(), options.StrideW()),
+                       _padding(op, options, pool, (1, 1)), op.clamp(options.FusedActivationFunction()))
+
+
+def _binary(op: _Operator) -> spec.Binary:
+    kind = _BINARY[op.builtin]
+    table = {"add": tflite.AddOptions, "sub": tflite.SubOptions, "mul": tflite.MulOptions}.get(kind)
+    clamp = op.clamp(op.options(table).FusedActivationFunction()) if table else None
+    return spec.Binary(kind, op.input, op.tensor(op.inputs[1]), op.output, clamp)
+
+
+def host_op(model: bytes) -> spec.HostOp:
+    """The host op description of a single-operator model."""
+    op = _Operator(model)
+    code = op.builtin
+    if code == _OP.SOFTMAX:
+        return spec.Softmax(op.input, op.output, float(op.options(tflite.SoftmaxOptions).Beta()))
+    if code in (_OP.LOGISTIC, _OP.TANH):
+        return (spec.Logistic if code == _OP.LOGISTIC else spec.Tanh)(op.input, op.output)
+    if code == _OP.QUANTIZE:
+        return spec.Requantize(op.input, op.output)
+    if code in _RELUS:
+        return spec.Relu(op.input, op.output, op.clamp(_RELUS[code]))
+    if code == _OP.LEAKY_RELU:
+        return spec.LeakyRelu(op.input, op.output, float(op.options(tflite.LeakyReluOptions).Alpha()))
+    if code in (_OP.RESHAPE, _OP.SQUEEZE, _OP.EXPAND_DIMS):
+        return spec.Reshape(op.input, op.output)
+    if code == _OP.PAD:
+        return spec.Pad(op.input, op.output, tuple((int(a), int(b)) for a, b in op.constant(1)))
+    if code == _OP.CONCATENATION:
+        inputs = tuple(op.tensor(i) for i in op.inputs)
+        return spec.Concatenation(inputs, op.output, op.options(tflite.ConcatenationOptions).Axis())
+    if code in (_OP.CONV_2D, _OP.DEPTHWISE_CONV_2D):
+        return _conv(op, code == _OP.DEPTHWISE_CONV_2D)
+    if code == _OP.FULLY_CONNECTED:
+        options = op.options(tflite.FullyConnectedOptions)
+        return spec.FullyConnected(op.input, op.output, op.constant(1), op.scales(1), op.constant(2),
+                                   op.clamp(options.FusedActivationFunction()))
+    if code in (_OP.AVERAGE_POOL_2D, _OP.MAX_POOL_2D):
+        return _pool(op, "avg" if code == _OP.AVERAGE_POOL_2D else "max")
+    if code in _BINARY:
+        return _binary(op)
+    raise NotImplementedError(f"no host op description for TFLite builtin {code}")
