@@ -221,6 +221,7 @@ def test_deterministic_and_seeded():
 @pytest.mark.parametrize("op,params,message", [
     ("conv3d", {}, "unknown op kind 'conv3d'"),
     ("conv2d", {"kernal": 3}, "unknown parameter(s) kernal for op 'conv2d'"),
+    ("conv2d", {"bias": False}, "unknown parameter(s) bias for op 'conv2d'"),
     ("conv2d", {"padding": "FULL"}, "padding must be one of SAME, VALID"),
     ("conv2d", {"activation": "GELU"}, "activation must be one of"),
     ("conv2d", {"kernel": (9, 9), "padding": "VALID"}, "kernel extent 9 does not fit an input of size 8"),

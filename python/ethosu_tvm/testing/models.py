@@ -182,24 +182,24 @@ class Net:
 
     # -- weighted layers -------------------------------------------------------------------------------------
     def conv2d(self, x: QTensor, out_channels: int = 8, kernel=(3, 3), stride=(1, 1), dilation=(1, 1),
-               padding: str = "SAME", activation: str = "NONE", per_channel: bool = True, bias: bool = True,
+               padding: str = "SAME", activation: str = "NONE", per_channel: bool = True,
                w_scales=None, out_scale=None, out_zp=None) -> QTensor:
-        """CONV_2D with OHWI weights."""
+        """CONV_2D with OHWI weights and a bias (LiteRT cannot run it without one)."""
         (kh, kw), (sh, sw), (dh, dw) = _pair(kernel, "kernel"), _pair(stride, "stride"), _pair(dilation, "dilation")
         act, pad = _choice(activation, _ACTIVATIONS, "activation"), _choice(padding, _PADDINGS, "padding")
         n, h, w, c = x.shape
         shape = (n, _conv_out_size(h, kh, sh, dh, padding), _conv_out_size(w, kw, sw, dw, padding), out_channels)
         weights, scales = self._weights((out_channels, kh, kw, c), out_channels, 0, per_channel, w_scales)
         y, acc = self._weighted_output(x, shape, kh * kw * c, scales, activation, out_scale, out_zp)
-        self.builder.add_operator(_OP.CONV_2D, [x.index, weights, self._bias(x, scales, acc, bias)], [y.index],
+        self.builder.add_operator(_OP.CONV_2D, [x.index, weights, self._bias(x, scales, acc, True)], [y.index],
                                   "Conv2DOptions", dict(Padding=pad, StrideW=sw, StrideH=sh, DilationWFactor=dw,
                                                         DilationHFactor=dh, FusedActivationFunction=act))
         return y
 
     def depthwise_conv2d(self, x: QTensor, kernel=(3, 3), stride=(1, 1), dilation=(1, 1), depth_multiplier: int = 1,
                          padding: str = "SAME", activation: str = "NONE", per_channel: bool = True,
-                         bias: bool = True, w_scales=None, out_scale=None, out_zp=None) -> QTensor:
-        """DEPTHWISE_CONV_2D with [1, H, W, C*multiplier] weights."""
+                         w_scales=None, out_scale=None, out_zp=None) -> QTensor:
+        """DEPTHWISE_CONV_2D with [1, H, W, C*multiplier] weights and a bias (LiteRT needs one)."""
         (kh, kw), (sh, sw), (dh, dw) = _pair(kernel, "kernel"), _pair(stride, "stride"), _pair(dilation, "dilation")
         act, pad = _choice(activation, _ACTIVATIONS, "activation"), _choice(padding, _PADDINGS, "padding")
         if depth_multiplier < 1:
@@ -210,7 +210,7 @@ class Net:
         weights, scales = self._weights((1, kh, kw, channels), channels, 3, per_channel, w_scales)
         y, acc = self._weighted_output(x, shape, kh * kw, scales, activation, out_scale, out_zp)
         self.builder.add_operator(
-            _OP.DEPTHWISE_CONV_2D, [x.index, weights, self._bias(x, scales, acc, bias)], [y.index],
+            _OP.DEPTHWISE_CONV_2D, [x.index, weights, self._bias(x, scales, acc, True)], [y.index],
             "DepthwiseConv2DOptions", dict(Padding=pad, StrideW=sw, StrideH=sh, DepthMultiplier=depth_multiplier,
                                            DilationWFactor=dw, DilationHFactor=dh, FusedActivationFunction=act))
         return y
