@@ -17,19 +17,6 @@ def compile_npu(model: bytes, accelerator: str = "ethos-u55-128"):
     return report, graphs, [CompiledTeGraph(te_graph(g)) for g in graphs]
 
 
-def litert_tensors(model: bytes, inputs) -> dict[int, np.ndarray]:
-    """Every tensor LiteRT's reference kernels computed, by TFLite tensor index."""
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
-    interp = Interpreter(model_content=bytes(model), experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
-                         experimental_preserve_all_tensors=True)
-    interp.allocate_tensors()
-    for detail, value in zip(interp.get_input_details(), inputs):
-        interp.set_tensor(detail["index"], value)
-    interp.invoke()
-    return {d["index"]: interp.get_tensor(d["index"]).copy() for d in interp.get_tensor_details()}
-
-
 def assert_single_subgraph_exact(model: bytes, seeds=SEEDS):
     """The whole model is one NPU subgraph: its TE graph equals LiteRT exactly on seeded random inputs."""
     report, graphs, compiled = compile_npu(model)

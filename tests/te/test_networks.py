@@ -4,9 +4,9 @@ import pytest
 import tflite
 
 from ethosu_tvm.testing import models, shared_model
-from ethosu_tvm.testing.reference import random_inputs
+from ethosu_tvm.testing.reference import litert_tensors, random_inputs
 
-from te_support import SEEDS, compile_npu, litert_tensors
+from te_support import SEEDS, compile_npu
 
 MLPERF = [
     "mlperf_tiny_kws_dscnn_int8.tflite",

@@ -28,17 +28,30 @@ def _check_inputs(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
     return checked
 
 
-def run_litert(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Run the model with LiteRT's BUILTIN_REF kernels (no XNNPACK, no optimised kernels)."""
+def _litert_invoke(model: bytes, inputs: list[np.ndarray], preserve_all_tensors: bool = False):
+    """An interpreter with LiteRT's BUILTIN_REF kernels (no XNNPACK, no optimised kernels) that has run `inputs`."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     inputs = _check_inputs(model, inputs)
-    interp = Interpreter(model_content=bytes(model), experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+    interp = Interpreter(model_content=bytes(model), experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
+                         experimental_preserve_all_tensors=preserve_all_tensors)
     interp.allocate_tensors()
     for detail, value in zip(interp.get_input_details(), inputs):
         interp.set_tensor(detail["index"], value)
     interp.invoke()
+    return interp
+
+
+def run_litert(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Run the model with LiteRT's reference kernels; the outputs in subgraph order."""
+    interp = _litert_invoke(model, inputs)
     return [interp.get_tensor(detail["index"]).copy() for detail in interp.get_output_details()]
+
+
+def litert_tensors(model: bytes, inputs: list[np.ndarray]) -> dict[int, np.ndarray]:
+    """Every tensor LiteRT's reference kernels computed, intermediates included, by TFLite tensor index."""
+    interp = _litert_invoke(model, inputs, preserve_all_tensors=True)
+    return {d["index"]: interp.get_tensor(d["index"]).copy() for d in interp.get_tensor_details()}
 
 
 def _tflm_interpreter(model: bytes, arena_size: int):

@@ -13,14 +13,9 @@ import flatbuffers
 import numpy as np
 import tflite
 
-_TENSOR_TYPES = {
-    np.dtype(np.float32): tflite.TensorType.FLOAT32,
-    np.dtype(np.int32): tflite.TensorType.INT32,
-    np.dtype(np.uint8): tflite.TensorType.UINT8,
-    np.dtype(np.int64): tflite.TensorType.INT64,
-    np.dtype(np.int16): tflite.TensorType.INT16,
-    np.dtype(np.int8): tflite.TensorType.INT8,
-}
+from ..frontend.tflite_file import TFLITE_DTYPES
+
+_TENSOR_TYPES = {dtype: kind for kind, dtype in TFLITE_DTYPES.items()}
 
 
 def _schema(table: str):
