@@ -14,7 +14,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..legalize.ops import NpuGraph, Tensor
+from ..memory.placement import lowest_offset
 from .tir_to_npu import Stripe
 
 CONSTANTS_REGION = 0
@@ -22,7 +25,6 @@ SCRATCH_REGION = 1
 FIRST_IO_REGION = 3
 MAX_REGIONS = 8
 ALIGNMENT = 16
-ITEM_SIZES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4}
 
 
 def align(size: int) -> int:
@@ -55,7 +57,7 @@ class ConstantPool:
 
 
 def nbytes(tensor: Tensor) -> int:
-    return math.prod(tensor.shape) * ITEM_SIZES[tensor.dtype]
+    return math.prod(tensor.shape) * np.dtype(tensor.dtype).itemsize
 
 
 def plan(graph: NpuGraph, stripes: Sequence[Stripe]) -> tuple[dict[str, Placement], int]:
@@ -80,12 +82,8 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe]) -> tuple[dict[str, Placemen
         region = stripe.ofm
         if region.tensor in placements:
             continue
-        size = align(math.prod(region.layout) * ITEM_SIZES[region.dtype])
-        offset = 0
-        for start, length, _ in sorted(live):
-            if offset + size <= start:
-                break
-            offset = max(offset, start + length)
+        size = align(math.prod(region.layout) * np.dtype(region.dtype).itemsize)
+        offset = lowest_offset(size, ALIGNMENT, [(start, start + length) for start, length, _ in live])
         live.append((offset, size, last_use.get(region.tensor, index)))
         placements[region.tensor] = Placement(SCRATCH_REGION, offset)
         scratch = max(scratch, offset + size)

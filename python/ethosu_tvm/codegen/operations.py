@@ -22,7 +22,7 @@ from ..legalize.ops import (
     Pooling,
     Requantize,
 )
-from .memory import CONSTANTS_REGION, ITEM_SIZES, ConstantPool, Placement
+from .memory import CONSTANTS_REGION, ConstantPool, Placement
 from .tir_regions import Interval
 from .tir_to_npu import FeatureMapRegion, Stripe
 from .vela_calls import CodegenError, describe, vela_call
@@ -55,7 +55,7 @@ def _feature_map(operand: Operand, region: FeatureMapRegion, placement: Placemen
     starts (the buffer's placement plus the box's offset)."""
     if region.rings[0] or region.rings[3]:
         raise CodegenError(f"{region.tensor}: the NPU's tiles cannot wrap a rolling buffer on batch or depth")
-    element = ITEM_SIZES[region.dtype]
+    element = np.dtype(region.dtype).itemsize
     _, height, width, depth = region.layout
     strides = (height * width * depth * element, width * depth * element, depth * element, element)
     rows = _segments(region.box[1], height, region.rings[1])

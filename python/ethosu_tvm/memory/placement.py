@@ -14,14 +14,14 @@ def _align_up(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
 
-def lowest_offset(buffer: BufferInfo, occupied: list[tuple[int, int]]) -> int:
-    """The lowest aligned offset where `buffer` overlaps none of the (start, end) ranges in `occupied`."""
+def lowest_offset(size: int, alignment: int, occupied: list[tuple[int, int]]) -> int:
+    """The lowest `alignment`-aligned offset where `size` bytes overlap none of the (start, end) ranges given."""
     offset = 0
     for start, end in sorted(occupied):
-        if offset + buffer.size <= start:
+        if offset + size <= start:
             break
         if end > offset:
-            offset = _align_up(end, buffer.alignment)
+            offset = _align_up(end, alignment)
     return offset
 
 
@@ -39,7 +39,7 @@ def first_fit(buffer: BufferInfo, pools: list[PoolInfo], conflicts: dict[str, li
     for pool in allowed_pools(buffer, pools):
         occupied = [(a.offset, a.end) for other in conflicts[buffer.name]
                     if (a := placed.get(other.name)) is not None and a.pool == pool.name]
-        offset = lowest_offset(buffer, occupied)
+        offset = lowest_offset(buffer.size, buffer.alignment, occupied)
         if pool.size_hint_bytes is None or offset + buffer.size <= pool.size_hint_bytes:
             return Allocation(buffer, pool.name, offset)
     return None

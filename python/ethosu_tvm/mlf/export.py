@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 MLF_VERSION = 7
 # A fixed timestamp keeps the archive reproducible; SOURCE_DATE_EPOCH (reproducible-builds convention) overrides.
@@ -34,11 +37,7 @@ class IOTensor:
 
     @property
     def size(self) -> int:
-        itemsize = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "float32": 4}[self.dtype]
-        count = 1
-        for dim in self.shape:
-            count *= dim
-        return count * itemsize
+        return math.prod(self.shape) * np.dtype(self.dtype).itemsize
 
 
 @dataclass
