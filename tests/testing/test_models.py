@@ -231,6 +231,7 @@ def test_deterministic_and_seeded():
     ("conv2d", {"in_zp": 200}, "zero point 200 is outside the int8 range"),
     ("conv2d", {"dtype": "int16", "in_zp": 3}, "int16 activations must have zero point 0"),
     ("conv2d", {"in_scale": -1.0}, "scales must be positive"),
+    ("relu6", {"out_scale": 0.0}, "scales must be positive"),
     ("depthwise_conv2d", {"dilation": (4, 4), "padding": "VALID"}, "kernel extent 9 does not fit"),
     ("pad", {"dtype": "int16"}, "op 'pad' has no int16 variant"),
     ("add", {"in2_shape": (1, 3, 8, 8)}, "do not broadcast"),

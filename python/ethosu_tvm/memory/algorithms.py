@@ -41,12 +41,15 @@ def greedy_by_size(buffers: list[BufferInfo], pools: list[PoolInfo], **_) -> Res
     return Result(place(_size_order(buffers), pools, conflict_map(buffers)))
 
 
+def _conflict_order(buffers: list[BufferInfo], conflicts: dict[str, list[BufferInfo]]) -> list[BufferInfo]:
+    pressure = {b.name: sum(o.size for o in conflicts[b.name]) for b in buffers}
+    return sorted(buffers, key=lambda b: (-pressure[b.name], -b.size, b.name))
+
+
 def greedy_by_conflicts(buffers: list[BufferInfo], pools: list[PoolInfo], **_) -> Result:
     """Buffers with the most bytes live beside them first (ties: larger, then by name)."""
     conflicts = conflict_map(buffers)
-    pressure = {b.name: sum(o.size for o in conflicts[b.name]) for b in buffers}
-    order = sorted(buffers, key=lambda b: (-pressure[b.name], -b.size, b.name))
-    return Result(place(order, pools, conflicts))
+    return Result(place(_conflict_order(buffers, conflicts), pools, conflicts))
 
 
 def hill_climb(buffers: list[BufferInfo], pools: list[PoolInfo], seed: int = 0, iterations: int | None = None,
@@ -57,9 +60,7 @@ def hill_climb(buffers: list[BufferInfo], pools: list[PoolInfo], seed: int = 0, 
     tries 20 swaps per pair of buffers, at most 4000.
     """
     conflicts = conflict_map(buffers)
-    starts = [_size_order(buffers)]
-    pressure = {b.name: sum(o.size for o in conflicts[b.name]) for b in buffers}
-    starts.append(sorted(buffers, key=lambda b: (-pressure[b.name], -b.size, b.name)))
+    starts = [_size_order(buffers), _conflict_order(buffers, conflicts)]
     order, best = min(((o, place(o, pools, conflicts)) for o in starts), key=lambda item: _cost(item[1]))
     best_cost = _cost(best)
     if len(order) < 2:

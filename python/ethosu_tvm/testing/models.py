@@ -372,12 +372,14 @@ class Net:
 
     def relu6(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
         """RELU6; keeps the input's quantization by default (TFLite Micro's kernel cannot requantize)."""
-        y = self._activation(x.shape, x.dtype, out_scale or x.scale, x.zero_point if out_zp is None else out_zp)
+        y = self._activation(x.shape, x.dtype, x.scale if out_scale is None else out_scale,
+                             x.zero_point if out_zp is None else out_zp)
         return self._unary(_OP.RELU6, None, x, y)
 
     def relu_n1_to_1(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
         """RELU_N1_TO_1; keeps the input's quantization by default."""
-        y = self._activation(x.shape, x.dtype, out_scale or x.scale, x.zero_point if out_zp is None else out_zp)
+        y = self._activation(x.shape, x.dtype, x.scale if out_scale is None else out_scale,
+                             x.zero_point if out_zp is None else out_zp)
         return self._unary(_OP.RELU_N1_TO_1, None, x, y)
 
     def exp(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
