@@ -1,4 +1,5 @@
-"""Import: the MLPerf Tiny models, the source-operator map, the FC-on-N-D fix and the typed rejections."""
+"""Import: the MLPerf Tiny models, the source-operator and quantization maps, the fixes around TVM's converters
+(FC on N-D inputs, SOFTMAX beta) and the typed rejections."""
 import numpy as np
 import pytest
 import tflite
@@ -10,10 +11,11 @@ from ethosu_tvm.frontend.importer import (
     UnsupportedModelError,
     from_tflite,
     source_ops,
+    tensor_quant,
 )
 from ethosu_tvm.frontend.tflite_file import ModelFormatError
 from ethosu_tvm.testing import models, shared_model
-from ethosu_tvm.testing.tflite_builder import ModelBuilder, Quantization
+from ethosu_tvm.testing.invalid_models import dynamic_shape_model, float_model
 
 MLPERF = {
     "mlperf_tiny_kws_dscnn_int8.tflite": 13,
@@ -73,34 +75,16 @@ def test_one_channel_depthwise_weights_import():
     assert [op.op for op in source_ops(from_tflite(model))] == ["DEPTHWISE_CONV_2D"]
 
 
-def _float_add() -> bytes:
-    builder = ModelBuilder()
-    a = builder.add_tensor("a", (1, 4), np.float32)
-    b = builder.add_tensor("b", (1, 4), np.float32)
-    c = builder.add_tensor("c", (1, 4), np.float32)
-    builder.add_operator(tflite.BuiltinOperator.ADD, [a, b], [c], "AddOptions", {})
-    return builder.build([a, b], [c], ["a", "b"], ["c"])
-
-
-def _dynamic_relu() -> bytes:
-    builder = ModelBuilder()
-    quant = Quantization((0.1,), (0,))
-    x = builder.add_tensor("x", (1, -1, 8), np.int8, quantization=quant)
-    y = builder.add_tensor("y", (1, -1, 8), np.int8, quantization=quant)
-    builder.add_operator(tflite.BuiltinOperator.RELU, [x], [y])
-    return builder.build([x], [y], ["x"], ["y"])
-
-
 def test_float_model_is_rejected():
-    with pytest.raises(FloatModelError, match="^tensor 'a' is floating point: only int8-quantized models can be "
+    with pytest.raises(FloatModelError, match="^tensor 'a' is floating point: only int8/int16-quantized models can be "
                                                "compiled$"):
-        from_tflite(_float_add())
+        from_tflite(float_model())
 
 
 def test_dynamic_shape_is_rejected():
     with pytest.raises(DynamicShapeError, match=r"^tensor 'x' has a dynamic shape \(1, -1, 8\): only static "
                                                  r"shapes can be compiled$"):
-        from_tflite(_dynamic_relu())
+        from_tflite(dynamic_shape_model())
 
 
 def test_unsupported_operator_and_bad_bytes():
@@ -129,3 +113,58 @@ def test_value_moving_ops_import_exactly(op):
         outputs = [result] if hasattr(result, "numpy") else list(result)
         for out, ref in zip(outputs, run_litert(model, inputs)):
             assert np.array_equal(out.numpy().reshape(ref.shape), ref)
+
+
+def _op_of(binding) -> str:
+    return getattr(getattr(binding.value, "op", None), "name", "")
+
+
+def _main_ops(mod) -> list[str]:
+    return [_op_of(b) for block in mod["main"].body.blocks for b in block.bindings if _op_of(b)]
+
+
+def _max_lsb_diff(mod, model: bytes) -> int:
+    """Largest difference between the module run on the host VM (float QDQ emulation) and LiteRT."""
+    import tvm
+    from tvm import relax
+
+    from ethosu_tvm.testing.reference import random_inputs, run_litert
+
+    vm = relax.VirtualMachine(relax.build(mod, "llvm"), tvm.cpu())
+    inputs = random_inputs(model, 0)
+    (expected,) = run_litert(model, inputs)
+    out = vm["main"](*[tvm.runtime.tensor(x) for x in inputs]).numpy()
+    return int(np.max(np.abs(out.astype(np.int32) - expected.astype(np.int32))))
+
+
+def test_softmax_keeps_its_beta():
+    """TVM's converter drops SOFTMAX's beta; the import scales the dequantized input by it (beta 1 stays as TVM
+    writes it)."""
+    from tvm.relax.frontend.tflite import from_tflite as tvm_from_tflite
+
+    model = models.make("softmax", beta=0.5, in_scale=0.1)
+    assert _max_lsb_diff(tvm_from_tflite(tflite.Model.GetRootAsModel(model, 0)), model) > 10  # beta ignored
+    mod = from_tflite(model)
+    assert _main_ops(mod) == ["relax.dequantize", "relax.multiply", "relax.nn.softmax", "relax.quantize"]
+    (beta,) = [b.value.args[1] for b in mod["main"].body.blocks[0].bindings if _op_of(b) == "relax.multiply"]
+    assert beta.value.numpy().dtype == np.float32 and float(beta.value.numpy()) == 0.5
+    assert _max_lsb_diff(mod, model) <= 1  # float emulation of TFLite's integer kernel
+    assert _main_ops(from_tflite(models.make("softmax", beta=1.0))) == [
+        "relax.dequantize", "relax.nn.softmax", "relax.quantize"]
+
+
+@pytest.mark.parametrize("op, name", [("conv2d", "CONV_2D"), ("depthwise_conv2d", "DEPTHWISE_CONV_2D"),
+                                      ("fully_connected", "FULLY_CONNECTED")])
+def test_converter_failures_name_the_operator(op, name):
+    """TVM's converters fail on int16 weighted ops with a bare TypeError; the import names the operator."""
+    with pytest.raises(UnsupportedModelError, match=f"^the TFLite frontend cannot convert operator #0 {name}: "
+                                                    "Unsupported input datatype for operation: float32$"):
+        from_tflite(models.make(op, dtype="int16"))
+
+
+def test_tensor_quantization_map_covers_raw_integer_ops():
+    """MAX_POOL_2D imports without QDQ; the map keeps the quantization of its input and output by var name."""
+    mod = from_tflite(models.make("max_pool2d", in_scale=0.25, in_zp=7))
+    (pool,) = source_ops(mod)
+    assert tensor_quant(mod) == {"input_0": (0.25, 7), pool.bindings[-1]: (0.25, 7)}
+    assert tensor_quant(mod.without_attr("ethosu.tensor_quant")) == {}

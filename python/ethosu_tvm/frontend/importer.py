@@ -2,6 +2,8 @@
 
 The map (module attribute ``ethosu.source_ops``, read back with :func:`source_ops`) records for every TFLite operator
 the names of the Relax bindings it produced in ``main``: the offload report needs one entry per source operator.
+A second map (``ethosu.tensor_quant``, :func:`tensor_quant`) keeps the TFLite quantization of the tensors by Relax
+var name: ops the frontend imports on raw integers (pools, pad, reshape) carry none in the graph itself.
 """
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ import tflite
 from .tflite_file import read_model
 
 SOURCE_OPS_ATTR = "ethosu.source_ops"
+TENSOR_QUANT_ATTR = "ethosu.tensor_quant"
+MODEL_IO_ATTR = "ethosu.io"
 VALUE_MOVING_OPS = frozenset({"PAD", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "SLICE", "STRIDED_SLICE", "SPLIT", "PACK",
                               "RESIZE_NEAREST_NEIGHBOR"})
 
@@ -61,7 +65,7 @@ def _check_tensors(graph: tflite.SubGraph) -> None:
         tensor = graph.Tensors(int(index))
         if tensor.Type() in float_types:
             raise FloatModelError(
-                f"tensor {tensor.Name().decode()!r} is floating point: only int8-quantized models can be compiled"
+                f"tensor {tensor.Name().decode()!r} is floating point: only int8/int16-quantized models can be compiled"
             )
     for i in range(graph.TensorsLength()):
         tensor = graph.Tensors(i)
@@ -89,20 +93,47 @@ def _tracking_converter():
             super().__init__(model, subgraph, exp_tab, bb)
             self.position_to_index = {subgraph.Operators(i)._tab.Pos: i for i in range(subgraph.OperatorsLength())}
             self.outputs_by_op: dict[int, list[str]] = {}
+            self.quant_by_name: dict[str, tuple[float, int]] = {}
+            self.builtin_names = _builtin_names()
             self.input_override: tuple[int, relax.Expr] | None = None
             self.convert_map = {name: self._tracked(func) for name, func in self.convert_map.items()}
 
         def _tracked(self, convert):
             def run(op):
-                ret = convert(op=op)
-                if ret is None:
-                    return None
-                # Bind the result now so that bindings are attributed to the operator that produced them.
-                items = [self.bb.emit(r) if not isinstance(r, relax.Var) else r for r in _as_list(ret)]
-                self.outputs_by_op[self.position_to_index[op._tab.Pos]] = [v.name for v in items]
-                return items[0] if not isinstance(ret, (list, tuple, relax.Tuple)) else relax.Tuple(items)
+                index = self.position_to_index[op._tab.Pos]
+                try:
+                    return self._convert_and_bind(convert, op, index)
+                except ModelImportError:
+                    raise
+                except Exception as err:  # TVM's converters fail with asserts, TypeErrors, ...: name the operator
+                    name = _op_name(self.model, op, self.builtin_names)
+                    raise UnsupportedModelError(
+                        f"the TFLite frontend cannot convert operator #{index} {name}: {_first_line(err)}") from err
 
             return run
+
+        def _convert_and_bind(self, convert, op, index: int):
+            ret = convert(op=op)
+            if ret is None:
+                return None
+            # Bind the result now so that bindings are attributed to the operator that produced them (emitting
+            # also runs the type inference that rejects what TVM cannot express).
+            items = [self.bb.emit(r) if not isinstance(r, relax.Var) else r for r in _as_list(ret)]
+            self.outputs_by_op[index] = [v.name for v in items]
+            inputs = [(self.get_expr(t.tensor_idx), t) for t in self.get_input_tensors(op)
+                      if t.tensor_idx >= 0 and self.has_expr(t.tensor_idx)]
+            self._record_quant(inputs + list(zip(items, self.get_output_tensors(op))))
+            return items[0] if not isinstance(ret, (list, tuple, relax.Tuple)) else relax.Tuple(items)
+
+        def _record_quant(self, pairs) -> None:
+            """Per-tensor quantization of the (Relax var, TFLite tensor) pairs."""
+            for expr, tensor in pairs:
+                params = tensor.qnn_params
+                if not isinstance(expr, relax.Var) or not params:
+                    continue
+                scale, zero_point = (params[k].value.numpy().reshape(-1) for k in ("scale", "zero_point"))
+                if scale.size == 1:
+                    self.quant_by_name[expr.name] = (float(scale[0]), int(zero_point[0]))
 
         def get_tensors(self, tensors_idx_list):
             # A single scale is per-tensor whatever QuantizedDimension says (TFLite writes 3 for a one-channel
@@ -124,6 +155,22 @@ def _tracking_converter():
             data = self.get_input_tensors(op)[0]
             (output,) = self.get_output_tensors(op)
             return relax.op.reshape(self.get_tensor_expr(data), [int(d) for d in self.get_tensor_shape(output)])
+
+        def convert_softmax(self, op):
+            # TVM's converter drops beta; TFLite computes softmax(beta · x) on the real input.
+            options = tflite.SoftmaxOptions()
+            table = op.BuiltinOptions()
+            options.Init(table.Bytes, table.Pos)
+            beta = options.Beta()
+            if beta == 1.0:
+                return super().convert_softmax(op)
+            (data,) = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            x = self.get_tensor_expr(data)
+            if data.qnn_params:
+                x = self.dequantize(x, data)
+            out = relax.op.nn.softmax(relax.op.multiply(x, relax.const(np.float32(beta), "float32")), axis=-1)
+            return self.quantize(out, output) if output.qnn_params else out
 
         def convert_fully_connected(self, op):
             # TVM's converter feeds an N-D input straight into matmul; TFLite flattens it to [-1, n_inputs] (unless
@@ -194,12 +241,38 @@ def from_tflite(model: str | Path | bytes):
     except (tvm.error.OpNotImplemented, tvm.error.OpAttributeInvalid, tvm.error.OpAttributeUnImplemented) as err:
         raise UnsupportedModelError(f"the TFLite frontend cannot convert the model: {_first_line(err)}") from err
     ops = _attribute_bindings(mod, parsed, instances[0].outputs_by_op)
-    return mod.with_attr(SOURCE_OPS_ATTR, json.dumps([[op.index, op.op, list(op.bindings)] for op in ops]))
+    mod = mod.with_attr(SOURCE_OPS_ATTR, json.dumps([[op.index, op.op, list(op.bindings)] for op in ops]))
+    mod = mod.with_attr(TENSOR_QUANT_ATTR, json.dumps(instances[0].quant_by_name))
+    graph = parsed.Subgraphs(0)
+    names = {kind: [graph.Tensors(int(i)).Name().decode() for i in indices]
+             for kind, indices in (("inputs", graph.InputsAsNumpy()), ("outputs", graph.OutputsAsNumpy()))}
+    return mod.with_attr(MODEL_IO_ATTR, json.dumps(names))
 
 
 def _first_line(err: Exception) -> str:
     lines = [line for line in str(err).splitlines() if line.strip()]
     return lines[-1].strip() if lines else type(err).__name__
+
+
+def tensor_quant(mod) -> dict[str, tuple[float, int]]:
+    """(scale, zero point) of each per-tensor quantized TFLite tensor, by the name of the Relax var holding it in the
+    ``main`` :func:`from_tflite` returned (empty when imported otherwise)."""
+    text = mod.attrs[TENSOR_QUANT_ATTR] if mod.attrs is not None and TENSOR_QUANT_ATTR in mod.attrs else "{}"
+    return {name: (float(scale), int(zero_point)) for name, (scale, zero_point) in json.loads(str(text)).items()}
+
+
+def model_io_names(mod) -> tuple[list[str], list[str]]:
+    """The source model's input and output tensor names, in order; for a module not from :func:`from_tflite`,
+    main's parameter names and ``output_<i>``."""
+    if mod.attrs is not None and MODEL_IO_ATTR in mod.attrs:
+        names = json.loads(str(mod.attrs[MODEL_IO_ATTR]))
+        return names["inputs"], names["outputs"]
+    from tvm import relax
+
+    main = mod["main"]
+    result = main.body.body.ty
+    count = len(result.fields) if isinstance(result, relax.TupleType) else 1
+    return [p.name for p in main.params], [f"output_{i}" for i in range(count)]
 
 
 def source_ops(mod) -> list[SourceOp]:

@@ -13,12 +13,16 @@ emitted as one plain C function each (no TVM runtime, no allocation, scratch in 
 `spec` describes the op and its quantization as TFLite's kernel reads it; `build_kernel` derives TFLite's integer
 parameters, writes the arithmetic in TE, schedules and lowers it to TIR and emits the C. Ops and dtypes it cannot
 build raise UnsupportedHostOp, naming the op.
+
+From a partitioned module: `fuse_host_ops(mod)` groups what stays in main into `host.<kind>` composites (or raises
+UnsupportedHostOp naming the TFLite operator no kernel covers); `host_spec(func)` reads one composite as its spec.
 """
 from . import spec
 from .c_emitter import host_target
 from .kernel import HostKernel, KernelParam, build_kernel
+from .legalize import fuse_host_ops, host_functions, host_patterns, host_spec
 from .lowering import StackLimitExceeded
 from .spec import UnsupportedHostOp
 
-__all__ = ["HostKernel", "KernelParam", "StackLimitExceeded", "UnsupportedHostOp", "build_kernel", "host_target",
-           "spec"]
+__all__ = ["HostKernel", "KernelParam", "StackLimitExceeded", "UnsupportedHostOp", "build_kernel", "fuse_host_ops",
+           "host_functions", "host_patterns", "host_spec", "host_target", "spec"]

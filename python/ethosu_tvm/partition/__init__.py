@@ -5,7 +5,7 @@ fails a check stays on the host and the report records the reason.
 """
 from __future__ import annotations
 
-from .partitioner import partition_for_ethosu
+from .partitioner import host_only_report, partition_for_ethosu
 from .report import OffloadEntry, OffloadReport
 
-__all__ = ["partition_for_ethosu", "OffloadEntry", "OffloadReport"]
+__all__ = ["host_only_report", "partition_for_ethosu", "OffloadEntry", "OffloadReport"]

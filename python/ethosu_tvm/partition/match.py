@@ -29,10 +29,11 @@ def match_from_context(pattern: NpuPattern, ctx) -> Match:
     return Match(pattern.kind, roles)
 
 
-def match_composite(func: relax.Function) -> Match:
-    """Re-match a composite function's body with the pattern named by its ``Composite`` attribute."""
+def match_composite(func: relax.Function, patterns: list[NpuPattern] | None = None) -> Match:
+    """Re-match a composite function's body with the pattern named by its ``Composite`` attribute, one of
+    `patterns` (default: the NPU patterns)."""
     name = str(func.attrs["Composite"])
-    pattern = next(p for p in npu_patterns() if p.name == name)
+    pattern = next(p for p in (npu_patterns() if patterns is None else patterns) if p.name == name)
     var2val = bound_values(func)
     output = func.body.body
     while isinstance(output, relax.Var) and output in var2val:

@@ -67,3 +67,8 @@ def partition_for_ethosu(mod: tvm.IRModule, accelerator: str | EthosuTarget = "e
     merged = MergeCompositeFunctions()(fused)
     merged = merged.with_attr("ethosu.accelerator", target.accelerator)
     return merged, _report(mod, log, target.accelerator)
+
+
+def host_only_report(mod: tvm.IRModule) -> OffloadReport:
+    """The report of a build without an NPU target: every operator runs on the host."""
+    return OffloadReport("none", tuple(OffloadEntry(op.index, op.op, HOST, "no ethos-u target") for op in source_ops(mod)))

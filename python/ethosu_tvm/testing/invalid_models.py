@@ -1,0 +1,27 @@
+"""Small TFLite models the compiler must refuse with a clear error: float arithmetic and dynamic shapes."""
+from __future__ import annotations
+
+import numpy as np
+import tflite
+
+from .tflite_builder import ModelBuilder, Quantization
+
+
+def float_model() -> bytes:
+    """c = a + b in float32 (tensors 'a', 'b', 'c')."""
+    builder = ModelBuilder()
+    a = builder.add_tensor("a", (1, 4), np.float32)
+    b = builder.add_tensor("b", (1, 4), np.float32)
+    c = builder.add_tensor("c", (1, 4), np.float32)
+    builder.add_operator(tflite.BuiltinOperator.ADD, [a, b], [c], "AddOptions", {})
+    return builder.build([a, b], [c], ["a", "b"], ["c"])
+
+
+def dynamic_shape_model() -> bytes:
+    """An int8 RELU over 'x' of shape (1, -1, 8)."""
+    builder = ModelBuilder()
+    quant = Quantization((0.1,), (0,))
+    x = builder.add_tensor("x", (1, -1, 8), np.int8, quantization=quant)
+    y = builder.add_tensor("y", (1, -1, 8), np.int8, quantization=quant)
+    builder.add_operator(tflite.BuiltinOperator.RELU, [x], [y])
+    return builder.build([x], [y], ["x"], ["y"])

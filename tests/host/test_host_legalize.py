@@ -1,0 +1,181 @@
+"""Host legalization: what partitioning leaves on the host becomes host composites whose specs are exactly what the
+TFLite file says (host_tflite_ops.host_op) and whose kernels match LiteRT bit for bit; the rest is refused by name."""
+import dataclasses
+import re
+
+import numpy as np
+import pytest
+import tvm
+from host_harness import assert_plain_c
+from host_tflite_ops import host_op
+from tvm import relax
+
+from ethosu_tvm.frontend.importer import from_tflite
+from ethosu_tvm.host import UnsupportedHostOp, build_kernel, fuse_host_ops, host_functions, host_spec
+from ethosu_tvm.partition import partition_for_ethosu
+from ethosu_tvm.partition.patterns import npu_functions
+from ethosu_tvm.testing import models
+from ethosu_tvm.testing.reference import random_inputs, run_litert
+
+ACCELERATOR = "ethos-u55-128"
+I16 = dict(dtype="int16")
+# (factory op, parameters) that partitioning for the U55 leaves on the host.
+HOST_CASES = [
+    ("softmax", {}),
+    ("softmax", dict(beta=0.5)),
+    ("softmax", dict(in_shape=(2, 37), in_scale=0.3, beta=2.0)),
+    ("softmax", I16),
+    ("softmax", dict(I16, in_shape=(3, 300), in_scale=0.002, beta=0.5)),
+    ("concatenation", {}),
+    ("concatenation", dict(num_inputs=3, axis=1)),
+    ("pad", {}),
+    ("pad", dict(in_zp=50, paddings=((0, 0), (0, 3), (2, 0), (1, 1)))),
+    ("avg_pool2d", I16),
+    ("avg_pool2d", dict(I16, pool=(3, 3), stride=(2, 2), padding="SAME", activation="RELU6")),
+    ("max_pool2d", I16),
+    ("max_pool2d", dict(I16, pool=(2, 3), padding="SAME", activation="RELU")),
+    ("add", I16),
+    ("add", dict(I16, in2_shape=(1, 1, 1, 8), activation="RELU6")),
+    ("sub", dict(I16, activation="RELU")),
+    ("mul", I16),
+    ("minimum", I16),
+    ("maximum", dict(I16, in2_shape=(8, 1, 8))),
+    ("quantize", I16),
+    ("tanh", I16),
+    ("logistic", I16),
+    ("reshape", I16),
+    # int8 operators a U55 constraint rejects
+    ("conv2d", dict(in_shape=(1, 16, 16, 4), stride=(4, 4), activation="RELU6")),
+    ("depthwise_conv2d", dict(in_shape=(1, 16, 16, 4), stride=(4, 4), activation="RELU")),
+    ("depthwise_conv2d", dict(padding="VALID", dilation=(2, 1), per_channel=False)),  # imports as a grouped conv
+    ("fully_connected", dict(in_shape=(2, 3, 40), keep_num_dims=True, bias=False)),  # 3-D IFM
+    ("max_pool2d", dict(pool=(3, 3), stride=(4, 4), padding="SAME", activation="RELU")),
+    ("avg_pool2d", dict(in_shape=(1, 20, 20, 4), pool=(9, 9), stride=(1, 1), padding="SAME", activation="RELU6")),
+    ("add", dict(in_shape=(1, 8, 1, 8), in2_shape=(1, 1, 8, 1), activation="RELU")),  # broadcasts both ways
+]
+# int8 operators the NPU takes: their host patterns, checked on the module before partitioning.
+UNPARTITIONED_CASES = [
+    ("relu", dict(out_scale=0.01, out_zp=-20)),
+    ("relu6", dict(in_scale=0.05, in_zp=-100)),
+    ("relu_n1_to_1", dict(in_scale=0.01, in_zp=10)),
+    ("leaky_relu", dict(alpha=0.7, out_scale=0.03, out_zp=40)),
+    ("quantize", dict(out_scale=0.5, out_zp=-100)),
+    ("tanh", {}),
+    ("logistic", dict(in_scale=0.2, in_zp=-60)),
+    ("reshape", {}),
+    ("squeeze", {}),
+    ("expand_dims", {}),
+    ("conv2d", dict(in_shape=(1, 9, 11, 3), out_channels=5, kernel=(3, 2), stride=(2, 3), activation="RELU6")),
+    ("conv2d", dict(padding="VALID", dilation=(2, 2), per_channel=False, activation="RELU")),
+    ("depthwise_conv2d", dict(depth_multiplier=2, in_shape=(1, 7, 7, 3), stride=(2, 2), activation="RELU")),
+    ("fully_connected", dict(in_shape=(4, 64), units=24, per_channel=True, activation="RELU")),
+    ("avg_pool2d", dict(pool=(3, 3), stride=(2, 2), padding="SAME", activation="RELU6")),
+    ("max_pool2d", {}),
+    ("add", dict(in2_shape=(1, 1, 1, 8), activation="RELU", in2_scale=0.1, in2_zp=20)),
+    ("sub", dict(in2_shape=(1, 8, 1, 1), activation="RELU6")),
+    ("mul", dict(in2_shape=(1, 1, 8, 8), activation="RELU")),
+    ("minimum", dict(in2_shape=(1, 1, 1, 8))),
+]
+# factory op -> (TFLite operator, the Relax op the message names)
+UNSUPPORTED = {
+    "split": ("SPLIT", "relax.split"),
+    "strided_slice": ("STRIDED_SLICE", "relax.strided_slice"),
+    "slice": ("SLICE", "relax.strided_slice"),
+    "resize_nearest_neighbor": ("RESIZE_NEAREST_NEIGHBOR", "relax.image.resize2d"),
+    "resize_bilinear": ("RESIZE_BILINEAR", "relax.image.resize2d"),
+    "transpose_conv": ("TRANSPOSE_CONV", "relax.nn.conv2d_transpose"),
+    "exp": ("EXP", "relax.exp"),
+    "squared_difference": ("SQUARED_DIFFERENCE", "relax.subtract"),
+    "sum": ("SUM", "relax.sum"),
+    "transpose": ("TRANSPOSE", "relax.permute_dims"),
+    "pack": ("PACK", "relax.expand_dims"),
+}
+
+
+def _ids(cases):
+    return [f"{op}-{i}" for i, (op, _) in enumerate(cases)]
+
+
+def _only_host_function(mod: tvm.IRModule) -> relax.Function:
+    (function,) = [func for _, func in host_functions(fuse_host_ops(mod))]
+    return function
+
+
+def assert_same_spec(actual, expected) -> None:
+    """Field by field (the weighted specs hold arrays and do not compare with ==)."""
+    assert type(actual) is type(expected)
+    for field in dataclasses.fields(expected):
+        got, want = getattr(actual, field.name), getattr(expected, field.name)
+        if isinstance(want, np.ndarray):
+            assert isinstance(got, np.ndarray) and got.dtype == want.dtype, field.name
+            np.testing.assert_array_equal(got, want, err_msg=field.name)
+        else:
+            assert got == want, field.name
+
+
+@pytest.mark.parametrize("op,params", HOST_CASES, ids=_ids(HOST_CASES))
+def test_host_ops_match_the_tflite_file_and_litert(op, params, compile_kernel):
+    model = models.make(op, seed=5, **params)
+    partitioned, report = partition_for_ethosu(from_tflite(model), ACCELERATOR)
+    assert [entry.target for entry in report.ops] == ["host"]
+    spec = host_spec(_only_host_function(partitioned))
+    assert_same_spec(spec, host_op(model))
+    kernel = build_kernel(spec)
+    assert_plain_c(kernel)
+    run = compile_kernel(kernel)
+    for seed in range(3):
+        inputs = random_inputs(model, seed)
+        (expected,) = run_litert(model, inputs)
+        np.testing.assert_array_equal(run(*inputs).reshape(expected.shape), expected, err_msg=f"seed {seed}")
+
+
+@pytest.mark.parametrize("op,params", UNPARTITIONED_CASES, ids=_ids(UNPARTITIONED_CASES))
+def test_npu_capable_ops_have_host_patterns_too(op, params):
+    model = models.make(op, seed=5, **params)
+    assert_same_spec(host_spec(_only_host_function(from_tflite(model))), host_op(model))
+
+
+@pytest.mark.parametrize("op", UNSUPPORTED)
+def test_ops_without_a_kernel_are_refused_by_name(op):
+    name, relax_op = UNSUPPORTED[op]
+    partitioned, _ = partition_for_ethosu(from_tflite(models.make(op, seed=1)), ACCELERATOR)
+    message = f"operator #0 {name} has no NPU or host kernel ({relax_op})"
+    with pytest.raises(UnsupportedHostOp, match=f"^{re.escape(message)}$"):
+        fuse_host_ops(partitioned)
+
+
+def test_npu_functions_and_module_attributes_survive():
+    partitioned, _ = partition_for_ethosu(from_tflite(models.make_graph("ds_cnn")), ACCELERATOR)
+    fused = fuse_host_ops(partitioned)
+    before, after = npu_functions(partitioned), npu_functions(fused)
+    assert [name for name, _ in before] == [name for name, _ in after] and len(after) == 1
+    tvm.ir.assert_structural_equal(before[0][1], after[0][1])
+    for attr in ("ethosu.source_ops", "ethosu.accelerator"):
+        assert str(fused.attrs[attr]) == str(partitioned.attrs[attr])
+    main = [b.value for block in fused["main"].body.blocks for b in block.bindings]
+    assert [str(fused[v.op].attrs.get("Composite", "npu")) for v in main if isinstance(v, relax.Call)] == [
+        "npu", "host.softmax"]
+
+
+def test_whole_graph_on_the_host_names_every_operator_and_quantizes_raw_ops():
+    """Without partitioning every operator becomes a composite; the pool keeps the quantization of its input,
+    which the graph only writes on the multiply that produces it."""
+    fused = fuse_host_ops(from_tflite(models.make_graph("multi_io")))
+    functions = [func for _, func in host_functions(fused)]
+    assert [str(f.attrs["ethosu.source_op"]) for f in functions] == [
+        "operator #0 CONV_2D", "operator #1 ADD", "operator #2 MUL", "operator #3 MAX_POOL_2D"]
+    product, pool = host_spec(functions[2]), host_spec(functions[3])
+    assert pool.input == dataclasses.replace(product.output, shape=pool.input.shape)
+    assert (pool.output.scale, pool.output.zero_point) == (product.output.scale, product.output.zero_point)
+
+
+def test_host_spec_refuses_what_is_not_a_host_composite():
+    partitioned, _ = partition_for_ethosu(from_tflite(models.make("conv2d")), ACCELERATOR)
+    (_, npu_function), = npu_functions(partitioned)
+    with pytest.raises(UnsupportedHostOp, match="is not a host op"):
+        host_spec(npu_function)
+    mod = from_tflite(models.make("max_pool2d", dtype="int16"))
+    pool = _only_host_function(mod)
+    bare = pool.without_attr("ethosu.quantization")
+    with pytest.raises(UnsupportedHostOp, match="^operator #0 MAX_POOL_2D: no TFLite quantization recorded"):
+        host_spec(bare)
