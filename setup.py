@@ -9,9 +9,10 @@ setup(
     long_description_content_type="text/markdown",
     license="Apache-2.0",
     python_requires=">=3.11,<3.12",
-    package_dir={"": "python"},
-    packages=find_packages("python"),
-    include_package_data=True,
+    # src/ (the C runtime glue copied into every MLF) is installed as the data folder ethosu_tvm/_glue.
+    package_dir={"": "python", "ethosu_tvm._glue": "src"},
+    packages=find_packages("python") + ["ethosu_tvm._glue"],
+    package_data={"ethosu_tvm._glue": ["*.c", "*.h"], "ethosu_tvm.run": ["shim/*.c", "shim/*.h"]},
     install_requires=[
         "apache-tvm==0.27.0.post1",
         "ethos-u-vela==5.2.0",

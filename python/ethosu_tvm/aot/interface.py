@@ -1,0 +1,49 @@
+"""`src/interface.json` in the MLF: what a runner needs to call `tvmgen_default_run` without parsing C."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from .program import Program
+from .workspace import Workspace
+
+INTERFACE_PATH = "src/interface.json"
+
+
+@dataclass(frozen=True)
+class IOField:
+    """One field of the inputs/outputs struct, in struct order."""
+
+    name: str
+    c_name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass(frozen=True)
+class ModelInterface:
+    inputs: tuple[IOField, ...]
+    outputs: tuple[IOField, ...]
+    accelerator: str | None  # None: no NPU launches (no devices argument)
+    pools: tuple[tuple[str, int], ...]  # (name, size) of each workspace pool, in struct order
+    user_pools: bool  # tvmgen_default_run takes a workspace_pools argument
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> "ModelInterface":
+        data = json.loads(text)
+        fields = {kind: tuple(IOField(f["name"], f["c_name"], tuple(f["shape"]), f["dtype"]) for f in data[kind])
+                  for kind in ("inputs", "outputs")}
+        return cls(fields["inputs"], fields["outputs"], data["accelerator"],
+                   tuple((name, int(size)) for name, size in data["pools"]), bool(data["user_pools"]))
+
+
+def interface_of(program: Program, workspace: Workspace, accelerator: str | None, user_pools: bool) -> ModelInterface:
+    def field(io):
+        return IOField(io.name, io.c_name, io.tensor.shape, io.tensor.dtype)
+
+    return ModelInterface(tuple(field(io) for io in program.inputs), tuple(field(io) for io in program.outputs),
+                          accelerator if program.has_npu else None,
+                          tuple(workspace.plan.pool_sizes.items()), user_pools)

@@ -1,0 +1,202 @@
+"""The AOT program: main of a partitioned module as an ordered list of NPU launches and host kernel calls over
+named tensors. Everything after this (memory planning, C generation, the host runner) reads only this."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+import tvm
+from tvm import relax
+
+from ..codegen import NpuArtifact
+from ..host import HostKernel, UnsupportedHostOp, build_kernel
+from ..host.legalize import host_spec
+from ..host.spec import op_name
+from ..partition.patterns import CODEGEN
+
+MODULE = "default"
+PREFIX = f"tvmgen_{MODULE}"
+
+
+@dataclass(frozen=True)
+class TensorRef:
+    """One tensor of the program; `name` is unique and a C identifier."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * np.dtype(self.dtype).itemsize
+
+
+@dataclass(frozen=True)
+class ModelIO:
+    """A model input or output: its name in the source model, its C field name, and the tensor it is."""
+
+    name: str
+    c_name: str
+    tensor: TensorRef
+
+
+@dataclass(frozen=True)
+class NpuStep:
+    """Launch one NPU command stream; `inputs`/`outputs` are tensor names in the artifact's region order."""
+
+    artifact: NpuArtifact
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return self.artifact.name
+
+    @property
+    def scratch_bytes(self) -> int:
+        return self.artifact.scratch_size
+
+
+@dataclass(frozen=True)
+class HostStep:
+    """Call one host kernel with the tensors of its input parameters and its output."""
+
+    kernel: HostKernel
+    inputs: tuple[str, ...]
+    output: str
+
+    @property
+    def label(self) -> str:
+        return self.kernel.name
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        return (self.output,)
+
+    @property
+    def scratch_bytes(self) -> int:
+        return self.kernel.workspace_bytes
+
+
+Step = Union[NpuStep, HostStep]
+
+
+@dataclass(frozen=True)
+class Program:
+    """Steps in execution order; tensors by name; the model's inputs and outputs in model order."""
+
+    tensors: dict[str, TensorRef]
+    inputs: tuple[ModelIO, ...]
+    outputs: tuple[ModelIO, ...]
+    steps: tuple[Step, ...]
+
+    @property
+    def io_names(self) -> set[str]:
+        return {io.tensor.name for io in self.inputs + self.outputs}
+
+    @property
+    def has_npu(self) -> bool:
+        return any(isinstance(step, NpuStep) for step in self.steps)
+
+
+def c_identifier(name: str, taken: set[str]) -> str:
+    """`name` made a C identifier (non-word characters become '_'), unique among `taken` (which it joins)."""
+    base = re.sub(r"\W", "_", name) or "t"
+    if base[0].isdigit():
+        base = "_" + base
+    candidate, suffix = base, 1
+    while candidate in taken:
+        candidate, suffix = f"{base}_{suffix}", suffix + 1
+    taken.add(candidate)
+    return candidate
+
+
+class _Builder:
+    """Walks main's bindings, giving every value a tensor name and every call a step."""
+
+    def __init__(self, mod: tvm.IRModule, artifacts: dict[str, NpuArtifact], host_target):
+        self.mod = mod
+        self.artifacts = artifacts
+        self.host_target = host_target
+        self.names: set[str] = set()
+        self.tensors: dict[str, TensorRef] = {}
+        self.values: dict[relax.Var, Union[str, tuple]] = {}
+        self.steps: list[Step] = []
+        self.kernel_count: dict[str, int] = {}
+
+    def new_tensor(self, hint: str, ty) -> str:
+        name = c_identifier(hint, self.names)
+        self.tensors[name] = TensorRef(name, tuple(int(d) for d in ty.shape), str(ty.dtype))
+        return name
+
+    def tensor_of(self, expr) -> str:
+        value = self.values[expr]
+        if not isinstance(value, str):
+            raise UnsupportedHostOp(f"a tuple value ({expr.name}) is passed where a tensor is expected")
+        return value
+
+    def bind(self, var: relax.Var, value) -> None:
+        if isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.GlobalVar):
+            self.call(var, value)
+        elif isinstance(value, relax.Var):
+            self.values[var] = self.values[value]
+        elif isinstance(value, relax.Tuple):
+            self.values[var] = tuple(self.values[field] for field in value.fields)
+        elif isinstance(value, relax.TupleGetItem):
+            self.values[var] = self.values[value.tuple_value][value.index]
+        else:
+            raise UnsupportedHostOp(f"binding {var.name} ({type(value).__name__}) has no NPU or host kernel")
+
+    def call(self, var: relax.Var, call: relax.Call) -> None:
+        func = self.mod[call.op]
+        attrs = func.attrs or {}
+        inputs = tuple(self.tensor_of(arg) for arg in call.args)
+        if attrs.get("Codegen") == CODEGEN:
+            artifact = self.artifacts[call.op.name_hint]
+            ty = var.ty
+            fields = ty.fields if isinstance(ty, relax.TupleType) else [ty]
+            outputs = tuple(self.new_tensor(f"{var.name}_{i}" if len(fields) > 1 else var.name, field)
+                            for i, field in enumerate(fields))
+            self.values[var] = outputs if isinstance(ty, relax.TupleType) else outputs[0]
+            self.steps.append(NpuStep(artifact, inputs, outputs))
+            return
+        op = host_spec(func)
+        kind = op_name(op)
+        index = self.kernel_count.get(kind, 0)
+        self.kernel_count[kind] = index + 1
+        kernel = build_kernel(op, name=f"{PREFIX}_{kind}_{index}", target=self.host_target)
+        output = self.new_tensor(var.name, var.ty)
+        self.values[var] = output
+        self.steps.append(HostStep(kernel, inputs, output))
+
+
+def build_program(mod: tvm.IRModule, artifacts: list[NpuArtifact], host_target,
+                  input_names: list[str], output_names: list[str]) -> Program:
+    """The program of `mod` (partitioned, host ops fused), with NPU functions implemented by `artifacts` and
+    host kernels built for `host_target`. `input_names`/`output_names` are the source model's names, in order."""
+    builder = _Builder(mod, {a.function: a for a in artifacts}, host_target)
+    main = mod["main"]
+    io_names: set[str] = set()
+    inputs = []
+    for param, name in zip(main.params, input_names):
+        tensor = builder.new_tensor(param.name, param.ty)
+        builder.values[param] = tensor
+        inputs.append(ModelIO(name, c_identifier(name, io_names), builder.tensors[tensor]))
+    for block in main.body.blocks:
+        for binding in block.bindings:
+            builder.bind(binding.var, binding.value)
+    result = main.body.body
+    value = builder.values[result] if isinstance(result, relax.Var) else \
+        tuple(builder.values[f] for f in result.fields)
+    results = list(value) if isinstance(value, tuple) else [value]
+    produced = [name for step in builder.steps for name in step.outputs]
+    outputs = []
+    for tensor, name in zip(results, output_names):
+        if tensor not in produced or any(o.tensor.name == tensor for o in outputs):
+            raise UnsupportedHostOp(f"model output {name!r} is not computed by an operator of its own (it repeats "
+                                    "an input or another output); this is not supported")
+        outputs.append(ModelIO(name, c_identifier(name, io_names), builder.tensors[tensor]))
+    return Program(dict(builder.tensors), tuple(inputs), tuple(outputs), tuple(builder.steps))
