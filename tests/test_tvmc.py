@@ -1,19 +1,170 @@
-"""The `tvmc` entry point exists and, until the compiler lands, says so instead of pretending."""
+"""The `tvmc` command: flags of old tvmc, summaries, dumps, and one-line errors (exit 2, nothing written)."""
+from __future__ import annotations
+
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ethosu_tvm.cli import main as tvmc
+from ethosu_tvm.testing import models
+from ethosu_tvm.testing.invalid_models import dynamic_shape_model, float_model
+
+TARGET = '--target=ethos-u -accelerator-config=ethos-u55-128,c'
 
 
-def _tvmc(*args):
+def _command(*args):
     return subprocess.run([sys.executable, "-m", "ethosu_tvm", *args], capture_output=True, text=True)
 
 
 def test_help():
-    result = _tvmc("--help")
-    assert result.returncode == 0 and "usage: tvmc" in result.stdout
+    result = _command("--help")
+    assert result.returncode == 0 and "usage: tvmc" in result.stdout and "compile" in result.stdout
 
 
-def test_compile_is_not_faked():
-    result = _tvmc("compile")
+def _write(tmp_path: Path, name: str, data: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def test_compile_prints_summaries_and_dumps_offloads(tmp_path, capsys):
+    model = _write(tmp_path, "m.tflite", models.make_graph("ds_cnn"))
+    status = tvmc(["compile", str(model), "--target", '"ethos-u -accelerator-config=ethos-u55-256",c',
+                   "--target-ethos-u-accelerator_config=ethos-u55-128", "--target-c-mcpu=cortex-m55",
+                   "--executor", "aot", "--runtime", "crt", "--pass-config", "tir.usmp.algorithm=greedy_by_size",
+                   "--pass-config", "tir.disable_vectorize=1", "--dump-offloads", str(tmp_path / "off.json"),
+                   "--output-format", "mlf", "-o", str(tmp_path / "m.tar")])
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    assert "Offload: 8 operators on ethos-u55-128, 1 on the host" in out.out
+    assert "host: #8 SOFTMAX: no NPU pattern for SOFTMAX" in out.out
+    assert "planner greedy_by_size" in out.out
+    report = json.loads((tmp_path / "off.json").read_text())
+    assert report["accelerator"] == "ethos-u55-128"
+    assert [(e["op"], e["target"]) for e in report["ops"]][-1] == ("SOFTMAX", "host")
+    assert {e["target"] for e in report["ops"][:-1]} == {"ethos-u"}
+    metadata = json.loads(_member(tmp_path / "m.tar", "./metadata.json"))
+    assert metadata["modules"]["default"]["target"] == ["ethos-u -accelerator-config=ethos-u55-128",
+                                                        "c -mcpu=cortex-m55"]
+
+
+def _member(archive: Path, name: str) -> bytes:
+    import tarfile
+
+    with tarfile.open(archive) as tar:
+        return tar.extractfile(name).read()
+
+
+def test_run_writes_outputs_by_model_name(tmp_path, capsys):
+    data = models.make("softmax", 0)
+    model = _write(tmp_path, "m.tflite", data)
+    assert tvmc(["compile", str(model), TARGET, "-o", str(tmp_path / "m.tar")]) == 0
+    x = np.arange(-50, 50, 10, dtype=np.int8).reshape(1, 10)
+    np.savez(tmp_path / "in.npz", input_0=x)
+    assert tvmc(["run", str(tmp_path / "m.tar"), "--inputs", str(tmp_path / "in.npz"), "--outputs",
+                 str(tmp_path / "out.npz"), "--print-top", "2"]) == 0
+    printed = capsys.readouterr().out.strip().splitlines()[-1]
+    with np.load(tmp_path / "out.npz") as outputs:
+        assert outputs.files == ["output_0"]
+        y = outputs["output_0"]
+    assert printed == f"output_0: top 2: [9] {y[0, 9]}, [8] {y[0, 8]}"
+    assert y[0, 9] > y[0, 8] > y[0, 0]  # softmax is monotonic in its input
+
+
+BAD_MODEL_CASES = {
+    "missing file": (lambda tmp: tmp / "nope.tflite", r"^model file .*nope\.tflite does not exist$"),
+    "directory": (lambda tmp: tmp, r"^model .* is not a file$"),
+    "not tflite": (lambda tmp: _write(tmp, "x.tflite", b"PK\x03\x04 this is a zip"),
+                   r"^not a TFLite flatbuffer \(missing the 'TFL3' file identifier\)$"),
+    "truncated": (lambda tmp: _write(tmp, "t.tflite", models.make("conv2d", 0)[:300]),
+                  r"^the TFLite flatbuffer is truncated or corrupt"),
+    "float": (lambda tmp: _write(tmp, "f.tflite", float_model()),
+              r"^tensor 'a' is floating point: only int8/int16-quantized models can be compiled$"),
+    "dynamic": (lambda tmp: _write(tmp, "d.tflite", dynamic_shape_model()),
+                r"^tensor 'x' has a dynamic shape \(1, -1, 8\): only static shapes can be compiled$"),
+    "unsupported op": (lambda tmp: _write(tmp, "u.tflite", models.make("transpose", 0)),
+                       r"TRANSPOSE has no NPU or host kernel"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_MODEL_CASES)
+def test_bad_model_is_one_line_error(case, tmp_path, capsys):
+    make_path, message = BAD_MODEL_CASES[case]
+    output = tmp_path / "out.tar"
+    status = tvmc(["compile", str(make_path(tmp_path)), TARGET, "-o", str(output)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2
+    assert err[-1].startswith("tvmc: error: ")
+    assert all(line.startswith("tvmc: ") for line in err)  # progress lines, then the error: no traceback
+    import re
+
+    assert re.search(message, err[-1][len("tvmc: error: "):]), err[-1]
+    assert not output.exists() and not list(tmp_path.glob(".out.tar*"))
+
+
+OPTION_CASES = {
+    "unknown target option": (["--target=ethos-u -accelerator-config=ethos-u55-128 -foo=1,c"],
+                              "unknown option 'foo' for target ethos-u; valid: accelerator-config, enable-cascader, "
+                              "enable-striping, disable-copying-constants"),
+    "bad accelerator": (["--target=ethos-u -accelerator-config=ethos-u65-256,c"],
+                        "unknown accelerator-config 'ethos-u65-256'; valid: ethos-u55-32, ethos-u55-64, "
+                        "ethos-u55-128, ethos-u55-256"),
+    "no host target": (["--target=ethos-u"], "the target list needs the host target 'c' (e.g. \"ethos-u "
+                                             "-accelerator-config=ethos-u55-128\",c): operators and the runner run "
+                                             "on the Cortex-M"),
+    "unknown flag": ([TARGET, "--frobnicate"], "unrecognized arguments: --frobnicate"),
+    "graph executor": ([TARGET, "--executor", "graph"], "--executor 'graph' is not supported; use aot"),
+    "so output": ([TARGET, "--output-format", "so"], "--output-format 'so' is not supported; use mlf"),
+    "bad pass config": ([TARGET, "--pass-config", "tir.usmp.algo=x"],
+                        "unknown pass config 'tir.usmp.algo'; known: tir.usmp.enable, tir.usmp.algorithm, "
+                        "tir.disable_vectorize, tir.disable_storage_rewrite"),
+    "bad planner": ([TARGET, "--memory-planner", "magic"],
+                    "unknown memory planner 'magic'; choose one of auto, greedy_by_size, greedy_by_conflicts, "
+                    "hill_climb, exact"),
+}
+
+
+@pytest.mark.parametrize("case", OPTION_CASES)
+def test_bad_option_is_one_line_error(case, tmp_path, capsys):
+    args, message = OPTION_CASES[case]
+    model = _write(tmp_path, "m.tflite", models.make("conv2d", 0))
+    status = tvmc(["compile", str(model), *args, "-o", str(tmp_path / "out.tar")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2
+    assert err[-1] == f"tvmc: error: {message}"
+    assert not (tmp_path / "out.tar").exists()
+
+
+def test_unwritable_output(tmp_path, capsys):
+    model = _write(tmp_path, "m.tflite", models.make("conv2d", 0))
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        cases = {tmp_path / "missing" / "out.tar": f"directory {tmp_path / 'missing'} does not exist",
+                 tmp_path: "it is a directory"}
+        if os.geteuid() != 0:  # root may write anywhere
+            cases[locked / "out.tar"] = f"directory {locked} is not writable"
+        for output, reason in cases.items():
+            assert tvmc(["compile", str(model), TARGET, "-o", str(output)]) == 2
+            assert capsys.readouterr().err.strip().splitlines()[-1] == f"tvmc: error: cannot write {output}: {reason}"
+    finally:
+        locked.chmod(0o700)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["locked", "m.tflite"]
+
+
+def test_errors_through_the_console_command(tmp_path):
+    """The installed entry point: exit 2, one line, no traceback."""
+    result = _command("compile", str(_write(tmp_path, "x.tflite", b"junk")), TARGET, "-o", str(tmp_path / "o.tar"))
     assert result.returncode == 2
-    assert result.stderr.strip() == "tvmc: 'compile' is not implemented yet in this version of ethosu-tvm"
+    assert result.stderr.strip().splitlines()[-1] == \
+        "tvmc: error: not a TFLite flatbuffer (missing the 'TFL3' file identifier)"
     assert "Traceback" not in result.stderr
+    result = _command("run", str(tmp_path / "x.tflite"))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"tvmc: error: {tmp_path / 'x.tflite'} is not a readable MLF tarball"]

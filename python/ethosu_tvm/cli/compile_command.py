@@ -1,0 +1,108 @@
+"""`tvmc compile MODEL.tflite --target=... --output-format mlf -o OUT.tar`."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+from .errors import CommandError
+from ..output_files import check_writable, write_atomically
+from .files import read_input_file
+
+# Old tvmc per-target flags: --target-<kind>-<option>=value, option names with '_' or '-'.
+_TARGET_FLAG = re.compile(r"--target-(ethos-u|c)-([\w-]+)=(.*)$")
+_ACCEPTED = {"executor": ("aot",), "runtime": ("crt",), "output_format": ("mlf",), "model_format": ("tflite",)}
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser("compile", help="compile a TFLite model to a Model Library Format tarball",
+                                 description="Compile a quantized TFLite model for Cortex-M + Ethos-U55.")
+    parser.add_argument("model", help="the .tflite model")
+    parser.add_argument("--target", required=True,
+                        help='comma-separated targets, e.g. "ethos-u -accelerator-config=ethos-u55-128",c')
+    parser.add_argument("-o", "--output", default="module.tar", help="the MLF tarball to write (module.tar)")
+    parser.add_argument("-f", "--output-format", default="mlf", help="only mlf")
+    parser.add_argument("--model-format", default="tflite", help="only tflite")
+    parser.add_argument("--executor", default="aot", help="only aot")
+    parser.add_argument("--executor-aot-interface-api", default="c", choices=["c"], help="only c")
+    parser.add_argument("--executor-aot-unpacked-api", default="1", choices=["1", "true"], help="only 1")
+    parser.add_argument("--runtime", default="crt", help="only crt")
+    parser.add_argument("--pass-config", action="append", default=[], metavar="KEY=VALUE",
+                        help="e.g. tir.usmp.algorithm=hill_climb (repeatable)")
+    parser.add_argument("--memory-planner", help="greedy_by_size, greedy_by_conflicts, hill_climb, exact or auto")
+    parser.add_argument("--dump-offloads", metavar="FILE.json", help="write where each operator runs, and why")
+    parser.add_argument("--dump-memory-plan", metavar="FILE.svg", help="draw the memory plan (SVG)")
+    parser.set_defaults(handler=run)
+
+
+def split_target_flags(argv: list[str]) -> tuple[list[str], dict[str, dict[str, str]]]:
+    """Pull --target-<kind>-<option>=value flags out of argv (argparse cannot declare them all up front)."""
+    rest, options = [], {}
+    for arg in argv:
+        match = _TARGET_FLAG.match(arg)
+        if match:
+            kind, option, value = match.groups()
+            options.setdefault(kind, {})[option.replace("_", "-")] = value
+        else:
+            rest.append(arg)
+    return rest, options
+
+
+def merge_target(target: str, flags: dict[str, dict[str, str]]) -> str:
+    """Append --target-<kind>-* options to the matching entry of the target list."""
+    from ..target import parse_target_list
+
+    targets = parse_target_list(target)
+    for kind, options in flags.items():
+        entry = next((t for t in targets if t["kind"] == kind), None)
+        if entry is None:
+            raise CommandError(f"--target-{kind}-{next(iter(options))} given, but {kind} is not in --target")
+        entry.update(options)
+    return ",".join(" ".join([t["kind"]] + [f"-{k}={v}" for k, v in t.items() if k != "kind"]) for t in targets)
+
+
+def _pass_config(items: list[str]) -> dict[str, str]:
+    config = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise CommandError(f"--pass-config takes KEY=VALUE, got {item!r}")
+        config[key.strip()] = value.strip()
+    return config
+
+
+def _progress(message: str) -> None:
+    print(f"tvmc: {message}", file=sys.stderr, flush=True)
+
+
+def run(args) -> int:
+    from ..build_module import build
+    from ..frontend.importer import from_tflite
+    from ..memory import plan_to_svg
+
+    for option, accepted in _ACCEPTED.items():
+        value = getattr(args, option)
+        if value not in accepted:
+            raise CommandError(f"--{option.replace('_', '-')} {value!r} is not supported; use {accepted[0]}")
+    target = merge_target(args.target, args.target_flags)
+    outputs = [Path(args.output)] + [Path(p) for p in (args.dump_offloads, args.dump_memory_plan) if p]
+    for path in outputs:
+        check_writable(path)
+    data = read_input_file(args.model, "model")
+    _progress(f"importing {args.model}")
+    mod = from_tflite(data)
+    module = build(mod, target=target, pass_config=_pass_config(args.pass_config),
+                   memory_planner=args.memory_planner, progress=_progress)
+    print(module.summary())
+    if args.dump_offloads:
+        report = {"accelerator": module.offload.accelerator,
+                  "ops": [{"index": e.index, "op": e.op, "target": e.target, "reason": e.reason}
+                          for e in module.offload.ops]}
+        write_atomically(Path(args.dump_offloads), json.dumps(report, indent=2) + "\n")
+    if args.dump_memory_plan:
+        write_atomically(Path(args.dump_memory_plan), plan_to_svg(module.workspace.plan))
+    module.export_model_library_format(args.output)
+    print(f"Wrote {args.output} ({os.path.getsize(args.output)} bytes)")
+    return 0
