@@ -2,13 +2,15 @@
 #   make demo   set up .venv, install the package, run the main job on a default model
 #   make test   set up .venv with the test extras and system packages, run the whole test suite
 PYTHON ?= python3
-# Debian packages the tests need: the Cortex-M cross compiler and its C library.
-APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi
+# Debian packages the tests need: the Cortex-M cross compiler, its C library, and QEMU to run Cortex-M55 code.
+APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+# Running a compiled model on this PC (make demo, tvmc run) builds its C with the host gcc.
+HOST_APT_PACKAGES := gcc libc6-dev
 VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: demo test system-packages
+.PHONY: demo test system-packages host-packages
 
 $(PY):
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
@@ -20,15 +22,23 @@ $(INSTALLED): setup.py | $(PY)
 	$(PY) -m pip install -q -e '.[test]'
 	@touch $@
 
-demo: $(INSTALLED)
-	$(PY) tutorials/factory_and_references.py
+demo: $(INSTALLED) host-packages
+	$(PY) tutorials/compile_and_run.py
 
-system-packages:
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+# apt-get install whichever of the listed Debian packages are missing.
+define apt_install
+	@missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing $$missing with apt-get"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+endef
+
+host-packages:
+	$(call apt_install,$(HOST_APT_PACKAGES))
+
+system-packages: host-packages
+	$(call apt_install,$(APT_PACKAGES))
 
 test: $(INSTALLED) system-packages
 	$(PY) -m pytest -q tests

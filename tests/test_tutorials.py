@@ -11,3 +11,14 @@ def test_factory_and_references_tutorial():
                             text=True, check=True)
     assert "bit-exact agreement:         True" in result.stdout
     assert "TFLite Micro minimal arena:" in result.stdout
+
+
+def test_compile_and_run_tutorial():
+    """What `make demo` runs: the default model compiled, run, and bit-exact, with the three summaries."""
+    result = subprocess.run([sys.executable, str(TUTORIALS / "compile_and_run.py")], capture_output=True, text=True,
+                            check=True)
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "bit-exact with LiteRT on 5 inputs: True"
+    assert "Offload: 12 operators on ethos-u55-128, 1 on the host" in lines
+    assert any(line.startswith("Memory: workspace ") for line in lines)
+    assert any(line.startswith("NPU: estimated ") and line.split()[2] != "0" for line in lines)

@@ -1,6 +1,6 @@
 """Build test models without TensorFlow and get their exact expected outputs.
 
-Run: `python tutorials/factory_and_references.py` (this is what `make demo` runs until the compiler lands).
+Run: `python tutorials/factory_and_references.py`.
 It builds a small keyword-spotting network with the model factory, runs it with LiteRT's reference kernels and
 with TFLite Micro, checks that both agree bit for bit, and reports the arena TFLite Micro needs.
 """

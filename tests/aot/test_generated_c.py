@@ -1,0 +1,102 @@
+"""The generated C as firmware sees it: Cortex-M55 cross-compilation with -Wall -Werror, where constants and the
+workspace land, the header's interface, and byte-identical tarballs."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from aot_support import compile_model, extract, members, npu_target
+
+from ethosu_tvm.run.host_program import SHIM
+from ethosu_tvm.testing import models, shared_model
+
+ARM_GCC = ("arm-none-eabi-gcc", "-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-O2", "-Wall", "-Werror", "-c")
+KWS = "mlperf_tiny_kws_dscnn_int8.tflite"
+BUILDS = {
+    "kws-u55-128": (lambda: shared_model(KWS), npu_target("ethos-u55-128") + " -mcpu=cortex-m55"),
+    "kws-host-only": (lambda: shared_model(KWS), "c -mcpu=cortex-m55"),
+    "multi_io-u55-256": (lambda: models.make_graph("multi_io"), npu_target("ethos-u55-256")),
+    "softmax-int16": (lambda: models.make("softmax", 0, dtype="int16"), npu_target("ethos-u55-128")),
+}
+
+
+@pytest.fixture(scope="module", params=BUILDS)
+def mlf(request, tmp_path_factory) -> Path:
+    make, target = BUILDS[request.param]
+    directory = tmp_path_factory.mktemp(request.param)
+    return extract(compile_model(make(), directory, target), directory / "mlf")
+
+
+def _sections(obj: Path) -> dict[str, tuple[int, int]]:
+    """name → (size, alignment) from arm-none-eabi-objdump -h."""
+    text = subprocess.run(["arm-none-eabi-objdump", "-h", str(obj)], capture_output=True, text=True,
+                          check=True).stdout
+    return {m[1]: (int(m[2], 16), 2 ** int(m[3]))
+            for m in re.finditer(r"^\s*\d+ (\S+)\s+([0-9a-f]+)\s+\S+\s+\S+\s+\S+\s+2\*\*(\d+)", text, re.M)}
+
+
+def test_cortex_m55_compile_is_warning_free(mlf, tmp_path):
+    sources = sorted((mlf / "codegen/host/src").glob("*.c")) + sorted((mlf / "runtime/src").glob("*.c"))
+    metadata = json.loads((mlf / "metadata.json").read_text())["modules"]["default"]
+    main = metadata["memory"]["functions"]["main"][0]
+    rodata = 0
+    for source in sources:
+        obj = tmp_path / f"{source.stem}.o"
+        result = subprocess.run([*ARM_GCC, f"-I{mlf}/codegen/host/include", f"-I{mlf}/runtime/include",
+                                 f"-I{SHIM}", str(source), "-o", str(obj)], capture_output=True, text=True)
+        assert result.returncode == 0 and not result.stderr, result.stderr
+        sections = _sections(obj)
+        assert not any(name.startswith(".data") and size for name, (size, _) in sections.items())
+        if ".rodata.tvm" in sections:
+            size, alignment = sections[".rodata.tvm"]
+            assert alignment == 16
+            rodata += -(-size // 16) * 16  # every constant array starts 16-byte aligned
+        if ".bss.noinit.tvm" in sections:
+            assert sections[".bss.noinit.tvm"] == (main["workspace_size_bytes"], 16)
+    assert rodata == main["constants_size_bytes"]
+
+
+def _c_name(name: str) -> str:
+    return re.sub(r"\W", "_", name)
+
+
+def test_header_matches_metadata(mlf):
+    header = (mlf / "codegen/host/include/tvmgen_default.h").read_text()
+    metadata = json.loads((mlf / "metadata.json").read_text())["modules"]["default"]
+    main = metadata["memory"]["functions"]["main"][0]
+    macros = dict(re.findall(r"^#define (TVMGEN_DEFAULT_\w+) (\d+)$", header, re.M))
+    assert int(macros["TVMGEN_DEFAULT_WORKSPACE_SIZE"]) == main["workspace_size_bytes"]
+    for pool in metadata["memory"]["workspace_pools"]:
+        assert int(macros[f"TVMGEN_DEFAULT_{pool['name'].upper()}_WORKSPACE_POOL_SIZE"]) == pool["size_bytes"]
+    for kind in ("inputs", "outputs"):
+        block = re.search(rf"struct tvmgen_default_{kind} {{\n(.*?)}};", header, re.S).group(1)
+        fields = re.findall(r"void\* (\w+);", block)
+        assert fields == [_c_name(name) for name in main[kind]]
+        for name, info in main[kind].items():
+            assert int(macros[f"TVMGEN_DEFAULT_{_c_name(name).upper()}_SIZE"]) == info["size"]
+    npu = json.loads((mlf / "src/interface.json").read_text())["accelerator"] is not None
+    assert ("struct tvmgen_default_devices" in header) == npu
+    signature = re.search(r"^int32_t tvmgen_default_run\((.*)\);$", header, re.M).group(1)
+    expected = ["struct tvmgen_default_inputs* inputs", "struct tvmgen_default_outputs* outputs"]
+    assert signature.split(", ") == expected + (["struct tvmgen_default_devices* devices"] if npu else [])
+
+
+def test_tarball_is_byte_identical_across_compiles(tmp_path):
+    model = shared_model(KWS)
+    first = compile_model(model, tmp_path / "a", npu_target("ethos-u55-128"))
+    second = compile_model(model, tmp_path / "b", npu_target("ethos-u55-128"))
+    assert first.read_bytes() == second.read_bytes()
+    files = members(first)
+    assert {"./metadata.json", "./codegen/host/include/tvmgen_default.h", "./codegen/host/src/default_lib0.c",
+            "./codegen/host/src/default_lib1.c", "./src/relax.txt", "./src/offload_report.txt",
+            "./src/memory_plan.json", "./runtime/src/ethosu_tvm_npu.c",
+            "./runtime/include/ethosu_tvm_npu.h"} <= set(files)
+    metadata = json.loads(files["./metadata.json"])
+    assert metadata["version"] == 7
+    entry = metadata["modules"]["default"]
+    assert (entry["executors"], entry["style"]) == (["aot"], "full-model")
+    assert "SOFTMAX" in files["./src/offload_report.txt"].decode()
+    assert '"Codegen": "ethos-u"' in files["./src/relax.txt"].decode()

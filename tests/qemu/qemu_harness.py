@@ -1,0 +1,134 @@
+"""Build C with arm-none-eabi-gcc for QEMU mps3-an547 (Cortex-M55), run it, and read results back.
+
+Results come back two ways: main's return value is QEMU's exit status, and arrays printed by
+`ethosu_tvm_dump` (see DUMP_HELPER_C) are parsed from semihosting stdout by `parse_dumps`.
+Linker sections (an547.ld): `.rodata*` goes to QSPI (8 MB); `.sram_data*` (initialised) and `.sram_bss*` /
+`.ethosu_tvm_workspace*` (zeroed) go to the 2 MB SSE-300 SRAM; everything else to the 512 KB TCMs.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+STARTUP_C = HERE / "startup_an547.c"
+LINKER_SCRIPT = HERE / "an547.ld"
+GCC = "arm-none-eabi-gcc"
+QEMU = "qemu-system-arm"
+CFLAGS = ("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-O2", "-Wall", "-Werror")
+LDFLAGS = ("--specs=rdimon.specs", "-nostartfiles", "-Wl,--gc-sections")
+HARDFAULT_EXIT_CODE = 222  # ETHOSU_TVM_HARDFAULT_EXIT in startup_an547.c
+MISSING_TOOLS = (f"{GCC} (with newlib) and {QEMU} are needed for the QEMU tests: `make test` installs them "
+                 "(Debian packages gcc-arm-none-eabi, libnewlib-arm-none-eabi, qemu-system-arm)")
+
+_C_TYPES = {np.dtype(np.int8): "int8_t", np.dtype(np.uint8): "uint8_t", np.dtype(np.int16): "int16_t",
+            np.dtype(np.int32): "int32_t"}
+
+DUMP_HELPER_C = r"""
+#include <stdint.h>
+#include <stdio.h>
+/* Print `size` bytes as lines of hex between markers; parse_dumps() in qemu_harness.py reads them back. */
+__attribute__((unused)) static void ethosu_tvm_dump(const char* name, const void* data, unsigned size) {
+  static const char digits[] = "0123456789abcdef";
+  const unsigned char* bytes = (const unsigned char*)data;
+  char line[2 * 64 + 2];
+  printf("@@dump %s %u\n", name, size);
+  for (unsigned start = 0; start < size; start += 64) {
+    unsigned n = size - start < 64 ? size - start : 64, i;
+    for (i = 0; i < n; ++i) {
+      line[2 * i] = digits[bytes[start + i] >> 4];
+      line[2 * i + 1] = digits[bytes[start + i] & 15];
+    }
+    line[2 * n] = '\n';
+    line[2 * n + 1] = 0;
+    fputs(line, stdout);
+  }
+  printf("@@end %s\n", name);
+}
+"""
+
+_DUMP_RE = re.compile(r"^@@dump (\S+) (\d+)\n(.*?)^@@end \1$", re.MULTILINE | re.DOTALL)
+
+
+@dataclass
+class QemuResult:
+    """main's return value (HARDFAULT_EXIT_CODE after a fault), semihosting stdout, and stderr (fault reports)."""
+    exit_code: int
+    stdout: str
+    stderr: str = ""
+
+
+@functools.cache
+def qemu_available() -> bool:
+    """True if the cross compiler, newlib's rdimon and qemu-system-arm are all installed."""
+    if not (shutil.which(GCC) and shutil.which(QEMU)):
+        return False
+    specs = subprocess.run([GCC, "-print-file-name=rdimon.specs"], capture_output=True, text=True).stdout.strip()
+    return Path(specs).is_absolute() and Path(specs).is_file()
+
+
+def build_and_run(sources: list[Path], include_dirs: list[Path], main_c: str, workdir: Path,
+                  timeout: float = 120) -> QemuResult:
+    """Write main_c to workdir/main.c, link it with `sources` and the start-up code, run it on mps3-an547."""
+    assert qemu_available(), MISSING_TOOLS
+    workdir.mkdir(parents=True, exist_ok=True)
+    main = workdir / "main.c"
+    main.write_text(main_c)
+    elf = workdir / "firmware.elf"
+    command = [GCC, *CFLAGS, *LDFLAGS, "-T", str(LINKER_SCRIPT), f"-Wl,-Map={workdir / 'firmware.map'}",
+               *(f"-I{d}" for d in include_dirs), *map(str, sources), str(main), str(STARTUP_C), "-o", str(elf)]
+    gcc = subprocess.run(command, capture_output=True, text=True)
+    assert gcc.returncode == 0, f"arm-none-eabi-gcc failed in {workdir}:\n{gcc.stderr}"
+    qemu = [QEMU, "-M", "mps3-an547", "-nographic", "-semihosting-config", "enable=on,target=native",
+            "-kernel", str(elf)]
+    # QEMU writes the guest's output non-blocking and drops what a full pipe refuses (seen: 64 KB kept of a
+    # 512 KB dump), so send it to files, which never refuse a write.
+    out_path, err_path = workdir / "qemu.stdout", workdir / "qemu.stderr"
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        try:
+            run = subprocess.run(qemu, stdin=subprocess.DEVNULL, stdout=out, stderr=err, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            run = None
+    stdout = out_path.read_text(errors="replace")
+    assert run is not None, f"QEMU did not finish within {timeout} s ({elf}); end of stdout:\n{stdout[-2000:]}"
+    return QemuResult(run.returncode, stdout, err_path.read_text(errors="replace"))
+
+
+def c_array(name: str, array: np.ndarray, const: bool = True, section: str | None = None) -> str:
+    """A C definition `[const] T name[N] __attribute__((aligned(16)...)) = {...};` of the flattened array.
+
+    Needs <stdint.h> (DUMP_HELPER_C includes it). Use section=".sram_data" for large non-const arrays."""
+    array = np.asarray(array)
+    if array.dtype not in _C_TYPES:
+        raise ValueError(f"c_array: no C type for {array.dtype} (supported: {', '.join(map(str, _C_TYPES))})")
+    if array.size == 0:
+        raise ValueError(f"c_array: {name} is empty; C has no zero-length arrays")
+    values = [str(v) for v in array.ravel().tolist()]
+    if array.dtype == np.int32:  # -2147483648 is not an int literal in C
+        values = ["(-2147483647 - 1)" if v == "-2147483648" else v for v in values]
+    rows = ",\n  ".join(", ".join(values[i:i + 32]) for i in range(0, len(values), 32))
+    attributes = "aligned(16)" + (f', section("{section}")' if section else "")
+    qualifier = "const " if const else ""
+    return (f"{qualifier}{_C_TYPES[array.dtype]} {name}[{array.size}] __attribute__(({attributes})) = {{\n"
+            f"  {rows}\n}};\n")
+
+
+def parse_dumps(stdout: str) -> dict[str, bytes]:
+    """The arrays printed by ethosu_tvm_dump, by name (no spaces); truncated or inconsistent dumps raise AssertionError."""
+    dumps = {}
+    started = re.findall(r"^@@dump (\S+) ", stdout, re.MULTILINE)
+    for match in _DUMP_RE.finditer(stdout):
+        name, size, body = match.group(1), int(match.group(2)), match.group(3)
+        data = bytes.fromhex("".join(body.split()))
+        assert len(data) == size, f"dump {name}: {len(data)} bytes parsed, {size} announced"
+        assert name not in dumps, f"dump {name} printed twice"
+        dumps[name] = data
+    unfinished = [name for name in started if name not in dumps]
+    assert not unfinished, f"dumps without their end marker (did the program stop early?): {unfinished}"
+    return dumps

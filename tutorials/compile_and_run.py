@@ -1,0 +1,44 @@
+"""Compile a model for Cortex-M55 + Ethos-U55-128, run the generated C, and check it against LiteRT.
+
+Run: `python tutorials/compile_and_run.py [MODEL.tflite] [ACCELERATOR]` (this is what `make demo` runs; the default
+model is MLPerf Tiny keyword spotting from the shared model folder). The same as the command line:
+
+    tvmc compile --target="ethos-u -accelerator-config=ethos-u55-128",c kws.tflite --output-format mlf -o module.tar
+    tvmc run module.tar --inputs in.npz --outputs out.npz --print-top 3
+"""
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import ethosu_tvm
+from ethosu_tvm.testing import shared_models_dir
+from ethosu_tvm.testing.reference import random_inputs, run_litert
+
+DEFAULT_MODEL = "mlperf_tiny_kws_dscnn_int8.tflite"
+
+
+def main(model_path: Path, accelerator: str) -> None:
+    model = model_path.read_bytes()
+    start = time.perf_counter()
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=f"ethos-u -accelerator-config={accelerator},c")
+    print(f"compiled {model_path.name} for {accelerator} + Cortex-M in {time.perf_counter() - start:.1f} s")
+    print(module.summary())
+    with tempfile.TemporaryDirectory() as tmp:
+        tarball = module.export_model_library_format(Path(tmp) / "module.tar")
+        print(f"Model Library Format tarball: {tarball.stat().st_size} bytes")
+    exact = True
+    for seed in range(5):
+        inputs = random_inputs(model, seed)
+        outputs = list(module.run(inputs).values())
+        expected = run_litert(model, inputs)
+        exact &= all(np.array_equal(o.reshape(e.shape), e) for o, e in zip(outputs, expected))
+    print(f"NPU: estimated {module.npu_cycles} cycles per inference (simulator cost model)")
+    print(f"bit-exact with LiteRT on 5 inputs: {exact}")
+
+
+if __name__ == "__main__":
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else shared_models_dir() / DEFAULT_MODEL
+    main(path, sys.argv[2] if len(sys.argv) > 2 else "ethos-u55-128")
