@@ -122,7 +122,7 @@ OPTION_CASES = {
     "so output": ([TARGET, "--output-format", "so"], "--output-format 'so' is not supported; use mlf"),
     "bad pass config": ([TARGET, "--pass-config", "tir.usmp.algo=x"],
                         "unknown pass config 'tir.usmp.algo'; known: tir.usmp.enable, tir.usmp.algorithm, "
-                        "tir.disable_vectorize, tir.disable_storage_rewrite"),
+                        "tir.disable_vectorize, tir.disable_storage_rewrite, tir.usmp.use_workspace_io"),
     "bad planner": ([TARGET, "--memory-planner", "magic"],
                     "unknown memory planner 'magic'; choose one of auto, greedy_by_size, greedy_by_conflicts, "
                     "hill_climb, exact"),

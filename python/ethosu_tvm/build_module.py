@@ -9,6 +9,7 @@ runner, memory plan), exportable as a Model Library Format tarball and runnable 
 from __future__ import annotations
 
 import json
+import re
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ PASS_CONFIG = {
     "tir.usmp.algorithm": "memory planning algorithm",
     "tir.disable_vectorize": "accepted; the host kernels are never vectorized",
     "tir.disable_storage_rewrite": "accepted; no effect",
+    "tir.usmp.use_workspace_io": "place the model's inputs and outputs in the workspace pools",
 }
 
 
@@ -58,6 +60,7 @@ class BuildConfig:
     memory_planner: str = "auto"
     pools: tuple[PoolInfo, ...] = (PoolInfo("workspace"),)
     user_pools: bool = False
+    io_in_workspace: bool = False
 
 
 def _host_target(options: dict) -> tvm.target.Target:
@@ -68,8 +71,16 @@ def _target_strings(targets: list[dict]) -> tuple[str, ...]:
     return tuple(" ".join([t["kind"]] + [f"-{k}={v}" for k, v in t.items() if k != "kind"]) for t in targets)
 
 
+def _flag(config: dict, key: str) -> bool:
+    value = str(config.get(key, "0")).strip().lower()
+    if value not in ("0", "1", "true", "false"):
+        raise BuildError(f"pass config {key} takes 0/1/true/false, got {config[key]!r}")
+    return value in ("1", "true")
+
+
 def configure(target: str, executor: str = "aot", pass_config: Optional[dict] = None,
-              memory_planner: Optional[str] = None, pools: Optional[list[PoolInfo]] = None) -> BuildConfig:
+              memory_planner: Optional[str] = None, pools: Optional[list[PoolInfo]] = None,
+              use_workspace_io: bool = False) -> BuildConfig:
     """Validate the options of a build (raises TargetError or BuildError)."""
     targets = parse_target_list(target)
     kinds = [t["kind"] for t in targets]
@@ -92,8 +103,13 @@ def configure(target: str, executor: str = "aot", pass_config: Optional[dict] = 
         raise BuildError(f"unknown memory planner {planner!r}; choose one of auto, {', '.join(ALGORITHMS)}")
     npu = next((ethosu_target_from_options(t) for t in targets if t["kind"] == "ethos-u"), None)
     host = _host_target(next(t for t in targets if t["kind"] == "c"))
+    io_in_workspace = use_workspace_io or _flag(config, "tir.usmp.use_workspace_io")
+    names = [p.name for p in pools or []]
+    if len(set(names)) != len(names) or any(not re.fullmatch(r"[A-Za-z_]\w*", n) for n in names):
+        raise BuildError(f"workspace pool names must be distinct C identifiers, got {', '.join(names)}")
+    # I/O in the workspace means the application owns the pools: it writes inputs into them.
     return BuildConfig(npu, host, _target_strings(targets), planner, tuple(pools) if pools else
-                       (PoolInfo("workspace"),), bool(pools))
+                       (PoolInfo("workspace"),), bool(pools) or io_in_workspace, io_in_workspace)
 
 
 @dataclass
@@ -122,6 +138,9 @@ class CompiledModel:
 
     @property
     def io_size_bytes(self) -> int:
+        """Bytes of model inputs and outputs the application provides outside the workspace."""
+        if self.config.io_in_workspace:
+            return 0
         return sum(io.tensor.nbytes for io in self.program.inputs + self.program.outputs)
 
     def mlf_module(self) -> MlfModule:
@@ -138,7 +157,7 @@ class CompiledModel:
 
         return MlfModule(MODULE, list(self.config.targets), io(self.program.inputs), io(self.program.outputs),
                          self.workspace.plan.total_size, self.constants_size_bytes, files,
-                         dict(self.workspace.plan.pool_sizes))
+                         dict(self.workspace.plan.pool_sizes), self.config.io_in_workspace)
 
     def export_model_library_format(self, path) -> Path:
         """Write the MLF v7 tarball (deterministic, replaced atomically)."""
@@ -174,7 +193,7 @@ class CompiledModel:
         pools = ", ".join(f"{name} {size} bytes" for name, size in plan.pool_sizes.items())
         lines.append(f"Memory: workspace {plan.total_size} bytes ({pools}; planner {plan.algorithm}"
                      f"{', proven optimal' if plan.proven_optimal else ''}), constants {self.constants_size_bytes}"
-                     f" bytes, I/O {self.io_size_bytes} bytes")
+                     f" bytes, I/O {'in the workspace' if self.config.io_in_workspace else f'{self.io_size_bytes} bytes'}")
         npu_steps = [s for s in self.program.steps if hasattr(s, "artifact")]
         lines.append(f"Steps: {len(npu_steps)} NPU launches, {len(self.program.steps) - len(npu_steps)} host kernels")
         return "\n".join(lines)
@@ -186,7 +205,7 @@ def _pad(size: int) -> int:
 
 def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u55-128,c", params=None,
           executor: str = "aot", pass_config: Optional[dict] = None, memory_planner: Optional[str] = None,
-          workspace_pools: Optional[list[PoolInfo]] = None,
+          workspace_pools: Optional[list[PoolInfo]] = None, use_workspace_io: bool = False,
           progress: Optional[Callable[[str], None]] = None) -> CompiledModel:
     """Compile a QDQ Relax module (from :func:`ethosu_tvm.from_tflite`) for `target`.
 
@@ -198,7 +217,7 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     report = progress or (lambda message: None)
     if params:
         raise BuildError("params: the imported module already carries its constants; pass params=None")
-    config = configure(target, executor, pass_config, memory_planner, workspace_pools)
+    config = configure(target, executor, pass_config, memory_planner, workspace_pools, use_workspace_io)
     if config.npu is not None:
         report(f"partitioning for {config.npu.accelerator}")
         partitioned, offload = partition_for_ethosu(mod, config.npu)
@@ -213,7 +232,7 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     inputs, outputs = model_io_names(mod)
     program = build_program(fused, artifacts, config.host, inputs, outputs)
     report("planning memory")
-    workspace = plan_workspace(program, list(config.pools), config.memory_planner)
+    workspace = plan_workspace(program, list(config.pools), config.memory_planner, config.io_in_workspace)
     sources = generate(program, workspace, config.user_pools, MODULE)
     accelerator = config.npu.accelerator if config.npu is not None else None
     interface = interface_of(program, workspace, accelerator, config.user_pools)

@@ -3,6 +3,7 @@ compiled C against LiteRT's reference kernels."""
 from __future__ import annotations
 
 import io
+import json
 import tarfile
 from pathlib import Path
 
@@ -56,7 +57,9 @@ def assert_bit_exact(model: bytes, archive: Path, directory: Path, seeds=SEEDS) 
     first = next(iter(seeds))
     for got, want in zip(tvmc_run(archive, model, random_inputs(model, first), directory), expected[first]):
         np.testing.assert_array_equal(got.reshape(want.shape), want, err_msg="tvmc run")
-    program = HostProgram(extract(archive, directory / "mlf"), directory)
+    mlf = extract(archive, directory / "mlf")
+    assert_plan_valid(json.loads((mlf / "src/memory_plan.json").read_text()))
+    program = HostProgram(mlf, directory)
     names = [info.name for info in output_infos(model)]
     for seed in seeds:
         outputs = program.run(random_inputs(model, seed))
@@ -73,3 +76,18 @@ def npz_bytes(**arrays) -> bytes:
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     return buffer.getvalue()
+
+
+def assert_plan_valid(plan: dict) -> None:
+    """An independent check of src/memory_plan.json: buffers live at the same step never share bytes of a pool,
+    every offset is aligned, every buffer lies within its pool's size."""
+    sizes = {pool["name"]: pool["size_bytes"] for pool in plan["pools"]}
+    buffers = plan["buffers"]
+    for a in buffers:
+        assert a["offset"] % a["alignment"] == 0 and a["alignment"] >= 16, a
+        assert 0 <= a["offset"] and a["offset"] + a["size"] <= sizes[a["pool"]], a
+    for i, a in enumerate(buffers):
+        for b in buffers[i + 1:]:
+            live_together = a["first_use"] <= b["last_use"] and b["first_use"] <= a["last_use"]
+            overlap = a["offset"] < b["offset"] + b["size"] and b["offset"] < a["offset"] + a["size"]
+            assert not (a["pool"] == b["pool"] and live_together and overlap), (a, b)

@@ -48,7 +48,8 @@ def _macro(name: str) -> str:
 
 
 def run_signature(program: Program, workspace: Workspace, user_pools: bool) -> str:
-    params = [f"struct {PREFIX}_inputs* inputs", f"struct {PREFIX}_outputs* outputs"]
+    params = [] if workspace.io_in_workspace else [f"struct {PREFIX}_inputs* inputs",
+                                                   f"struct {PREFIX}_outputs* outputs"]
     if user_pools:
         params.append(f"struct {PREFIX}_workspace_pools* workspace_pools")
     if program.has_npu:
@@ -79,6 +80,8 @@ def header(program: Program, workspace: Workspace, user_pools: bool, model_name:
         lines.append(f"struct {PREFIX}_workspace_pools {{")
         lines += [f"  void* {pool};" for pool in sizes]
         lines += ["};", ""]
+    if workspace.io_in_workspace:
+        lines += _map_functions(program, workspace)
     if program.has_npu:
         lines += ["struct ethosu_driver;", "",
                   "/* The Ethos-U driver to run on (NULL: reserve one with ethosu_reserve_driver()). */",
@@ -87,6 +90,21 @@ def header(program: Program, workspace: Workspace, user_pools: bool, model_name:
               run_signature(program, workspace, user_pools) + ";", "",
               "#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
     return "\n".join(lines)
+
+
+def _map_functions(program: Program, workspace: Workspace) -> list[str]:
+    """tvmgen_default_map_inputs/outputs: where the application writes inputs and reads outputs in the pools."""
+    lines = []
+    for kind, ios in (("inputs", program.inputs), ("outputs", program.outputs)):
+        lines += [f"/* The model {kind}, placed inside the workspace pools by the memory plan. */",
+                  f"static inline struct {PREFIX}_{kind} {PREFIX}_map_{kind}("
+                  f"struct {PREFIX}_workspace_pools* workspace_pools) {{",
+                  f"  struct {PREFIX}_{kind} {kind};"]
+        for io in ios:
+            pool, offset = workspace.offset(io.tensor.name)
+            lines.append(f"  {kind}.{io.c_name} = (uint8_t*)workspace_pools->{pool} + {offset};")
+        lines += [f"  return {kind};", "}", ""]
+    return lines
 
 
 class _Runner:
@@ -99,8 +117,10 @@ class _Runner:
         self.constants: list[str] = []
         self.body: list[str] = []
         self.used_pools: set[str] = set()
-        self.io = {io.tensor.name: f"inputs->{io.c_name}" for io in program.inputs}
-        self.io.update({io.tensor.name: f"outputs->{io.c_name}" for io in program.outputs})
+        self.io = {}
+        if not workspace.io_in_workspace:
+            self.io = {io.tensor.name: f"inputs->{io.c_name}" for io in program.inputs}
+            self.io.update({io.tensor.name: f"outputs->{io.c_name}" for io in program.outputs})
 
     def pointer(self, buffer: str) -> str:
         if buffer in self.io:

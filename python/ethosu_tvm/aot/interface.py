@@ -18,6 +18,8 @@ class IOField:
     c_name: str
     shape: tuple[int, ...]
     dtype: str
+    pool: str | None = None  # with the I/O in the workspace: where the memory plan put it
+    offset: int | None = None
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class ModelInterface:
     accelerator: str | None  # None: no NPU launches (no devices argument)
     pools: tuple[tuple[str, int], ...]  # (name, size) of each workspace pool, in struct order
     user_pools: bool  # tvmgen_default_run takes a workspace_pools argument
+    io_in_workspace: bool = False  # ... and no inputs/outputs arguments: I/O lives at `pool`/`offset`
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2) + "\n"
@@ -34,16 +37,19 @@ class ModelInterface:
     @classmethod
     def from_json(cls, text: str) -> "ModelInterface":
         data = json.loads(text)
-        fields = {kind: tuple(IOField(f["name"], f["c_name"], tuple(f["shape"]), f["dtype"]) for f in data[kind])
+        fields = {kind: tuple(IOField(f["name"], f["c_name"], tuple(f["shape"]), f["dtype"], f["pool"], f["offset"])
+                              for f in data[kind])
                   for kind in ("inputs", "outputs")}
         return cls(fields["inputs"], fields["outputs"], data["accelerator"],
-                   tuple((name, int(size)) for name, size in data["pools"]), bool(data["user_pools"]))
+                   tuple((name, int(size)) for name, size in data["pools"]), bool(data["user_pools"]),
+                   bool(data["io_in_workspace"]))
 
 
 def interface_of(program: Program, workspace: Workspace, accelerator: str | None, user_pools: bool) -> ModelInterface:
     def field(io):
-        return IOField(io.name, io.c_name, io.tensor.shape, io.tensor.dtype)
+        pool, offset = workspace.offset(io.tensor.name) if workspace.io_in_workspace else (None, None)
+        return IOField(io.name, io.c_name, io.tensor.shape, io.tensor.dtype, pool, offset)
 
     return ModelInterface(tuple(field(io) for io in program.inputs), tuple(field(io) for io in program.outputs),
                           accelerator if program.has_npu else None,
-                          tuple(workspace.plan.pool_sizes.items()), user_pools)
+                          tuple(workspace.plan.pool_sizes.items()), user_pools, workspace.io_in_workspace)

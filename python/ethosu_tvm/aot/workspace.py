@@ -2,27 +2,32 @@
 
 Step i of the program uses its input tensors, output tensors and its own scratch at time i. Every tensor that is
 not a model input or output is a buffer from the step producing it to the last step reading it; NPU scratch
-(region 1) and host-kernel scratch are buffers of one step. Everything is 16-byte aligned (the NPU's requirement,
-and enough for every host type).
+(region 1) and host-kernel scratch are buffers of one step. With `io_in_workspace` the model's inputs (live from
+the start to their last reader) and outputs (from their producer to the end) are buffers too. Everything is
+16-byte aligned (the NPU's requirement, and enough for every host type). A buffer may only go to pools that all
+the targets touching it can reach (the NPU for NPU steps, the CPU for host kernels and for the application's I/O).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..memory import BufferInfo, MemoryPlan, PoolInfo, plan_memory
-from .program import Program
+from ..memory import BufferInfo, MemoryPlan, PlanDoesNotFit, PoolInfo, plan_memory
+from .program import NpuStep, Program
 
 ALIGNMENT = 16
+NPU_TARGET = "ethos-u"
+HOST_TARGET = "c"
 
 
 @dataclass(frozen=True)
 class Workspace:
-    """The plan, and the name of each step's scratch buffer (None when it needs none)."""
+    """The plan, the buffers it placed, each step's scratch buffer name (None when it needs none), the pools."""
 
     plan: MemoryPlan
     buffers: tuple[BufferInfo, ...]
     scratch: tuple[str | None, ...]
     pools: tuple[PoolInfo, ...]
+    io_in_workspace: bool = False
 
     def offset(self, buffer: str) -> tuple[str, int]:
         """(pool, byte offset) of a planned buffer."""
@@ -34,34 +39,65 @@ def scratch_name(program: Program, index: int) -> str:
     return f"{program.steps[index].label}_scratch"
 
 
-def program_buffers(program: Program) -> tuple[list[BufferInfo], list[str | None]]:
-    """Buffer inventory with liveness in step numbers; model I/O lives outside the workspace."""
-    first: dict[str, int] = {}
-    last: dict[str, int] = {}
-    producer: dict[str, str] = {}
-    for index, step in enumerate(program.steps):
-        for name in step.inputs:
-            last[name] = index
-        for name in step.outputs:
-            first.setdefault(name, index)
-            last[name] = max(last.get(name, index), index)
-            producer[name] = step.label
-    io = program.io_names
-    buffers = [BufferInfo(name, program.tensors[name].nbytes, first[name], last[name], ALIGNMENT,
-                          producer=producer[name])
-               for name in program.tensors if name in first and name not in io]
+class _Inventory:
+    """Collects each buffer's lifetime, producer and the targets that touch it."""
+
+    def __init__(self, program: Program):
+        self.first: dict[str, int] = {}
+        self.last: dict[str, int] = {}
+        self.producer: dict[str, str] = {}
+        self.targets: dict[str, set[str]] = {}
+        for index, step in enumerate(program.steps):
+            target = NPU_TARGET if isinstance(step, NpuStep) else HOST_TARGET
+            for name in step.inputs:
+                self.use(name, index, target)
+            for name in step.outputs:
+                self.use(name, index, target)
+                self.producer[name] = step.label
+
+    def use(self, name: str, index: int, target: str) -> None:
+        self.first[name] = min(self.first.get(name, index), index)
+        self.last[name] = max(self.last.get(name, index), index)
+        self.targets.setdefault(name, set()).add(target)
+
+
+def _allowed(name: str, targets: set[str], pools: list[PoolInfo]) -> tuple[str, ...]:
+    allowed = tuple(p.name for p in pools if p.reachable_by(targets))
+    if not allowed:
+        raise PlanDoesNotFit(f"buffer {name!r} is used by {' and '.join(sorted(targets))}, but no workspace pool is "
+                             f"reachable by {'both' if len(targets) > 1 else 'it'}; check --workspace-pools-targets")
+    return allowed
+
+
+def program_buffers(program: Program, pools: list[PoolInfo],
+                    io_in_workspace: bool = False) -> tuple[list[BufferInfo], list[str | None]]:
+    """Buffer inventory with liveness in step numbers, and each step's scratch buffer name."""
+    inventory = _Inventory(program)
+    last_step = len(program.steps) - 1
+    for io in program.inputs:  # the application writes inputs before the first step
+        inventory.use(io.tensor.name, 0, HOST_TARGET)
+    for io in program.outputs:  # ... and reads outputs after the last
+        inventory.use(io.tensor.name, last_step, HOST_TARGET)
+    excluded = set() if io_in_workspace else program.io_names
+    buffers = [BufferInfo(name, program.tensors[name].nbytes, inventory.first[name], inventory.last[name], ALIGNMENT,
+                          _allowed(name, inventory.targets[name], pools), inventory.producer.get(name, "input"))
+               for name in program.tensors if name in inventory.first and name not in excluded]
     scratch: list[str | None] = []
     for index, step in enumerate(program.steps):
-        if step.scratch_bytes:
-            scratch.append(scratch_name(program, index))
-            buffers.append(BufferInfo(scratch[-1], step.scratch_bytes, index, index, ALIGNMENT, producer=step.label))
-        else:
+        if not step.scratch_bytes:
             scratch.append(None)
+            continue
+        scratch.append(scratch_name(program, index))
+        target = NPU_TARGET if isinstance(step, NpuStep) else HOST_TARGET
+        buffers.append(BufferInfo(scratch[-1], step.scratch_bytes, index, index, ALIGNMENT,
+                                  _allowed(scratch[-1], {target}, pools), step.label))
     return buffers, scratch
 
 
-def plan_workspace(program: Program, pools: list[PoolInfo], algorithm: str = "auto") -> Workspace:
-    """Plan every buffer of `program` into `pools` (raises PlanDoesNotFit when they are too small)."""
-    buffers, scratch = program_buffers(program)
+def plan_workspace(program: Program, pools: list[PoolInfo], algorithm: str = "auto",
+                   io_in_workspace: bool = False) -> Workspace:
+    """Plan every buffer of `program` into `pools`, filled in the given order (raises PlanDoesNotFit when they are
+    too small)."""
+    buffers, scratch = program_buffers(program, pools, io_in_workspace)
     plan = plan_memory(buffers, pools, algorithm)
-    return Workspace(plan, tuple(buffers), tuple(scratch), tuple(pools))
+    return Workspace(plan, tuple(buffers), tuple(scratch), tuple(pools), io_in_workspace)

@@ -7,6 +7,7 @@ import re
 import sys
 from pathlib import Path
 
+from . import pool_options
 from .errors import CommandError
 from ..output_files import check_writable, write_atomically
 from .files import read_input_file
@@ -32,8 +33,9 @@ def add_parser(commands) -> None:
     parser.add_argument("--pass-config", action="append", default=[], metavar="KEY=VALUE",
                         help="e.g. tir.usmp.algorithm=hill_climb (repeatable)")
     parser.add_argument("--memory-planner", help="greedy_by_size, greedy_by_conflicts, hill_climb, exact or auto")
+    pool_options.add_arguments(parser)
     parser.add_argument("--dump-offloads", metavar="FILE.json", help="write where each operator runs, and why")
-    parser.add_argument("--dump-memory-plan", metavar="FILE.svg", help="draw the memory plan (SVG)")
+    parser.add_argument("--dump-memory-plan", metavar="FILE.svg|FILE.png", help="draw the memory plan")
     parser.set_defaults(handler=run)
 
 
@@ -80,13 +82,16 @@ def _progress(message: str) -> None:
 def run(args) -> int:
     from ..build_module import build
     from ..frontend.importer import from_tflite
-    from ..memory import plan_to_svg
+    from ..memory import plan_to_png, plan_to_svg
 
     for option, accepted in _ACCEPTED.items():
         value = getattr(args, option)
         if value not in accepted:
             raise CommandError(f"--{option.replace('_', '-')} {value!r} is not supported; use {accepted[0]}")
     target = merge_target(args.target, args.target_flags)
+    pools = pool_options.workspace_pools(args)
+    if args.dump_memory_plan and Path(args.dump_memory_plan).suffix.lower() not in (".svg", ".png"):
+        raise CommandError(f"--dump-memory-plan writes .svg or .png files, got {args.dump_memory_plan}")
     outputs = [Path(args.output)] + [Path(p) for p in (args.dump_offloads, args.dump_memory_plan) if p]
     for path in outputs:
         check_writable(path)
@@ -94,7 +99,8 @@ def run(args) -> int:
     _progress(f"importing {args.model}")
     mod = from_tflite(data)
     module = build(mod, target=target, pass_config=_pass_config(args.pass_config),
-                   memory_planner=args.memory_planner, progress=_progress)
+                   memory_planner=args.memory_planner, workspace_pools=pools,
+                   use_workspace_io=args.use_workspace_io, progress=_progress)
     print(module.summary())
     if args.dump_offloads:
         report = {"accelerator": module.offload.accelerator,
@@ -102,7 +108,8 @@ def run(args) -> int:
                           for e in module.offload.ops]}
         write_atomically(Path(args.dump_offloads), json.dumps(report, indent=2) + "\n")
     if args.dump_memory_plan:
-        write_atomically(Path(args.dump_memory_plan), plan_to_svg(module.workspace.plan))
+        draw = plan_to_png if args.dump_memory_plan.lower().endswith(".png") else plan_to_svg
+        write_atomically(Path(args.dump_memory_plan), draw(module.workspace.plan))
     module.export_model_library_format(args.output)
     print(f"Wrote {args.output} ({os.path.getsize(args.output)} bytes)")
     return 0

@@ -2,10 +2,10 @@
 from .algorithms import ALGORITHMS
 from .buffers import Allocation, BufferInfo, MemoryPlan, MemoryPlanError, PlanDoesNotFit, PoolInfo
 from .planner import plan_memory
-from .report import plan_to_json, plan_to_svg
+from .report import plan_to_json, plan_to_png, plan_to_svg
 from .verify import verify_plan
 
 __all__ = [
     "ALGORITHMS", "Allocation", "BufferInfo", "MemoryPlan", "MemoryPlanError", "PlanDoesNotFit", "PoolInfo",
-    "plan_memory", "plan_to_json", "plan_to_svg", "verify_plan",
+    "plan_memory", "plan_to_json", "plan_to_png", "plan_to_svg", "verify_plan",
 ]

@@ -45,17 +45,23 @@ class BufferInfo:
 class PoolInfo:
     """A memory the buffers can be placed in; `size_hint_bytes` (None: unbounded) caps its size.
 
-    Bandwidth, latency and burst describe the memory for cost models; the planner itself only uses the size.
+    `targets` are the targets that can reach the pool (empty: all). Clock, bandwidth, latency and burst describe
+    the memory for cost models (as old tvmc's --workspace-pools-* flags did); the planner itself uses the size.
     """
 
     name: str
     size_hint_bytes: int | None = None
+    targets: tuple[str, ...] = ()
+    clock_frequency_hz: int | None = None
     read_bandwidth_bytes_per_cycle: float | None = None
     write_bandwidth_bytes_per_cycle: float | None = None
     read_latency_cycles: int | None = None
     write_latency_cycles: int | None = None
-    burst_length_bytes: int | None = None
-    targets: tuple[str, ...] = ()
+    target_burst_bytes: tuple[tuple[str, int], ...] = ()
+
+    def reachable_by(self, targets: set[str]) -> bool:
+        """Whether every one of `targets` can access this pool."""
+        return not self.targets or targets <= set(self.targets)
 
 
 @dataclass(frozen=True)

@@ -97,15 +97,20 @@ class HostProgram:
 
     def run(self, inputs) -> dict[str, np.ndarray]:
         """Outputs by model name for `inputs` (a mapping by model input name, or a sequence in model order)."""
+        interface = self.interface
         arrays = self._arrays(inputs)
-        outputs = [np.zeros(f.shape, dtype=f.dtype) for f in self.interface.outputs]
-        arguments = [_struct("Inputs", [f.c_name for f in self.interface.inputs])(*[a.ctypes.data for a in arrays]),
-                     _struct("Outputs", [f.c_name for f in self.interface.outputs])(*[o.ctypes.data for o in outputs])]
-        pools = []
-        if self.interface.user_pools:
-            pools = [np.zeros(size + 16, dtype=np.uint8) for _, size in self.interface.pools]
-            addresses = [p.ctypes.data + (-p.ctypes.data) % 16 for p in pools]
-            arguments.append(_struct("Pools", [name for name, _ in self.interface.pools])(*addresses))
+        pools = {name: np.zeros(size + 16, dtype=np.uint8) for name, size in interface.pools}
+        base = {name: p.ctypes.data + (-p.ctypes.data) % 16 for name, p in pools.items()}
+        arguments = []
+        if interface.io_in_workspace:
+            for field, array in zip(interface.inputs, arrays):
+                ctypes.memmove(base[field.pool] + field.offset, array.ctypes.data, array.nbytes)
+        else:
+            outputs = [np.zeros(f.shape, dtype=f.dtype) for f in interface.outputs]
+            arguments += [_struct("Inputs", [f.c_name for f in interface.inputs])(*[a.ctypes.data for a in arrays]),
+                          _struct("Outputs", [f.c_name for f in interface.outputs])(*[o.ctypes.data for o in outputs])]
+        if interface.user_pools:
+            arguments.append(_struct("Pools", [name for name, _ in interface.pools])(*base.values()))
         if self._simulator is not None:
             arguments.append(_struct("Devices", ["ethos_u"])(None))
         self.stats, self._error = [], None
@@ -114,7 +119,11 @@ class HostProgram:
             raise RunError(f"NPU launch failed in the simulator: {self._error}") from self._error
         if status != 0:
             raise RunError(f"tvmgen_default_run returned {status}")
-        return {f.name: o for f, o in zip(self.interface.outputs, outputs)}
+        if interface.io_in_workspace:
+            outputs = [np.frombuffer(ctypes.string_at(base[f.pool] + f.offset, int(np.prod(f.shape)) *
+                                                      np.dtype(f.dtype).itemsize), dtype=f.dtype).reshape(f.shape)
+                       for f in interface.outputs]
+        return {f.name: o for f, o in zip(interface.outputs, outputs)}
 
     @property
     def npu_cycles(self) -> int:

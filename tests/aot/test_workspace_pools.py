@@ -1,0 +1,113 @@
+"""Workspace pools and I/O in the workspace, end to end: the plan obeys sizes and targets, the runner and header
+use it, and the model still runs bit-exactly."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from aot_support import assert_bit_exact, assert_plan_valid, compile_model, extract, npu_target
+
+from ethosu_tvm.cli import main as tvmc
+from ethosu_tvm.testing import models, shared_model
+
+KWS = "mlperf_tiny_kws_dscnn_int8.tflite"
+TARGET = npu_target("ethos-u55-128")
+
+
+def _plan(mlf) -> dict:
+    return json.loads((mlf / "src/memory_plan.json").read_text())
+
+
+def test_two_pools_fill_in_order_and_respect_targets(tmp_path):
+    model = shared_model(KWS)
+    archive = compile_model(model, tmp_path, TARGET, "--workspace-pools=sram,dram",
+                            "--workspace-pools-size-hint-bytes=sram:16384", "--workspace-pools-targets=sram:ethos-u")
+    assert_bit_exact(model, archive, tmp_path)
+    mlf = tmp_path / "mlf"
+    plan = _plan(mlf)
+    pools = {p["name"]: p["size_bytes"] for p in plan["pools"]}
+    # The NPU scratch fits sram; the softmax input (12 bytes, padded to 16) and the softmax kernel's 64-byte scratch
+    # are touched by the CPU, so they must go to dram.
+    assert pools == {"sram": 16000, "dram": 80}
+    # sram is reachable by the NPU only: nothing the softmax kernel (on the CPU) touches may be there.
+    softmax_input = next(b for b in plan["buffers"] if b["last_use"] == 1 and b["first_use"] == 0)
+    assert softmax_input["pool"] == "dram"
+    assert {b["pool"] for b in plan["buffers"] if b["producer"].startswith("tvmgen_default_softmax")} == {"dram"}
+    header = (mlf / "codegen/host/include/tvmgen_default.h").read_text()
+    assert f"#define TVMGEN_DEFAULT_SRAM_WORKSPACE_POOL_SIZE {pools['sram']}" in header
+    assert f"#define TVMGEN_DEFAULT_DRAM_WORKSPACE_POOL_SIZE {pools['dram']}" in header
+    assert re.search(r"struct tvmgen_default_workspace_pools {\n  void\* sram;\n  void\* dram;\n};", header)
+    metadata = json.loads((mlf / "metadata.json").read_text())["modules"]["default"]
+    assert metadata["memory"]["workspace_pools"] == [{"name": "sram", "size_bytes": pools["sram"]},
+                                                     {"name": "dram", "size_bytes": pools["dram"]}]
+
+
+@pytest.mark.parametrize("name", ["kws", "multi_io"])
+def test_use_workspace_io_is_bit_exact(name, tmp_path):
+    model = shared_model(KWS) if name == "kws" else models.make_graph("multi_io")
+    archive = compile_model(model, tmp_path, TARGET, "--use-workspace-io")
+    assert_bit_exact(model, archive, tmp_path)
+    header = (tmp_path / "mlf/codegen/host/include/tvmgen_default.h").read_text()
+    assert "static inline struct tvmgen_default_inputs tvmgen_default_map_inputs(" in header
+    assert "int32_t tvmgen_default_run(struct tvmgen_default_workspace_pools* workspace_pools, " \
+           "struct tvmgen_default_devices* devices);" in header
+    metadata = json.loads((tmp_path / "mlf/metadata.json").read_text())["modules"]["default"]
+    assert metadata["memory"]["functions"]["main"][0]["io_size_bytes"] == 0
+    io_buffers = {b["name"] for b in _plan(tmp_path / "mlf")["buffers"] if b["producer"] == "input"}
+    assert io_buffers  # the inputs are planned buffers now
+
+
+def test_pool_too_small_names_pool_and_need(tmp_path, capsys):
+    (tmp_path / "m.tflite").write_bytes(shared_model(KWS))
+    status = tvmc(["compile", str(tmp_path / "m.tflite"), f"--target={TARGET}", "--workspace-pools=sram",
+                   "--workspace-pools-size-hint-bytes=sram:8192", "-o", str(tmp_path / "m.tar")])
+    assert status == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "tvmc: error: the model does not fit the workspace pools: buffer 'ethos_u_0_scratch' (16000 bytes) fits in "
+        "none of 'sram' (8192 bytes); the model needs about 16016 bytes in total")
+    assert not (tmp_path / "m.tar").exists()
+
+
+BAD_POOL_FLAGS = {
+    "unknown pool": (["--workspace-pools=sram", "--workspace-pools-size-hint-bytes=flash:10"],
+                     "--workspace-pools-size-hint-bytes names pool 'flash', which is not in --workspace-pools (sram)"),
+    "no pools": (["--workspace-pools-targets=sram:c"], "--workspace-pools-targets needs --workspace-pools"),
+    "not a number": (["--workspace-pools=sram", "--workspace-pools-read-latency-cycles=sram:fast"],
+                     "--workspace-pools-read-latency-cycles needs a number, got 'fast'"),
+    "bad burst": (["--workspace-pools=sram", "--workspace-pools-target-burst-bytes=sram:16"],
+                  "--workspace-pools-target-burst-bytes takes POOL:TARGET:BYTES, got 'sram:16'"),
+    "unreachable": (["--workspace-pools=sram", "--workspace-pools-targets=sram:ethos-u"],
+                    "buffer 'lv' is used by c and ethos-u, but no workspace pool is reachable by both; check "
+                    "--workspace-pools-targets"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_POOL_FLAGS)
+def test_bad_pool_flags(case, tmp_path, capsys):
+    flags, message = BAD_POOL_FLAGS[case]
+    (tmp_path / "m.tflite").write_bytes(models.make_graph("ds_cnn"))
+    status = tvmc(["compile", str(tmp_path / "m.tflite"), f"--target={TARGET}", *flags, "-o", str(tmp_path / "m.tar")])
+    assert status == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"tvmc: error: {message}"
+
+
+@pytest.mark.parametrize("algorithm", ["greedy_by_size", "greedy_by_conflicts", "hill_climb", "exact"])
+def test_every_planner_runs_bit_exact(algorithm, tmp_path):
+    model = models.make_graph("ds_cnn")
+    archive = compile_model(model, tmp_path, TARGET, "--pass-config", f"tir.usmp.algorithm={algorithm}")
+    assert_bit_exact(model, archive, tmp_path, seeds=range(2))
+    assert _plan(tmp_path / "mlf")["algorithm"] == algorithm
+
+
+def test_dump_memory_plan_drawings(tmp_path):
+    model = models.make_graph("multi_io")
+    for suffix in ("svg", "png"):
+        compile_model(model, tmp_path / suffix, TARGET, "--dump-memory-plan", str(tmp_path / f"plan.{suffix}"))
+    plan = _plan(extract(tmp_path / "svg/module.tar", tmp_path / "mlf"))
+    assert_plan_valid(plan)
+    svg = (tmp_path / "plan.svg").read_text()
+    assert svg.count("<title>") == len(plan["buffers"])
+    png = (tmp_path / "plan.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and png[12:16] == b"IHDR"
+    assert int.from_bytes(png[16:20], "big") == 920  # 800 wide plus margins
