@@ -199,6 +199,30 @@ class CompiledModel:
         return "\n".join(lines)
 
 
+def inputs_in_scratch(mod: tvm.IRModule) -> dict[str, frozenset[int]]:
+    """For I/O in the workspace: the model inputs that one NPU call alone reads, by function and parameter index.
+    The NPU then keeps them in its scratch, where they share memory with its intermediates once read."""
+    main = mod["main"]
+    uses: dict = {}
+    calls = []
+    for block in main.body.blocks:
+        for binding in block.bindings:
+            value = binding.value
+            args = value.args if isinstance(value, tvm.relax.Call) else getattr(value, "fields", [value])
+            for arg in args:
+                uses[arg] = uses.get(arg, 0) + 1
+            if isinstance(value, tvm.relax.Call) and isinstance(value.op, tvm.ir.GlobalVar):
+                attrs = mod[value.op].attrs or {}
+                if attrs.get("Codegen") == "ethos-u":
+                    calls.append(value)
+    result = main.body.body
+    for output in getattr(result, "fields", [result]):
+        uses[output] = uses.get(output, 0) + 1
+    params = set(main.params)
+    return {call.op.name_hint: frozenset(i for i, arg in enumerate(call.args) if arg in params and uses[arg] == 1)
+            for call in calls}
+
+
 def _pad(size: int) -> int:
     return -(-size // 16) * 16
 
@@ -227,7 +251,8 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     artifacts = []
     if config.npu is not None:
         report(f"generating NPU command streams ({offload.counts().get('ethos-u', 0)} operators)")
-        artifacts = compile_partitioned(fused, config.npu)
+        artifacts = compile_partitioned(fused, config.npu,
+                                        inputs_in_scratch(fused) if config.io_in_workspace else None)
     report("building host kernels")
     inputs, outputs = model_io_names(mod)
     program = build_program(fused, artifacts, config.host, inputs, outputs)

@@ -147,6 +147,8 @@ class _Runner:
         if scratch is not None:
             regions[SCRATCH_REGION] = (self.pointer(scratch), artifact.scratch_size)
         for binding, tensor in zip(artifact.inputs + artifact.outputs, step.inputs + step.outputs):
+            if binding.region == SCRATCH_REGION:  # held inside the scratch, which is already mapped
+                continue
             if binding.offset != 0:
                 raise CodegenError(f"{artifact.name}: I/O tensor {binding.name} is not at the start of its region")
             regions[binding.region] = (self.pointer(tensor), binding.size)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..codegen.memory import SCRATCH_REGION
 from ..memory import BufferInfo, MemoryPlan, PlanDoesNotFit, PoolInfo, plan_memory
 from .program import NpuStep, Program
 
@@ -28,11 +29,17 @@ class Workspace:
     scratch: tuple[str | None, ...]
     pools: tuple[PoolInfo, ...]
     io_in_workspace: bool = False
+    aliases: tuple[tuple[str, str, int], ...] = ()  # (tensor, buffer holding it, offset in that buffer)
 
     def offset(self, buffer: str) -> tuple[str, int]:
-        """(pool, byte offset) of a planned buffer."""
+        """(pool, byte offset) of a planned buffer, or of a tensor held inside one (an NPU step's scratch)."""
+        inner = 0
+        for tensor, holder, offset in self.aliases:
+            if tensor == buffer:
+                buffer, inner = holder, offset
+                break
         allocation = self.plan.allocation(buffer)
-        return allocation.pool, allocation.offset
+        return allocation.pool, allocation.offset + inner
 
 
 def scratch_name(program: Program, index: int) -> str:
@@ -69,16 +76,31 @@ def _allowed(name: str, targets: set[str], pools: list[PoolInfo]) -> tuple[str, 
     return allowed
 
 
+def scratch_aliases(program: Program) -> list[tuple[str, str, int]]:
+    """Tensors an NPU step keeps inside its scratch region (its compiled I/O bindings say so): (tensor, scratch
+    buffer, offset)."""
+    aliases = []
+    for index, step in enumerate(program.steps):
+        if isinstance(step, NpuStep):
+            bindings = step.artifact.inputs + step.artifact.outputs
+            aliases += [(tensor, scratch_name(program, index), binding.offset)
+                        for binding, tensor in zip(bindings, step.inputs + step.outputs)
+                        if binding.region == SCRATCH_REGION]
+    return aliases
+
+
 def program_buffers(program: Program, pools: list[PoolInfo],
                     io_in_workspace: bool = False) -> tuple[list[BufferInfo], list[str | None]]:
-    """Buffer inventory with liveness in step numbers, and each step's scratch buffer name."""
+    """Buffer inventory with liveness in step numbers, and each step's scratch buffer name. A tensor held in an
+    NPU step's scratch is no buffer of its own: it stretches the scratch's lifetime instead."""
     inventory = _Inventory(program)
     last_step = len(program.steps) - 1
     for io in program.inputs:  # the application writes inputs before the first step
         inventory.use(io.tensor.name, 0, HOST_TARGET)
     for io in program.outputs:  # ... and reads outputs after the last
         inventory.use(io.tensor.name, last_step, HOST_TARGET)
-    excluded = set() if io_in_workspace else program.io_names
+    aliases = scratch_aliases(program)
+    excluded = (set() if io_in_workspace else program.io_names) | {tensor for tensor, _, _ in aliases}
     buffers = [BufferInfo(name, program.tensors[name].nbytes, inventory.first[name], inventory.last[name], ALIGNMENT,
                           _allowed(name, inventory.targets[name], pools), inventory.producer.get(name, "input"))
                for name in program.tensors if name in inventory.first and name not in excluded]
@@ -88,9 +110,13 @@ def program_buffers(program: Program, pools: list[PoolInfo],
             scratch.append(None)
             continue
         scratch.append(scratch_name(program, index))
-        target = NPU_TARGET if isinstance(step, NpuStep) else HOST_TARGET
-        buffers.append(BufferInfo(scratch[-1], step.scratch_bytes, index, index, ALIGNMENT,
-                                  _allowed(scratch[-1], {target}, pools), step.label))
+        held = [tensor for tensor, holder, _ in aliases if holder == scratch[-1]]
+        first = min([index] + [inventory.first[t] for t in held])
+        last = max([index] + [inventory.last[t] for t in held])
+        targets = set().union({NPU_TARGET if isinstance(step, NpuStep) else HOST_TARGET},
+                              *(inventory.targets[t] for t in held))
+        buffers.append(BufferInfo(scratch[-1], step.scratch_bytes, first, last, ALIGNMENT,
+                                  _allowed(scratch[-1], targets, pools), step.label))
     return buffers, scratch
 
 
@@ -100,4 +126,5 @@ def plan_workspace(program: Program, pools: list[PoolInfo], algorithm: str = "au
     too small)."""
     buffers, scratch = program_buffers(program, pools, io_in_workspace)
     plan = plan_memory(buffers, pools, algorithm)
-    return Workspace(plan, tuple(buffers), tuple(scratch), tuple(pools), io_in_workspace)
+    return Workspace(plan, tuple(buffers), tuple(scratch), tuple(pools), io_in_workspace,
+                     tuple(scratch_aliases(program)))

@@ -68,11 +68,13 @@ def _summary(op, npu_op) -> OpSummary:
     return OpSummary(op.op_name, op.source, type(npu_op).__name__, config)
 
 
-def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleFn | None = None) -> NpuArtifact:
+def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleFn | None = None,
+                      io_in_scratch: frozenset[str] = frozenset()) -> NpuArtifact:
     """Generate the register command stream and constants of one NPU subgraph with Vela's API, from its TIR with
-    `schedule` applied (None: one NPU operation per primitive)."""
+    `schedule` applied (None: one NPU operation per primitive). Inputs/outputs named in `io_in_scratch` are placed
+    in the scratch region (their IoBinding says where) instead of regions of their own."""
     stripes = translate(graph, schedule)
-    placements, scratch_size = plan(graph, stripes)
+    placements, scratch_size = plan(graph, stripes, io_in_scratch)
     pool = ConstantPool()
     accelerator = target.npu_accelerator
     builder = OperationBuilder(accelerator, placements, pool)
@@ -94,8 +96,13 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleF
     )
 
 
-def compile_partitioned(mod, target: EthosuTarget) -> list[NpuArtifact]:
-    """Legalize and compile every NPU function of a partitioned module, in main's call order."""
+def compile_partitioned(mod, target: EthosuTarget,
+                        io_in_scratch: dict[str, frozenset[int]] | None = None) -> list[NpuArtifact]:
+    """Legalize and compile every NPU function of a partitioned module, in main's call order. `io_in_scratch` maps
+    a function's global name to the indices of its parameters to place in scratch (see compile_npu_graph)."""
     from ..legalize import legalize
 
-    return [compile_npu_graph(graph, target) for graph in legalize(mod)]
+    io_in_scratch = io_in_scratch or {}
+    return [compile_npu_graph(graph, target, io_in_scratch=frozenset(
+                graph.inputs[i].name for i in io_in_scratch.get(graph.function, ())))
+            for graph in legalize(mod)]

@@ -60,12 +60,16 @@ def nbytes(tensor: Tensor) -> int:
     return math.prod(tensor.shape) * np.dtype(tensor.dtype).itemsize
 
 
-def plan(graph: NpuGraph, stripes: Sequence[Stripe]) -> tuple[dict[str, Placement], int]:
+def plan(graph: NpuGraph, stripes: Sequence[Stripe],
+         io_in_scratch: frozenset[str] = frozenset()) -> tuple[dict[str, Placement], int]:
     """Place I/O in their regions and intermediates in scratch: first fit over live ranges counted in NPU operations
     (a tensor lives from its first write to its last read), each buffer as large as the TIR allocates it (a rolling
-    buffer holds only its ring). Returns (placements by tensor name, scratch size)."""
+    buffer holds only its ring). Inputs and outputs named in `io_in_scratch` go to scratch too, inputs live from the
+    start and outputs to the end, so that the scratch shares their memory with the intermediates (as a model's I/O
+    does in the workspace). Returns (placements by tensor name, scratch size)."""
     placements: dict[str, Placement] = {}
-    io = list(graph.inputs) + [t for t in graph.outputs if t.name not in {i.name for i in graph.inputs}]
+    io = [t for t in graph.inputs if t.name not in io_in_scratch]
+    io += [t for t in graph.outputs if t.name not in {i.name for i in graph.inputs} | io_in_scratch]
     if FIRST_IO_REGION + len(io) > MAX_REGIONS:
         raise ValueError(f"{graph.name} has {len(io)} inputs and outputs; at most {MAX_REGIONS - FIRST_IO_REGION}"
                          " fit in the NPU's base-address table")
@@ -75,8 +79,18 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe]) -> tuple[dict[str, Placemen
     for index, stripe in enumerate(stripes):
         for region in stripe.ifms:
             last_use[region.tensor] = index
+    for tensor in graph.outputs:
+        if tensor.name in io_in_scratch:
+            last_use[tensor.name] = len(stripes)
     live: list[tuple[int, int, int]] = []  # (offset, size, last use)
     scratch = 0
+    for tensor in graph.inputs:
+        if tensor.name in io_in_scratch:
+            size = align(nbytes(tensor))
+            offset = lowest_offset(size, ALIGNMENT, [(start, start + length) for start, length, _ in live])
+            live.append((offset, size, last_use.get(tensor.name, 0)))
+            placements[tensor.name] = Placement(SCRATCH_REGION, offset)
+            scratch = max(scratch, offset + size)
     for index, stripe in enumerate(stripes):
         live = [block for block in live if block[2] >= index]
         region = stripe.ofm
