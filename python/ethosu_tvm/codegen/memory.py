@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..legalize.ops import NpuGraph, Tensor
-from ..memory.placement import lowest_offset
+from ..memory import BufferInfo, PoolInfo, plan_memory
 from .tir_to_npu import Stripe
 
 CONSTANTS_REGION = 0
@@ -62,11 +62,11 @@ def nbytes(tensor: Tensor) -> int:
 
 def plan(graph: NpuGraph, stripes: Sequence[Stripe],
          io_in_scratch: frozenset[str] = frozenset()) -> tuple[dict[str, Placement], int]:
-    """Place I/O in their regions and intermediates in scratch: first fit over live ranges counted in NPU operations
-    (a tensor lives from its first write to its last read), each buffer as large as the TIR allocates it (a rolling
-    buffer holds only its ring). Inputs and outputs named in `io_in_scratch` go to scratch too, inputs live from the
-    start and outputs to the end, so that the scratch shares their memory with the intermediates (as a model's I/O
-    does in the workspace). Returns (placements by tensor name, scratch size)."""
+    """Place I/O in their regions and intermediates in scratch, planned by the memory planner over live ranges counted
+    in NPU operations (a tensor lives from its first write to its last read), each buffer as large as the TIR
+    allocates it (a rolling buffer holds only its ring). Inputs and outputs named in `io_in_scratch` go to scratch
+    too, inputs live from the start and outputs to the end, so that the scratch shares their memory with the
+    intermediates (as a model's I/O does in the workspace). Returns (placements by tensor name, scratch size)."""
     placements: dict[str, Placement] = {}
     io = [t for t in graph.inputs if t.name not in io_in_scratch]
     io += [t for t in graph.outputs if t.name not in {i.name for i in graph.inputs} | io_in_scratch]
@@ -77,28 +77,23 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe],
         placements[tensor.name] = Placement(FIRST_IO_REGION + index, 0)
     last_use = {}
     for index, stripe in enumerate(stripes):
-        for region in stripe.ifms:
+        for region in [*stripe.ifms, stripe.ofm]:  # a striped tensor is also written by later stripes
             last_use[region.tensor] = index
     for tensor in graph.outputs:
         if tensor.name in io_in_scratch:
             last_use[tensor.name] = len(stripes)
-    live: list[tuple[int, int, int]] = []  # (offset, size, last use)
-    scratch = 0
-    for tensor in graph.inputs:
-        if tensor.name in io_in_scratch:
-            size = align(nbytes(tensor))
-            offset = lowest_offset(size, ALIGNMENT, [(start, start + length) for start, length, _ in live])
-            live.append((offset, size, last_use.get(tensor.name, 0)))
-            placements[tensor.name] = Placement(SCRATCH_REGION, offset)
-            scratch = max(scratch, offset + size)
+    buffers = [BufferInfo(t.name, align(nbytes(t)), 0, last_use.get(t.name, 0), ALIGNMENT)
+               for t in graph.inputs if t.name in io_in_scratch]
     for index, stripe in enumerate(stripes):
-        live = [block for block in live if block[2] >= index]
         region = stripe.ofm
-        if region.tensor in placements:
+        if region.tensor in placements or any(b.name == region.tensor for b in buffers):
             continue
         size = align(math.prod(region.layout) * np.dtype(region.dtype).itemsize)
-        offset = lowest_offset(size, ALIGNMENT, [(start, start + length) for start, length, _ in live])
-        live.append((offset, size, last_use.get(region.tensor, index)))
-        placements[region.tensor] = Placement(SCRATCH_REGION, offset)
-        scratch = max(scratch, offset + size)
+        buffers.append(BufferInfo(region.tensor, size, index, max(index, last_use.get(region.tensor, index)),
+                                  ALIGNMENT))
+    # The same planner as the model's workspace: the NPU's intermediates are buffers like any other.
+    scratch_plan = plan_memory(buffers, [PoolInfo("scratch")])
+    for allocation in scratch_plan.allocations:
+        placements[allocation.buffer.name] = Placement(SCRATCH_REGION, allocation.offset)
+    scratch = scratch_plan.pool_sizes["scratch"]
     return placements, scratch
