@@ -20,16 +20,18 @@ import tvm
 
 from .aot.c_source import CSources, generate
 from .aot.interface import INTERFACE_PATH, ModelInterface, interface_of
-from .aot.program import MODULE, Program, build_program
+from .aot.program import MODULE, NpuStep, Program, build_program
 from .aot.workspace import Workspace, plan_workspace
 from .codegen import compile_partitioned
+from .codegen.memory import align
 from .frontend.importer import model_io_names
 from .host import host_target
 from .host.legalize import fuse_host_ops
 from .memory import PoolInfo, plan_to_json
 from .mlf import IOTensor, MlfModule, export_model_library_format
 from .partition import OffloadReport, host_only_report, partition_for_ethosu
-from .target import EthosuTarget, TargetError, ethosu_target_from_options, parse_target_list
+from .partition.patterns import CODEGEN
+from .target import EthosuTarget, TargetError, ethosu_target_from_options, format_target, parse_target_list
 
 # The runtime glue: src/ of a source checkout, or where setup.py installs it.
 _CHECKOUT_GLUE = Path(__file__).resolve().parents[2] / "src"
@@ -63,14 +65,6 @@ class BuildConfig:
     io_in_workspace: bool = False
 
 
-def _host_target(options: dict) -> tvm.target.Target:
-    return host_target(options.get("mcpu"))
-
-
-def _target_strings(targets: list[dict]) -> tuple[str, ...]:
-    return tuple(" ".join([t["kind"]] + [f"-{k}={v}" for k, v in t.items() if k != "kind"]) for t in targets)
-
-
 def _flag(config: dict, key: str) -> bool:
     value = str(config.get(key, "0")).strip().lower()
     if value not in ("0", "1", "true", "false"):
@@ -102,13 +96,13 @@ def configure(target: str, executor: str = "aot", pass_config: Optional[dict] = 
     if planner != "auto" and planner not in ALGORITHMS:
         raise BuildError(f"unknown memory planner {planner!r}; choose one of auto, {', '.join(ALGORITHMS)}")
     npu = next((ethosu_target_from_options(t) for t in targets if t["kind"] == "ethos-u"), None)
-    host = _host_target(next(t for t in targets if t["kind"] == "c"))
+    host = host_target(next(t for t in targets if t["kind"] == "c").get("mcpu"))
     io_in_workspace = use_workspace_io or _flag(config, "tir.usmp.use_workspace_io")
     names = [p.name for p in pools or []]
     if len(set(names)) != len(names) or any(not re.fullmatch(r"[A-Za-z_]\w*", n) for n in names):
         raise BuildError(f"workspace pool names must be distinct C identifiers, got {', '.join(names)}")
     # I/O in the workspace means the application owns the pools: it writes inputs into them.
-    return BuildConfig(npu, host, _target_strings(targets), planner, tuple(pools) if pools else
+    return BuildConfig(npu, host, tuple(format_target(t) for t in targets), planner, tuple(pools) if pools else
                        (PoolInfo("workspace"),), bool(pools) or io_in_workspace, io_in_workspace)
 
 
@@ -130,10 +124,10 @@ class CompiledModel:
         """Flash for constants: NPU command streams and weights, host kernel tables (16-byte padded each)."""
         total = 0
         for step in self.program.steps:
-            if hasattr(step, "artifact"):
-                total += _pad(len(step.artifact.driver_payload)) + _pad(len(step.artifact.constants))
+            if isinstance(step, NpuStep):
+                total += align(len(step.artifact.driver_payload)) + align(len(step.artifact.constants))
             else:
-                total += sum(_pad(p.nbytes) for p in step.kernel.params if p.role == "constant")
+                total += sum(align(p.nbytes) for p in step.kernel.params if p.role == "constant")
         return total
 
     @property
@@ -194,7 +188,7 @@ class CompiledModel:
         lines.append(f"Memory: workspace {plan.total_size} bytes ({pools}; planner {plan.algorithm}"
                      f"{', proven optimal' if plan.proven_optimal else ''}), constants {self.constants_size_bytes}"
                      f" bytes, I/O {'in the workspace' if self.config.io_in_workspace else f'{self.io_size_bytes} bytes'}")
-        npu_steps = [s for s in self.program.steps if hasattr(s, "artifact")]
+        npu_steps = [s for s in self.program.steps if isinstance(s, NpuStep)]
         lines.append(f"Steps: {len(npu_steps)} NPU launches, {len(self.program.steps) - len(npu_steps)} host kernels")
         return "\n".join(lines)
 
@@ -213,7 +207,7 @@ def inputs_in_scratch(mod: tvm.IRModule) -> dict[str, frozenset[int]]:
                 uses[arg] = uses.get(arg, 0) + 1
             if isinstance(value, tvm.relax.Call) and isinstance(value.op, tvm.ir.GlobalVar):
                 attrs = mod[value.op].attrs or {}
-                if attrs.get("Codegen") == "ethos-u":
+                if attrs.get("Codegen") == CODEGEN:
                     calls.append(value)
     result = main.body.body
     for output in getattr(result, "fields", [result]):
@@ -221,10 +215,6 @@ def inputs_in_scratch(mod: tvm.IRModule) -> dict[str, frozenset[int]]:
     params = set(main.params)
     return {call.op.name_hint: frozenset(i for i, arg in enumerate(call.args) if arg in params and uses[arg] == 1)
             for call in calls}
-
-
-def _pad(size: int) -> int:
-    return -(-size // 16) * 16
 
 
 def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u55-128,c", params=None,

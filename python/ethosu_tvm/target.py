@@ -116,6 +116,11 @@ def parse_target_list(text: str) -> list[dict[str, str]]:
     return targets
 
 
+def format_target(options: dict[str, str]) -> str:
+    """One option dict of :func:`parse_target_list` back as text, e.g. ``"c -mcpu=cortex-m55"``."""
+    return " ".join([options["kind"]] + [f"-{key}={value}" for key, value in options.items() if key != "kind"])
+
+
 def _boolean(key: str, value: str) -> bool:
     try:
         return _BOOLEAN_VALUES[value.lower()]

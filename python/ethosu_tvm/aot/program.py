@@ -51,6 +51,8 @@ class NpuStep:
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
 
+    target = "ethos-u"  # what runs the step, as pools name their targets
+
     @property
     def label(self) -> str:
         return self.artifact.name
@@ -67,6 +69,8 @@ class HostStep:
     kernel: HostKernel
     inputs: tuple[str, ...]
     output: str
+
+    target = "c"
 
     @property
     def label(self) -> str:

@@ -13,11 +13,10 @@ from dataclasses import dataclass
 
 from ..codegen.memory import SCRATCH_REGION
 from ..memory import BufferInfo, MemoryPlan, PlanDoesNotFit, PoolInfo, plan_memory
-from .program import NpuStep, Program
+from .program import HostStep, NpuStep, Program
 
 ALIGNMENT = 16
-NPU_TARGET = "ethos-u"
-HOST_TARGET = "c"
+HOST_TARGET = HostStep.target  # the application, which writes inputs and reads outputs, runs on the CPU
 
 
 @dataclass(frozen=True)
@@ -55,11 +54,10 @@ class _Inventory:
         self.producer: dict[str, str] = {}
         self.targets: dict[str, set[str]] = {}
         for index, step in enumerate(program.steps):
-            target = NPU_TARGET if isinstance(step, NpuStep) else HOST_TARGET
             for name in step.inputs:
-                self.use(name, index, target)
+                self.use(name, index, step.target)
             for name in step.outputs:
-                self.use(name, index, target)
+                self.use(name, index, step.target)
                 self.producer[name] = step.label
 
     def use(self, name: str, index: int, target: str) -> None:
@@ -89,17 +87,18 @@ def scratch_aliases(program: Program) -> list[tuple[str, str, int]]:
     return aliases
 
 
-def program_buffers(program: Program, pools: list[PoolInfo],
-                    io_in_workspace: bool = False) -> tuple[list[BufferInfo], list[str | None]]:
+def program_buffers(program: Program, pools: list[PoolInfo], io_in_workspace: bool = False,
+                    aliases: list[tuple[str, str, int]] | None = None) -> tuple[list[BufferInfo], list[str | None]]:
     """Buffer inventory with liveness in step numbers, and each step's scratch buffer name. A tensor held in an
-    NPU step's scratch is no buffer of its own: it stretches the scratch's lifetime instead."""
+    NPU step's scratch (`aliases`, default scratch_aliases(program)) is no buffer of its own: it stretches the
+    scratch's lifetime instead."""
     inventory = _Inventory(program)
     last_step = len(program.steps) - 1
     for io in program.inputs:  # the application writes inputs before the first step
         inventory.use(io.tensor.name, 0, HOST_TARGET)
     for io in program.outputs:  # ... and reads outputs after the last
         inventory.use(io.tensor.name, last_step, HOST_TARGET)
-    aliases = scratch_aliases(program)
+    aliases = scratch_aliases(program) if aliases is None else aliases
     excluded = (set() if io_in_workspace else program.io_names) | {tensor for tensor, _, _ in aliases}
     buffers = [BufferInfo(name, program.tensors[name].nbytes, inventory.first[name], inventory.last[name], ALIGNMENT,
                           _allowed(name, inventory.targets[name], pools), inventory.producer.get(name, "input"))
@@ -113,8 +112,7 @@ def program_buffers(program: Program, pools: list[PoolInfo],
         held = [tensor for tensor, holder, _ in aliases if holder == scratch[-1]]
         first = min([index] + [inventory.first[t] for t in held])
         last = max([index] + [inventory.last[t] for t in held])
-        targets = set().union({NPU_TARGET if isinstance(step, NpuStep) else HOST_TARGET},
-                              *(inventory.targets[t] for t in held))
+        targets = set().union({step.target}, *(inventory.targets[t] for t in held))
         buffers.append(BufferInfo(scratch[-1], step.scratch_bytes, first, last, ALIGNMENT,
                                   _allowed(scratch[-1], targets, pools), step.label))
     return buffers, scratch
@@ -124,7 +122,7 @@ def plan_workspace(program: Program, pools: list[PoolInfo], algorithm: str = "au
                    io_in_workspace: bool = False) -> Workspace:
     """Plan every buffer of `program` into `pools`, filled in the given order (raises PlanDoesNotFit when they are
     too small)."""
-    buffers, scratch = program_buffers(program, pools, io_in_workspace)
+    aliases = scratch_aliases(program)
+    buffers, scratch = program_buffers(program, pools, io_in_workspace, aliases)
     plan = plan_memory(buffers, pools, algorithm)
-    return Workspace(plan, tuple(buffers), tuple(scratch), tuple(pools), io_in_workspace,
-                     tuple(scratch_aliases(program)))
+    return Workspace(plan, tuple(buffers), tuple(scratch), tuple(pools), io_in_workspace, tuple(aliases))

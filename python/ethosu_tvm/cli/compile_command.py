@@ -54,7 +54,7 @@ def split_target_flags(argv: list[str]) -> tuple[list[str], dict[str, dict[str, 
 
 def merge_target(target: str, flags: dict[str, dict[str, str]]) -> str:
     """Append --target-<kind>-* options to the matching entry of the target list."""
-    from ..target import parse_target_list
+    from ..target import format_target, parse_target_list
 
     targets = parse_target_list(target)
     for kind, options in flags.items():
@@ -62,7 +62,7 @@ def merge_target(target: str, flags: dict[str, dict[str, str]]) -> str:
         if entry is None:
             raise CommandError(f"--target-{kind}-{next(iter(options))} given, but {kind} is not in --target")
         entry.update(options)
-    return ",".join(" ".join([t["kind"]] + [f"-{k}={v}" for k, v in t.items() if k != "kind"]) for t in targets)
+    return ",".join(format_target(t) for t in targets)
 
 
 def _pass_config(items: list[str]) -> dict[str, str]:

@@ -84,10 +84,12 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe],
             last_use[tensor.name] = len(stripes)
     buffers = [BufferInfo(t.name, align(nbytes(t)), 0, last_use.get(t.name, 0), ALIGNMENT)
                for t in graph.inputs if t.name in io_in_scratch]
+    planned = {b.name for b in buffers}
     for index, stripe in enumerate(stripes):
         region = stripe.ofm
-        if region.tensor in placements or any(b.name == region.tensor for b in buffers):
+        if region.tensor in placements or region.tensor in planned:
             continue
+        planned.add(region.tensor)
         size = align(math.prod(region.layout) * np.dtype(region.dtype).itemsize)
         buffers.append(BufferInfo(region.tensor, size, index, max(index, last_use.get(region.tensor, index)),
                                   ALIGNMENT))
