@@ -81,6 +81,11 @@ BAD_POOL_FLAGS = {
                      "--workspace-pools-read-latency-cycles needs a number, got 'fast'"),
     "bad burst": (["--workspace-pools=sram", "--workspace-pools-target-burst-bytes=sram:16"],
                   "--workspace-pools-target-burst-bytes takes POOL:TARGET:BYTES, got 'sram:16'"),
+    "bad pool name": (["--workspace-pools=sram,s-ram"],
+                      "workspace pool names must be distinct C identifiers, got sram, s-ram"),
+    "repeated pool": (["--workspace-pools=sram,sram"],
+                      "workspace pool names must be distinct C identifiers, got sram, sram"),
+    "drawing format": (["--dump-memory-plan", "plan.txt"], "--dump-memory-plan writes .svg or .png files, got plan.txt"),
     "unreachable": (["--workspace-pools=sram", "--workspace-pools-targets=sram:ethos-u"],
                     "buffer 'lv' is used by c and ethos-u, but no workspace pool is reachable by both; check "
                     "--workspace-pools-targets"),
@@ -94,6 +99,15 @@ def test_bad_pool_flags(case, tmp_path, capsys):
     status = tvmc(["compile", str(tmp_path / "m.tflite"), f"--target={TARGET}", *flags, "-o", str(tmp_path / "m.tar")])
     assert status == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == f"tvmc: error: {message}"
+
+
+def test_pools_named_like_runner_variables(tmp_path):
+    """Pool names are the application's: "inputs" or "npu" must not clash with the runner's own names."""
+    model = models.make_graph("ds_cnn")
+    archive = compile_model(model, tmp_path, TARGET, "--workspace-pools=inputs,npu",
+                            "--workspace-pools-size-hint-bytes=inputs:64")
+    assert_bit_exact(model, archive, tmp_path, seeds=range(2))
+    assert {p["name"] for p in _plan(tmp_path / "mlf")["pools"]} == {"inputs", "npu"}
 
 
 @pytest.mark.parametrize("algorithm", ["greedy_by_size", "greedy_by_conflicts", "hill_climb", "exact"])
