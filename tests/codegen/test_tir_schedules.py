@@ -10,7 +10,13 @@ from ethosu.vela import api as vapi
 from ethosu_tvm.codegen import CodegenError, compile_npu_graph
 from ethosu_tvm.codegen.memory import ConstantPool, plan
 from ethosu_tvm.codegen.operations import OperationBuilder
-from ethosu_tvm.codegen.schedule import STRIPE_ANNOTATION, compute_primitive_at, primitive_blocks
+from ethosu_tvm.codegen.schedule import (
+    RING_ANNOTATION,
+    ROLLING_ANNOTATION,
+    STRIPE_ANNOTATION,
+    compute_primitive_at,
+    primitive_blocks,
+)
 from ethosu_tvm.codegen.tir_to_npu import translate
 from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.legalize import legalize
@@ -169,3 +175,45 @@ def test_a_stripe_that_is_not_a_box_is_refused():
     with pytest.raises(CodegenError, match=r"^ethosu\.conv2d \(conv2d:lv\): an instance of block op0_conv2d is "
                                            r"not a dense box"):
         compile_npu_graph(_graph(model), EthosuTarget("ethos-u55-128"), fused_rows_and_columns)
+
+
+def _annotated_cascade(graph, rows: int, ring: int, rolling: bool):
+    """Like `_cascade`, with every intermediate kept in a `ring`-row ring by annotation (rolling or recomputed)."""
+    cascade = _cascade(graph, rows)
+
+    def schedule(sch):
+        cascade(sch)
+        for index in range(len(graph.ops) - 1):
+            block = primitive_blocks(sch, index)[-1]
+            sch.annotate(block, RING_ANNOTATION, ring)
+            if rolling:
+                sch.annotate(block, ROLLING_ANNOTATION, 1)
+
+    return schedule
+
+
+@pytest.mark.parametrize("rolling", [False, True])
+def test_ring_annotation_with_same_padding(rolling):
+    """SAME padding clips the producer's stripes at the border, which Schedule.rolling_buffer refuses; the ring
+    annotations keep the 12-row intermediate in 4 rows. Rolling computes each of its rows once (12 in all),
+    recomputing re-does the row each stripe shares with the previous one (21 rows)."""
+    model = _conv_chain((1, 12, 6, 4), "SAME")
+    graph = _graph(model)
+    schedule = _annotated_cascade(graph, rows=2, ring=4, rolling=rolling)
+    stripes = translate(graph, schedule)
+    producer_rows = [(s.ofm.box[1].start, s.ofm.box[1].stop) for s in stripes if s.op == 0]
+    if rolling:
+        assert producer_rows == [(0, 3), (3, 5), (5, 7), (7, 9), (9, 11), (11, 12)]
+    else:
+        assert producer_rows == [(0, 3), (1, 5), (3, 7), (5, 9), (7, 11), (9, 12)]
+    assert {s.ofm.layout for s in stripes if s.op == 0} == {(1, 4, 6, 8)}
+    artifact = compile_npu_graph(graph, EthosuTarget("ethos-u55-128"), schedule)
+    assert artifact.scratch_size == 4 * 6 * 8
+    _assert_exact(model, artifact)
+
+
+def test_a_ring_too_small_for_a_stripe_is_refused():
+    """Stripes of 2 rows under a 3x3 kernel need 4 rows of the intermediate at once; a 3-row ring cannot hold them."""
+    graph = _graph(_conv_chain((1, 12, 6, 4), "SAME"))
+    with pytest.raises(CodegenError, match=r"reads rows \[1, 5\) of .*, but its 3-row ring holds rows \[2, 5\)"):
+        translate(graph, _annotated_cascade(graph, rows=2, ring=3, rolling=True))

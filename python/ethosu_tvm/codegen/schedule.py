@@ -6,6 +6,13 @@ default schedule is none: one NPU operation per primitive. A cascading schedule 
 the last operator's loops and moves its producers under the outer loop with :func:`compute_primitive_at`: a loop
 holding several operators is a stripe loop. To stripe a single operator, annotate its outer loops with
 ``STRIPE_ANNOTATION`` (``sch.annotate(loop, STRIPE_ANNOTATION, 1)``).
+
+Inside a cascade an intermediate tensor need not exist whole. Annotating the output block of its producer with
+``RING_ANNOTATION = R`` keeps it in a ring of R rows (row y at ring row y mod R); adding ``ROLLING_ANNOTATION`` makes
+every stripe compute only the rows that earlier stripes have not (a rolling buffer), instead of recomputing the
+rows it shares with the previous stripe. ``Schedule.rolling_buffer`` expresses the same in TIR for chains whose
+producer regions are not clipped at the tensor's border; SAME padding clips them, and TVM then refuses the
+primitive, hence the annotations (code generation checks that every read finds its rows still in the ring).
 """
 from __future__ import annotations
 
@@ -20,6 +27,9 @@ ScheduleFn = Callable[[s_tir.Schedule], None]
 
 # Loop annotation: each iteration of this loop is a separate NPU operation (stripe) of the operator inside it.
 STRIPE_ANNOTATION = "ethosu.stripe"
+# Output-block annotations of a primitive whose OFM lives in a ring of that many rows / is computed rolling.
+RING_ANNOTATION = "ethosu.ring_rows"
+ROLLING_ANNOTATION = "ethosu.rolling"
 
 
 def lower(graph: TeGraph, schedule: ScheduleFn | None = None) -> tirx.PrimFunc:

@@ -20,8 +20,15 @@ from tvm import ir, s_tir, sym, tirx
 
 from ..legalize.ops import Identity, NpuGraph, Padding
 from ..te import OP_ANNOTATION, TeGraph, te_graph
-from .schedule import STRIPE_ANNOTATION, ScheduleFn, annotated_blocks, lower
-from .tir_regions import Box, Interval, bound, hull, loads, logical, ring_axes, stores
+from .schedule import (
+    RING_ANNOTATION,
+    ROLLING_ANNOTATION,
+    STRIPE_ANNOTATION,
+    ScheduleFn,
+    annotated_blocks,
+    lower,
+)
+from .tir_regions import Access, Box, Interval, bound, hull, loads, logical, ring_axes, stores
 from .vela_calls import CodegenError, describe
 
 
@@ -102,8 +109,21 @@ class _Translator:
                 self.writer[access.buffer.name] = block
         self.output_of = {self.writer[self.buffer_of[op.ofm.tensor.name]].name_hint: index  # block → primitive
                           for index, op in enumerate(graph.ops)}
+        # Ring axes as TIR writes them (floormod, from Schedule.rolling_buffer): analysed in logical coordinates.
         self.rings = {name: ring_axes(self.writer[name], self.buffers[name]) for name in self.tensor_of
                       if name in self.writer}
+        self.layouts = {name: tuple(int(d) for d in var.shape) for name, var in self.buffers.items()}
+        self.annotated_rings: set[str] = set()  # rings by RING_ANNOTATION: TIR indexes them logically already
+        self.rolling: set[str] = set()
+        for name in self.rings:
+            annotations = self.writer[name].annotations
+            if RING_ANNOTATION in annotations:
+                rows = int(annotations[RING_ANNOTATION])
+                self.annotated_rings.add(name)
+                self.layouts[name] = (self.layouts[name][0], min(rows, self.layouts[name][1]), *self.layouts[name][2:])
+            if ROLLING_ANNOTATION in annotations:
+                self.rolling.add(name)
+        self.written: dict[str, int] = {}  # ring buffer → the stop of the rows written so far
 
     def _add_buffer(self, buffer: ir.expr.Var) -> None:
         known = self.buffers.setdefault(buffer.name, buffer)
@@ -126,10 +146,10 @@ class _Translator:
             if len(owners) > 1 or (owners and _holds_stripe_annotation(stmt)):
                 yield from self._unroll(stmt, bindings)
             elif owners:
-                yield self._stripe(owners[0], stmt, bindings)
+                yield from self._stripe(owners[0], stmt, bindings)
         elif isinstance(stmt, s_tir.SBlockRealize):
             if stmt.block.name_hint in self.output_of:
-                yield self._stripe(self.output_of[stmt.block.name_hint], stmt, bindings)
+                yield from self._stripe(self.output_of[stmt.block.name_hint], stmt, bindings)
         else:
             raise CodegenError(f"{self.graph.name}: unexpected {type(stmt).__name__} in the scheduled TIR")
 
@@ -156,8 +176,9 @@ class _Translator:
         return loops, stmt
 
     # -- one operator instance ------------------------------------------------------------------------------
-    def _stripe(self, index: int, stmt, bindings: Bindings) -> Stripe:
-        """The operation computing what primitive `index`'s output block does under `stmt`."""
+    def _stripe(self, index: int, stmt, bindings: Bindings) -> Iterator[Stripe]:
+        """The operation computing what primitive `index`'s output block does under `stmt` (none when a rolling
+        buffer already holds all of it)."""
         op = self.graph.ops[index]
         what = describe(op)
         ofm_buffer = self.buffer_of[op.ofm.tensor.name]
@@ -166,15 +187,44 @@ class _Translator:
         analyzer = _analyzer(bindings)
         domain = self._instance_domain(loops, realize, analyzer, what)
         (store,) = [s for s in stores(output) if s.buffer.name == ofm_buffer]
+        if ofm_buffer in self.rolling:
+            domain = self._unwritten_rows(ofm_buffer, store, domain, what)
+            if domain is None:
+                return
         ofm = self._region(ofm_buffer, bound(logical(store, self.rings[ofm_buffer]), domain, analyzer), what)
         if ofm.padding != Padding():
             raise CodegenError(f"{what}: the schedule writes outside the OFM")
         reads = self._reads(index, output, domain, analyzer)
         ifm_buffers = [self.buffer_of[operand.tensor.name] for operand in op.inputs]
         ifms = tuple(self._region(buffer, reads[buffer], what) for buffer in ifm_buffers)
+        for ifm in ifms:
+            self._check_ring_read(ifm, what)
         if isinstance(op, Identity) and self.shapes[ifm_buffers[0]] != self.shapes[ofm_buffer]:
             ifms = (self._reshaped(ifm_buffers[0], ifms[0], ofm_buffer, ofm, what),)
-        return Stripe(index, ofm, ifms)
+        if any(ofm.rings):
+            self.written[ofm_buffer] = max(self.written.get(ofm_buffer, 0), ofm.box[1].stop)
+        yield Stripe(index, ofm, ifms)
+
+    def _unwritten_rows(self, buffer: str, store: Access, domain: dict, what: str) -> dict | None:
+        """`domain` without the OFM rows that earlier stripes wrote to the rolling buffer (None if that is all)."""
+        row = store.indices[1]
+        var = next((v for v in domain if v.same_as(row)), None)
+        if var is None:
+            raise CodegenError(f"{what}: a rolling OFM must be stored at a block variable, not at row {row}")
+        start, stop = int(domain[var].min), int(domain[var].min) + int(domain[var].extent)
+        start = max(start, self.written.get(buffer, 0))
+        if start >= stop:
+            return None
+        return {**domain, var: ir.Range.from_min_extent(start, stop - start)}
+
+    def _check_ring_read(self, ifm: FeatureMapRegion, what: str) -> None:
+        """A ring of R rows holds the last R rows written; a read of any other row would find stale data."""
+        if len(ifm.rings) < 2 or not ifm.rings[1]:
+            return
+        rows, written = ifm.layout[1], self.written.get(self.buffer_of[ifm.tensor], 0)
+        if ifm.box[1].stop > written or ifm.box[1].start < written - rows:
+            raise CodegenError(f"{what}: reads rows [{ifm.box[1].start}, {ifm.box[1].stop}) of {ifm.tensor}, but "
+                               f"its {rows}-row ring holds rows [{max(written - rows, 0)}, {written})")
 
     @staticmethod
     def _instance_domain(loops, realize: s_tir.SBlockRealize, analyzer: sym.Analyzer, what: str) -> dict:
@@ -251,7 +301,9 @@ class _Translator:
         padding = Padding(top=clipped[1].start - box[1].start, left=clipped[2].start - box[2].start,
                           bottom=box[1].stop - clipped[1].stop, right=box[2].stop - clipped[2].stop)
         rings = self.rings.get(buffer, (False,) * len(shape))
-        return FeatureMapRegion(tensor, str(var.dtype), tuple(int(d) for d in var.shape), rings, clipped, padding)
+        if buffer in self.annotated_rings:
+            rings = (False, True) + (False,) * (len(shape) - 2)
+        return FeatureMapRegion(tensor, str(var.dtype), self.layouts[buffer], rings, clipped, padding)
 
     def _reshaped(self, ifm_buffer: str, ifm: FeatureMapRegion, ofm_buffer: str, ofm: FeatureMapRegion,
                   what: str) -> FeatureMapRegion:
