@@ -196,7 +196,7 @@ def _annotated_cascade(graph, rows: int, ring: int, rolling: bool):
 def test_ring_annotation_with_same_padding(rolling):
     """SAME padding clips the producer's stripes at the border, which Schedule.rolling_buffer refuses; the ring
     annotations keep the 12-row intermediate in 4 rows. Rolling computes each of its rows once (12 in all),
-    recomputing re-does the row each stripe shares with the previous one (21 rows)."""
+    recomputing re-does the row each stripe shares with the previous one (22 rows)."""
     model = _conv_chain((1, 12, 6, 4), "SAME")
     graph = _graph(model)
     schedule = _annotated_cascade(graph, rows=2, ring=4, rolling=rolling)

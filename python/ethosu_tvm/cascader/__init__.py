@@ -1,13 +1,10 @@
-"""Cascader, generic core: propagators, stripe configurations and Pareto culling.
+"""Cascader: run chains of operators stripe by stripe so that intermediate tensors never exist whole.
 
-Cascading runs a chain of operators stripe by stripe so that only the stripes in flight, not whole intermediate
-tensors, need fast memory. This package holds the parts that know nothing about the Ethos-U: how an output stripe
-maps to the input region it needs (`Propagator`, derived from TE computes or written per operator), how a tensor is
-cut into stripes and how many stripes of each shape result (`StripeConfig`), and how to keep only the
-memory/cycles trade-offs worth considering (`pareto_frontier`, `thin`).
-
-Not here yet (later steps): the Ethos-U performance model and block configs, plans and proposals and their search,
-and applying the chosen schedule to TIR.
+The generic core (this package's modules) knows nothing about the Ethos-U: how an output stripe maps to the input
+region it needs (`Propagator`, derived from TE computes or written per operator), how a tensor is cut into stripes
+(`StripeConfig`), the graph of parts (`CascaderGraph`), plans and proposals with their memory and cycles, and the
+search for the Pareto frontier of proposals (`search`, `CascaderOptions`). `cascader.ethosu` supplies the NPU's
+parts and performance model; `codegen.cascade` turns the chosen proposal into a TIR schedule.
 """
 from __future__ import annotations
 
@@ -23,7 +20,9 @@ from .derive import (
     stage_propagator,
     whole_tensor_propagator,
 )
+from .graph import CascaderGraph, Part, RowMap, Tensor
 from .pareto import pareto_frontier, thin
+from .plan import BufferMode, Plan, Proposal, TensorConfig, TensorState
 from .propagator import Propagator, compose
 from .stripe_config import (
     StripeConfig,
@@ -31,9 +30,24 @@ from .stripe_config import (
     candidate_stripe_shapes,
     split_sizes,
 )
+from .search import CascaderOptions, candidate_plans, choose, evaluate_plan, search
 
 __all__ = [
+    "BufferMode",
+    "CascaderGraph",
+    "CascaderOptions",
     "NotAffineError",
+    "Part",
+    "Plan",
+    "Proposal",
+    "RowMap",
+    "Tensor",
+    "TensorConfig",
+    "TensorState",
+    "candidate_plans",
+    "choose",
+    "evaluate_plan",
+    "search",
     "Propagator",
     "StripeConfig",
     "binary_elementwise_propagator",

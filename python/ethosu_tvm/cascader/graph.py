@@ -1,0 +1,139 @@
+"""What the cascader schedules: tensors, parts (operators) that read and write them, and the graph they form.
+
+A `Part` knows which input region each output stripe needs (one `Propagator` per input) and what computing a
+stripe costs (a callable supplied by the hardware layer, e.g. `cascader.ethosu`); nothing here knows the NPU.
+Parts are listed in execution order, which the plans keep: a cascade is a run of consecutive parts.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from .propagator import Propagator
+
+ROW_AXIS = 1  # NHWC: cascades stripe feature maps by rows
+
+# (output stripe shape, input stripe shapes) → estimated cycles of computing that stripe as one operation
+StripeCost = Callable[[tuple[int, ...], tuple[tuple[int, ...], ...]], int]
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A feature map: `size` bytes when it exists whole."""
+
+    name: str
+    shape: tuple[int, ...]
+    itemsize: int = 1
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape) * self.itemsize
+
+    @property
+    def row_bytes(self) -> int:
+        return self.size // self.shape[ROW_AXIS]
+
+
+@dataclass(frozen=True)
+class RowMap:
+    """The rows of one input that an interval of output rows reads: the propagator's row for the row axis.
+
+    Output rows [lo, hi) need input rows from floor(stride·lo + offset), ceil(stride·(hi − lo) + halo) of them,
+    clipped to the input (what falls outside is padding). `whole` inputs are read entirely by any stripe.
+    """
+
+    stride: int | Fraction
+    halo: int | Fraction
+    offset: int | Fraction
+    whole: bool = False
+
+    @classmethod
+    def of(cls, propagator: Propagator) -> RowMap | None:
+        """The row map of `propagator`, or None when its input rows follow another output axis."""
+        dependency = propagator.dependencies[ROW_AXIS]
+        row = propagator.transform[ROW_AXIS]
+        if dependency is None:
+            return cls(0, row[-1], 0, whole=True)
+        if dependency != ROW_AXIS:
+            return None
+        return cls(row[ROW_AXIS], row[-1], propagator.offset[ROW_AXIS])
+
+    def __call__(self, lo: int, hi: int, height: int) -> tuple[int, int]:
+        if self.whole:
+            return 0, height
+        start = math.floor(self.stride * lo + self.offset)
+        stop = start + math.ceil(self.stride * (hi - lo) + self.halo)
+        return max(start, 0), min(stop, height)
+
+
+@dataclass(frozen=True, eq=False)
+class Part:
+    """One operator: reads `inputs`, writes `output`; `propagators` follow `inputs`.
+
+    `stripable` is False for parts whose output cannot be produced in row stripes (a reshape that needs its
+    whole input laid out as one buffer); they only run whole, outside any cascade.
+    """
+
+    name: str
+    inputs: tuple[Tensor, ...]
+    output: Tensor
+    propagators: tuple[Propagator, ...]
+    cost: StripeCost
+    stripable: bool = True
+    row_maps: tuple[RowMap | None, ...] = field(init=False, repr=False)
+
+    def __post_init__(self):
+        if len(self.inputs) != len(self.propagators):
+            raise ValueError(f"part {self.name}: {len(self.inputs)} inputs but {len(self.propagators)} propagators")
+        maps = tuple(RowMap.of(p) for p in self.propagators)
+        object.__setattr__(self, "row_maps", maps)
+        if any(m is None for m in maps):  # an input's rows follow another output axis: rows cannot be striped
+            object.__setattr__(self, "stripable", False)
+
+    def input_rows(self, lo: int, hi: int) -> tuple[tuple[int, int], ...]:
+        """For output rows [lo, hi), the rows of each input read (clipped to the input)."""
+        return tuple(m(lo, hi, t.shape[ROW_AXIS]) for m, t in zip(self.row_maps, self.inputs))
+
+    def stripe_cost(self, lo: int, hi: int) -> int:
+        """Cycles of computing output rows [lo, hi) as one operation."""
+        out_shape = _with_rows(self.output.shape, hi - lo)
+        in_shapes = tuple(_with_rows(t.shape, b - a) for t, (a, b) in zip(self.inputs, self.input_rows(lo, hi)))
+        return self.cost(out_shape, in_shapes)
+
+
+def _with_rows(shape: tuple[int, ...], rows: int) -> tuple[int, ...]:
+    return shape[:ROW_AXIS] + (rows,) + shape[ROW_AXIS + 1:]
+
+
+@dataclass(frozen=True, eq=False)
+class CascaderGraph:
+    """Parts in execution order; `inputs`/`outputs` are the graph's. `scratch` names the tensors that occupy the
+    memory being budgeted (the intermediates, and any graph I/O that is placed there too)."""
+
+    parts: tuple[Part, ...]
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+    scratch: frozenset[str]
+
+    def __post_init__(self):
+        available = {t.name for t in self.inputs}
+        for part in self.parts:
+            missing = [t.name for t in part.inputs if t.name not in available]
+            if missing:
+                raise ValueError(f"part {part.name} reads {missing} before anything produces them")
+            available.add(part.output.name)
+        consumers = {t: [i for i, p in enumerate(self.parts) if t in {x.name for x in p.inputs}] for t in available}
+        object.__setattr__(self, "_consumers", consumers)
+
+    def consumers(self, tensor: Tensor) -> list[int]:
+        """Indices of the parts that read `tensor`, in order."""
+        return self._consumers[tensor.name]
+
+    def is_output(self, tensor: Tensor) -> bool:
+        return tensor.name in {t.name for t in self.outputs}
+
+    def tensors(self) -> Sequence[Tensor]:
+        """Every tensor once: graph inputs, then each part's output."""
+        return list(self.inputs) + [p.output for p in self.parts]

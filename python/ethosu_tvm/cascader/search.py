@@ -1,0 +1,181 @@
+"""The plan and proposal search: every worthwhile way to cut a graph into cascades, as a Pareto frontier.
+
+1. Plans. For each run of consecutive parts (at most `max_plan_size`) that can form a cascade (only the last
+   part's output leaves it) and each row-stripe height of that output (`candidate_stripe_shapes` on the row axis)
+   and buffer mode, `evaluate_plan` walks the stripes exactly: the rows each part computes, the ring each interior
+   tensor needs, and the cycles of every operation. The plans of one run are culled to their Pareto frontier.
+2. Proposals. A proposal for the first j parts is a proposal for the first i parts followed by a plan of parts
+   i..j−1. Going over j in order, the frontier of proposals for each prefix is kept (memoised), Pareto culled on
+   (peak memory, cycles) and thinned to `max_proposals`; the frontier for the whole graph is the result.
+
+Stripes run over rows only: the NPU reads and writes whole rows of an NHWC feature map efficiently, rings wrap
+over rows, and every primitive's row dependency is a window. Limits are in `CascaderOptions`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .graph import ROW_AXIS, CascaderGraph, Part
+from .pareto import pareto_frontier, thin
+from .plan import BufferMode, Plan, Proposal, TensorConfig, TensorState
+from .stripe_config import StripeConfig, candidate_stripe_shapes
+
+
+@dataclass(frozen=True)
+class CascaderOptions:
+    """Search limits and switches.
+
+    * `max_plan_size`: the most parts in one cascade.
+    * `max_proposals`: proposals kept per graph prefix after Pareto culling (thinned evenly, ends kept).
+    * `stripe_halvings`: output stripe heights tried are ceil(H / 2^k) for k ≤ this, and single rows.
+    * `enable_cascading`: plans of several parts; off, every part is its own plan.
+    * `enable_striping`: stripes smaller than the whole output; off, every plan computes whole tensors.
+    * `buffer_modes`: the interior buffer modes tried.
+    * `alignment`: every buffer's size is rounded up to this, as the memory planner allocates it.
+    """
+
+    max_plan_size: int = 8
+    max_proposals: int = 32
+    stripe_halvings: int = 4
+    enable_cascading: bool = True
+    enable_striping: bool = True
+    buffer_modes: tuple[BufferMode, ...] = (BufferMode.ROLLING, BufferMode.RECOMPUTE)
+    alignment: int = 16
+
+    def __post_init__(self):
+        if self.max_plan_size < 1 or self.max_proposals < 1 or self.stripe_halvings < 0 or self.alignment < 1:
+            raise ValueError(f"invalid cascader options: {self}")
+        if not self.buffer_modes:
+            raise ValueError("at least one buffer mode is needed")
+
+    def align(self, size: int) -> int:
+        return -(-size // self.alignment) * self.alignment
+
+
+class _Liveness:
+    """Where each tensor is produced and last read (part indices; graph inputs at −1, graph outputs to the end)."""
+
+    def __init__(self, graph: CascaderGraph):
+        self.graph = graph
+        end = len(graph.parts)
+        self.produced = {t.name: -1 for t in graph.inputs}
+        self.produced.update({p.output.name: i for i, p in enumerate(graph.parts)})
+        self.last_read = {}
+        for tensor in graph.tensors():
+            readers = graph.consumers(tensor)
+            self.last_read[tensor.name] = end if graph.is_output(tensor) else max(readers, default=-1)
+
+    def interior(self, first: int, stop: int) -> list | None:
+        """The tensors that parts first..stop−1 alone produce and read, or None when one of them is read after
+        the run (or is a graph output) and the run cannot be a cascade."""
+        tensors = []
+        for index in range(first, stop - 1):
+            tensor = self.graph.parts[index].output
+            if self.last_read[tensor.name] >= stop:
+                return None
+            tensors.append(tensor)
+        return tensors
+
+    def boundary_bytes(self, first: int, stop: int, interior: set[str], options: CascaderOptions) -> int:
+        """Budgeted bytes of the whole tensors alive while parts first..stop−1 run."""
+        return sum(options.align(t.size) for t in self.graph.tensors()
+                   if t.name in self.graph.scratch and t.name not in interior
+                   and self.produced[t.name] < stop and self.last_read[t.name] >= first)
+
+
+def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: BufferMode,
+                  options: CascaderOptions = CascaderOptions(), liveness: _Liveness | None = None) -> Plan | None:
+    """The plan running parts first..stop−1 in stripes of `rows` output rows, or None if they cannot cascade.
+
+    Per stripe, each interior tensor's window is the hull of what its consumers' windows read (this is also
+    the region `compute_at` gives the producer in TIR). With ROLLING buffers a producer computes only the part
+    of its window past the rows it wrote before. A ring must still hold every row a consumer reads when it reads
+    it, so it needs (rows written so far − first row read) rows at least.
+    """
+    liveness = liveness or _Liveness(graph)
+    parts = graph.parts[first:stop]
+    interior = liveness.interior(first, stop)
+    if interior is None or (len(parts) > 1 and not all(p.stripable for p in parts)):
+        return None
+    output = parts[-1].output
+    height = output.shape[ROW_AXIS]
+    if rows != height and not parts[-1].stripable:
+        return None
+    names = {t.name for t in interior}
+    written = dict.fromkeys(names, 0)
+    ring = dict.fromkeys(names, 1)
+    cycles = 0
+    for start in range(0, height, rows):
+        window = {output.name: (start, min(start + rows, height))}
+        for part in reversed(parts):
+            lo, hi = window[part.output.name]
+            for tensor, read in zip(part.inputs, part.input_rows(lo, hi)):
+                if tensor.name in names:
+                    known = window.get(tensor.name, read)
+                    window[tensor.name] = (min(known[0], read[0]), max(known[1], read[1]))
+        for part in parts:
+            lo, hi = window[part.output.name]
+            if mode is BufferMode.ROLLING and part.output.name in names:
+                lo = max(lo, written[part.output.name])
+            if lo >= hi:
+                continue
+            for tensor, (read_lo, _) in zip(part.inputs, part.input_rows(lo, hi)):
+                if tensor.name in names:
+                    ring[tensor.name] = max(ring[tensor.name], written[tensor.name] - read_lo)
+            cycles += part.stripe_cost(lo, hi)
+            if part.output.name in names:
+                written[part.output.name] = max(written[part.output.name], hi)
+    configs = tuple(TensorConfig(t, TensorState.INTERIOR, mode, min(ring[t.name], t.shape[ROW_AXIS]))
+                    for t in interior)
+    memory = (liveness.boundary_bytes(first, stop, names, options)
+              + sum(options.align(c.buffer_size) for c in configs if c.tensor.name in graph.scratch))
+    stripe_shape = output.shape[:ROW_AXIS] + (rows,) + output.shape[ROW_AXIS + 1:]
+    config = StripeConfig.for_tensor(output.shape, stripe_shape)
+    return Plan(tuple(range(first, stop)), config, mode, configs, memory, cycles)
+
+
+def _row_choices(part: Part, options: CascaderOptions) -> list[int]:
+    """Output stripe heights to try, tallest (the whole tensor) first."""
+    height = part.output.shape[ROW_AXIS]
+    if not (options.enable_striping and part.stripable):
+        return [height]
+    shapes = candidate_stripe_shapes(part.output.shape, axes=(ROW_AXIS,), halvings=options.stripe_halvings)
+    return [shape[ROW_AXIS] for shape in shapes]
+
+
+def _cost(item) -> tuple[int, int]:
+    return item.memory, item.cycles
+
+
+def candidate_plans(graph: CascaderGraph, first: int, stop: int, options: CascaderOptions = CascaderOptions(),
+                    liveness: _Liveness | None = None) -> list[Plan]:
+    """The Pareto frontier of the plans running parts first..stop−1 together (empty if they cannot cascade)."""
+    liveness = liveness or _Liveness(graph)
+    rows = _row_choices(graph.parts[stop - 1], options)
+    modes = options.buffer_modes if stop - first > 1 else options.buffer_modes[:1]  # no interior tensors
+    plans = [evaluate_plan(graph, first, stop, r, mode, options, liveness) for r in rows for mode in modes]
+    return pareto_frontier([p for p in plans if p is not None], _cost, tie_key=Plan.key)
+
+
+def search(graph: CascaderGraph, options: CascaderOptions = CascaderOptions()) -> list[Proposal]:
+    """The Pareto frontier of proposals for the whole graph, by increasing memory (decreasing cycles)."""
+    liveness = _Liveness(graph)
+    longest = options.max_plan_size if options.enable_cascading else 1
+    frontier: list[list[Proposal]] = [[Proposal((), 0, 0)]]
+    for stop in range(1, len(graph.parts) + 1):
+        extended = []
+        for first in range(max(0, stop - longest), stop):
+            plans = candidate_plans(graph, first, stop, options, liveness)
+            extended += [Proposal(before.plans + (plan,), max(before.memory, plan.memory),
+                                  before.cycles + plan.cycles) for before in frontier[first] for plan in plans]
+        frontier.append(thin(pareto_frontier(extended, _cost, tie_key=Proposal.key), options.max_proposals))
+    return frontier[-1]
+
+
+def choose(proposals: list[Proposal], budget: int | None) -> Proposal:
+    """The fastest proposal whose memory is within `budget`; with no budget, or none within it, the smallest
+    (ties: fewer cycles; the caller reports a budget that even this one exceeds)."""
+    fitting = [p for p in proposals if budget is not None and p.memory <= budget]
+    if fitting:
+        return min(fitting, key=lambda p: (p.cycles, p.memory, p.key()))
+    return min(proposals, key=lambda p: (p.memory, p.cycles, p.key()))

@@ -1,0 +1,188 @@
+"""Plans and proposals of the generic cascader on hand-made graphs, against hand-computed rings, rows, memory and
+cycles, and against a brute-force enumeration of every way to cut a graph into cascades."""
+import itertools
+import math
+
+import pytest
+
+from ethosu_tvm.cascader import (
+    BufferMode,
+    CascaderGraph,
+    CascaderOptions,
+    Part,
+    Proposal,
+    Tensor,
+    binary_elementwise_propagator,
+    candidate_plans,
+    choose,
+    conv2d_propagator,
+    evaluate_plan,
+    pareto_frontier,
+    search,
+)
+
+ROLLING, RECOMPUTE = BufferMode.ROLLING, BufferMode.RECOMPUTE
+
+
+def rows_cost(out_shape, in_shapes):
+    """Cycles = output rows computed (so recomputation shows), plus a fixed cost per operation."""
+    return out_shape[1] * 10 + 3
+
+
+def conv_part(name, src: Tensor, dst: Tensor, kernel=3, stride=1, pad=1, cost=rows_cost):
+    return Part(name, (src,), dst, (conv2d_propagator((kernel, kernel), src.shape[3], (stride, stride),
+                                                      padding=(pad, pad)),), cost)
+
+
+def chain(height=12, width=6, channels=(4, 8, 4), scratch=("b",)):
+    """a → conv3x3 SAME → b → conv3x3 SAME → c."""
+    a, b, c = (Tensor(n, (1, height, width, ch)) for n, ch in zip("abc", channels))
+    parts = (conv_part("conv1", a, b), conv_part("conv2", b, c))
+    return CascaderGraph(parts, (a,), (c,), frozenset(scratch))
+
+
+def residual(height=8):
+    """a → conv → b → conv → c; add(c, a) → d: `a` passes over both convolutions."""
+    a, b, c, d = (Tensor(n, (1, height, 4, 8)) for n in "abcd")
+    add = Part("add", (c, a), d, (binary_elementwise_propagator(c.shape, d.shape),
+                                  binary_elementwise_propagator(a.shape, d.shape)), rows_cost)
+    parts = (conv_part("conv1", a, b), conv_part("conv2", b, c), add)
+    return CascaderGraph(parts, (a,), (d,), frozenset("abcd"))
+
+
+@pytest.mark.parametrize("mode, producer_rows, ring", [(ROLLING, 12, 4), (RECOMPUTE, 22, 4)])
+def test_two_convolutions_in_stripes_of_two_rows(mode, producer_rows, ring):
+    """Output stripes [0,2), [2,4), ... [10,12) need intermediate rows [0,3), [1,5), ..., [9,12) (SAME padding
+    clips the ends). Recomputing them costs 3+4+4+4+4+3 = 22 rows, rolling 12; either way a ring must hold the 4
+    rows a stripe reads."""
+    graph = chain()
+    plan = evaluate_plan(graph, 0, 2, 2, mode)
+    assert plan.stripes == 6 and plan.rows == 2
+    (config,) = plan.interior
+    assert (config.tensor.name, config.rows, config.buffer_mode) == ("b", ring, mode)
+    consumer = 6 * (2 * 10 + 3)
+    producer = producer_rows * 10 + 6 * 3
+    assert plan.cycles == consumer + producer
+    assert plan.memory == ring * 6 * 8  # only b is budgeted here: 4 rows of 6 × 8 bytes
+
+
+def test_rfc_example_two_convolutions_drop_from_megabytes_to_kilobytes():
+    """Two chained 3x3 convolutions on 1x321x212x6 with a 16-channel intermediate: 1,088,832 bytes whole, a
+    3-row ring (10,176 bytes) when cascaded in single rows."""
+    graph = chain(321, 212, (6, 16, 6))
+    whole = 321 * 212 * 16
+    assert whole > 1_000_000
+    proposals = search(graph)
+    assert proposals[-1].memory == whole and not proposals[-1].cascades
+    smallest = proposals[0]
+    (plan,) = smallest.plans
+    assert (plan.parts, plan.rows, plan.interior[0].rows) == ((0, 1), 1, 3)
+    assert smallest.memory == 3 * 212 * 16 == 10_176
+
+
+def test_a_tensor_read_after_the_run_cannot_be_interior():
+    """A run cascades only if what its earlier parts produce is read inside it. In the residual graph b is read
+    by conv2 alone, so conv1..conv2 cascade; when the add reads b too, they cascade only with the add."""
+    graph = residual()
+    assert evaluate_plan(graph, 0, 2, 1, ROLLING) is not None
+    a, b, c, d = (Tensor(n, (1, 8, 4, 8)) for n in "abcd")
+    # b is read by conv2 and by the add after the run 0..1.
+    add = Part("add", (c, b), d, (binary_elementwise_propagator(c.shape, d.shape),
+                                  binary_elementwise_propagator(b.shape, d.shape)), rows_cost)
+    leaky = CascaderGraph((conv_part("conv1", a, b), conv_part("conv2", b, c), add), (a,), (d,), frozenset("bcd"))
+    assert evaluate_plan(leaky, 0, 2, 1, ROLLING) is None
+    assert evaluate_plan(leaky, 0, 3, 1, ROLLING) is not None
+
+
+def test_memory_counts_the_tensors_passing_over_a_plan():
+    """In the residual graph `a` is alive until the add: a plan of conv2 alone holds a, b and c whole
+    (3 × 256 bytes); the whole block as one cascade holds a and d whole plus rings for b and c."""
+    graph = residual()
+    alone = evaluate_plan(graph, 1, 2, 8, ROLLING)
+    assert alone.memory == 3 * 256
+    block = evaluate_plan(graph, 0, 3, 1, ROLLING)
+    rings = {c.tensor.name: c.rows for c in block.interior}
+    assert block.memory == 2 * 256 + sum(rows * 32 for rows in rings.values())
+    assert rings == {"b": 3, "c": 1}
+
+
+def test_a_part_that_cannot_be_striped_runs_whole_and_alone():
+    graph = chain()
+    unstripable = Part("reshape", graph.parts[1].inputs, graph.parts[1].output, graph.parts[1].propagators,
+                       rows_cost, stripable=False)
+    graph = CascaderGraph((graph.parts[0], unstripable), graph.inputs, graph.outputs, graph.scratch)
+    assert evaluate_plan(graph, 0, 2, 12, ROLLING) is None
+    assert evaluate_plan(graph, 1, 2, 6, ROLLING) is None
+    assert [p.rows for p in candidate_plans(graph, 1, 2)] == [12]
+
+
+def brute_force(graph: CascaderGraph, options: CascaderOptions) -> list[tuple[int, int]]:
+    """(memory, cycles) of the Pareto frontier over every cut of the parts into runs and every plan per run."""
+    n = len(graph.parts)
+    points = []
+    for cuts in itertools.product([False, True], repeat=n - 1):
+        bounds = [0] + [i + 1 for i, cut in enumerate(cuts) if cut] + [n]
+        runs = list(zip(bounds, bounds[1:]))
+        choices = [candidate_plans(graph, a, b, options) for a, b in runs]
+        for plans in itertools.product(*choices):
+            points.append((max(p.memory for p in plans), sum(p.cycles for p in plans)))
+    return sorted(set(pareto_frontier(points, lambda p: p)))
+
+
+@pytest.mark.parametrize("make", [chain, residual])
+def test_search_finds_the_same_frontier_as_brute_force(make):
+    graph = make()
+    options = CascaderOptions(max_proposals=1000)
+    found = [(p.memory, p.cycles) for p in search(graph, options)]
+    assert found == brute_force(graph, options)
+    assert all(a[0] < b[0] and a[1] > b[1] for a, b in zip(found, found[1:]))
+
+
+def test_search_is_deterministic_and_bounded():
+    graph = residual(16)
+    first = search(graph, CascaderOptions(max_proposals=3))
+    assert len(first) == 3
+    assert [p.key() for p in first] == [p.key() for p in search(graph, CascaderOptions(max_proposals=3))]
+    full = search(graph, CascaderOptions(max_proposals=1000))
+    assert (first[0].memory, first[-1].memory) == (full[0].memory, full[-1].memory)  # thinning keeps both ends
+
+
+def test_switches_limit_the_plans():
+    graph = residual()
+    no_cascades = search(graph, CascaderOptions(enable_cascading=False))
+    assert all(len(plan.parts) == 1 for p in no_cascades for plan in p.plans)
+    no_stripes = search(graph, CascaderOptions(enable_striping=False))
+    assert all(plan.stripes == 1 for p in no_stripes for plan in p.plans)
+    assert all(plan.interior == () or plan.interior[0].rows == 8 for p in no_stripes for plan in p.plans)
+    only_recompute = search(graph, CascaderOptions(buffer_modes=(RECOMPUTE,)))
+    assert {plan.buffer_mode for p in only_recompute for plan in p.plans if plan.interior} == {RECOMPUTE}
+    with pytest.raises(ValueError):
+        CascaderOptions(max_plan_size=0)
+
+
+def test_choose_takes_the_fastest_within_the_budget():
+    proposals = [Proposal((), 100, 900), Proposal((), 200, 500), Proposal((), 400, 300)]
+    assert choose(proposals, 250).memory == 200
+    assert choose(proposals, 10_000).memory == 400
+    assert choose(proposals, 50).memory == 100  # nothing fits: the smallest, for the caller to report
+    assert choose(proposals, None).memory == 100
+
+
+def test_costs_are_asked_for_the_stripe_shapes_computed():
+    """The cost callback sees each operation's output stripe and the input rows it reads (clipped)."""
+    seen = []
+
+    def record(out_shape, in_shapes):
+        seen.append((out_shape, in_shapes))
+        return math.prod(out_shape)
+
+    a, b, c = Tensor("a", (1, 6, 2, 1)), Tensor("b", (1, 6, 2, 1)), Tensor("c", (1, 6, 2, 1))
+    graph = CascaderGraph((conv_part("c1", a, b, cost=record), conv_part("c2", b, c, cost=record)),
+                          (a,), (c,), frozenset("b"))
+    evaluate_plan(graph, 0, 2, 3, ROLLING)
+    assert seen == [
+        ((1, 4, 2, 1), ((1, 5, 2, 1),)),  # b rows [0,4) from a rows [0,5)
+        ((1, 3, 2, 1), ((1, 4, 2, 1),)),  # c rows [0,3) from b rows [0,4)
+        ((1, 2, 2, 1), ((1, 3, 2, 1),)),  # b rows [4,6) (rolling) from a rows [3,6)
+        ((1, 3, 2, 1), ((1, 4, 2, 1),)),  # c rows [3,6) from b rows [2,6)
+    ]
