@@ -2,15 +2,16 @@
 
 Each feature map is the box of its stripe, addressed in its buffer by NHWC strides; a box that wraps around a rolling
 buffer is split over the NPU's tiles (up to two rows and two columns of them). The NPU works on 3-D feature maps
-(height, width, depth), so the batch of 1 is dropped. Block configs come from Vela's list of valid ones (see
-:func:`choose_block_config`). The weights and scale/bias streams of a primitive are encoded once per output-channel
-range and block depth, and shared by its stripes.
+(height, width, depth), so the batch of 1 is dropped. Block configs and the weight traversal of convolutions come
+from the Ethos-U performance model (`ethosu_tvm.cascader.ethosu.performance`). The weights and scale/bias streams
+of a primitive are encoded once per output-channel range, traversal and block depth, and shared by its stripes.
 """
 from __future__ import annotations
 
 import numpy as np
 from ethosu.vela import api as vapi
 
+from ..cascader.ethosu import performance
 from ..legalize.ops import (
     BinaryElementwise,
     Clamp,
@@ -97,29 +98,11 @@ def _activation(clamp: Clamp, ofm: Operand) -> vapi.NpuActivation:
     return activation
 
 
-def _find_block_configs(op: vapi.NpuBlockOperation, accelerator) -> list:
-    try:
-        return vapi.npu_find_block_configs(op, accelerator)
-    except AssertionError:  # Vela asserts when no block's IFM/OFM buffers fit in SHRAM
-        return []
-
-
 def choose_block_config(op: vapi.NpuBlockOperation, accelerator, what: str,
                         depth: int | None = None) -> vapi.NpuShape3D | None:
-    """Among Vela's valid block configs, the one needing the fewest blocks for the OFM; ties go to the smallest
-    block volume (less work wasted on partial blocks at the edges). Configs of block depth `depth` come first when
-    there are any (the stripes of a convolution then share one weight stream). None when no block fits in SHRAM."""
-    configs = vela_call(what, _find_block_configs, op, accelerator)
-    if not configs:
-        return None
-    configs = [c for c in configs if c.depth == depth] or configs
-    shape = op.ofm.shape
-
-    def cost(block):
-        blocks = -(-shape.height // block.height) * -(-shape.width // block.width) * -(-shape.depth // block.depth)
-        return blocks, block.height * block.width * block.depth
-
-    return min(configs, key=cost)
+    """The valid block config with the fewest estimated cycles, of block depth `depth` when there is one (the
+    stripes of a convolution then share one weight stream); None when no block fits in SHRAM."""
+    return vela_call(what, performance.choose_block_config, op, accelerator, depth)
 
 
 def average_as_depthwise(op: Pooling) -> DepthwiseConv2D:
@@ -157,8 +140,9 @@ class OperationBuilder:
         self.accelerator = accelerator
         self.placements = placements
         self.pool = pool
-        # (primitive index, output channels) → {block depth: (weights, scale/bias)} already in the pool
-        self._encoded: dict[tuple[int, Interval], dict[int, tuple[vapi.NpuAddressRange, vapi.NpuAddressRange]]] = {}
+        # (primitive index, output channels, traversal) → {block depth: (weights, scale/bias)} already in the pool
+        self._encoded: dict[tuple[int, Interval, vapi.NpuBlockTraversal],
+                            dict[int, tuple[vapi.NpuAddressRange, vapi.NpuAddressRange]]] = {}
 
     def fm(self, operand: Operand, region: FeatureMapRegion) -> vapi.NpuFeatureMap:
         return _feature_map(operand, region, self.placements[region.tensor])
@@ -206,28 +190,31 @@ class OperationBuilder:
         npu_op.kernel = vapi.NpuKernel(kernel_w, kernel_h, stride_x, stride_y, op.dilation[1], op.dilation[0])
         npu_op.padding = _padding(stripe.ifms[0])
         npu_op.rounding_mode = _ROUNDING[op.requant.rounding]
+        # Fixed per primitive, so all its stripes agree; it decides the valid block configs and the weight order.
+        traversal = performance.convolution_traversal(op)
         if not depthwise:
-            npu_op.block_traversal = vapi.NpuBlockTraversal.DEPTH_FIRST
+            npu_op.block_traversal = traversal
         # Weights and biases are encoded after the block config: the weight stream depends on its depth.
         npu_op.weights = [vapi.NpuAddressRange(CONSTANTS_REGION, 0, 0)]
         npu_op.biases = [vapi.NpuAddressRange(CONSTANTS_REGION, 0, 0)]
-        encoded = self._encoded.setdefault((stripe.op, stripe.ofm.box[3]), {})
+        encoded = self._encoded.setdefault((stripe.op, stripe.ofm.box[3], traversal), {})
         self._block_op(npu_op, op, stripe, what, depth=next(iter(encoded), None))
         depth = npu_op.block_config.depth
         if depth not in encoded:
-            encoded[depth] = self._encode(op, stripe.ofm.box[3], depth, depthwise, what)
+            encoded[depth] = self._encode(op, stripe.ofm.box[3], depth, depthwise, traversal, what)
         weights, biases = encoded[depth]
         npu_op.weights, npu_op.biases = [weights], [biases]
         return npu_op
 
-    def _encode(self, op: Conv2D, channels: Interval, depth: int, depthwise: bool,
+    def _encode(self, op: Conv2D, channels: Interval, depth: int, depthwise: bool, traversal: vapi.NpuBlockTraversal,
                 what: str) -> tuple[vapi.NpuAddressRange, vapi.NpuAddressRange]:
-        """The weight stream (for blocks of `depth` output channels) and scale/bias stream of `channels`."""
+        """The weight stream (in `traversal` order, for blocks of `depth` output channels) and scale/bias stream of
+        `channels`."""
         selected = slice(channels.start, channels.stop)
         centred = op.weights[selected].astype(np.int16) - np.int16(op.weight_zero_point)
+        ifm_bits = np.dtype(op.ifm.tensor.dtype).itemsize * 8
         encoded = vela_call(what, vapi.npu_encode_weights, self.accelerator, centred,
-                            (op.dilation[1], op.dilation[0]), 8, depth, depthwise,
-                            vapi.NpuBlockTraversal.DEPTH_FIRST)
+                            (op.dilation[1], op.dilation[0]), ifm_bits, depth, depthwise, traversal)
         count = op.weights.shape[0]
         scale = np.broadcast_to(op.requant.scale, (count,))[selected]
         shift = np.broadcast_to(op.requant.shift, (count,))[selected]

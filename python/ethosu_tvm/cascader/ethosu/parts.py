@@ -1,0 +1,72 @@
+"""An NPU subgraph as a cascader graph: one part per primitive.
+
+Each part's propagators are derived from the primitive's TE definition (`derive_propagator`), with the per-operator
+definition as the fallback where the reads are not affine (a table lookup); its stripe cost is the Ethos-U
+performance model's estimate for one operation computing that stripe.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ...legalize.ops import BinaryElementwise, Conv2D, DepthwiseConv2D, Identity, NpuGraph, Operand, Pooling
+from ...te import te_graph
+from ..derive import (
+    binary_elementwise_propagator,
+    conv2d_propagator,
+    depthwise_conv2d_propagator,
+    identity_propagator,
+    pooling_propagator,
+    propagator_for,
+)
+from ..graph import CascaderGraph, Part, Tensor
+from ..propagator import Propagator
+
+# (primitive, output stripe shape, input stripe shapes) → estimated cycles
+PrimitiveCost = Callable[[object, tuple[int, ...], tuple[tuple[int, ...], ...]], int]
+
+
+def definition(op, operand: Operand) -> Propagator:
+    """The per-operator propagator of `op` for one of its inputs."""
+    in_shape, out_shape = operand.tensor.shape, op.ofm.tensor.shape
+    if isinstance(op, DepthwiseConv2D):
+        return depthwise_conv2d_propagator(op.kernel, op.strides, op.dilation, (op.padding.top, op.padding.left),
+                                           out_shape[3] // in_shape[3])
+    if isinstance(op, Conv2D):
+        return conv2d_propagator(op.kernel, in_shape[3], op.strides, op.dilation, (op.padding.top, op.padding.left))
+    if isinstance(op, Pooling):
+        return pooling_propagator(op.pool_shape, op.strides, (op.padding.top, op.padding.left))
+    if isinstance(op, BinaryElementwise):
+        return binary_elementwise_propagator(in_shape, out_shape)
+    if isinstance(op, Identity):
+        return identity_propagator(in_shape, out_shape)
+    raise TypeError(f"no propagator for {type(op).__name__}")
+
+
+def _tensor(tensor) -> Tensor:
+    return Tensor(tensor.name, tuple(tensor.shape), np.dtype(tensor.dtype).itemsize)
+
+
+def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[str] = frozenset()) -> CascaderGraph:
+    """The parts of `graph`, in its execution order. The budgeted memory (the NPU's scratch) holds every
+    intermediate feature map and the graph inputs/outputs named in `in_scratch`."""
+    built = te_graph(graph)
+    parts = []
+    for op in graph.ops:
+        output = built.tensors[op.ofm.tensor.name]
+        propagators = tuple(propagator_for(output, built.tensors[o.tensor.name], definition(op, o))
+                            for o in op.inputs)
+        reshape = isinstance(op, Identity) and op.ifm.tensor.shape != op.ofm.tensor.shape
+        parts.append(Part(
+            name=f"{op.op_name} ({op.source})" if op.source else op.op_name,
+            inputs=tuple(_tensor(o.tensor) for o in op.inputs),
+            output=_tensor(op.ofm.tensor),
+            propagators=propagators,
+            cost=lambda out_shape, in_shapes, op=op: cost(op, out_shape, in_shapes),
+            stripable=not reshape,  # code generation copies a reshape from its whole IFM buffer
+        ))
+    io = {t.name for t in graph.inputs + graph.outputs}
+    scratch = frozenset({p.output.name for p in parts if p.output.name not in io} | set(in_scratch))
+    return CascaderGraph(tuple(parts), tuple(_tensor(t) for t in graph.inputs),
+                         tuple(_tensor(t) for t in graph.outputs), scratch)

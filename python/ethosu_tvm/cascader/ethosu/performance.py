@@ -1,0 +1,343 @@
+"""Performance model of one Ethos-U55 operation: estimated cycles and traffic, block config and weight order.
+
+One model serves both the cascader, which costs hypothetical stripes during its search, and code generation, which
+picks each operation's block config and weight traversal, so that both rank alternatives alike. The estimate is the
+simulator's (`ethosu_tvm.sim.cycles`): max(compute, memory), compute from Vela's legacy performance model, memory
+the bytes moved at the bandwidths of Vela's default system (Ethos_U55_High_End_Embedded, Shared_Sram): region 0
+(constants) is off-chip flash, every other region and SHRAM is SRAM. For an operation the code generator builds,
+`estimate_cycles` equals the simulator's estimate for the command Vela's API generates from it.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+from ethosu.vela import api as vapi
+
+from ...legalize.ops import BinaryElementwise, Conv2D, DepthwiseConv2D, Identity, NpuOp, Operand, Pooling
+from ...sim.cycles import CostedFeatureMap, compute_cycles, memory_cycles
+from ...sim.memory import SHRAM
+from ...sim.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
+
+# Regions as code generation places data: constants (weights, scales, tables) in 0 = flash, feature maps in SRAM.
+_CONSTANTS_REGION = 0
+_FEATURE_MAP_REGION = 1
+_STREAM_ALIGNMENT = 16  # weight and scale streams are padded to 16 bytes
+_SCALE_BIAS_BYTES = 10  # per output channel
+
+
+@dataclass(frozen=True)
+class OperationCost:
+    """Estimated cost of one NPU operation. Byte counts include the weight and scale/bias streams (read once) and
+    the table entries a LUT activation reads from SHRAM."""
+
+    cycles: int  # max(compute, memory), rounded up
+    compute_cycles: int
+    memory_cycles: float
+    bytes_read: int
+    bytes_written: int
+    weight_bytes: int  # weight and scale/bias streams, read from flash
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def block_traversal(kernel: tuple[int, int], ifm_depth: int, ifm_bits: int = 8) -> vapi.NpuBlockTraversal:
+    """The weight order of a (non-depthwise) convolution with this kernel (height, width) and IFM, chosen as Vela's
+    weight encoder chooses it: part-kernel-first for IFMs of depth 8 or less, and whenever it keeps at least as
+    many multipliers busy as depth-first. Depth-first consumes the IFM depth in steps of 32 channels (16 for 16-bit
+    IFMs); part-kernel-first consumes 8 channels times 4 kernel taps (2 for 16-bit IFMs)."""
+    if ifm_depth <= 8:
+        return vapi.NpuBlockTraversal.PART_KERNEL_FIRST
+    taps = kernel[0] * kernel[1]
+    depth_first = ifm_depth / _round_up(ifm_depth, 32 if ifm_bits == 8 else 16)
+    part_kernel = (ifm_depth / _round_up(ifm_depth, 8)) * (taps / _round_up(taps, 4 if ifm_bits == 8 else 2))
+    if part_kernel >= depth_first:
+        return vapi.NpuBlockTraversal.PART_KERNEL_FIRST
+    return vapi.NpuBlockTraversal.DEPTH_FIRST
+
+
+def convolution_traversal(op: Conv2D) -> vapi.NpuBlockTraversal:
+    """The weight order of a convolution primitive: fixed per primitive (it depends on the kernel and the whole IFM
+    depth, which every stripe reads), so all its stripes can share one weight stream. Depthwise weights are only
+    ever depth-first."""
+    if isinstance(op, DepthwiseConv2D):
+        return vapi.NpuBlockTraversal.DEPTH_FIRST
+    return block_traversal(op.kernel, op.ifm.tensor.shape[3], _dtype_bits(op.ifm.tensor.dtype))
+
+
+def _dtype_bits(dtype: str) -> int:
+    return vapi.NpuDataType[dtype.upper()].size_in_bits()
+
+
+def _kind(npu_op: vapi.NpuBlockOperation) -> tuple[str, str]:
+    """(kind, mode) as the simulator's decoded operations name them."""
+    if isinstance(npu_op, vapi.NpuConv2DOperation):
+        return CONV, ""
+    if isinstance(npu_op, vapi.NpuConvDepthWiseOperation):
+        return DEPTHWISE, ""
+    if isinstance(npu_op, vapi.NpuPoolingOperation):
+        return POOL, npu_op.sub_op_type.name
+    return ELEMENTWISE, npu_op.sub_op_type.name
+
+
+def _kernel(npu_op: vapi.NpuBlockOperation, kind: str) -> Kernel:
+    if kind == ELEMENTWISE:
+        return Kernel(1, 1, 1, 1, 1, 1, False)
+    k = npu_op.kernel
+    part_kernel = kind == CONV and npu_op.block_traversal == vapi.NpuBlockTraversal.PART_KERNEL_FIRST
+    return Kernel(k.height, k.width, k.stride_y, k.stride_x, k.dilation_y, k.dilation_x, part_kernel)
+
+
+def _ifm_shape(npu_op: vapi.NpuBlockOperation, kind: str, kernel: Kernel) -> tuple[int, int, int]:
+    """The IFM extent the hardware reads (it derives it from the OFM, kernel and padding; an IFM box may reach
+    further). IFM upscaling is not modelled."""
+    ofm, depth = npu_op.ofm.shape, npu_op.ifm.shape.depth
+    if kind == ELEMENTWISE:
+        return (ofm.height, ofm.width, depth)
+    pad = npu_op.padding
+    return ((ofm.height - 1) * kernel.stride_y + kernel.extent_h - pad.top - pad.bottom,
+            (ofm.width - 1) * kernel.stride_x + kernel.extent_w - pad.left - pad.right, depth)
+
+
+def _accumulator_bits(npu_op: vapi.NpuBlockOperation, kind: str, mode: str, ifm_bits: int) -> int:
+    """40 or 32, as Vela's command stream generator programs ACC_FORMAT."""
+    if npu_op.accumulator_type != vapi.NpuAccumulatorType.Default:
+        return 40 if npu_op.accumulator_type == vapi.NpuAccumulatorType.Int40 else 32
+    scaled = all(fm.quantization is not None and fm.quantization.scale_f32 is not None
+                 for fm in (npu_op.ifm, npu_op.ifm2, npu_op.ofm) if fm is not None)
+    pooling = kind == POOL and mode != "REDUCE_SUM"
+    return 40 if ifm_bits == 16 and not pooling and scaled else 32
+
+
+def _fused(npu_op: vapi.NpuBlockOperation) -> str | None:
+    if npu_op.activation is None:
+        return None
+    return {vapi.NpuActivationOp.TANH: "TANH", vapi.NpuActivationOp.SIGMOID: "SIGMOID",
+            vapi.NpuActivationOp.TABLE_LOOKUP: "LUT"}.get(npu_op.activation.op_type)
+
+
+def _volume(shape) -> int:
+    return math.prod(shape)
+
+
+def _streams(npu_op: vapi.NpuBlockOperation, kind: str, ifm_depth: int) -> list[tuple[int, int]]:
+    """(region, bytes) of a convolution's weight and scale/bias streams: their lengths once encoded, before that
+    the uncompressed size Vela's element counts assume (one byte per weight, 10 per output channel)."""
+    encoded = [(r.region, r.length) for r in list(npu_op.weights) + list(npu_op.biases) if r.length]
+    if encoded:
+        return encoded
+    k, ofm_depth = npu_op.kernel, npu_op.ofm.shape.depth
+    weights = k.height * k.width * (ifm_depth if kind == CONV else 1) * ofm_depth
+    return [(_CONSTANTS_REGION, _round_up(weights, _STREAM_ALIGNMENT)),
+            (_CONSTANTS_REGION, _round_up(_SCALE_BIAS_BYTES * ofm_depth, _STREAM_ALIGNMENT))]
+
+
+def _lut_bytes(ofm: vapi.NpuFeatureMap) -> int:
+    """SHRAM bytes a table lookup reads: 256 OFM-sized entries, or 2 KiB for 16-bit OFMs (a 32-bit OFM is clipped
+    to 8 bits, so 256 entries)."""
+    bits = ofm.data_type.size_in_bits()
+    return 2048 if bits == 16 else 256 * bits // 8
+
+
+@dataclass(frozen=True)
+class _Costing:
+    """The block-independent part of an operation's estimate, computed once per operation."""
+
+    accelerator: str
+    kind: str
+    mode: str
+    fused: str | None
+    ifm: CostedFeatureMap
+    ifm2: CostedFeatureMap | None
+    ofm: CostedFeatureMap
+    kernel: Kernel
+    acc_bits: int
+    weights_region: int | None
+    memory_cycles: float
+    bytes_read: int
+    bytes_written: int
+    weight_bytes: int
+
+    def cost(self, block: vapi.NpuShape3D) -> OperationCost:
+        compute = compute_cycles(self.accelerator, self.kind, self.mode, self.fused, self.ifm, self.ifm2, self.ofm,
+                                 self.kernel, (block.height, block.width, block.depth), self.acc_bits,
+                                 self.weights_region)
+        return OperationCost(int(math.ceil(max(compute, self.memory_cycles))), compute, self.memory_cycles,
+                             self.bytes_read, self.bytes_written, self.weight_bytes)
+
+
+def _costing(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator) -> _Costing:
+    kind, mode = _kind(npu_op)
+    kernel = _kernel(npu_op, kind)
+    ifm_bits, ofm_bits = npu_op.ifm.data_type.size_in_bits(), npu_op.ofm.data_type.size_in_bits()
+    ifm_shape = _ifm_shape(npu_op, kind, kernel)
+    ofm_shape = tuple(npu_op.ofm.shape)
+    read, written = Counter(), Counter()
+    read[npu_op.ifm.region] += _volume(ifm_shape) * ifm_bits // 8
+    ifm2 = None
+    if npu_op.ifm2 is not None:
+        ifm2 = CostedFeatureMap(tuple(npu_op.ifm2.shape), npu_op.ifm2.data_type.size_in_bits(), npu_op.ifm2.region,
+                                npu_op.ifm2.layout == vapi.NpuLayout.NHCWB16)
+        if npu_op.ifm2_scalar is None:
+            read[ifm2.region] += _volume(ifm2.shape) * ifm2.bits // 8
+    weights_region, weight_bytes = None, 0
+    if kind in (CONV, DEPTHWISE):
+        streams = _streams(npu_op, kind, ifm_shape[2])
+        weights_region = streams[0][0]
+        for region, length in streams:
+            read[region] += length
+            weight_bytes += length
+    fused = _fused(npu_op)
+    if fused == "LUT":
+        read[SHRAM] += _lut_bytes(npu_op.ofm)
+    written[npu_op.ofm.region] += _volume(ofm_shape) * ofm_bits // 8
+    name = accelerator.name
+    return _Costing(
+        accelerator=name, kind=kind, mode=mode, fused=fused,
+        ifm=CostedFeatureMap(ifm_shape, ifm_bits, npu_op.ifm.region, npu_op.ifm.layout == vapi.NpuLayout.NHCWB16),
+        ifm2=ifm2,
+        ofm=CostedFeatureMap(ofm_shape, ofm_bits, npu_op.ofm.region, npu_op.ofm.layout == vapi.NpuLayout.NHCWB16),
+        kernel=kernel, acc_bits=_accumulator_bits(npu_op, kind, mode, ifm_bits), weights_region=weights_region,
+        memory_cycles=memory_cycles(name, read, written), bytes_read=sum(read.values()),
+        bytes_written=sum(written.values()), weight_bytes=weight_bytes,
+    )
+
+
+def estimate_cycles(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator,
+                    block: vapi.NpuShape3D | None = None) -> OperationCost:
+    """The estimated cost of a Vela API block operation computed in OFM blocks of `block` (default: its
+    block_config). A convolution's weights and biases count at their encoded lengths when set (non-zero), else at
+    their uncompressed size."""
+    return _costing(npu_op, accelerator).cost(block if block is not None else npu_op.block_config)
+
+
+def find_block_configs(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator) -> list[vapi.NpuShape3D]:
+    """Vela's valid block configs for the operation (it depends on a convolution's block_traversal); empty when no
+    block's buffers fit in SHRAM (Vela asserts then)."""
+    with contextlib.redirect_stdout(io.StringIO()):  # Vela's first call announces its default configuration
+        try:
+            return vapi.npu_find_block_configs(npu_op, accelerator)
+        except AssertionError:
+            return []
+
+
+def choose_block_config(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator,
+                        depth: int | None = None) -> vapi.NpuShape3D | None:
+    """Among Vela's valid block configs, the one with the fewest estimated cycles; None when no block fits in SHRAM.
+
+    Configs of block depth `depth` come first when there are any: the stripes of one convolution share one weight
+    stream, which is encoded for one block depth. Ties (memory-bound operations cost the same for many blocks) go
+    to the fewest compute cycles, then the fewest OFM blocks, the smallest block volume and the shape, so the
+    choice is deterministic.
+    """
+    configs = find_block_configs(npu_op, accelerator)
+    if not configs:
+        return None
+    configs = [c for c in configs if c.depth == depth] or configs
+    costing = _costing(npu_op, accelerator)
+    ofm = npu_op.ofm.shape
+
+    def rank(block: vapi.NpuShape3D):
+        cost = costing.cost(block)
+        blocks = -(-ofm.height // block.height) * -(-ofm.width // block.width) * -(-ofm.depth // block.depth)
+        return cost.cycles, cost.compute_cycles, blocks, block.height * block.width * block.depth, tuple(block)
+
+    return min(configs, key=rank)
+
+
+def _feature_map(operand: Operand, shape: tuple[int, int, int]) -> vapi.NpuFeatureMap:
+    fm = vapi.NpuFeatureMap()
+    fm.data_type = vapi.NpuDataType[operand.tensor.dtype.upper()]
+    fm.region = _FEATURE_MAP_REGION
+    fm.shape = vapi.NpuShape3D(*shape)
+    fm.quantization = vapi.NpuQuantization(scale_f32=operand.scale, zero_point=operand.zero_point)
+    fm.layout = vapi.NpuLayout.NHWC
+    return fm
+
+
+def _window(op, ofm: tuple[int, int, int], ifm: tuple[int, int, int], kernel: tuple[int, int],
+            dilation: tuple[int, int]) -> tuple[vapi.NpuKernel, vapi.NpuPadding]:
+    """Kernel and padding of a windowed stripe. Strides of single-element OFM axes are 1, as code generation
+    programs them. The padding is the rows/columns the window needs beyond the IFM stripe: before it up to the
+    primitive's top/left padding, the rest after. Which side is approximate; the estimate depends on the total."""
+    strides = tuple(stride if size > 1 else 1 for stride, size in zip(op.strides, ofm[:2]))
+    pads = []
+    for axis, before in ((0, op.padding.top), (1, op.padding.left)):
+        needed = (ofm[axis] - 1) * strides[axis] + (kernel[axis] - 1) * dilation[axis] + 1
+        missing = max(needed - ifm[axis], 0)
+        pads.append((min(before, missing), missing - min(before, missing)))
+    (top, bottom), (left, right) = pads
+    return (vapi.NpuKernel(kernel[1], kernel[0], strides[1], strides[0], dilation[1], dilation[0]),
+            vapi.NpuPadding(top=top, left=left, bottom=bottom, right=right))
+
+
+def _stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple) -> vapi.NpuBlockOperation:
+    """A shape-only Vela operation for one stripe, of the kind code generation builds for the primitive."""
+    ifm = (op.ifm, ifms[0])
+    if isinstance(op, DepthwiseConv2D):
+        npu_op = vapi.NpuConvDepthWiseOperation()
+        npu_op.kernel, npu_op.padding = _window(op, ofm, ifms[0], op.kernel, op.dilation)
+    elif isinstance(op, Conv2D):
+        npu_op = vapi.NpuConv2DOperation()
+        npu_op.block_traversal = convolution_traversal(op)
+        npu_op.kernel, npu_op.padding = _window(op, ofm, ifms[0], op.kernel, op.dilation)
+    elif isinstance(op, Pooling):
+        npu_op = vapi.NpuPoolingOperation(vapi.NpuPoolingOp.MAX if op.pooling_type == "MAX"
+                                          else vapi.NpuPoolingOp.AVERAGE)
+        npu_op.kernel, npu_op.padding = _window(op, ofm, ifms[0], op.pool_shape, (1, 1))
+    elif isinstance(op, BinaryElementwise):
+        npu_op = vapi.NpuElementWiseOperation(vapi.NpuElementWiseOp[op.operator])
+        second = (op.ifm2, ifms[1])
+        if ifms[0] != ofm:  # the NPU broadcasts only IFM2
+            ifm, second = second, ifm
+            npu_op.reversed_operands = True
+        npu_op.ifm2 = _feature_map(*second)
+    elif isinstance(op, Identity):
+        # A 1x1 max pool reading the IFM's bytes in the OFM's shape (so a reshape's IFM shape does not matter).
+        npu_op = vapi.NpuPoolingOperation(vapi.NpuPoolingOp.MAX)
+        npu_op.kernel = vapi.NpuKernel(1, 1)
+        npu_op.padding = vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
+        ifm = (op.ifm, ofm)
+        if op.lut is not None:
+            npu_op.activation = vapi.NpuActivation(vapi.NpuActivationOp.TABLE_LOOKUP)
+            npu_op.activation.lookup_table_index = 0
+    else:
+        raise TypeError(f"no NPU operation for {type(op).__name__}")
+    npu_op.ifm = _feature_map(*ifm)
+    npu_op.ofm = _feature_map(op.ofm, ofm)
+    return npu_op
+
+
+def _hwc(shape) -> tuple[int, int, int]:
+    return tuple(int(size) for size in shape[-3:])
+
+
+def stripe_cost(op: NpuOp, ofm_shape, ifm_shapes, accelerator: vapi.NpuAccelerator) -> OperationCost:
+    """The estimated cost of one NPU operation computing a stripe of primitive `op`: OFM stripe `ofm_shape` from IFM
+    stripes `ifm_shapes` (one per input, in `op.inputs` order), each NHWC or HWC, with the block config code
+    generation would choose (without a preferred depth). Weights count at their uncompressed size; the padding is
+    approximated (see `_window`). An average pool whose IFM block fits nowhere is costed as the depthwise
+    convolution code generation falls back to. Memoised on (op identity, shapes, accelerator): the result for equal
+    arguments is the same object. Raises ValueError when no block config fits."""
+    return _stripe_cost(op, _hwc(ofm_shape), tuple(_hwc(shape) for shape in ifm_shapes), accelerator)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _stripe_cost(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccelerator) -> OperationCost:
+    npu_op = _stripe_operation(op, ofm, ifms)
+    block = choose_block_config(npu_op, accelerator)
+    unpadded = npu_op.padding == vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
+    if block is None and isinstance(op, Pooling) and op.pooling_type != "MAX" and unpadded:
+        depthwise = vapi.NpuConvDepthWiseOperation()
+        depthwise.ifm, depthwise.ofm, depthwise.kernel, depthwise.padding = (npu_op.ifm, npu_op.ofm, npu_op.kernel,
+                                                                              npu_op.padding)
+        npu_op, block = depthwise, choose_block_config(depthwise, accelerator)
+    if block is None:
+        raise ValueError(f"{op.op_name}: no block config fits a stripe of {ofm} in {accelerator.name}'s SHRAM")
+    return estimate_cycles(npu_op, accelerator, block)
