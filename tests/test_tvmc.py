@@ -110,7 +110,7 @@ def test_bad_model_is_one_line_error(case, tmp_path, capsys):
 OPTION_CASES = {
     "unknown target option": (["--target=ethos-u -accelerator-config=ethos-u55-128 -foo=1,c"],
                               "unknown option 'foo' for target ethos-u; valid: accelerator-config, enable-cascader, "
-                              "enable-striping, disable-copying-constants"),
+                              "enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
     "bad accelerator": (["--target=ethos-u -accelerator-config=ethos-u65-256,c"],
                         "unknown accelerator-config 'ethos-u65-256'; valid: ethos-u55-32, ethos-u55-64, "
                         "ethos-u55-128, ethos-u55-256"),

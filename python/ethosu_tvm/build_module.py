@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
@@ -22,7 +23,9 @@ from .aot.c_source import CSources, generate
 from .aot.interface import INTERFACE_PATH, ModelInterface, interface_of
 from .aot.program import MODULE, NpuStep, Program, build_program
 from .aot.workspace import Workspace, plan_workspace
-from .codegen import compile_partitioned
+from .cascader import CascaderOptions
+from .codegen import CascaderSettings, compile_partitioned
+from .codegen.cascade import describe_proposal
 from .codegen.memory import align
 from .frontend.importer import model_io_names
 from .host import host_target
@@ -63,6 +66,7 @@ class BuildConfig:
     pools: tuple[PoolInfo, ...] = (PoolInfo("workspace"),)
     user_pools: bool = False
     io_in_workspace: bool = False
+    cascader: Optional[CascaderSettings] = None
 
 
 def _flag(config: dict, key: str) -> bool:
@@ -72,9 +76,27 @@ def _flag(config: dict, key: str) -> bool:
     return value in ("1", "true")
 
 
+def _cascader(npu: Optional[EthosuTarget], pools: tuple[PoolInfo, ...],
+              sram_limit: Optional[int]) -> Optional[CascaderSettings]:
+    """The cascader's settings, when the ethos-u target enables it. Its SRAM budget is `sram_limit`, or else the
+    size hint of the first pool the NPU can use that has one (None: no budget, the smallest schedule)."""
+    if sram_limit is not None and sram_limit < 0:
+        raise BuildError(f"the cascader's SRAM limit must not be negative, got {sram_limit}")
+    if npu is None or not (npu.enable_cascader or npu.enable_striping):
+        if sram_limit is not None:
+            raise BuildError("a cascader SRAM limit needs the cascader: add -enable-cascader=1 to the ethos-u target")
+        return None
+    if sram_limit is None:
+        hints = [p.size_hint_bytes for p in pools if p.size_hint_bytes is not None and p.reachable_by({CODEGEN})]
+        sram_limit = hints[0] if hints else None
+    options = CascaderOptions(enable_cascading=npu.enable_cascader, enable_striping=True)
+    log = (lambda line: print(f"cascader: {line}", file=sys.stderr, flush=True)) if npu.dev_log_plans else None
+    return CascaderSettings(options, sram_limit, npu.dev_select_proposal, log)
+
+
 def configure(target: str, executor: str = "aot", pass_config: Optional[dict] = None,
               memory_planner: Optional[str] = None, pools: Optional[list[PoolInfo]] = None,
-              use_workspace_io: bool = False) -> BuildConfig:
+              use_workspace_io: bool = False, cascader_sram_limit: Optional[int] = None) -> BuildConfig:
     """Validate the options of a build (raises TargetError or BuildError)."""
     targets = parse_target_list(target)
     kinds = [t["kind"] for t in targets]
@@ -101,9 +123,10 @@ def configure(target: str, executor: str = "aot", pass_config: Optional[dict] = 
     names = [p.name for p in pools or []]
     if len(set(names)) != len(names) or any(not re.fullmatch(r"[A-Za-z_]\w*", n) for n in names):
         raise BuildError(f"workspace pool names must be distinct C identifiers, got {', '.join(names)}")
+    planned = tuple(pools) if pools else (PoolInfo("workspace"),)
     # I/O in the workspace means the application owns the pools: it writes inputs into them.
-    return BuildConfig(npu, host, tuple(format_target(t) for t in targets), planner, tuple(pools) if pools else
-                       (PoolInfo("workspace"),), bool(pools) or io_in_workspace, io_in_workspace)
+    return BuildConfig(npu, host, tuple(format_target(t) for t in targets), planner, planned,
+                       bool(pools) or io_in_workspace, io_in_workspace, _cascader(npu, planned, cascader_sram_limit))
 
 
 @dataclass
@@ -190,6 +213,13 @@ class CompiledModel:
                      f" bytes, I/O {'in the workspace' if self.config.io_in_workspace else f'{self.io_size_bytes} bytes'}")
         npu_steps = [s for s in self.program.steps if isinstance(s, NpuStep)]
         lines.append(f"Steps: {len(npu_steps)} NPU launches, {len(self.program.steps) - len(npu_steps)} host kernels")
+        for step in npu_steps:
+            report = step.artifact.cascade
+            if report is not None:
+                budget = "no limit" if report.budget is None else f"limit {report.budget} bytes"
+                lines.append(f"Cascader: {step.artifact.name}: proposal {report.index} of {report.proposals} "
+                             f"({budget}), NPU scratch {report.scratch_size} bytes; "
+                             f"{describe_proposal(report.proposal)}")
         return "\n".join(lines)
 
 
@@ -220,18 +250,22 @@ def inputs_in_scratch(mod: tvm.IRModule) -> dict[str, frozenset[int]]:
 def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u55-128,c", params=None,
           executor: str = "aot", pass_config: Optional[dict] = None, memory_planner: Optional[str] = None,
           workspace_pools: Optional[list[PoolInfo]] = None, use_workspace_io: bool = False,
+          cascader_sram_limit: Optional[int] = None,
           progress: Optional[Callable[[str], None]] = None) -> CompiledModel:
     """Compile a QDQ Relax module (from :func:`ethosu_tvm.from_tflite`) for `target`.
 
     `params` exists for relay.build compatibility: the imported module already carries its constants, so only
     None or an empty dict is accepted. Raises TargetError/BuildError for bad options, UnsupportedHostOp for an
-    operator neither the NPU nor a host kernel implements, PlanDoesNotFit when the pools are too small.
+    operator neither the NPU nor a host kernel implements, PlanDoesNotFit when the pools are too small,
+    CascaderError when no cascading schedule fits the cascader's SRAM limit (`cascader_sram_limit` bytes of NPU
+    scratch, by default the size hint of the NPU's first pool; the target must enable the cascader).
     `progress` is called with a short message as each stage starts.
     """
     report = progress or (lambda message: None)
     if params:
         raise BuildError("params: the imported module already carries its constants; pass params=None")
-    config = configure(target, executor, pass_config, memory_planner, workspace_pools, use_workspace_io)
+    config = configure(target, executor, pass_config, memory_planner, workspace_pools, use_workspace_io,
+                       cascader_sram_limit)
     if config.npu is not None:
         report(f"partitioning for {config.npu.accelerator}")
         partitioned, offload = partition_for_ethosu(mod, config.npu)
@@ -240,9 +274,11 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     fused = fuse_host_ops(partitioned)
     artifacts = []
     if config.npu is not None:
-        report(f"generating NPU command streams ({offload.counts().get('ethos-u', 0)} operators)")
+        cascading = " with the cascader" if config.cascader is not None else ""
+        report(f"generating NPU command streams ({offload.counts().get('ethos-u', 0)} operators){cascading}")
         artifacts = compile_partitioned(fused, config.npu,
-                                        inputs_in_scratch(fused) if config.io_in_workspace else None)
+                                        inputs_in_scratch(fused) if config.io_in_workspace else None,
+                                        config.cascader)
     report("building host kernels")
     inputs, outputs = model_io_names(mod)
     program = build_program(fused, artifacts, config.host, inputs, outputs)

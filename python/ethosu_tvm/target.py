@@ -25,11 +25,12 @@ ACCELERATOR_MACS = {"ethos-u55-32": 32, "ethos-u55-64": 64, "ethos-u55-128": 128
 DEFAULT_ACCELERATOR = "ethos-u55-256"
 
 _BOOLEAN_VALUES = {"1": True, "true": True, "0": False, "false": False}
-_ETHOSU_FLAGS = ("enable-cascader", "enable-striping", "disable-copying-constants")
+_ETHOSU_FLAGS = ("enable-cascader", "enable-striping", "disable-copying-constants", "dev-log-plans")
+_ETHOSU_INTEGERS = ("dev-select-proposal",)
 
 # Option names each target kind accepts (values other than ethos-u's are passed through unchecked).
 KIND_OPTIONS = {
-    "ethos-u": ("accelerator-config",) + _ETHOSU_FLAGS,
+    "ethos-u": ("accelerator-config",) + _ETHOSU_FLAGS + _ETHOSU_INTEGERS,
     "c": ("mcpu", "march", "workspace-byte-alignment", "constants-byte-alignment"),
     "llvm": ("mtriple", "mcpu", "mattr", "mfloat-abi", "mabi", "num-cores"),
 }
@@ -37,12 +38,21 @@ KIND_OPTIONS = {
 
 @dataclass(frozen=True)
 class EthosuTarget:
-    """The NPU a model is compiled for, plus scheduling flags accepted now for later stages."""
+    """The NPU a model is compiled for, and how to schedule it.
+
+    `enable_cascader`: run chains of operators stripe by stripe (cascades) to fit an SRAM budget.
+    `enable_striping`: let the cascader split single operators into row stripes too (alone: no cascades).
+    `dev_log_plans`, `dev_select_proposal`: developer options; print every proposal the cascader finds, and
+    take the proposal with this index in its frontier instead of choosing by the budget.
+    `disable_copying_constants` is accepted for compatibility: weights are always read from flash.
+    """
 
     accelerator: str = DEFAULT_ACCELERATOR
     enable_cascader: bool = False
     enable_striping: bool = False
     disable_copying_constants: bool = False
+    dev_log_plans: bool = False
+    dev_select_proposal: int | None = None
 
     def __post_init__(self):
         if self.accelerator not in ACCELERATOR_MACS:
@@ -128,11 +138,18 @@ def _boolean(key: str, value: str) -> bool:
         raise TargetError(f"option {key} takes a boolean, got {value!r}; valid: 1, 0, true, false") from None
 
 
+def _integer(key: str, value: str) -> int:
+    if not value.isdigit():
+        raise TargetError(f"option {key} takes a non-negative integer, got {value!r}")
+    return int(value)
+
+
 def ethosu_target_from_options(options: dict[str, str]) -> EthosuTarget:
     """Build an EthosuTarget from an option dict as :func:`parse_target_list` returns it."""
     if options.get("kind", "ethos-u") != "ethos-u":
         raise TargetError(f"expected an ethos-u target, got {options['kind']!r}")
     flags = {key.replace("-", "_"): _boolean(key, options[key]) for key in _ETHOSU_FLAGS if key in options}
+    flags.update({key.replace("-", "_"): _integer(key, options[key]) for key in _ETHOSU_INTEGERS if key in options})
     return EthosuTarget(accelerator=options.get("accelerator-config", DEFAULT_ACCELERATOR), **flags)
 
 

@@ -50,18 +50,20 @@ def residual(height=8):
     return CascaderGraph(parts, (a,), (d,), frozenset("abcd"))
 
 
-@pytest.mark.parametrize("mode, producer_rows, ring", [(ROLLING, 12, 4), (RECOMPUTE, 22, 4)])
-def test_two_convolutions_in_stripes_of_two_rows(mode, producer_rows, ring):
+@pytest.mark.parametrize("mode, producer_ops, producer_rows, ring", [(ROLLING, 7, 12, 4), (RECOMPUTE, 6, 22, 4)])
+def test_two_convolutions_in_stripes_of_two_rows(mode, producer_ops, producer_rows, ring):
     """Output stripes [0,2), [2,4), ... [10,12) need intermediate rows [0,3), [1,5), ..., [9,12) (SAME padding
-    clips the ends). Recomputing them costs 3+4+4+4+4+3 = 22 rows, rolling 12; either way a ring must hold the 4
-    rows a stripe reads."""
+    clips the ends). Recomputing them costs 3+4+4+4+4+3 = 22 rows in 6 operations. Rolling computes each row once:
+    a warm-up stripe computes row 0, then 2 rows per stripe, the last one row: 12 rows in 7 operations. Either way
+    a ring must hold the 4 rows a stripe reads."""
     graph = chain()
     plan = evaluate_plan(graph, 0, 2, 2, mode)
     assert plan.stripes == 6 and plan.rows == 2
+    assert plan.warmup == (1 if mode is ROLLING else 0)
     (config,) = plan.interior
     assert (config.tensor.name, config.rows, config.buffer_mode) == ("b", ring, mode)
     consumer = 6 * (2 * 10 + 3)
-    producer = producer_rows * 10 + 6 * 3
+    producer = producer_rows * 10 + producer_ops * 3
     assert plan.cycles == consumer + producer
     assert plan.memory == ring * 6 * 8  # only b is budgeted here: 4 rows of 6 × 8 bytes
 
@@ -181,8 +183,9 @@ def test_costs_are_asked_for_the_stripe_shapes_computed():
                           (a,), (c,), frozenset("b"))
     evaluate_plan(graph, 0, 2, 3, ROLLING)
     assert seen == [
-        ((1, 4, 2, 1), ((1, 5, 2, 1),)),  # b rows [0,4) from a rows [0,5)
+        ((1, 1, 2, 1), ((1, 2, 2, 1),)),  # warm-up: b row 0 from a rows [0,2); c has no rows before 0
+        ((1, 3, 2, 1), ((1, 5, 2, 1),)),  # b rows [1,4) from a rows [0,5)
         ((1, 3, 2, 1), ((1, 4, 2, 1),)),  # c rows [0,3) from b rows [0,4)
-        ((1, 2, 2, 1), ((1, 3, 2, 1),)),  # b rows [4,6) (rolling) from a rows [3,6)
+        ((1, 2, 2, 1), ((1, 3, 2, 1),)),  # b rows [4,6) from a rows [3,6)
         ((1, 3, 2, 1), ((1, 4, 2, 1),)),  # c rows [3,6) from b rows [2,6)
     ]

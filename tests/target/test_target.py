@@ -31,6 +31,12 @@ def test_option_spellings(text):
     assert parse_ethosu_target(text) == EthosuTarget("ethos-u55-128", True, True, True)
 
 
+def test_developer_options():
+    target = parse_ethosu_target("ethos-u -enable-cascader -dev-log-plans -dev-select-proposal=3")
+    assert (target.enable_cascader, target.dev_log_plans, target.dev_select_proposal) == (True, True, 3)
+    assert parse_ethosu_target("ethos-u").dev_select_proposal is None
+
+
 def test_defaults_and_false_flags():
     assert parse_ethosu_target("ethos-u") == EthosuTarget("ethos-u55-256")
     assert parse_ethosu_target("ethos-u55-64") == EthosuTarget("ethos-u55-64")
@@ -56,7 +62,9 @@ def test_tvmc_style_list():
          "unknown accelerator-config 'ethos-u55-512'; valid: ethos-u55-32, ethos-u55-64, ethos-u55-128, ethos-u55-256"),
         ("ethos-u -accelerator=ethos-u55-128",
          "unknown option 'accelerator' for target ethos-u; valid: accelerator-config, enable-cascader, "
-         "enable-striping, disable-copying-constants"),
+         "enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
+        ("ethos-u -dev-select-proposal=-1",
+         "option dev-select-proposal takes a non-negative integer, got '-1'"),
         ("ethos-u -enable-cascader=maybe",
          "option enable-cascader takes a boolean, got 'maybe'; valid: 1, 0, true, false"),
         ("ethos-n", "unknown target kind 'ethos-n'; valid: ethos-u, c, llvm"),

@@ -60,11 +60,16 @@ class RowMap:
             return None
         return cls(row[ROW_AXIS], row[-1], propagator.offset[ROW_AXIS])
 
-    def __call__(self, lo: int, hi: int, height: int) -> tuple[int, int]:
+    def window(self, lo: int, hi: int, height: int) -> tuple[int, int]:
+        """The rows read, not clipped: rows before 0 or from `height` on are padding (or, for a cascade's
+        window, rows that a stripe before the first or after the last would read)."""
         if self.whole:
             return 0, height
         start = math.floor(self.stride * lo + self.offset)
-        stop = start + math.ceil(self.stride * (hi - lo) + self.halo)
+        return start, start + math.ceil(self.stride * (hi - lo) + self.halo)
+
+    def __call__(self, lo: int, hi: int, height: int) -> tuple[int, int]:
+        start, stop = self.window(lo, hi, height)
         return max(start, 0), min(stop, height)
 
 
@@ -95,6 +100,10 @@ class Part:
     def input_rows(self, lo: int, hi: int) -> tuple[tuple[int, int], ...]:
         """For output rows [lo, hi), the rows of each input read (clipped to the input)."""
         return tuple(m(lo, hi, t.shape[ROW_AXIS]) for m, t in zip(self.row_maps, self.inputs))
+
+    def input_windows(self, lo: int, hi: int) -> tuple[tuple[int, int], ...]:
+        """For output rows [lo, hi), the rows of each input read, not clipped (see RowMap.window)."""
+        return tuple(m.window(lo, hi, t.shape[ROW_AXIS]) for m, t in zip(self.row_maps, self.inputs))
 
     def stripe_cost(self, lo: int, hi: int) -> int:
         """Cycles of computing output rows [lo, hi) as one operation."""

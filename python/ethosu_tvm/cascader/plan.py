@@ -5,6 +5,10 @@ stripe, the rows its consumers in the plan need. Tensors that only those consume
 in a ring of `rows` rows instead of whole. With RECOMPUTE buffers each stripe recomputes every row it needs (rows
 shared with the previous stripe included); with ROLLING buffers it computes only rows no earlier stripe has, at
 the price of keeping them. Every other tensor is a BOUNDARY tensor and exists whole.
+
+A rolling cascade starts with `warmup` stripes that lie before the output's first row: the last part computes
+nothing in them, its producers fill their rings a few rows at a time. Without them the first stripe would
+compute the whole pipeline's lead at once (each 3x3 level adds a row), and the rings would have to hold it.
 """
 from __future__ import annotations
 
@@ -51,9 +55,10 @@ class Plan:
     parts: tuple[int, ...]
     output_config: StripeConfig
     buffer_mode: BufferMode
-    interior: tuple[TensorConfig, ...]
+    interior: tuple[TensorConfig, ...]  # interior[k] is the output of parts[k]
     memory: int
     cycles: int
+    warmup: int = 0  # stripes run before the first one (see search.evaluate_plan)
 
     @property
     def rows(self) -> int:

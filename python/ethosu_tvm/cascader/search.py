@@ -34,7 +34,7 @@ class CascaderOptions:
     * `alignment`: every buffer's size is rounded up to this, as the memory planner allocates it.
     """
 
-    max_plan_size: int = 8
+    max_plan_size: int = 12
     max_proposals: int = 32
     stripe_halvings: int = 4
     enable_cascading: bool = True
@@ -83,14 +83,28 @@ class _Liveness:
                    and self.produced[t.name] < stop and self.last_read[t.name] >= first)
 
 
+def _windows(parts, interior: set[str], output: str, lo: int, hi: int) -> dict[str, tuple[int, int]]:
+    """The unclipped window of every interior tensor (and the output) for output rows [lo, hi): the hull of
+    what its consumers' windows read. TIR's compute_at derives the producers' regions the same way, clipping
+    only when a block stores or loads."""
+    window = {output: (lo, hi)}
+    for part in reversed(parts):
+        lo, hi = window[part.output.name]
+        for tensor, read in zip(part.inputs, part.input_windows(lo, hi)):
+            if tensor.name in interior:
+                known = window.get(tensor.name, read)
+                window[tensor.name] = (min(known[0], read[0]), max(known[1], read[1]))
+    return window
+
+
 def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: BufferMode,
                   options: CascaderOptions = CascaderOptions(), liveness: _Liveness | None = None) -> Plan | None:
     """The plan running parts first..stop−1 in stripes of `rows` output rows, or None if they cannot cascade.
 
-    Per stripe, each interior tensor's window is the hull of what its consumers' windows read (this is also
-    the region `compute_at` gives the producer in TIR). With ROLLING buffers a producer computes only the part
-    of its window past the rows it wrote before. A ring must still hold every row a consumer reads when it reads
-    it, so it needs (rows written so far − first row read) rows at least.
+    Per stripe every interior tensor has a window (`_windows`); a part computes its output's window clipped to
+    the tensor, with ROLLING buffers only the rows past those it wrote before. A ring must still hold every row
+    a consumer reads when it reads it, so it needs (rows written so far − first row read) rows at least. A
+    rolling cascade gets enough warm-up stripes that the first real stripe's windows lie inside the tensors.
     """
     liveness = liveness or _Liveness(graph)
     parts = graph.parts[first:stop]
@@ -102,19 +116,18 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
     if rows != height and not parts[-1].stripable:
         return None
     names = {t.name for t in interior}
+    warmup = 0
+    if mode is BufferMode.ROLLING and names:
+        lead = max(-lo for name, (lo, _) in _windows(parts, names, output.name, 0, rows).items() if name in names)
+        warmup = -(-lead // rows) if lead > 0 else 0
     written = dict.fromkeys(names, 0)
     ring = dict.fromkeys(names, 1)
     cycles = 0
-    for start in range(0, height, rows):
-        window = {output.name: (start, min(start + rows, height))}
-        for part in reversed(parts):
-            lo, hi = window[part.output.name]
-            for tensor, read in zip(part.inputs, part.input_rows(lo, hi)):
-                if tensor.name in names:
-                    known = window.get(tensor.name, read)
-                    window[tensor.name] = (min(known[0], read[0]), max(known[1], read[1]))
+    for start in range(-warmup * rows, height, rows):
+        window = _windows(parts, names, output.name, start, min(start + rows, height))
         for part in parts:
             lo, hi = window[part.output.name]
+            lo, hi = max(lo, 0), min(hi, part.output.shape[ROW_AXIS])
             if mode is BufferMode.ROLLING and part.output.name in names:
                 lo = max(lo, written[part.output.name])
             if lo >= hi:
@@ -131,7 +144,7 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
               + sum(options.align(c.buffer_size) for c in configs if c.tensor.name in graph.scratch))
     stripe_shape = output.shape[:ROW_AXIS] + (rows,) + output.shape[ROW_AXIS + 1:]
     config = StripeConfig.for_tensor(output.shape, stripe_shape)
-    return Plan(tuple(range(first, stop)), config, mode, configs, memory, cycles)
+    return Plan(tuple(range(first, stop)), config, mode, configs, memory, cycles, warmup)
 
 
 def _row_choices(part: Part, options: CascaderOptions) -> list[int]:

@@ -1,6 +1,7 @@
 """`tvmc compile MODEL.tflite --target=... --output-format mlf -o OUT.tar`."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -34,9 +35,18 @@ def add_parser(commands) -> None:
                         help="e.g. tir.usmp.algorithm=hill_climb (repeatable)")
     parser.add_argument("--memory-planner", help="greedy_by_size, greedy_by_conflicts, hill_climb, exact or auto")
     pool_options.add_arguments(parser)
+    parser.add_argument("--cascader-sram-limit", type=_bytes, metavar="BYTES",
+                        help="NPU scratch the cascader may use (default: the NPU pool's size hint); needs "
+                             "-enable-cascader=1 in the ethos-u target")
     parser.add_argument("--dump-offloads", metavar="FILE.json", help="write where each operator runs, and why")
     parser.add_argument("--dump-memory-plan", metavar="FILE.svg|FILE.png", help="draw the memory plan")
     parser.set_defaults(handler=run)
+
+
+def _bytes(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a number of bytes, got {text!r}")
+    return int(text)
 
 
 def split_target_flags(argv: list[str]) -> tuple[list[str], dict[str, dict[str, str]]]:
@@ -100,7 +110,8 @@ def run(args) -> int:
     mod = from_tflite(data)
     module = build(mod, target=target, pass_config=_pass_config(args.pass_config),
                    memory_planner=args.memory_planner, workspace_pools=pools,
-                   use_workspace_io=args.use_workspace_io, progress=_progress)
+                   use_workspace_io=args.use_workspace_io, cascader_sram_limit=args.cascader_sram_limit,
+                   progress=_progress)
     print(module.summary())
     if args.dump_offloads:
         report = {"accelerator": module.offload.accelerator,

@@ -10,6 +10,7 @@ class CommandError(Exception):
 
 def _user_error_types() -> tuple[type, ...]:
     from ..build_module import BuildError
+    from ..codegen import CascaderError
     from ..frontend.importer import ModelImportError
     from ..frontend.tflite_file import ModelFormatError
     from ..host import UnsupportedHostOp
@@ -18,7 +19,7 @@ def _user_error_types() -> tuple[type, ...]:
     from ..run.host_program import RunError
     from ..target import TargetError
 
-    return (BuildError, ModelImportError, ModelFormatError, UnsupportedHostOp, PlanDoesNotFit, OutputPathError, RunError,
+    return (BuildError, CascaderError, ModelImportError, ModelFormatError, UnsupportedHostOp, PlanDoesNotFit, OutputPathError, RunError,
             TargetError)
 
 

@@ -1,7 +1,9 @@
 """Code generation: NPU subgraphs → TE → scheduled TIR → Vela API operations → command streams (NpuArtifact)."""
 from __future__ import annotations
 
-from .artifact import IoBinding, NpuArtifact, OpSummary, compile_npu_graph, compile_partitioned
+from .artifact import CascadeReport, IoBinding, NpuArtifact, OpSummary, compile_npu_graph
+from .cascade import CascaderError, CascaderSettings, compile_cascaded, compile_partitioned
 from .vela_calls import CodegenError
 
-__all__ = ["compile_npu_graph", "compile_partitioned", "CodegenError", "IoBinding", "NpuArtifact", "OpSummary"]
+__all__ = ["compile_cascaded", "compile_npu_graph", "compile_partitioned", "CascadeReport", "CascaderError",
+           "CascaderSettings", "CodegenError", "IoBinding", "NpuArtifact", "OpSummary"]

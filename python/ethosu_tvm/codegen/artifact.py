@@ -41,10 +41,23 @@ class OpSummary:
 
 
 @dataclass(frozen=True)
+class CascadeReport:
+    """What the cascader chose for one NPU subgraph: proposal `index` of the `proposals` on its Pareto frontier
+    (ordered by increasing memory), for `budget` bytes of scratch; `scratch_size` is what memory planning made of
+    it. `proposal` is a `cascader.Proposal`."""
+
+    proposal: object
+    index: int
+    proposals: int
+    budget: int | None
+    scratch_size: int
+
+
+@dataclass(frozen=True)
 class NpuArtifact:
     """Everything needed to run one NPU subgraph: base address table entries are described by `inputs`, `outputs`,
     region 0 (``constants``) and region 1 (``scratch_size`` bytes). `function` is the partitioned module's global
-    function the artifact implements."""
+    function the artifact implements; `cascade` says how the cascader scheduled it (None: it did not run)."""
 
     name: str
     function: str
@@ -56,6 +69,7 @@ class NpuArtifact:
     inputs: tuple[IoBinding, ...]
     outputs: tuple[IoBinding, ...]
     ops: tuple[OpSummary, ...]
+    cascade: CascadeReport | None = None
 
 
 def _binding(tensor, placement: Placement) -> IoBinding:
@@ -94,15 +108,3 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleF
         outputs=tuple(_binding(t, placements[t.name]) for t in graph.outputs),
         ops=tuple(_summary(graph.ops[stripe.op], ops[-1]) for stripe, ops in zip(stripes, per_stripe)),
     )
-
-
-def compile_partitioned(mod, target: EthosuTarget,
-                        io_in_scratch: dict[str, frozenset[int]] | None = None) -> list[NpuArtifact]:
-    """Legalize and compile every NPU function of a partitioned module, in main's call order. `io_in_scratch` maps
-    a function's global name to the indices of its parameters to place in scratch (see compile_npu_graph)."""
-    from ..legalize import legalize
-
-    io_in_scratch = io_in_scratch or {}
-    return [compile_npu_graph(graph, target, io_in_scratch=frozenset(
-                graph.inputs[i].name for i in io_in_scratch.get(graph.function, ())))
-            for graph in legalize(mod)]

@@ -30,6 +30,8 @@ STRIPE_ANNOTATION = "ethosu.stripe"
 # Output-block annotations of a primitive whose OFM lives in a ring of that many rows / is computed rolling.
 RING_ANNOTATION = "ethosu.ring_rows"
 ROLLING_ANNOTATION = "ethosu.rolling"
+# Stripe-loop annotation: iterations to run before the loop's start (warm-up stripes of a rolling cascade).
+WARMUP_ANNOTATION = "ethosu.warmup"
 
 
 def lower(graph: TeGraph, schedule: ScheduleFn | None = None) -> tirx.PrimFunc:

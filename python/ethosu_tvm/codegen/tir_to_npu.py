@@ -24,6 +24,7 @@ from .schedule import (
     RING_ANNOTATION,
     ROLLING_ANNOTATION,
     STRIPE_ANNOTATION,
+    WARMUP_ANNOTATION,
     ScheduleFn,
     annotated_blocks,
     lower,
@@ -159,7 +160,8 @@ class _Translator:
         analyzer = _analyzer(bindings)
         start = _constant(analyzer, loop.min, f"the start of loop {loop.loop_var.name}")
         extent = _constant(analyzer, loop.extent, f"the extent of loop {loop.loop_var.name}")
-        for value in range(start, start + extent):
+        warmup = int(loop.annotations.get(WARMUP_ANNOTATION, 0))
+        for value in range(start - warmup, start + extent):
             yield from self._walk(loop.body, bindings + ((loop.loop_var, value),))
 
     @staticmethod
@@ -187,10 +189,9 @@ class _Translator:
         analyzer = _analyzer(bindings)
         domain = self._instance_domain(loops, realize, analyzer, what)
         (store,) = [s for s in stores(output) if s.buffer.name == ofm_buffer]
-        if ofm_buffer in self.rolling:
-            domain = self._unwritten_rows(ofm_buffer, store, domain, what)
-            if domain is None:
-                return
+        domain = domain and self._rows_to_compute(ofm_buffer, store, domain, what)
+        if domain is None:
+            return
         ofm = self._region(ofm_buffer, bound(logical(store, self.rings[ofm_buffer]), domain, analyzer), what)
         if ofm.padding != Padding():
             raise CodegenError(f"{what}: the schedule writes outside the OFM")
@@ -205,14 +206,18 @@ class _Translator:
             self.written[ofm_buffer] = max(self.written.get(ofm_buffer, 0), ofm.box[1].stop)
         yield Stripe(index, ofm, ifms)
 
-    def _unwritten_rows(self, buffer: str, store: Access, domain: dict, what: str) -> dict | None:
-        """`domain` without the OFM rows that earlier stripes wrote to the rolling buffer (None if that is all)."""
+    def _rows_to_compute(self, buffer: str, store: Access, domain: dict, what: str) -> dict | None:
+        """`domain` limited to the OFM's rows (a warm-up stripe reaches before them), and for a rolling buffer to
+        the rows no earlier stripe wrote; None when nothing is left to compute."""
         row = store.indices[1]
         var = next((v for v in domain if v.same_as(row)), None)
         if var is None:
-            raise CodegenError(f"{what}: a rolling OFM must be stored at a block variable, not at row {row}")
+            if buffer in self.rolling:
+                raise CodegenError(f"{what}: a rolling OFM must be stored at a block variable, not at row {row}")
+            return domain
         start, stop = int(domain[var].min), int(domain[var].min) + int(domain[var].extent)
-        start = max(start, self.written.get(buffer, 0))
+        start = max(start, 0, self.written.get(buffer, 0) if buffer in self.rolling else 0)
+        stop = min(stop, self.shapes[buffer][1])
         if start >= stop:
             return None
         return {**domain, var: ir.Range.from_min_extent(start, stop - start)}
@@ -227,9 +232,10 @@ class _Translator:
                                f"its {rows}-row ring holds rows [{max(written - rows, 0)}, {written})")
 
     @staticmethod
-    def _instance_domain(loops, realize: s_tir.SBlockRealize, analyzer: sym.Analyzer, what: str) -> dict:
+    def _instance_domain(loops, realize: s_tir.SBlockRealize, analyzer: sym.Analyzer, what: str) -> dict | None:
         """The range of each of the block's variables over `loops`; it must be an exact box (no holes, nothing
-        outside), or one NPU operation could not compute it."""
+        outside), or one NPU operation could not compute it. None when the predicate leaves no instance (a
+        warm-up stripe before a producer's first row)."""
         loop_domain = {
             loop.loop_var: ir.Range.from_min_extent(_constant(analyzer, loop.min, f"{what}: a loop start"),
                                                     _constant(analyzer, loop.extent, f"{what}: a loop extent"))
@@ -241,6 +247,8 @@ class _Translator:
         if sets is None:
             raise CodegenError(f"{what}: an instance of block {realize.block.name_hint} is not a dense box, "
                                "which one NPU operation cannot compute")
+        if any(interval.is_nothing() for interval in sets):
+            return None
         domain = {}
         for iter_var, interval in zip(realize.block.iter_vars, sets):
             low = _constant(analyzer, interval.min_value, f"{what}: a block bound")

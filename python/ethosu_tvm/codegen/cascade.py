@@ -1,0 +1,143 @@
+"""The cascader's choice, applied: a proposal becomes the TIR schedule that code generation compiles.
+
+Per cascade: the last primitive's output rows are split into stripes (a STRIPE_ANNOTATION loop), the other
+primitives are computed at that loop (`compute_at`: each stripe computes the rows its consumers read), and every
+interior tensor's producer is annotated with its ring size and, for ROLLING buffers, as rolling.
+
+The cascader's memory figure is an estimate (the sum of live buffers); the scratch the memory planner then
+finds can be larger (alignment, fragmentation). So the chosen proposal is compiled and measured, and when it
+exceeds the budget the next fastest one is tried, a bounded number of times.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..cascader import BufferMode, CascaderOptions, Proposal, search
+from ..cascader.ethosu import cascader_graph, stripe_cost
+from ..legalize import legalize
+from ..legalize.ops import NpuGraph
+from ..target import EthosuTarget
+from .artifact import CascadeReport, NpuArtifact, compile_npu_graph
+from .schedule import (
+    RING_ANNOTATION,
+    ROLLING_ANNOTATION,
+    STRIPE_ANNOTATION,
+    WARMUP_ANNOTATION,
+    ScheduleFn,
+    compute_primitive_at,
+    primitive_blocks,
+)
+from .vela_calls import CodegenError
+
+# Proposals compiled at most per NPU subgraph while looking for one whose real scratch fits the budget.
+MAX_ATTEMPTS = 6
+
+
+class CascaderError(CodegenError):
+    """No schedule the cascader found fits the SRAM budget."""
+
+
+def cascade_schedule(proposal: Proposal) -> ScheduleFn:
+    """The TIR schedule that runs each of the proposal's cascades stripe by stripe."""
+
+    def schedule(sch) -> None:
+        for plan in proposal.cascades:
+            last = plan.parts[-1]
+            outer, _ = sch.split(sch.get_loops(primitive_blocks(sch, last)[-1])[1], [None, plan.rows])
+            sch.annotate(outer, STRIPE_ANNOTATION, 1)
+            if plan.warmup:
+                sch.annotate(outer, WARMUP_ANNOTATION, plan.warmup)
+            for index in reversed(plan.parts):  # the last one's internal blocks (padding, accumulator) too
+                compute_primitive_at(sch, index, outer)
+            for producer, config in zip(plan.parts, plan.interior):  # interior[k] is parts[k]'s output
+                block = primitive_blocks(sch, producer)[-1]
+                sch.annotate(block, RING_ANNOTATION, config.rows)
+                if config.buffer_mode is BufferMode.ROLLING:
+                    sch.annotate(block, ROLLING_ANNOTATION, 1)
+
+    return schedule
+
+
+def cascade_proposals(graph: NpuGraph, target: EthosuTarget, options: CascaderOptions = CascaderOptions(),
+                      io_in_scratch: frozenset[str] = frozenset()) -> list[Proposal]:
+    """The cascader's Pareto frontier of proposals for `graph` (by increasing memory), costed for `target`."""
+    accelerator = target.npu_accelerator
+    cascader = cascader_graph(graph, lambda op, out, ins: stripe_cost(op, out, ins, accelerator).cycles,
+                              io_in_scratch)
+    return search(cascader, options)
+
+
+def _attempt_order(proposals: list[Proposal], budget: int | None) -> list[int]:
+    """Indices of the proposals to compile, at most MAX_ATTEMPTS: those estimated within the budget, fastest
+    first, and finally the smallest one (alone without a budget)."""
+    smallest = min(range(len(proposals)), key=lambda i: (proposals[i].memory, proposals[i].cycles))
+    if budget is None:
+        return [smallest]
+    fitting = sorted((i for i in range(len(proposals)) if proposals[i].memory <= budget and i != smallest),
+                     key=lambda i: (proposals[i].cycles, proposals[i].memory))
+    return fitting[:MAX_ATTEMPTS - 1] + [smallest]
+
+
+def compile_cascaded(graph: NpuGraph, target: EthosuTarget, options: CascaderOptions, budget: int | None,
+                     io_in_scratch: frozenset[str] = frozenset(), force_proposal: int | None = None,
+                     log: Callable[[str], None] | None = None) -> NpuArtifact:
+    """Compile `graph` with the fastest cascading schedule whose scratch fits `budget` bytes (no budget: the
+    smallest schedule). `force_proposal` picks a frontier index instead; `log` receives every proposal."""
+    proposals = cascade_proposals(graph, target, options, io_in_scratch)
+    if log is not None:
+        for index, proposal in enumerate(proposals):
+            log(f"{graph.name} proposal {index}: {describe_proposal(proposal)}")
+    if force_proposal is not None:
+        if not 0 <= force_proposal < len(proposals):
+            raise CascaderError(f"{graph.name}: proposal {force_proposal} does not exist; the "
+                                f"cascader found {len(proposals)} (0 to {len(proposals) - 1})")
+        order = [force_proposal]
+    else:
+        order = _attempt_order(proposals, budget)
+    smallest = None
+    for index in order:
+        artifact = compile_npu_graph(graph, target, cascade_schedule(proposals[index]), io_in_scratch)
+        smallest = artifact.scratch_size if smallest is None else min(smallest, artifact.scratch_size)
+        if budget is None or artifact.scratch_size <= budget or force_proposal is not None:
+            report = CascadeReport(proposals[index], index, len(proposals), budget, artifact.scratch_size)
+            return dataclasses.replace(artifact, cascade=report)
+    raise CascaderError(f"{graph.name}: no schedule fits the cascader's SRAM limit of {budget} "
+                        f"bytes; the smallest one found needs {smallest} bytes of NPU scratch")
+
+
+def describe_proposal(proposal: Proposal) -> str:
+    """One line: estimated memory and cycles, and each cascade's operators, stripes and buffers."""
+    cascades = "; ".join(
+        f"ops {plan.parts[0]}-{plan.parts[-1]} in {plan.stripes} stripes of {plan.rows} rows"
+        + (f", {plan.buffer_mode.value} buffers" if plan.interior else "")
+        for plan in proposal.cascades) or "no cascades"
+    return f"~{proposal.memory} bytes, ~{proposal.cycles} cycles: {cascades}"
+
+
+@dataclass(frozen=True)
+class CascaderSettings:
+    """How to run the cascader on every NPU subgraph (see `compile_cascaded`)."""
+
+    options: CascaderOptions = CascaderOptions()
+    budget: int | None = None
+    force_proposal: int | None = None
+    log: Callable[[str], None] | None = None
+
+
+def compile_partitioned(mod, target: EthosuTarget, io_in_scratch: dict[str, frozenset[int]] | None = None,
+                        cascader: CascaderSettings | None = None) -> list[NpuArtifact]:
+    """Legalize and compile every NPU function of a partitioned module, in main's call order. `io_in_scratch` maps
+    a function's global name to the indices of its parameters to place in scratch (see compile_npu_graph); with
+    `cascader`, each function is scheduled by the cascader (see compile_cascaded), otherwise one operation per
+    primitive."""
+    artifacts = []
+    for graph in legalize(mod):
+        in_scratch = frozenset(graph.inputs[i].name for i in (io_in_scratch or {}).get(graph.function, ()))
+        if cascader is None:
+            artifacts.append(compile_npu_graph(graph, target, io_in_scratch=in_scratch))
+        else:
+            artifacts.append(compile_cascaded(graph, target, cascader.options, cascader.budget, in_scratch,
+                                              cascader.force_proposal, cascader.log))
+    return artifacts

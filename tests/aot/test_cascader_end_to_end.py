@@ -1,0 +1,169 @@
+"""The cascader end to end: `tvmc compile` with -enable-cascader at several SRAM limits, then the MLF's C run on
+this PC (NPU launches in the simulator) against LiteRT. Limits are taken from the cascader's own frontier (its
+smallest schedule, one in the middle) and from the build without the cascader; what is asserted is independent of
+the cascader: bit-exact outputs, the NPU scratch in the memory plan within the limit and below the uncascaded one."""
+import json
+
+import pytest
+
+from ethosu_tvm.codegen.cascade import cascade_proposals
+from ethosu_tvm.frontend.importer import from_tflite
+from ethosu_tvm.host.legalize import fuse_host_ops
+from ethosu_tvm.legalize import legalize
+from ethosu_tvm.partition import partition_for_ethosu
+from ethosu_tvm.target import EthosuTarget
+from ethosu_tvm.testing import models, shared_models_dir
+
+from aot_support import assert_bit_exact, compile_model, members, npu_target
+
+ACCELERATOR = "ethos-u55-128"
+CASCADER = f"ethos-u -accelerator-config={ACCELERATOR} -enable-cascader=1,c"
+MLPERF = {
+    "kws": "mlperf_tiny_kws_dscnn_int8.tflite",
+    "vww": "mlperf_tiny_vww_mobilenetv1_96_int8.tflite",
+    "resnet8": "mlperf_tiny_ic_resnet8_int8.tflite",
+    "ad": "mlperf_tiny_ad_fc_autoencoder_int8.tflite",
+}
+
+
+def npu_graphs(model: bytes):
+    mod, _ = partition_for_ethosu(from_tflite(model), EthosuTarget(ACCELERATOR))
+    return legalize(fuse_host_ops(mod))
+
+
+def scratch_sizes(archive) -> dict[str, int]:
+    """NPU scratch buffers of the memory plan in the MLF, by name."""
+    plan = json.loads(members(archive)["./src/memory_plan.json"])
+    return {b["name"]: b["size"] for b in plan["buffers"] if b["name"].endswith("_scratch")}
+
+
+def limits(model: bytes) -> dict[str, int]:
+    """SRAM limits to try: the smallest proposal of the (single) NPU graph's frontier and a middle one."""
+    (graph,) = npu_graphs(model)
+    proposals = cascade_proposals(graph, EthosuTarget(ACCELERATOR))
+    return {"smallest": proposals[0].memory, "middle": proposals[len(proposals) // 2].memory}
+
+
+def check(model: bytes, tmp_path, limit: int, seeds=range(2)):
+    """Compile with the cascader at `limit`, check the scratch and bit-exactness; returns the scratch sizes."""
+    archive = compile_model(model, tmp_path / "cascaded", CASCADER, "--cascader-sram-limit", str(limit))
+    sizes = scratch_sizes(archive)
+    assert sizes and all(size <= limit for size in sizes.values()), (sizes, limit)
+    assert_bit_exact(model, archive, tmp_path / "cascaded", seeds)
+    return sizes
+
+
+def uncascaded_scratch(model: bytes, tmp_path) -> dict[str, int]:
+    return scratch_sizes(compile_model(model, tmp_path / "plain", npu_target(ACCELERATOR)))
+
+
+@pytest.mark.parametrize("name", ["resnet_block", "ds_cnn", "inverted_residual"])
+@pytest.mark.parametrize("which", ["smallest", "middle"])
+def test_factory_graphs_bit_exact_at_several_limits(name, which, tmp_path):
+    model = models.make_graph(name, seed=2)
+    plain = uncascaded_scratch(model, tmp_path)
+    sizes = check(model, tmp_path, limits(model)[which], seeds=range(3))
+    if which == "smallest":
+        assert sum(sizes.values()) < sum(plain.values())
+
+
+@pytest.mark.parametrize("name", list(MLPERF))
+def test_mlperf_smallest_schedule_is_bit_exact_and_smaller(name, tmp_path):
+    model = (shared_models_dir() / MLPERF[name]).read_bytes()
+    plain = uncascaded_scratch(model, tmp_path)
+    sizes = check(model, tmp_path, limits(model)["smallest"])
+    if name == "ad":  # fully connected layers on 1x1 feature maps: there are no rows to stripe
+        assert sizes == plain
+    else:
+        assert sum(sizes.values()) < sum(plain.values())
+
+
+@pytest.mark.parametrize("name", ["vww", "resnet8"])
+def test_mlperf_middle_schedule_is_bit_exact(name, tmp_path):
+    model = (shared_models_dir() / MLPERF[name]).read_bytes()
+    check(model, tmp_path, limits(model)["middle"])
+
+
+def test_smallest_kws_schedule_is_one_deep_cascade_of_rolling_rows(tmp_path):
+    """KWS's nine convolutions at the smallest limit: one cascade in single-row stripes whose rings hold 3 rows
+    (before a 3x3 depthwise) or 1 row (before a 1x1 convolution) of the 25-row feature maps."""
+    model = (shared_models_dir() / MLPERF["kws"]).read_bytes()
+    (graph,) = npu_graphs(model)
+    smallest = cascade_proposals(graph, EthosuTarget(ACCELERATOR))[0]
+    (plan,) = smallest.cascades
+    assert plan.parts == tuple(range(9)) and plan.rows == 1 and plan.buffer_mode.value == "rolling"
+    assert [c.rows for c in plan.interior] == [3, 1] * 4
+    assert [c.tensor.shape[1] for c in plan.interior] == [25] * 8
+
+
+def test_rfc_example_two_convolutions_need_kilobytes_instead_of_megabytes(tmp_path):
+    """Two chained 3x3 convolutions on a 1x321x212x6 input with a 16-channel intermediate (1,088,832 bytes):
+    cascaded, the NPU scratch is a 3-row ring of it."""
+    net = models.Net(seed=5)
+    x = net.input((1, 321, 212, 6))
+    y = net.conv2d(x, out_channels=16, padding="SAME", activation="RELU")
+    net.output(net.conv2d(y, out_channels=6, padding="SAME"))
+    model = net.build()
+    assert sum(uncascaded_scratch(model, tmp_path).values()) == 321 * 212 * 16
+    sizes = check(model, tmp_path, 16 * 1024, seeds=range(1))
+    assert sum(sizes.values()) == 3 * 212 * 16
+
+
+def test_limit_below_the_smallest_schedule_is_one_line(tmp_path, capsys):
+    from ethosu_tvm.cli import main as tvmc
+
+    model = models.make_graph("resnet_block", seed=2)
+    (tmp_path / "m.tflite").write_bytes(model)
+    smallest = limits(model)["smallest"]
+    status = tvmc(["compile", str(tmp_path / "m.tflite"), f"--target={CASCADER}", "--cascader-sram-limit",
+                   str(smallest // 4), "-o", str(tmp_path / "out.tar")])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert status == 2 and not (tmp_path / "out.tar").exists()
+    assert err == (f"tvmc: error: ethos_u_0: no schedule fits the cascader's SRAM limit of {smallest // 4} bytes; "
+                   f"the smallest one found needs {smallest} bytes of NPU scratch")
+
+
+def test_pool_size_hint_is_the_default_limit_and_summary_names_the_choice(tmp_path, capsys):
+    model = models.make_graph("resnet_block", seed=2)
+    smallest = limits(model)["smallest"]
+    archive = compile_model(model, tmp_path, CASCADER, "--workspace-pools=sram",
+                            f"--workspace-pools-size-hint-bytes=sram:{smallest + 1024}")
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.startswith("Cascader: ethos_u_0: proposal"))
+    assert f"(limit {smallest + 1024} bytes)" in line and "stripes of" in line
+    assert all(size <= smallest + 1024 for size in scratch_sizes(archive).values())
+
+
+def test_developer_options_force_and_log_proposals(tmp_path, capsys):
+    model = models.make_graph("resnet_block", seed=2)
+    (graph,) = npu_graphs(model)
+    count = len(cascade_proposals(graph, EthosuTarget(ACCELERATOR)))
+    target = f"ethos-u -accelerator-config={ACCELERATOR} -enable-cascader=1 -dev-log-plans=1 -dev-select-proposal=1,c"
+    compile_model(model, tmp_path, target)
+    captured = capsys.readouterr()
+    logged = [line for line in captured.err.splitlines() if line.startswith("cascader: ethos_u_0 proposal ")]
+    assert len(logged) == count
+    assert f"Cascader: ethos_u_0: proposal 1 of {count} (no limit)" in captured.out
+
+
+def test_cascaded_builds_are_deterministic(tmp_path):
+    model = models.make_graph("ds_cnn", seed=2)
+    first = compile_model(model, tmp_path / "a", CASCADER, "--cascader-sram-limit", "3000").read_bytes()
+    assert first == compile_model(model, tmp_path / "b", CASCADER, "--cascader-sram-limit", "3000").read_bytes()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--cascader-sram-limit", "4096"], "a cascader SRAM limit needs the cascader: add -enable-cascader=1 to the "
+                                        "ethos-u target"),
+    (["--target-ethos-u-dev_select_proposal=x"], "option dev-select-proposal takes a non-negative integer, "
+                                                 "got 'x'"),
+])
+def test_bad_cascader_options_are_one_line(args, message, tmp_path, capsys):
+    from ethosu_tvm.cli import main as tvmc
+
+    model = models.make_graph("resnet_block", seed=2)
+    (tmp_path / "m.tflite").write_bytes(model)
+    status = tvmc(["compile", str(tmp_path / "m.tflite"), f"--target={npu_target(ACCELERATOR)}", *args,
+                   "-o", str(tmp_path / "out.tar")])
+    assert status == 2 and not (tmp_path / "out.tar").exists()
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"tvmc: error: {message}"
