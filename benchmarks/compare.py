@@ -4,9 +4,17 @@
 For each model × accelerator it measures compile wall time, peak SRAM, flash and estimated NPU cycles of our build
 and of both Vela builds (cycles from our simulator's cost model on each command stream, plus Vela's own estimate),
 TFLite Micro's CPU-only arena, and the workspace each memory-planning algorithm gets for our build's buffers.
-It prints a Markdown report and writes `compare.md` and `compare.csv` to --out-dir. See docs/benchmarks.md.
+It prints a Markdown report and writes `compare.md` and `compare.csv` to --out-dir.
+
+With the cascader (unless --skip-cascader), each model × accelerator also gets an SRAM-vs-cycles curve: builds with
+the model's I/O in the workspace, each cascaded for one NPU scratch limit taken from the cascader's frontier of
+proposals, plus the default uncascaded build, shown beside Vela's two points and checked against two targets
+(T1: at most 0.9 × Vela Size's SRAM at no more than its cycles; T2: no more cycles than Vela Performance within
+its SRAM). These go to stdout and to `compare_cascader.md`, `compare_cascader.csv` and
+`compare_cascader_targets.csv`. See docs/benchmarks.md.
 
     .venv/bin/python benchmarks/compare.py [--models F ...] [--accelerators A ...] [--skip-tflm]
+                                           [--skip-cascader] [--cascader-points N]
 """
 from __future__ import annotations
 
@@ -36,6 +44,8 @@ COMPARED = {
 }
 DEFAULT_OUT_DIR = Path(__file__).resolve().parent / "results"
 KIB = 1024
+DEFAULT_CASCADER_POINTS = 6  # cascader limits per curve, at most (the smallest and largest proposal included)
+T1_SRAM_FRACTION = (9, 10)  # T1: SRAM at most 9/10 of Vela Size's, at cycles no more than Vela Size's
 
 
 class BenchmarkError(Exception):
@@ -111,6 +121,7 @@ class Row:
     vela: dict[str, VelaResult]  # by VELA_MODES key
     tflm_arena: int | None
     planners: tuple[PlannerResult, ...]
+    cascader: tuple[CascaderPoint, ...] = ()  # the SRAM-vs-cycles curve; empty with --skip-cascader
 
     def planner(self, algorithm: str) -> PlannerResult:
         return next(p for p in self.planners if p.algorithm == algorithm)
@@ -145,6 +156,92 @@ class Row:
         record["planner_lower_bound"] = self.planners[0].lower_bound
         record["planner_target_met"] = self.planner_target_met
         return {key: csv_value(value) for key, value in record.items()}
+
+
+@dataclass(frozen=True)
+class CascaderPoint:
+    """One point of the SRAM-vs-cycles curve: a build with use_workspace_io=True, cascaded for `limit` bytes of NPU
+    scratch, or the default uncascaded build (`limit` None). `sram` = workspace (I/O included); `npu_scratch` = the
+    largest NPU launch's scratch, which is what the limit bounds; `estimated_*` = the cascader's own figures for the
+    proposals it chose (summed cycles, largest memory over the NPU launches); `proposal` = "index of count" in each
+    launch's frontier. When the build fails, only `limit`, `compile_s` and `error` (one line) are set."""
+
+    point: str  # "cascader" or "default"
+    limit: int | None
+    proposal: str | None
+    sram: int | None
+    npu_scratch: int | None
+    cycles: int | None
+    estimated_cycles: int | None
+    estimated_memory: int | None
+    bit_exact: bool | None
+    compile_s: float
+    cascades: str | None
+    error: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        """Built, and bit-exact: the points the targets may use."""
+        return self.error is None and bool(self.bit_exact)
+
+    @property
+    def label(self) -> str:
+        if self.point == "default":
+            return "default build (no cascader)"
+        return f"cascader, proposal {self.proposal}" if self.proposal else "cascader"
+
+    def record(self, model: str, accelerator: str) -> dict[str, object]:
+        record: dict[str, object] = {"model": model, "accelerator": accelerator, **asdict(self)}
+        record["estimated_vs_measured_cycles"] = ratio(self.estimated_cycles, self.cycles)
+        return {key: csv_value(value) for key, value in record.items()}
+
+
+@dataclass(frozen=True)
+class CascaderTargets:
+    """T1 and T2 for one model × accelerator: the qualifying curve point of each (None when no valid point
+    qualifies) and the Vela builds they are held against."""
+
+    vela_perf: VelaResult
+    vela_size: VelaResult
+    t1_point: CascaderPoint | None  # smallest SRAM among the valid points with cycles <= Vela Size's
+    t2_point: CascaderPoint | None  # fewest cycles among the valid points with SRAM <= Vela Performance's
+
+    @property
+    def t1_goal(self) -> int:
+        """The largest SRAM meeting T1: floor(0.9 × Vela Size SRAM)."""
+        numerator, denominator = T1_SRAM_FRACTION
+        return self.vela_size.sram * numerator // denominator
+
+    @property
+    def t1_met(self) -> bool:
+        return self.t1_point is not None and self.t1_point.sram <= self.t1_goal
+
+    @property
+    def t2_met(self) -> bool:
+        return self.t2_point is not None and self.t2_point.cycles <= self.vela_perf.cycles
+
+    def record(self, model: str, accelerator: str) -> dict[str, object]:
+        t1, t2 = self.t1_point, self.t2_point
+        record = {
+            "model": model, "accelerator": accelerator,
+            "t1_vela_size_sram": self.vela_size.sram, "t1_vela_size_cycles": self.vela_size.cycles,
+            "t1_goal_sram": self.t1_goal, "t1_point": t1 and t1.label, "t1_sram": t1 and t1.sram,
+            "t1_cycles": t1 and t1.cycles, "t1_sram_vs_vela_size": ratio(t1 and t1.sram, self.vela_size.sram),
+            "t1_met": self.t1_met,
+            "t2_vela_perf_sram": self.vela_perf.sram, "t2_vela_perf_cycles": self.vela_perf.cycles,
+            "t2_point": t2 and t2.label, "t2_sram": t2 and t2.sram, "t2_cycles": t2 and t2.cycles,
+            "t2_cycles_vs_vela_perf": ratio(t2 and t2.cycles, self.vela_perf.cycles), "t2_met": self.t2_met,
+        }
+        return {key: csv_value(value) for key, value in record.items()}
+
+
+def cascader_targets(row: Row) -> CascaderTargets:
+    """T1 and T2 of one row, from its valid curve points (failed or not bit-exact builds do not count)."""
+    perf, size = row.vela["vela_perf"], row.vela["vela_size"]
+    valid = [p for p in row.cascader if p.valid]
+    t1 = min((p for p in valid if p.cycles <= size.cycles), key=lambda p: (p.sram, p.cycles), default=None)
+    t2 = min((p for p in valid if p.sram <= perf.sram), key=lambda p: (p.cycles, p.sram), default=None)
+    return CascaderTargets(perf, size, t1, t2)
 
 
 def ratio(ours: int | None, baseline: int | None) -> float | None:
@@ -277,8 +374,104 @@ def measure_tflm(model: bytes) -> int:
     return tflm_arena_size(model)
 
 
-def measure(path: Path, accelerators: list[str], work_dir: Path, skip_tflm: bool) -> list[Row]:
-    """All rows of one model."""
+def cascader_target(accelerator: str) -> str:
+    return f"ethos-u -accelerator-config={accelerator} -enable-cascader=1,c"
+
+
+def spread(values: list[int], count: int) -> list[int]:
+    """At most `count` of the sorted `values`, evenly spaced by position; the first and the last always in."""
+    if len(values) <= count:
+        return list(values)
+    return sorted({values[round(i * (len(values) - 1) / (count - 1))] for i in range(count)})
+
+
+def cascader_limits(model: bytes, accelerator: str, count: int) -> list[int]:
+    """The NPU scratch limits to build for: the estimated memories of at most `count` proposals spread along the
+    cascader's frontier, computed as the build computes it with use_workspace_io (each NPU graph with the model
+    inputs that only it reads in its scratch). With several NPU graphs the frontiers' memories are pooled, leaving
+    out those below the largest of the graphs' smallest ones (no schedule of that graph would fit)."""
+    import ethosu_tvm
+    from ethosu_tvm.build_module import inputs_in_scratch
+    from ethosu_tvm.codegen.cascade import cascade_proposals
+    from ethosu_tvm.host.legalize import fuse_host_ops
+    from ethosu_tvm.legalize import legalize
+    from ethosu_tvm.partition import partition_for_ethosu
+    from ethosu_tvm.target import EthosuTarget
+
+    npu = EthosuTarget(accelerator)
+    fused = fuse_host_ops(partition_for_ethosu(ethosu_tvm.from_tflite(model), npu)[0])
+    in_scratch = inputs_in_scratch(fused)
+    frontiers = []
+    for graph in legalize(fused):
+        names = frozenset(graph.inputs[i].name for i in in_scratch.get(graph.function, ()))
+        frontiers.append([proposal.memory for proposal in cascade_proposals(graph, npu, io_in_scratch=names)])
+    frontiers = [memories for memories in frontiers if memories]
+    if not frontiers:
+        return []
+    floor = max(min(memories) for memories in frontiers)
+    return spread(sorted({m for memories in frontiers for m in memories if m >= floor}), count)
+
+
+def describe_cascades(proposal) -> str:
+    """Short: each cascade's operators (indices of the NPU graph's parts), stripes × rows and buffer mode."""
+    cascades = []
+    for plan in proposal.cascades:
+        ops = f"ops {plan.parts[0]}-{plan.parts[-1]}" if len(plan.parts) > 1 else f"op {plan.parts[0]}"
+        mode = f" {plan.buffer_mode.value}" if plan.interior else ""
+        cascades.append(f"{ops}: {plan.stripes}×{plan.rows} rows{mode}")
+    return "; ".join(cascades) or "none"
+
+
+def measure_cascader_point(model: bytes, accelerator: str, limit: int | None, inputs: list[np.ndarray],
+                           expected: list[np.ndarray]) -> CascaderPoint:
+    """Build with use_workspace_io=True, cascaded for `limit` bytes of NPU scratch (None: the default build, no
+    cascader), and run once in the simulator. A CascaderError becomes a point with only its message."""
+    import ethosu_tvm
+    from ethosu_tvm.aot.program import NpuStep
+    from ethosu_tvm.codegen import CascaderError
+
+    options = {} if limit is None else {"cascader_sram_limit": limit}
+    start = time.perf_counter()
+    try:
+        module = ethosu_tvm.build(ethosu_tvm.from_tflite(model),
+                                  target=target(accelerator) if limit is None else cascader_target(accelerator),
+                                  use_workspace_io=True, **options)
+    except CascaderError as err:
+        return CascaderPoint("cascader", limit, None, None, None, None, None, None, None,
+                             time.perf_counter() - start, None, str(err).splitlines()[0])
+    compile_s = time.perf_counter() - start
+    outputs = module.run(inputs)
+    artifacts = [step.artifact for step in module.program.steps if isinstance(step, NpuStep)]
+    reports = [a.cascade for a in artifacts if a.cascade is not None]
+    scratch = max((a.scratch_size for a in artifacts), default=0)
+    sram = module.workspace.plan.total_size + module.io_size_bytes
+    exact = outputs_equal(outputs.values(), expected)
+    if limit is None:
+        return CascaderPoint("default", None, None, sram, scratch, module.npu_cycles, None, None, exact, compile_s,
+                             None)
+    return CascaderPoint("cascader", limit, ", ".join(f"{r.index} of {r.proposals}" for r in reports), sram,
+                         scratch, module.npu_cycles, sum(r.proposal.cycles for r in reports),
+                         max((r.proposal.memory for r in reports), default=0), exact, compile_s,
+                         " / ".join(describe_cascades(r.proposal) for r in reports) or "none")
+
+
+def measure_cascader(model: bytes, accelerator: str, count: int, inputs: list[np.ndarray],
+                     expected: list[np.ndarray], name: str = "model") -> tuple[CascaderPoint, ...]:
+    """The curve: one cascaded build per limit of `cascader_limits` (by increasing limit), then the default
+    build with I/O in the workspace."""
+    progress(f"{name} on {accelerator}: cascader frontier")
+    limits = cascader_limits(model, accelerator, count)
+    points = []
+    for limit in [*limits, None]:
+        what = "default build, I/O in workspace" if limit is None else f"cascader, limit {limit:,}"
+        progress(f"{name} on {accelerator}: {what}")
+        points.append(measure_cascader_point(model, accelerator, limit, inputs, expected))
+    return tuple(points)
+
+
+def measure(path: Path, accelerators: list[str], work_dir: Path, skip_tflm: bool,
+            cascader_points: int | None = None) -> list[Row]:
+    """All rows of one model; with `cascader_points`, each with its cascader curve."""
     from ethosu_tvm.testing.reference import random_inputs, run_litert
 
     model = path.read_bytes()
@@ -299,7 +492,9 @@ def measure(path: Path, accelerators: list[str], work_dir: Path, skip_tflm: bool
             progress(f"{path.name} on {accelerator}: Vela --optimise {optimise}")
             vela[prefix] = measure_vela(path, accelerator, optimise, work_dir / path.stem / accelerator / optimise,
                                         inputs, expected)
-        rows.append(Row(path.stem, accelerator, ours, vela, tflm_arena, planners))
+        curve = () if cascader_points is None else measure_cascader(model, accelerator, cascader_points, inputs,
+                                                                    expected, path.name)
+        rows.append(Row(path.stem, accelerator, ours, vela, tflm_arena, planners, curve))
     return rows
 
 
@@ -381,13 +576,82 @@ def markdown_report(rows: list[Row]) -> str:
     return "\n\n".join(f"### {title}\n\n{table(rows)}" for title, table in sections) + "\n"
 
 
-def csv_text(rows: list[Row]) -> str:
-    records = [row.record() for row in rows]
+def curve_table(row: Row) -> str:
+    """One model × accelerator: our curve points, then Vela's two builds (SRAM, cycles, bit-exact, compile s)."""
+    header = ["point", "limit (NPU scratch)", "SRAM (I/O in workspace)", "NPU scratch", "cycles",
+              "cascader's estimate", "estimate/measured", "bit-exact", "compile s", "cascades"]
+    body = []
+    for p in row.cascader:
+        if p.error is not None:
+            body.append([p.label, p.limit, "failed", None, None, None, None, None, p.compile_s, p.error])
+            continue
+        body.append([p.label, p.limit, p.sram, p.npu_scratch, p.cycles, p.estimated_cycles,
+                     ratio(p.estimated_cycles, p.cycles), p.bit_exact, p.compile_s, p.cascades])
+    for prefix, optimise in VELA_MODES.items():
+        vela = row.vela[prefix]
+        body.append([f"Vela {optimise}", None, vela.sram, None, vela.cycles, None, None, vela.bit_exact,
+                     vela.compile_s, None])
+    return markdown_table(header, body)
+
+
+def point_cell(point: CascaderPoint | None) -> str:
+    return "none qualifies" if point is None else point.label
+
+
+def t1_table(rows: list[Row]) -> str:
+    header = ["model", "accelerator", "Vela Size SRAM", "Vela Size cycles", "goal: SRAM ≤ 0.9 × Vela Size",
+              "ours: smallest SRAM at ≤ Vela Size cycles", "its cycles", "its point", "SRAM ours/Vela Size", "T1"]
+    body = []
+    for r in rows:
+        t = cascader_targets(r)
+        p = t.t1_point
+        body.append([r.model, r.accelerator, t.vela_size.sram, t.vela_size.cycles, t.t1_goal, p and p.sram,
+                     p and p.cycles, point_cell(p), ratio(p and p.sram, t.vela_size.sram),
+                     "met" if t.t1_met else "missed"])
+    return markdown_table(header, body)
+
+
+def t2_table(rows: list[Row]) -> str:
+    header = ["model", "accelerator", "Vela Perf SRAM", "Vela Perf cycles",
+              "ours: fewest cycles at SRAM ≤ Vela Perf", "its SRAM", "its point", "cycles ours/Vela Perf", "T2"]
+    body = []
+    for r in rows:
+        t = cascader_targets(r)
+        p = t.t2_point
+        body.append([r.model, r.accelerator, t.vela_perf.sram, t.vela_perf.cycles, p and p.cycles, p and p.sram,
+                     point_cell(p), ratio(p and p.cycles, t.vela_perf.cycles), "met" if t.t2_met else "missed"])
+    return markdown_table(header, body)
+
+
+def cascader_report(rows: list[Row]) -> str:
+    """A curve table per model × accelerator, then the T1 and T2 tables (sizes in bytes, cycles at the NPU
+    clock)."""
+    sections = [(f"Cascader: SRAM vs cycles, {r.model} on {r.accelerator}", curve_table(r)) for r in rows]
+    sections += [("Cascader target T1: SRAM ≤ 0.9 × Vela Size at cycles ≤ Vela Size", t1_table(rows)),
+                 ("Cascader target T2: cycles ≤ Vela Performance at SRAM ≤ Vela Performance", t2_table(rows))]
+    return "\n\n".join(f"### {title}\n\n{table}" for title, table in sections) + "\n"
+
+
+def records_csv(records: list[dict[str, object]]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(records[0]), lineterminator="\n")
     writer.writeheader()
     writer.writerows(records)
     return buffer.getvalue()
+
+
+def cascader_csv_text(rows: list[Row]) -> str:
+    """One record per curve point."""
+    return records_csv([p.record(r.model, r.accelerator) for r in rows for p in r.cascader])
+
+
+def cascader_targets_csv_text(rows: list[Row]) -> str:
+    """One record per model × accelerator."""
+    return records_csv([cascader_targets(r).record(r.model, r.accelerator) for r in rows])
+
+
+def csv_text(rows: list[Row]) -> str:
+    return records_csv([row.record() for row in rows])
 
 
 # --- command line -------------------------------------------------------------------------------------------------
@@ -403,8 +667,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--accelerators", nargs="+", default=list(DEFAULT_ACCELERATORS), metavar="CONFIG",
                         help="Ethos-U55 configurations (default: %(default)s)")
     parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT_DIR,
-                        help="where compare.md and compare.csv go (default: benchmarks/results)")
+                        help="where compare.md, compare.csv and the compare_cascader.* files go "
+                             "(default: benchmarks/results)")
     parser.add_argument("--skip-tflm", action="store_true", help="do not measure TFLite Micro's arena")
+    parser.add_argument("--skip-cascader", action="store_true",
+                        help="do not measure the cascader's SRAM-vs-cycles curves and targets")
+    parser.add_argument("--cascader-points", type=int, default=DEFAULT_CASCADER_POINTS, metavar="N",
+                        help="cascader limits per curve, at most; the smallest and largest proposal are always "
+                             "included, the default build is added (default: %(default)s)")
     args = parser.parse_args(argv)
     args.models_dir = args.models_dir or shared_models_dir()
     return args
@@ -432,6 +702,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run the comparison; 0 on success, 2 (with a one-line message on stderr) for bad inputs."""
     args = parse_args(argv)
     try:
+        if args.cascader_points < 2:
+            raise BenchmarkError(f"--cascader-points must be at least 2 (the smallest and the largest proposal), "
+                                 f"got {args.cascader_points}")
         paths = model_paths(args.models_dir, args.models)
         check_accelerators(args.accelerators)
     except BenchmarkError as err:
@@ -441,13 +714,22 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="ethosu_tvm_compare_") as work_dir:
         for path in paths:
-            rows += measure(path, args.accelerators, Path(work_dir), args.skip_tflm)
+            rows += measure(path, args.accelerators, Path(work_dir), args.skip_tflm,
+                            None if args.skip_cascader else args.cascader_points)
     report = markdown_report(rows)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "compare.md").write_text(report)
     (args.out_dir / "compare.csv").write_text(csv_text(rows))
     print(report, end="")
     progress(f"wrote {args.out_dir / 'compare.md'} and {args.out_dir / 'compare.csv'}")
+    if not args.skip_cascader:
+        cascades = cascader_report(rows)
+        (args.out_dir / "compare_cascader.md").write_text(cascades)
+        (args.out_dir / "compare_cascader.csv").write_text(cascader_csv_text(rows))
+        (args.out_dir / "compare_cascader_targets.csv").write_text(cascader_targets_csv_text(rows))
+        print("\n" + cascades, end="")
+        progress(f"wrote {args.out_dir / 'compare_cascader.md'}, {args.out_dir / 'compare_cascader.csv'} and "
+                 f"{args.out_dir / 'compare_cascader_targets.csv'}")
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Smoke test of benchmarks/compare.py: the AD model on ethos-u55-128, TFLite Micro skipped."""
+"""Smoke test of benchmarks/compare.py: the AD model on ethos-u55-128, TFLite Micro skipped, the cascader curve
+with 2 points; the curve of KWS (two proposals on its frontier) measured directly."""
 from __future__ import annotations
 
 import csv
@@ -12,6 +13,10 @@ from ethosu_tvm.testing import shared_models_dir
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "compare.py"
 MODEL = "mlperf_tiny_ad_fc_autoencoder_int8.tflite"
+KWS = "mlperf_tiny_kws_dscnn_int8.tflite"
+CURVE_COLUMNS = ["model", "accelerator", "point", "limit", "proposal", "sram", "npu_scratch", "cycles",
+                 "estimated_cycles", "estimated_memory", "bit_exact", "compile_s", "cascades", "error",
+                 "estimated_vs_measured_cycles"]
 
 
 def load_compare():
@@ -31,9 +36,10 @@ def test_compare_ad_model(compare, tmp_path, capsys):
     if not (shared_models_dir() / MODEL).is_file():
         pytest.skip(f"{MODEL} not in {shared_models_dir()}")
     status = compare.main(["--models", MODEL, "--accelerators", "ethos-u55-128", "--skip-tflm",
-                           "--out-dir", str(tmp_path)])
+                           "--cascader-points", "2", "--out-dir", str(tmp_path)])
     assert status == 0
-    assert "### Peak SRAM" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "### Peak SRAM" in out and "### Cascader: SRAM vs cycles, mlperf_tiny_ad_fc_autoencoder_int8" in out
     with (tmp_path / "compare.csv").open(newline="") as handle:
         (row,) = list(csv.DictReader(handle))
     assert (row["model"], row["accelerator"]) == (Path(MODEL).stem, "ethos-u55-128")
@@ -52,6 +58,72 @@ def test_compare_ad_model(compare, tmp_path, capsys):
     met = min(sizes["hill_climb"], sizes["exact"]) <= sizes["greedy_by_size"]
     assert row["planner_target_met"] == ("yes" if met else "no")
     assert (tmp_path / "compare.md").read_text().startswith("### Peak SRAM")
+    check_cascader_files(tmp_path, row)
+
+
+def check_cascader_files(out_dir: Path, row: dict[str, str]) -> None:
+    """AD's frontier has one proposal: one cascaded point at its memory, then the default build; both bit-exact."""
+    with (out_dir / "compare_cascader.csv").open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        points = list(reader)
+    assert reader.fieldnames == CURVE_COLUMNS
+    assert [p["point"] for p in points] == ["cascader", "default"]
+    cascaded, default = points
+    assert cascaded["proposal"] == "0 of 1" and cascaded["limit"] == cascaded["estimated_memory"]
+    assert int(cascaded["npu_scratch"]) <= int(cascaded["limit"])
+    assert default["limit"] == "" and default["estimated_cycles"] == ""
+    for point in points:
+        assert point["bit_exact"] == "yes" and point["error"] == ""
+        assert int(point["npu_scratch"]) <= int(point["sram"])
+        assert int(point["cycles"]) > 0 and float(point["compile_s"]) > 0
+    # The default point is the same build as the main table's I/O-in-workspace column.
+    assert int(default["sram"]) == int(row["ours_sram_io_in_workspace"])
+    with (out_dir / "compare_cascader_targets.csv").open(newline="") as handle:
+        (targets,) = list(csv.DictReader(handle))
+    assert int(targets["t1_vela_size_sram"]) == int(row["vela_size_sram"])
+    assert int(targets["t2_vela_perf_cycles"]) == int(row["vela_perf_cycles"])
+    t1_ok = [p for p in points if int(p["cycles"]) <= int(row["vela_size_cycles"])]
+    if t1_ok:
+        assert int(targets["t1_sram"]) == min(int(p["sram"]) for p in t1_ok)
+    expected_t1 = bool(t1_ok) and 10 * int(targets["t1_sram"]) <= 9 * int(row["vela_size_sram"])
+    assert targets["t1_met"] == ("yes" if expected_t1 else "no")
+    t2_ok = [p for p in points if int(p["sram"]) <= int(row["vela_perf_sram"])]
+    assert targets["t2_met"] == ("yes" if t2_ok and min(int(p["cycles"]) for p in t2_ok)
+                                 <= int(row["vela_perf_cycles"]) else "no")
+    assert (out_dir / "compare_cascader.md").read_text().startswith("### Cascader: SRAM vs cycles")
+
+
+def test_cascader_curve_kws(compare):
+    """Two proposals on KWS's frontier: each limit gets its own proposal, within the limit and bit-exact; a limit
+    below the smallest proposal is a failed point with the cascader's one-line message."""
+    if not (shared_models_dir() / KWS).is_file():
+        pytest.skip(f"{KWS} not in {shared_models_dir()}")
+    from ethosu_tvm.testing.reference import random_inputs, run_litert
+
+    model = (shared_models_dir() / KWS).read_bytes()
+    inputs = random_inputs(model, 0)
+    expected = run_litert(model, inputs)
+    limits = compare.cascader_limits(model, "ethos-u55-128", 2)
+    assert len(limits) == 2 and limits[0] < limits[1]
+    points = compare.measure_cascader(model, "ethos-u55-128", 2, inputs, expected)
+    assert [p.point for p in points] == ["cascader", "cascader", "default"]
+    assert [p.proposal for p in points[:2]] == ["0 of 2", "1 of 2"]
+    for point, limit in zip(points, limits):
+        assert point.valid and point.limit == limit and point.estimated_memory <= limit
+        assert point.npu_scratch <= limit <= point.sram
+    assert points[0].sram < points[1].sram and points[0].cycles > points[1].cycles
+    assert points[2].valid and points[2].estimated_cycles is None
+    failed = compare.measure_cascader_point(model, "ethos-u55-128", limits[0] - 1, inputs, expected)
+    assert not failed.valid and failed.sram is None
+    assert "no schedule fits the cascader's SRAM limit" in failed.error and "\n" not in failed.error
+
+
+def test_cascader_points_below_two_is_one_line(compare, tmp_path, capsys):
+    status = compare.main(["--models", MODEL, "--cascader-points", "1", "--out-dir", str(tmp_path / "out")])
+    error = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and error == ["compare.py: error: --cascader-points must be at least 2 (the smallest and "
+                                     "the largest proposal), got 1"]
+    assert not (tmp_path / "out").exists()
 
 
 def test_missing_model_is_one_line(compare, tmp_path, capsys):
