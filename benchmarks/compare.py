@@ -388,10 +388,11 @@ def spread(values: list[int], count: int) -> list[int]:
 def cascader_limits(model: bytes, accelerator: str, count: int) -> list[int]:
     """The NPU scratch limits to build for: the estimated memories of at most `count` proposals spread along the
     cascader's frontier, computed as the build computes it with use_workspace_io (each NPU graph with the model
-    inputs that only it reads in its scratch). With several NPU graphs the frontiers' memories are pooled, leaving
+    inputs that only it reads and the model outputs that only it writes in its scratch). With several NPU graphs the frontiers' memories are pooled, leaving
     out those below the largest of the graphs' smallest ones (no schedule of that graph would fit)."""
     import ethosu_tvm
-    from ethosu_tvm.build_module import inputs_in_scratch
+    from ethosu_tvm.build_module import io_in_scratch
+    from ethosu_tvm.codegen import ScratchIo
     from ethosu_tvm.codegen.cascade import cascade_proposals
     from ethosu_tvm.host.legalize import fuse_host_ops
     from ethosu_tvm.legalize import legalize
@@ -400,10 +401,10 @@ def cascader_limits(model: bytes, accelerator: str, count: int) -> list[int]:
 
     npu = EthosuTarget(accelerator)
     fused = fuse_host_ops(partition_for_ethosu(ethosu_tvm.from_tflite(model), npu)[0])
-    in_scratch = inputs_in_scratch(fused)
+    in_scratch = io_in_scratch(fused)
     frontiers = []
     for graph in legalize(fused):
-        names = frozenset(graph.inputs[i].name for i in in_scratch.get(graph.function, ()))
+        names = in_scratch.get(graph.function, ScratchIo()).names(graph)
         frontiers.append([proposal.memory for proposal in cascade_proposals(graph, npu, io_in_scratch=names)])
     frontiers = [memories for memories in frontiers if memories]
     if not frontiers:

@@ -24,7 +24,7 @@ from .aot.interface import INTERFACE_PATH, ModelInterface, interface_of
 from .aot.program import MODULE, NpuStep, Program, build_program
 from .aot.workspace import Workspace, plan_workspace
 from .cascader import CascaderOptions
-from .codegen import CascaderSettings, compile_partitioned
+from .codegen import CascaderSettings, ScratchIo, compile_partitioned
 from .codegen.cascade import describe_proposal
 from .codegen.memory import align
 from .frontend.importer import model_io_names
@@ -223,9 +223,10 @@ class CompiledModel:
         return "\n".join(lines)
 
 
-def inputs_in_scratch(mod: tvm.IRModule) -> dict[str, frozenset[int]]:
-    """For I/O in the workspace: the model inputs that one NPU call alone reads, by function and parameter index.
-    The NPU then keeps them in its scratch, where they share memory with its intermediates once read."""
+def io_in_scratch(mod: tvm.IRModule) -> dict[str, ScratchIo]:
+    """For I/O in the workspace: the model inputs that one NPU call alone reads, and the model outputs that one NPU
+    call produces and nothing else reads, by function. The NPU then keeps them in its scratch, where they share
+    memory with its intermediates (inputs once read, outputs until they are written)."""
     main = mod["main"]
     uses: dict = {}
     calls = []
@@ -238,13 +239,17 @@ def inputs_in_scratch(mod: tvm.IRModule) -> dict[str, frozenset[int]]:
             if isinstance(value, tvm.relax.Call) and isinstance(value.op, tvm.ir.GlobalVar):
                 attrs = mod[value.op].attrs or {}
                 if attrs.get("Codegen") == CODEGEN:
-                    calls.append(value)
+                    calls.append((binding.var, value))
     result = main.body.body
-    for output in getattr(result, "fields", [result]):
+    results = set(getattr(result, "fields", [result]))
+    for output in results:
         uses[output] = uses.get(output, 0) + 1
     params = set(main.params)
-    return {call.op.name_hint: frozenset(i for i, arg in enumerate(call.args) if arg in params and uses[arg] == 1)
-            for call in calls}
+    return {call.op.name_hint: ScratchIo(
+                frozenset(i for i, arg in enumerate(call.args) if arg in params and uses[arg] == 1),
+                frozenset({0}) if var in results and uses[var] == 1 and isinstance(var.ty, tvm.relax.TensorType)
+                else frozenset())
+            for var, call in calls}
 
 
 def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u55-128,c", params=None,
@@ -277,7 +282,7 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
         cascading = " with the cascader" if config.cascader is not None else ""
         report(f"generating NPU command streams ({offload.counts().get('ethos-u', 0)} operators){cascading}")
         artifacts = compile_partitioned(fused, config.npu,
-                                        inputs_in_scratch(fused) if config.io_in_workspace else None,
+                                        io_in_scratch(fused) if config.io_in_workspace else None,
                                         config.cascader)
     report("building host kernels")
     inputs, outputs = model_io_names(mod)

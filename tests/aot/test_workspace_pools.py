@@ -129,3 +129,18 @@ def test_dump_memory_plan_drawings(tmp_path):
     png = (tmp_path / "plan.png").read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and png[12:16] == b"IHDR"
     assert int.from_bytes(png[16:20], "big") == 920  # 800 wide plus margins
+
+
+def test_npu_output_shares_the_npu_scratch_with_workspace_io(tmp_path):
+    """The AD autoencoder (640 → 128 → ... → 128 → 640, all on the NPU): with I/O in the workspace its output lives
+    inside the NPU scratch, so the workspace is the output plus the 128-byte activation the last layer reads
+    (the input and the other activations are dead by then): 768 bytes, Vela's figure for this model."""
+    model = shared_model("mlperf_tiny_ad_fc_autoencoder_int8.tflite")
+    archive = compile_model(model, tmp_path, TARGET, "--use-workspace-io")
+    assert_bit_exact(model, archive, tmp_path)
+    plan = _plan(tmp_path / "mlf")
+    assert [b["name"] for b in plan["buffers"]] == ["ethos_u_0_scratch"]
+    assert sum(pool["size_bytes"] for pool in plan["pools"]) == 640 + 128
+    interface = json.loads((tmp_path / "mlf/src/interface.json").read_text())
+    (output,) = interface["outputs"]
+    assert output["offset"] + 640 <= 768

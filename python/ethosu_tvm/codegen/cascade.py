@@ -126,15 +126,25 @@ class CascaderSettings:
     log: Callable[[str], None] | None = None
 
 
-def compile_partitioned(mod, target: EthosuTarget, io_in_scratch: dict[str, frozenset[int]] | None = None,
+@dataclass(frozen=True)
+class ScratchIo:
+    """The parameters (by index) and results (by position) of one NPU function that live in its scratch."""
+
+    inputs: frozenset[int] = frozenset()
+    outputs: frozenset[int] = frozenset()
+
+    def names(self, graph: NpuGraph) -> frozenset[str]:
+        return frozenset([graph.inputs[i].name for i in self.inputs] + [graph.outputs[i].name for i in self.outputs])
+
+
+def compile_partitioned(mod, target: EthosuTarget, io_in_scratch: dict[str, ScratchIo] | None = None,
                         cascader: CascaderSettings | None = None) -> list[NpuArtifact]:
-    """Legalize and compile every NPU function of a partitioned module, in main's call order. `io_in_scratch` maps
-    a function's global name to the indices of its parameters to place in scratch (see compile_npu_graph); with
-    `cascader`, each function is scheduled by the cascader (see compile_cascaded), otherwise one operation per
-    primitive."""
+    """Legalize and compile every NPU function of a partitioned module, in main's call order. `io_in_scratch` says
+    which of a function's inputs and outputs to place in its scratch (see compile_npu_graph); with `cascader`, each
+    function is scheduled by the cascader (see compile_cascaded), otherwise one operation per primitive."""
     artifacts = []
     for graph in legalize(mod):
-        in_scratch = frozenset(graph.inputs[i].name for i in (io_in_scratch or {}).get(graph.function, ()))
+        in_scratch = (io_in_scratch or {}).get(graph.function, ScratchIo()).names(graph)
         if cascader is None:
             artifacts.append(compile_npu_graph(graph, target, io_in_scratch=in_scratch))
         else:
