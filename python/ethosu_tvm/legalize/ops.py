@@ -168,3 +168,23 @@ class NpuGraph:
     outputs: tuple[Tensor, ...]
     ops: tuple[NpuOp, ...]
     function: str = ""
+
+
+def average_as_depthwise(op: Pooling) -> DepthwiseConv2D:
+    """An unpadded average pool as a depthwise convolution with unit weights and the pooling's global scale.
+
+    Used when the pool's IFM block does not fit in SHRAM (large kernels on small configurations): the depthwise
+    datapath splits kernels into sub-kernels. Both compute the window sum, then requantize it once by
+    (scale, shift) = ((2^(31+k) + 2^k) // n, 31 + k), k = bit length of n − 1, with TFL rounding.
+    """
+    kernel_h, kernel_w = op.pool_shape
+    taps = kernel_h * kernel_w
+    k = (taps - 1).bit_length()
+    channels = op.ofm.tensor.shape[3]
+    scale = ((1 << (31 + k)) + (1 << k)) // taps
+    return DepthwiseConv2D(
+        ifm=op.ifm, ofm=op.ofm, weights=np.ones((channels, kernel_h, kernel_w, 1), dtype=np.int8),
+        weight_zero_point=0, bias=np.zeros(channels, dtype=np.int64),
+        requant=Requantize(np.array([scale], dtype=np.int64), np.array([31 + k], dtype=np.int64), "TFL"),
+        strides=op.strides, clamp=op.clamp, source=op.source,
+    )

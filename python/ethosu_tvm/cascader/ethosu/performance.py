@@ -18,7 +18,16 @@ from dataclasses import dataclass
 
 from ethosu.vela import api as vapi
 
-from ...legalize.ops import BinaryElementwise, Conv2D, DepthwiseConv2D, Identity, NpuOp, Operand, Pooling
+from ...legalize.ops import (
+    BinaryElementwise,
+    Conv2D,
+    DepthwiseConv2D,
+    Identity,
+    NpuOp,
+    Operand,
+    Pooling,
+    average_as_depthwise,
+)
 from ...sim.cycles import CostedFeatureMap, compute_cycles, memory_cycles
 from ...sim.memory import SHRAM
 from ...sim.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
@@ -321,8 +330,8 @@ def _hwc(shape) -> tuple[int, int, int]:
 def stripe_cost(op: NpuOp, ofm_shape, ifm_shapes, accelerator: vapi.NpuAccelerator) -> OperationCost:
     """The estimated cost of one NPU operation computing a stripe of primitive `op`: OFM stripe `ofm_shape` from IFM
     stripes `ifm_shapes` (one per input, in `op.inputs` order), each NHWC or HWC, with the block config code
-    generation would choose (without a preferred depth). Weights count at their uncompressed size; the padding is
-    approximated (see `_window`). An average pool whose IFM block fits nowhere is costed as the depthwise
+    generation would choose (without a preferred depth). Convolution weights count at their encoded size; the
+    padding is approximated (see `_window`). An average pool whose IFM block fits nowhere is costed as the depthwise
     convolution code generation falls back to. Memoised on (op identity, shapes, accelerator): the result for equal
     arguments is the same object. Raises ValueError when no block config fits."""
     return _stripe_cost(op, _hwc(ofm_shape), tuple(_hwc(shape) for shape in ifm_shapes), accelerator)
@@ -334,10 +343,24 @@ def _stripe_cost(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccele
     block = choose_block_config(npu_op, accelerator)
     unpadded = npu_op.padding == vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
     if block is None and isinstance(op, Pooling) and op.pooling_type != "MAX" and unpadded:
-        depthwise = vapi.NpuConvDepthWiseOperation()
-        depthwise.ifm, depthwise.ofm, depthwise.kernel, depthwise.padding = (npu_op.ifm, npu_op.ofm, npu_op.kernel,
-                                                                              npu_op.padding)
-        npu_op, block = depthwise, choose_block_config(depthwise, accelerator)
+        return _stripe_cost(average_as_depthwise(op), ofm, ifms, accelerator)  # what code generation does
     if block is None:
         raise ValueError(f"{op.op_name}: no block config fits a stripe of {ofm} in {accelerator.name}'s SHRAM")
+    if isinstance(op, Conv2D):  # every stripe reads the primitive's whole (compressed) weight stream
+        weights = _encoded_weight_bytes(op, block.depth, accelerator)
+        biases = _round_up(_SCALE_BIAS_BYTES * op.weights.shape[0], _STREAM_ALIGNMENT)
+        npu_op.weights = [vapi.NpuAddressRange(_CONSTANTS_REGION, 0, weights)]
+        npu_op.biases = [vapi.NpuAddressRange(_CONSTANTS_REGION, 0, biases)]
     return estimate_cycles(npu_op, accelerator, block)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _encoded_weight_bytes(op: Conv2D, depth: int, accelerator: vapi.NpuAccelerator) -> int:
+    """The length of `op`'s weight stream encoded for blocks of `depth` channels, as code generation encodes it.
+    Compression matters: flash traffic bounds many layers, and every stripe of a cascade reads the stream again."""
+    centred = op.weights.astype("int16") - op.weight_zero_point
+    bits = 16 if op.ifm.tensor.dtype == "int16" else 8
+    with contextlib.redirect_stdout(io.StringIO()):
+        encoded = vapi.npu_encode_weights(accelerator, centred, (op.dilation[1], op.dilation[0]), bits, depth,
+                                          isinstance(op, DepthwiseConv2D), convolution_traversal(op))
+    return _round_up(len(encoded), _STREAM_ALIGNMENT)
