@@ -146,6 +146,20 @@ def test_developer_options_force_and_log_proposals(tmp_path, capsys):
     assert f"Cascader: ethos_u_0: proposal 1 of {count} (no limit)" in captured.out
 
 
+def test_forcing_a_proposal_that_does_not_exist_is_one_line(tmp_path, capsys):
+    from ethosu_tvm.cli import main as tvmc
+
+    model = models.make_graph("resnet_block", seed=2)
+    (graph,) = npu_graphs(model)
+    count = len(cascade_proposals(graph, EthosuTarget(ACCELERATOR)))
+    (tmp_path / "m.tflite").write_bytes(model)
+    status = tvmc(["compile", str(tmp_path / "m.tflite"), f"--target={CASCADER}",
+                   f"--target-ethos-u-dev_select_proposal={count}", "-o", str(tmp_path / "out.tar")])
+    assert status == 2 and not (tmp_path / "out.tar").exists()
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"tvmc: error: ethos_u_0: proposal {count} does not exist; the cascader found {count} (0 to {count - 1})")
+
+
 def test_cascaded_builds_are_deterministic(tmp_path):
     model = models.make_graph("ds_cnn", seed=2)
     first = compile_model(model, tmp_path / "a", CASCADER, "--cascader-sram-limit", "3000").read_bytes()

@@ -10,11 +10,9 @@ from ethosu_tvm.cascader import (
     CascaderGraph,
     CascaderOptions,
     Part,
-    Proposal,
     Tensor,
     binary_elementwise_propagator,
     candidate_plans,
-    choose,
     conv2d_propagator,
     evaluate_plan,
     pareto_frontier,
@@ -160,14 +158,6 @@ def test_switches_limit_the_plans():
     assert {plan.buffer_mode for p in only_recompute for plan in p.plans if plan.interior} == {RECOMPUTE}
     with pytest.raises(ValueError):
         CascaderOptions(max_plan_size=0)
-
-
-def test_choose_takes_the_fastest_within_the_budget():
-    proposals = [Proposal((), 100, 900), Proposal((), 200, 500), Proposal((), 400, 300)]
-    assert choose(proposals, 250).memory == 200
-    assert choose(proposals, 10_000).memory == 400
-    assert choose(proposals, 50).memory == 100  # nothing fits: the smallest, for the caller to report
-    assert choose(proposals, None).memory == 100
 
 
 def test_costs_are_asked_for_the_stripe_shapes_computed():

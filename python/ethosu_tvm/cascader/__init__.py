@@ -30,7 +30,7 @@ from .stripe_config import (
     candidate_stripe_shapes,
     split_sizes,
 )
-from .search import CascaderOptions, candidate_plans, choose, evaluate_plan, search
+from .search import CascaderOptions, candidate_plans, evaluate_plan, search
 
 __all__ = [
     "BufferMode",
@@ -45,7 +45,6 @@ __all__ = [
     "TensorConfig",
     "TensorState",
     "candidate_plans",
-    "choose",
     "evaluate_plan",
     "search",
     "Propagator",

@@ -183,12 +183,3 @@ def search(graph: CascaderGraph, options: CascaderOptions = CascaderOptions()) -
                                   before.cycles + plan.cycles) for before in frontier[first] for plan in plans]
         frontier.append(thin(pareto_frontier(extended, _cost, tie_key=Proposal.key), options.max_proposals))
     return frontier[-1]
-
-
-def choose(proposals: list[Proposal], budget: int | None) -> Proposal:
-    """The fastest proposal whose memory is within `budget`; with no budget, or none within it, the smallest
-    (ties: fewer cycles; the caller reports a budget that even this one exceeds)."""
-    fitting = [p for p in proposals if budget is not None and p.memory <= budget]
-    if fitting:
-        return min(fitting, key=lambda p: (p.cycles, p.memory, p.key()))
-    return min(proposals, key=lambda p: (p.memory, p.cycles, p.key()))
