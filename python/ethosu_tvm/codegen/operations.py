@@ -161,9 +161,7 @@ class OperationBuilder:
         return npu_op
 
     def convolution(self, op: Conv2D, stripe: Stripe, what: str) -> vapi.NpuOperation:
-        return self._convolution(op, stripe, isinstance(op, DepthwiseConv2D), what)
-
-    def _convolution(self, op: Conv2D, stripe: Stripe, depthwise: bool, what: str) -> vapi.NpuOperation:
+        depthwise = isinstance(op, DepthwiseConv2D)
         npu_op = vapi.NpuConvDepthWiseOperation() if depthwise else vapi.NpuConv2DOperation()
         kernel_h, kernel_w = op.kernel
         stride_y, stride_x = _strides(op.strides, stripe.ofm)
@@ -181,20 +179,17 @@ class OperationBuilder:
         self._block_op(npu_op, op, stripe, what, depth=next(iter(encoded), None))
         depth = npu_op.block_config.depth
         if depth not in encoded:
-            encoded[depth] = self._encode(op, stripe.ofm.box[3], depth, depthwise, traversal, what)
+            encoded[depth] = self._encode(op, stripe.ofm.box[3], depth, what)
         weights, biases = encoded[depth]
         npu_op.weights, npu_op.biases = [weights], [biases]
         return npu_op
 
-    def _encode(self, op: Conv2D, channels: Interval, depth: int, depthwise: bool, traversal: vapi.NpuBlockTraversal,
+    def _encode(self, op: Conv2D, channels: Interval, depth: int,
                 what: str) -> tuple[vapi.NpuAddressRange, vapi.NpuAddressRange]:
-        """The weight stream (in `traversal` order, for blocks of `depth` output channels) and scale/bias stream of
-        `channels`."""
+        """The weight stream (in the primitive's traversal, for blocks of `depth` output channels) and scale/bias
+        stream of `channels`."""
         selected = slice(channels.start, channels.stop)
-        centred = op.weights[selected].astype(np.int16) - np.int16(op.weight_zero_point)
-        ifm_bits = np.dtype(op.ifm.tensor.dtype).itemsize * 8
-        encoded = vela_call(what, vapi.npu_encode_weights, self.accelerator, centred,
-                            (op.dilation[1], op.dilation[0]), ifm_bits, depth, depthwise, traversal)
+        encoded = vela_call(what, performance.encode_weights, op, selected, depth, self.accelerator)
         count = op.weights.shape[0]
         scale = np.broadcast_to(op.requant.scale, (count,))[selected]
         shift = np.broadcast_to(op.requant.shift, (count,))[selected]
@@ -202,7 +197,7 @@ class OperationBuilder:
             bytes(vela_call(what, vapi.npu_encode_bias, np.int64(b), int(m), int(n)))
             for b, m, n in zip(op.bias[selected], scale, shift)
         )
-        return self.constant(bytes(encoded)), self.constant(scale_bias)
+        return self.constant(encoded), self.constant(scale_bias)
 
     def pooling(self, op: Pooling, stripe: Stripe, what: str) -> vapi.NpuOperation:
         kind = vapi.NpuPoolingOp.MAX if op.pooling_type == "MAX" else vapi.NpuPoolingOp.AVERAGE
@@ -216,7 +211,7 @@ class OperationBuilder:
         npu_op.activation = _activation(op.clamp, op.ofm)
         npu_op.block_config = choose_block_config(npu_op, self.accelerator, what)
         if npu_op.block_config is None and kind == vapi.NpuPoolingOp.AVERAGE and stripe.ifms[0].padding == Padding():
-            return self._convolution(average_as_depthwise(op), stripe, True, what)
+            return self.convolution(average_as_depthwise(op), stripe, what)
         return self._with_block_config(npu_op, what)
 
     def elementwise(self, op: BinaryElementwise, stripe: Stripe, what: str) -> vapi.NpuOperation:

@@ -16,6 +16,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
+import numpy as np
 from ethosu.vela import api as vapi
 
 from ...legalize.ops import (
@@ -354,13 +355,18 @@ def _stripe_cost(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccele
     return estimate_cycles(npu_op, accelerator, block)
 
 
+def encode_weights(op: Conv2D, channels: slice, depth: int, accelerator: vapi.NpuAccelerator) -> bytes:
+    """The weight stream of `op`'s output `channels`, encoded for OFM blocks of `depth` channels in the primitive's
+    traversal: what code generation stores in flash, and what the cost model counts."""
+    centred = op.weights[channels].astype(np.int16) - np.int16(op.weight_zero_point)
+    with contextlib.redirect_stdout(io.StringIO()):  # Vela's first call announces its default configuration
+        return bytes(vapi.npu_encode_weights(accelerator, centred, (op.dilation[1], op.dilation[0]),
+                                             _dtype_bits(op.ifm.tensor.dtype), depth,
+                                             isinstance(op, DepthwiseConv2D), convolution_traversal(op)))
+
+
 @functools.lru_cache(maxsize=1 << 12)
 def _encoded_weight_bytes(op: Conv2D, depth: int, accelerator: vapi.NpuAccelerator) -> int:
-    """The length of `op`'s weight stream encoded for blocks of `depth` channels, as code generation encodes it.
-    Compression matters: flash traffic bounds many layers, and every stripe of a cascade reads the stream again."""
-    centred = op.weights.astype("int16") - op.weight_zero_point
-    bits = 16 if op.ifm.tensor.dtype == "int16" else 8
-    with contextlib.redirect_stdout(io.StringIO()):
-        encoded = vapi.npu_encode_weights(accelerator, centred, (op.dilation[1], op.dilation[0]), bits, depth,
-                                          isinstance(op, DepthwiseConv2D), convolution_traversal(op))
-    return _round_up(len(encoded), _STREAM_ALIGNMENT)
+    """The flash bytes of `op`'s whole weight stream for blocks of `depth` channels. Compression matters: flash
+    traffic bounds many layers, and every stripe of a cascade reads the stream again."""
+    return _round_up(len(encode_weights(op, slice(None), depth, accelerator)), _STREAM_ALIGNMENT)
