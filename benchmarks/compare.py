@@ -388,8 +388,9 @@ def spread(values: list[int], count: int) -> list[int]:
 def cascader_limits(model: bytes, accelerator: str, count: int) -> list[int]:
     """The NPU scratch limits to build for: the estimated memories of at most `count` proposals spread along the
     cascader's frontier, computed as the build computes it with use_workspace_io (each NPU graph with the model
-    inputs that only it reads and the model outputs that only it writes in its scratch). With several NPU graphs the frontiers' memories are pooled, leaving
-    out those below the largest of the graphs' smallest ones (no schedule of that graph would fit)."""
+    inputs that only it reads and the model outputs that only it writes in its scratch). With several NPU graphs
+    the frontiers' memories are pooled, leaving out those below the largest of the graphs' smallest ones (no
+    schedule of that graph would fit)."""
     import ethosu_tvm
     from ethosu_tvm.build_module import io_in_scratch
     from ethosu_tvm.codegen import ScratchIo

@@ -160,6 +160,29 @@ def test_forcing_a_proposal_that_does_not_exist_is_one_line(tmp_path, capsys):
         f"tvmc: error: ethos_u_0: proposal {count} does not exist; the cascader found {count} (0 to {count - 1})")
 
 
+def test_striping_alone_splits_operators_but_never_cascades_them(tmp_path, capsys):
+    """-enable-striping=1 without the cascader: KWS's operators in row stripes where that is estimated faster, each
+    operator on its own, bit-exact, and the same scratch as the plain build."""
+    model = (shared_models_dir() / MLPERF["kws"]).read_bytes()
+    target = f"ethos-u -accelerator-config={ACCELERATOR} -enable-striping=1,c"
+    archive = compile_model(model, tmp_path / "striped", target)
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Cascader:"))
+    plans = line.split(" cycles: ")[1].split("; ")
+    assert plans and all(plan.startswith("ops ") and plan.split()[1].split("-")[0] == plan.split()[1].split("-")[1]
+                         for plan in plans), line
+    assert scratch_sizes(archive) == uncascaded_scratch(model, tmp_path)
+    assert_bit_exact(model, archive, tmp_path / "striped", range(2))
+
+
+def test_negative_limit_from_python_is_refused():
+    import ethosu_tvm
+    from ethosu_tvm.build_module import BuildError
+
+    mod = ethosu_tvm.from_tflite(models.make_graph("resnet_block", seed=2))
+    with pytest.raises(BuildError, match=r"^the cascader's SRAM limit must not be negative, got -1$"):
+        ethosu_tvm.build(mod, target=CASCADER, cascader_sram_limit=-1)
+
+
 def test_cascaded_builds_are_deterministic(tmp_path):
     model = models.make_graph("ds_cnn", seed=2)
     first = compile_model(model, tmp_path / "a", CASCADER, "--cascader-sram-limit", "3000").read_bytes()

@@ -19,8 +19,8 @@ def _user_error_types() -> tuple[type, ...]:
     from ..run.host_program import RunError
     from ..target import TargetError
 
-    return (BuildError, CascaderError, ModelImportError, ModelFormatError, UnsupportedHostOp, PlanDoesNotFit, OutputPathError, RunError,
-            TargetError)
+    return (BuildError, CascaderError, ModelImportError, ModelFormatError, UnsupportedHostOp, PlanDoesNotFit,
+            OutputPathError, RunError, TargetError)
 
 
 def one_line(err: BaseException) -> str:

@@ -179,8 +179,8 @@ class _Translator:
 
     # -- one operator instance ------------------------------------------------------------------------------
     def _stripe(self, index: int, stmt, bindings: Bindings) -> Iterator[Stripe]:
-        """The operation computing what primitive `index`'s output block does under `stmt` (none when a rolling
-        buffer already holds all of it)."""
+        """The operation computing what primitive `index`'s output block does under `stmt` (none in a warm-up
+        stripe before its first row, or when a rolling buffer already holds all of it)."""
         op = self.graph.ops[index]
         what = describe(op)
         ofm_buffer = self.buffer_of[op.ofm.tensor.name]
