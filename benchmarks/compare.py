@@ -395,7 +395,7 @@ def cascader_limits(model: bytes, accelerator: str, count: int) -> list[int]:
     from ethosu_tvm.build_module import io_in_scratch
     from ethosu_tvm.codegen import ScratchIo
     from ethosu_tvm.codegen.cascade import cascade_proposals
-    from ethosu_tvm.host.legalize import fuse_host_ops
+    from ethosu_tvm.host import fuse_host_ops
     from ethosu_tvm.legalize import legalize
     from ethosu_tvm.partition import partition_for_ethosu
     from ethosu_tvm.target import EthosuTarget

@@ -29,7 +29,7 @@ from .codegen.cascade import describe_proposal
 from .codegen.memory import align
 from .frontend.importer import model_io_names
 from .host import host_target
-from .host.legalize import fuse_host_ops
+from .host import fuse_host_ops
 from .memory import PoolInfo, plan_to_json
 from .mlf import IOTensor, MlfModule, export_model_library_format
 from .partition import OffloadReport, host_only_report, partition_for_ethosu

@@ -8,7 +8,7 @@ import pytest
 
 from ethosu_tvm.codegen.cascade import cascade_proposals
 from ethosu_tvm.frontend.importer import from_tflite
-from ethosu_tvm.host.legalize import fuse_host_ops
+from ethosu_tvm.host import fuse_host_ops
 from ethosu_tvm.legalize import legalize
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.target import EthosuTarget

@@ -9,7 +9,7 @@ import tflite
 
 from ethosu_tvm.frontend.tflite_file import TFLITE_DTYPES, read_model
 from ethosu_tvm.host import spec
-from ethosu_tvm.host.quantization import round_half_away
+from ethosu_tvm.quantization import round_half_away
 
 _OP = tflite.BuiltinOperator
 _ACTIVATIONS = {0: None, 1: (0.0, None), 2: (-1.0, 1.0), 3: (0.0, 6.0)}  # NONE, RELU, RELU_N1_TO_1, RELU6

@@ -6,7 +6,7 @@ import numpy as np
 from host_harness import assert_bit_exact
 from host_tflite_ops import host_op
 
-from ethosu_tvm.host.quantization import quantize_multiplier
+from ethosu_tvm.quantization import quantize_multiplier
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import random_inputs, run_litert
 

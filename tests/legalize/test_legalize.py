@@ -18,7 +18,7 @@ from ethosu_tvm.legalize.ops import (
     Pooling,
     Requantize,
 )
-from ethosu_tvm.legalize.scaling import npu_scale_shift, quantize_multiplier
+from ethosu_tvm.quantization import npu_scale_shift, quantize_multiplier
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.testing import models, shared_model
 

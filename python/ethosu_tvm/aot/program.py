@@ -12,8 +12,7 @@ import tvm
 from tvm import relax
 
 from ..codegen import NpuArtifact
-from ..host import HostKernel, UnsupportedHostOp, build_kernel
-from ..host.legalize import host_spec
+from ..host import HostKernel, UnsupportedHostOp, build_kernel, host_spec
 from ..host.spec import op_name
 from ..partition.patterns import CODEGEN
 

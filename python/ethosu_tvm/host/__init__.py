@@ -19,10 +19,12 @@ UnsupportedHostOp naming the TFLite operator no kernel covers); `host_spec(func)
 """
 from . import spec
 from .c_emitter import host_target
+from .fusion import fuse_host_ops, host_functions
 from .kernel import HostKernel, KernelParam, build_kernel
-from .legalize import fuse_host_ops, host_functions, host_patterns, host_spec
 from .lowering import StackLimitExceeded
+from .patterns import host_patterns
 from .spec import UnsupportedHostOp
+from .spec_reader import host_spec
 
 __all__ = ["HostKernel", "KernelParam", "StackLimitExceeded", "UnsupportedHostOp", "build_kernel", "fuse_host_ops",
            "host_functions", "host_patterns", "host_spec", "host_target", "spec"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from tvm import tirx
 from tvm.ir import Expr
 
-from .quantization import round_half_away
+from ..quantization import round_half_away
 from .subroutines import Body, scalar_function
 
 INT32_MIN = -(1 << 31)

@@ -9,8 +9,15 @@ from collections.abc import Callable
 import numpy as np
 from tvm import relax
 
-from ..partition.match import Match
-from ..partition.qdq import Quant, const_value, prim_float, quant_of
+from ..qdq.match import Match
+from ..qdq.values import Quant, const_value, prim_float, quant_of
+from ..quantization import (
+    conv_multipliers,
+    fully_connected_multipliers,
+    npu_scale_shift,
+    per_channel_scale_shift,
+    quantize_value,
+)
 from .ops import (
     BinaryElementwise,
     Clamp,
@@ -25,13 +32,6 @@ from .ops import (
     Tensor,
 )
 from .lut import lookup_table
-from .scaling import (
-    conv_multipliers,
-    fully_connected_multipliers,
-    npu_scale_shift,
-    per_channel_scale_shift,
-    quantize_value,
-)
 
 INT8_RANGE = (-128, 127)
 # TFLite's ADD/SUB rescale both operands after shifting them left by 20 bits (for 8-bit inputs).

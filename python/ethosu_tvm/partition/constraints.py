@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..legalize.scaling import conv_multipliers, fully_connected_multipliers, per_channel_scale_shift, shifts_in_range
-from .match import Match
-from .qdq import Quant, const_value, dtype_of, is_const, quant_of, shape_of
+from ..qdq.match import Match
+from ..qdq.values import Quant, const_value, dtype_of, is_const, quant_of, shape_of
+from ..quantization import conv_multipliers, fully_connected_multipliers, per_channel_scale_shift, shifts_in_range
 
 TENSOR_DIM_RANGE = (1, 65535)
 STRIDE_RANGE = (1, 3)

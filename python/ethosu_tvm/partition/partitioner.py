@@ -8,9 +8,10 @@ from tvm.relax.transform import FuseOpsByPattern, FusionPattern, MergeCompositeF
 
 from ..frontend.importer import source_ops
 from ..target import EthosuTarget, parse_ethosu_target
+from ..qdq.match import match_from_context
+from ..qdq.patterns import CompositePattern
 from .constraints import CHECKS
-from .match import match_from_context
-from .patterns import NpuPattern, npu_patterns
+from .patterns import npu_patterns
 from .report import HOST, NPU, OffloadEntry, OffloadReport
 
 
@@ -22,7 +23,7 @@ class _CheckLog:
     rejected: dict[str, str] = field(default_factory=dict)
 
 
-def _fusion_pattern(pattern: NpuPattern, log: _CheckLog) -> FusionPattern:
+def _fusion_pattern(pattern: CompositePattern, log: _CheckLog) -> FusionPattern:
     """Wrap the pattern's constraint check so that its verdict is remembered for every binding it covered."""
     check = CHECKS[pattern.kind]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from tvm import te, tirx
 
+from ...quantization import quantize_multiplier
 from ..fixed_point import multiply_by_quantized_multiplier
-from ..quantization import quantize_multiplier
 from ..spec import Binary, UnsupportedHostOp
 from ..te_kernel import TeKernel, activation, require, require_dtype, saturate
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from tvm import te
 
-from ..quantization import float32_lut
+from ...quantization import float32_lut
 from ..spec import Logistic, Tanh, UnsupportedHostOp, op_name
 from ..te_kernel import TeKernel, activation, constant, require_dtype
 from . import sigmoid_int16

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 from tvm import te
 
+from ...quantization import quantize_multiplier
 from ..fixed_point import multiply_by_quantized_multiplier
-from ..quantization import quantize_multiplier
 from ..spec import Relu, Requantize, op_name
 from ..te_kernel import TeKernel, activation, require_dtype, saturate
 

@@ -13,8 +13,8 @@ import math
 import numpy as np
 from tvm import te, tirx
 
+from ...quantization import round_half_away
 from ..fixed_point import select
-from ..quantization import round_half_away
 from ..spec import Logistic, Tanh, UnsupportedHostOp, op_name
 from ..te_kernel import TeKernel, activation, attach, constant
 

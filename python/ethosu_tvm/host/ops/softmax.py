@@ -10,6 +10,7 @@ import math
 
 from tvm import te, tirx
 
+from ...quantization import quantize_multiplier
 from ..fixed_point import (
     const,
     multiply_by_quantized_multiplier,
@@ -17,7 +18,6 @@ from ..fixed_point import (
     saturating_rounding_doubling_high_mul,
     select,
 )
-from ..quantization import quantize_multiplier
 from ..spec import Softmax, UnsupportedHostOp
 from ..te_kernel import TeKernel, activation, attach, require_dtype, saturate, split_reduction_init
 from ..transcendental import (

@@ -11,8 +11,8 @@ import math
 import numpy as np
 from tvm import te, tirx
 
+from ...quantization import interpolation_table, quantize_multiplier
 from ..fixed_point import clamp, count_leading_zeros, multiply_by_quantized_multiplier, wide
-from ..quantization import interpolation_table, quantize_multiplier
 from ..spec import Softmax, UnsupportedHostOp
 from ..te_kernel import Constant, TeKernel, activation, attach, constant, split_reduction_init
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..quantization import quantize_multipliers
+from ...quantization import quantize_multipliers
 from ..spec import UnsupportedHostOp, Weighted, op_name
 from ..te_kernel import Constant, constant, require_dtype
 

@@ -1,6 +1,7 @@
 """Reading the QDQ Relax form the TFLite frontend produces: constants, quantization parameters, shapes.
 
-Shared by the partition checks and the legalizer, which both need the same facts about matched expressions.
+Shared by the partition checks, the NPU legalizer and the host side, which all need the same facts about matched
+expressions.
 """
 from __future__ import annotations
 

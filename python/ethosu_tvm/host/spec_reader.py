@@ -1,186 +1,27 @@
-"""Host legalization: what partitioning leaves in ``main`` becomes ``host.<kind>`` composite functions, and each
-composite is read back as the :mod:`~ethosu_tvm.host.spec` op its C kernel is built from.
+"""Reading a ``host.<kind>`` composite back as the :mod:`~ethosu_tvm.host.spec` op its C kernel is built from.
 
-The host patterns reuse the NPU pattern builders (the host runs the same QDQ forms, plus int16 and the ops the NPU
-lacks), so both sides agree on what one TFLite operator looks like in Relax. Pools, pads and reshapes run on raw
-integers in Relax, without their quantization: :func:`fuse_host_ops` copies it from the importer's tensor map onto
-the composite (attribute ``ethosu.quantization``), together with the source operator it came from (for messages).
+The composite is re-matched with its pattern, and each kind's reader takes the TFLite parameters from the matched
+roles: quantization from the QDQ calls, or for raw-integer ops from the attribute fuse_host_ops recorded.
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 import numpy as np
-import tvm
 from tvm import relax
-from tvm.relax.dpl import is_const, is_op, is_tuple, wildcard
-from tvm.relax.transform import FuseOpsByPattern, FusionPattern
 
-from ..frontend.importer import source_ops, tensor_quant
-from ..legalize import scaling  # a module reference: legalize.scaling imports this package
-from ..partition.match import Match, match_composite
-from ..partition.patterns import (
-    CODEGEN,
-    UNARY_CORES,
-    NpuPattern,
-    called_functions,
-    dequantized,
-    quantized,
-    reshape,
-    unary,
-    weighted_and_elementwise,
-)
-from ..partition.qdq import Quant, bound_values, const_value, dtype_of, prim_float, quant_of, shape_of
-from ..partition.qdq import is_const as is_constant
+from ..qdq.match import Match, match_composite
+from ..qdq.values import Quant, const_value, dtype_of, prim_float, quant_of, shape_of
+from ..qdq.values import is_const as is_constant
+from ..quantization import quantize_value
 from . import spec
+from .patterns import HOST, QUANT_ATTR, SOURCE_ATTR, concat_arities, host_patterns
 from .spec import UnsupportedHostOp
 
-HOST = "host"
-QUANT_ATTR = "ethosu.quantization"
-SOURCE_ATTR = "ethosu.source_op"
-_UNARY_KINDS = ("relu", "clip", "leaky_relu", "requantize", "tanh", "logistic")
-_RAW_KINDS = frozenset({"avg_pool2d", "max_pool2d", "reshape", "pad"})
 _BINARY_KINDS = {"add": "add", "subtract": "sub", "multiply": "mul", "minimum": "minimum", "maximum": "maximum"}
 
 
-# -- patterns ------------------------------------------------------------------------------------------------------
-def _softmax_pattern() -> NpuPattern:
-    """dequantize → [multiply by beta, when beta ≠ 1] → softmax → quantize."""
-    ifm, beta = wildcard(), is_const()
-    ifm_dq = dequantized(ifm)
-    core = is_op("relax.nn.softmax")(is_op("relax.multiply")(ifm_dq, beta) | ifm_dq)
-    quantize = quantized(core)
-    return NpuPattern(f"{HOST}.softmax", quantize, dict(ifm=ifm, ifm_dq=ifm_dq, beta=beta, core=core,
-                                                        quantize=quantize))
-
-
-def _pad_pattern() -> NpuPattern:
-    """PAD pads the raw integers (with the zero point as pad value)."""
-    ifm = wildcard()
-    pad = is_op("relax.nn.pad")(ifm)
-    return NpuPattern(f"{HOST}.pad", pad, dict(ifm=ifm, pad=pad))
-
-
-def _concatenation_pattern(arity: int) -> NpuPattern:
-    """dequantize each input → concat → quantize; dpl tuples have a fixed size, so one pattern per input count."""
-    inputs = [wildcard() for _ in range(arity)]
-    dqs = [dequantized(x) for x in inputs]
-    concat = is_op("relax.concat")(is_tuple(dqs))
-    quantize = quantized(concat)
-    roles = {f"input{i}": x for i, x in enumerate(inputs)} | {f"input{i}_dq": d for i, d in enumerate(dqs)}
-    return NpuPattern(f"{HOST}.concatenation", quantize, roles | dict(concat=concat, quantize=quantize))
-
-
-def host_patterns(concat_arities: Iterable[int] = ()) -> list[NpuPattern]:
-    """Every host pattern, most specific first; concatenation once per input count in `concat_arities`."""
-    return [
-        *weighted_and_elementwise(HOST),
-        _softmax_pattern(),
-        *(unary(f"{HOST}.{kind}", UNARY_CORES[kind]) for kind in _UNARY_KINDS),
-        reshape(f"{HOST}.reshape", ("int8", "int16")),
-        _pad_pattern(),
-        *(_concatenation_pattern(n) for n in sorted(set(concat_arities))),
-    ]
-
-
-def _concat_arities(func: relax.Function) -> set[int]:
-    return {len(value.args[0].fields) for value in bound_values(func).values()
-            if isinstance(value, relax.Call) and getattr(value.op, "name", "") == "relax.concat"
-            and isinstance(value.args[0], relax.Tuple)}
-
-
-# -- fusion --------------------------------------------------------------------------------------------------------
-def host_functions(mod: tvm.IRModule) -> list[tuple[str, relax.Function]]:
-    """The host composite functions main calls, as (global name, function), in call order."""
-    return called_functions(mod, "Composite", f"{HOST}.")
-
-
-def fuse_host_ops(mod: tvm.IRModule) -> tvm.IRModule:
-    """Group the bindings a partitioned module keeps in ``main`` into ``host.<kind>`` composite functions.
-
-    NPU functions are left as they are. Raises UnsupportedHostOp naming the first TFLite operator that neither
-    the NPU nor a host kernel covers.
-    """
-    owners = {name: op for op in source_ops(mod) for name in op.bindings}
-    quant = tensor_quant(mod)
-    for pattern in host_patterns(_concat_arities(mod["main"])):
-        # One pattern per pass: fusing renames main's vars, so each pass reads the names its matches still carry.
-        names = _original_names(mod["main"])
-        fusion = FusionPattern(pattern.name, pattern.pattern, pattern.annotations,
-                               attrs_getter=_attrs_getter(pattern.kind, names, owners, quant))
-        mod = FuseOpsByPattern([fusion], bind_constants=True, annotate_codegen=False, entry_functions=["main"])(mod)
-    leftovers = []
-    for block in mod["main"].body.blocks:
-        for binding in block.bindings:
-            value = binding.value
-            callee = getattr(value, "op", None)
-            attrs = mod[callee].attrs if isinstance(callee, tvm.ir.GlobalVar) else None
-            covered = attrs is not None and (str(attrs.get("Codegen", "")) == CODEGEN
-                                             or str(attrs.get("Composite", "")).startswith(f"{HOST}."))
-            if not (covered or isinstance(value, (relax.Tuple, relax.TupleGetItem, relax.Var))):
-                leftovers.append(binding)
-    if leftovers:
-        raise UnsupportedHostOp(_unsupported(leftovers, owners))
-    return mod
-
-
-def _original_names(main: relax.Function) -> dict[relax.Expr, str]:
-    """The import-time name of main's params and of its not yet fused bindings, by var and by bound value (a
-    fused call's var gets a fresh name that may repeat an imported one, so those are left out)."""
-    names: dict[relax.Expr, str] = {param: param.name for param in main.params}
-    for block in main.body.blocks:
-        for binding in block.bindings:
-            value = binding.value
-            if not isinstance(getattr(value, "op", None), tvm.ir.GlobalVar):
-                names[binding.var] = binding.var.name
-                if not isinstance(value, relax.Var):  # an alias must not rename the var it aliases
-                    names[value] = binding.var.name
-    return names
-
-
-def _attrs_getter(kind: str, names: dict, owners: dict, quant: dict) -> Callable[[dict], dict[str, str]]:
-    """Attributes of a new composite: the source operator of its bindings and, for raw-integer kinds, the
-    quantization of any of its tensors (those ops keep it from input to output)."""
-    def attrs(annotated: dict) -> dict[str, str]:
-        found = {role: names[expr] for role, expr in annotated.items() if expr in names}
-        own = [name for role, name in found.items() if not _is_operand(role)]  # operands are their producers'
-        result = {SOURCE_ATTR: next((_where(owners, n) for n in own if n in owners), "")}
-        known = [quant[n] for n in found.values() if n in quant]
-        if kind in _RAW_KINDS and known:
-            result[QUANT_ATTR] = json.dumps(known[0])
-        return {key: value for key, value in result.items() if value}
-
-    return attrs
-
-
-def _is_operand(role: str) -> bool:
-    return role in ("ifm", "lhs", "rhs") or (role.startswith("input") and role[5:].isdigit())
-
-
-def _where(owners: dict, name: str) -> str:
-    op = owners.get(name)
-    return f"operator #{op.index} {op.op}" if op is not None else f"binding {name}"
-
-
-def _unsupported(leftovers: list, owners: dict) -> str:
-    """Name the first uncovered operator by its own Relax op (rather than the dequantize its import starts with)."""
-    where = _where(owners, leftovers[0].var.name)
-    ops = [_describe(b.value) for b in leftovers if _where(owners, b.var.name) == where]
-    core = next((op for op in ops if op not in ("relax.dequantize", "relax.quantize")), ops[0])
-    return f"{where} has no NPU or host kernel ({core})"
-
-
-def _describe(value: relax.Expr) -> str:
-    op = getattr(value, "op", None)
-    if isinstance(op, tvm.ir.Op):
-        return op.name
-    if isinstance(op, tvm.ir.GlobalVar):
-        return op.name_hint
-    return type(value).__name__
-
-
-# -- composite → spec ----------------------------------------------------------------------------------------------
 def host_spec(func: relax.Function) -> spec.HostOp:
     """The host op description of one ``host.<kind>`` composite; its inputs follow the function's parameters."""
     name = str((func.attrs or {}).get("Composite", ""))
@@ -189,7 +30,7 @@ def host_spec(func: relax.Function) -> spec.HostOp:
     if kind not in _SPECS:
         raise UnsupportedHostOp(f"{where}: {name or 'a function without a Composite attribute'} is not a host op")
     try:
-        match = match_composite(func, host_patterns(_concat_arities(func)))
+        match = match_composite(func, host_patterns(concat_arities(func)))
         return _SPECS[kind](_Composite(func, match))
     except ValueError as err:  # UnsupportedHostOp, or a body that no longer matches its pattern
         raise UnsupportedHostOp(f"{where}: {err}") from None
@@ -252,8 +93,8 @@ def _int_clamp(c: _Composite, dtype: str) -> tuple[int, int] | None:
 def _real_clamp(out: spec.QuantTensor, low: float | None, high: float | None) -> tuple[int, int]:
     """Real activation bounds in output integers, as TFLite's CalculateActivationRangeQuantized."""
     qmin, qmax = out.limits
-    return (qmin if low is None else max(qmin, scaling.quantize_value(low, out.scale, out.zero_point)),
-            qmax if high is None else min(qmax, scaling.quantize_value(high, out.scale, out.zero_point)))
+    return (qmin if low is None else max(qmin, quantize_value(low, out.scale, out.zero_point)),
+            qmax if high is None else min(qmax, quantize_value(high, out.scale, out.zero_point)))
 
 
 def _clip_bounds(clip: relax.Call) -> tuple[float, float]:

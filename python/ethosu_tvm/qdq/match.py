@@ -1,12 +1,12 @@
-"""A matched pattern's sub-expressions by role, from a partition check context or from a composite function."""
+"""A matched pattern's sub-expressions by role, from a fusion check context or from a composite function."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from tvm import relax
 
-from .patterns import NpuPattern, npu_patterns
-from .qdq import bound_values
+from .patterns import CompositePattern
+from .values import bound_values
 
 
 @dataclass(frozen=True)
@@ -23,17 +23,17 @@ class Match:
         return self.roles.get(role)
 
 
-def match_from_context(pattern: NpuPattern, ctx) -> Match:
+def match_from_context(pattern: CompositePattern, ctx) -> Match:
     """Roles from FuseOpsByPattern's PatternCheckContext."""
     roles = {name: ctx.annotated_expr[name] for name in pattern.annotations if name in ctx.annotated_expr}
     return Match(pattern.kind, roles)
 
 
-def match_composite(func: relax.Function, patterns: list[NpuPattern] | None = None) -> Match:
+def match_composite(func: relax.Function, patterns: list[CompositePattern]) -> Match:
     """Re-match a composite function's body with the pattern named by its ``Composite`` attribute, one of
-    `patterns` (default: the NPU patterns)."""
+    `patterns`."""
     name = str(func.attrs["Composite"])
-    pattern = next(p for p in (npu_patterns() if patterns is None else patterns) if p.name == name)
+    pattern = next(p for p in patterns if p.name == name)
     var2val = bound_values(func)
     output = func.body.body
     while isinstance(output, relax.Var) and output in var2val:

@@ -1,42 +1,13 @@
-"""Compile-time quantization arithmetic: real multipliers to TFLite's integer (multiplier, shift) form.
+"""The lookup tables TFLite's LUT kernels build when a model is prepared, entry for entry.
 
-TFLite derives every integer parameter of its kernels from float scales when a model is prepared; the host kernels
-must derive exactly the same integers, so the float steps (including where TFLite rounds to float32) live here.
+int8 TANH and LOGISTIC are float32 tables in TFLite (BUILTIN_REF uses them too); int16 functions use 513-entry
+interpolation tables. The NPU's lookup tables and the host kernels' constants are both built from these.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-
-def round_half_away(value: float) -> int:
-    """std::round: halves round away from zero."""
-    magnitude = math.floor(abs(value) + 0.5)
-    return int(magnitude if value >= 0 else -magnitude)
-
-
-def quantize_multiplier(real: float) -> tuple[int, int]:
-    """TFLite's QuantizeMultiplier: real ≈ multiplier · 2^(shift − 31), multiplier a Q31 mantissa in [2^30, 2^31).
-
-    A positive shift is a left shift. Multipliers below 2^-31 flush to (0, 0), as TFLite does.
-    """
-    if real == 0.0:
-        return 0, 0
-    fraction, shift = math.frexp(real)
-    multiplier = round_half_away(fraction * (1 << 31))
-    if multiplier == 1 << 31:
-        multiplier //= 2
-        shift += 1
-    if shift < -31:
-        return 0, 0
-    return multiplier, shift
-
-
-def quantize_multipliers(reals) -> tuple[np.ndarray, np.ndarray]:
-    """quantize_multiplier over an array: int32 multipliers and shifts (per-channel constants)."""
-    pairs = [quantize_multiplier(float(r)) for r in np.asarray(reals, dtype=np.float64).reshape(-1)]
-    return (np.array([p[0] for p in pairs], dtype=np.int32), np.array([p[1] for p in pairs], dtype=np.int32))
+from .multipliers import round_half_away
 
 
 def float32_lut(function, in_scale: float, in_zp: int, out_scale: float, out_zp: int, dtype: str) -> np.ndarray:

@@ -1,0 +1,202 @@
+"""relax.dpl patterns of the QDQ Relax form TVM's TFLite frontend emits: one builder per TFLite operator shape.
+
+Each pattern names its interesting sub-expressions (annotations) so that checks, legalization and host-kernel reading
+get them by role ("ifm", "weights", "conv", ...) instead of walking the graph again. The builders take the composite
+name, so the NPU (``ethos-u.<kind>``) and the host (``host.<kind>``) assemble their pattern lists from the same
+definitions and agree on what one TFLite operator looks like in Relax.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import tvm
+from tvm import relax
+from tvm.relax.dpl import DFPattern, has_dtype, is_const, is_op, is_tuple, wildcard
+
+
+@dataclass(frozen=True)
+class CompositePattern:
+    """A named pattern with its annotated roles; `name` is the composite name ``<target>.<kind>``, e.g.
+    ``ethos-u.conv2d`` for the NPU or ``host.conv2d`` for a host kernel."""
+
+    name: str
+    pattern: DFPattern
+    annotations: dict[str, DFPattern] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        return self.name.split(".", 1)[1]
+
+
+def dequantized(x: DFPattern) -> DFPattern:
+    return is_op("relax.dequantize")(x, is_const(), is_const())
+
+
+def quantized(x: DFPattern) -> DFPattern:
+    return is_op("relax.quantize")(x, is_const(), is_const())
+
+
+def _int_clip(x: DFPattern) -> DFPattern:
+    """A fused activation as the frontend writes it after quantize: a clip on the integer output."""
+    return is_op("relax.clip")(x, wildcard(), wildcard())
+
+
+def _requantized(core: DFPattern, roles: dict[str, DFPattern]) -> DFPattern:
+    """core [+ dequantized bias] → quantize [→ int clip]; records the roles "bias_dq", "quantize", "clip"."""
+    bias_dq = dequantized(is_const())
+    biased = is_op("relax.add")(core, bias_dq)
+    quantize = quantized(biased | core)
+    clip = _int_clip(quantize)
+    roles.update(bias_dq=bias_dq, quantize=quantize, clip=clip)
+    return clip | quantize
+
+
+def conv_like(name: str, depthwise: bool) -> CompositePattern:
+    ifm, weights = wildcard(), is_const()
+    ifm_dq, weights_dq = dequantized(ifm), dequantized(weights)
+    kernel = is_op("relax.reshape")(weights_dq, wildcard()) if depthwise else weights_dq
+    conv = is_op("relax.nn.conv2d")(ifm_dq, kernel)
+    roles = dict(ifm=ifm, ifm_dq=ifm_dq, weights=weights, weights_dq=weights_dq, conv=conv)
+    return CompositePattern(name, _requantized(conv, roles), roles)
+
+
+def fully_connected(name: str) -> CompositePattern:
+    ifm, weights = wildcard(), is_const()
+    ifm_dq = dequantized(ifm)
+    weights_dq = dequantized(is_op("relax.permute_dims")(weights))
+    matmul = is_op("relax.matmul")(ifm_dq, weights_dq)
+    roles = dict(ifm=ifm, ifm_dq=ifm_dq, weights=weights, weights_dq=weights_dq, matmul=matmul)
+    return CompositePattern(name, _requantized(matmul, roles), roles)
+
+
+def pool(name: str, kind: str) -> CompositePattern:
+    """Pools run on the raw integer values (the frontend keeps no QDQ around them); avg pool widens to int32."""
+    ifm = wildcard()
+    if kind == "avg_pool2d":
+        pool_call = is_op("relax.nn.avg_pool2d")(is_op("relax.astype")(ifm))
+        out = is_op("relax.astype")(pool_call)
+    else:
+        pool_call = is_op("relax.nn.max_pool2d")(ifm)
+        out = pool_call
+    clip = _int_clip(out)
+    return CompositePattern(name, clip | out, dict(ifm=ifm, pool=pool_call, out=out, clip=clip))
+
+
+def binary(name: str, relax_op: str) -> CompositePattern:
+    """dequantize both operands → op → optional float relu/clip (fused activation) → quantize."""
+    lhs, rhs = wildcard(), wildcard()
+    lhs_dq, rhs_dq = dequantized(lhs), dequantized(rhs)
+    core = is_op(relax_op)(lhs_dq, rhs_dq)
+    relu = is_op("relax.nn.relu")(core)
+    float_clip = is_op("relax.clip")(core, wildcard(), wildcard())
+    quantize = quantized(relu | float_clip | core)
+    roles = dict(lhs=lhs, rhs=rhs, lhs_dq=lhs_dq, rhs_dq=rhs_dq, core=core, relu=relu, float_clip=float_clip,
+                 quantize=quantize)
+    return CompositePattern(name, quantize, roles)
+
+
+def mean(name: str) -> CompositePattern:
+    ifm = wildcard()
+    ifm_dq = dequantized(ifm)
+    mean_call = is_op("relax.mean")(ifm_dq)
+    quantize = quantized(mean_call)
+    return CompositePattern(name, quantize, dict(ifm=ifm, ifm_dq=ifm_dq, mean=mean_call, quantize=quantize))
+
+
+def unary(name: str, core_of: Callable[[DFPattern], DFPattern]) -> CompositePattern:
+    """dequantize → float op → quantize (on the NPU an int8 → int8 function run as a 256-entry lookup table)."""
+    ifm = wildcard()
+    ifm_dq = dequantized(ifm)
+    core = core_of(ifm_dq)
+    quantize = quantized(core)
+    return CompositePattern(name, quantize, dict(ifm=ifm, ifm_dq=ifm_dq, core=core, quantize=quantize))
+
+
+def hard_swish(name: str) -> CompositePattern:
+    """The frontend's x · clip(x + 3, 0, 6) / 6 on the dequantized input."""
+    ifm = wildcard()
+    ifm_dq = dequantized(ifm)
+    shifted = is_op("relax.clip")(is_op("relax.add")(ifm_dq, is_const()), wildcard(), wildcard())
+    core = is_op("relax.divide")(is_op("relax.multiply")(ifm_dq, shifted), is_const())
+    quantize = quantized(core)
+    roles = dict(ifm=ifm, ifm_dq=ifm_dq, core=core, quantize=quantize)
+    return CompositePattern(name, quantize, roles)
+
+
+def reshape(name: str, dtypes: tuple[str, ...] = ("int8",)) -> CompositePattern:
+    """RESHAPE, SQUEEZE and EXPAND_DIMS (imported as a reshape): the same integer values under another shape."""
+    dtype_check = has_dtype(dtypes[0])
+    for dtype in dtypes[1:]:
+        dtype_check = dtype_check | has_dtype(dtype)
+    ifm = wildcard() & dtype_check
+    reshape_call = is_op("relax.reshape")(ifm, wildcard()) | is_op("relax.squeeze")(ifm)
+    return CompositePattern(name, reshape_call, dict(ifm=ifm, reshape=reshape_call))
+
+
+def softmax(name: str) -> CompositePattern:
+    """dequantize → [multiply by beta, when beta ≠ 1] → softmax → quantize."""
+    ifm, beta = wildcard(), is_const()
+    ifm_dq = dequantized(ifm)
+    core = is_op("relax.nn.softmax")(is_op("relax.multiply")(ifm_dq, beta) | ifm_dq)
+    quantize = quantized(core)
+    return CompositePattern(name, quantize, dict(ifm=ifm, ifm_dq=ifm_dq, beta=beta, core=core, quantize=quantize))
+
+
+def pad(name: str) -> CompositePattern:
+    """PAD pads the raw integers (with the zero point as pad value)."""
+    ifm = wildcard()
+    pad_call = is_op("relax.nn.pad")(ifm)
+    return CompositePattern(name, pad_call, dict(ifm=ifm, pad=pad_call))
+
+
+def concatenation(name: str, arity: int) -> CompositePattern:
+    """dequantize each input → concat → quantize; dpl tuples have a fixed size, so one pattern per input count."""
+    inputs = [wildcard() for _ in range(arity)]
+    dqs = [dequantized(x) for x in inputs]
+    concat = is_op("relax.concat")(is_tuple(dqs))
+    quantize = quantized(concat)
+    roles = {f"input{i}": x for i, x in enumerate(inputs)} | {f"input{i}_dq": d for i, d in enumerate(dqs)}
+    return CompositePattern(name, quantize, roles | dict(concat=concat, quantize=quantize))
+
+
+# Float cores of the dequantize → op → quantize functions, by composite kind.
+UNARY_CORES: dict[str, Callable[[DFPattern], DFPattern]] = {
+    "relu": lambda x: is_op("relax.nn.relu")(x),
+    "clip": lambda x: is_op("relax.clip")(x, wildcard(), wildcard()),
+    "abs": lambda x: is_op("relax.abs")(x),
+    "leaky_relu": lambda x: is_op("relax.nn.leakyrelu")(x),
+    "requantize": lambda x: x,
+    "tanh": lambda x: is_op("relax.tanh")(x),
+    "logistic": lambda x: is_op("relax.sigmoid")(x),
+}
+BINARY_OPS = {"add": "relax.add", "subtract": "relax.subtract", "multiply": "relax.multiply",
+              "minimum": "relax.minimum", "maximum": "relax.maximum"}
+
+
+def weighted_and_elementwise(prefix: str) -> list[CompositePattern]:
+    """Convolutions, fully connected, pools and binary elementwise ops, most specific first: the patterns the NPU
+    and the host share (the host takes the ones the NPU's constraints reject)."""
+    return [
+        conv_like(f"{prefix}.depthwise_conv2d", depthwise=True),
+        conv_like(f"{prefix}.conv2d", depthwise=False),
+        fully_connected(f"{prefix}.fully_connected"),
+        pool(f"{prefix}.avg_pool2d", "avg_pool2d"),
+        pool(f"{prefix}.max_pool2d", "max_pool2d"),
+        *(binary(f"{prefix}.{kind}", relax_op) for kind, relax_op in BINARY_OPS.items()),
+    ]
+
+
+def called_functions(mod: tvm.IRModule, attr: str, prefix: str) -> list[tuple[str, relax.Function]]:
+    """The functions main calls whose attribute `attr` starts with `prefix`, as (global name, function), in main's
+    call order (each once)."""
+    found: list[tuple[str, relax.Function]] = []
+    for block in mod["main"].body.blocks:
+        for binding in block.bindings:
+            callee = getattr(binding.value, "op", None)
+            if not isinstance(callee, tvm.ir.GlobalVar) or any(name == callee.name_hint for name, _ in found):
+                continue
+            func = mod[callee]
+            if isinstance(func, relax.Function) and str((func.attrs or {}).get(attr, "")).startswith(prefix):
+                found.append((callee.name_hint, func))
+    return found

@@ -1,0 +1,30 @@
+"""TFLite's integer quantization arithmetic, computed exactly as TFLite computes it (NumPy only, no TVM).
+
+Partitioning (can the NPU express a scale?), NPU legalization (its scale/shift pairs and lookup tables) and the
+host kernels (their constants) must all derive the same integers from a model's float scales, so the derivations
+live here once:
+
+* :mod:`.multipliers`: real multipliers → TFLite's (Q31 multiplier, shift) and the NPU's (scale, right shift);
+  the effective multipliers of each kernel; activation bounds in quantized units.
+* :mod:`.fixed_point`: TFLite's fixed-point integer operations on NumPy arrays, for tables computed at compile time.
+* :mod:`.tables`: the lookup tables TFLite's LUT kernels build (int8 tables, int16 interpolation tables).
+"""
+from .fixed_point import hard_swish_values, multiply_by_quantized_multiplier
+from .multipliers import (
+    MAX_NPU_SHIFT,
+    conv_multipliers,
+    fully_connected_multipliers,
+    npu_scale_shift,
+    per_channel_scale_shift,
+    quantize_multiplier,
+    quantize_multipliers,
+    quantize_value,
+    round_half_away,
+    shifts_in_range,
+)
+from .tables import INTERPOLATION_STEPS, float32_lut, interpolation_table
+
+__all__ = ["INTERPOLATION_STEPS", "MAX_NPU_SHIFT", "conv_multipliers", "float32_lut", "fully_connected_multipliers",
+           "hard_swish_values", "interpolation_table", "multiply_by_quantized_multiplier", "npu_scale_shift",
+           "per_channel_scale_shift", "quantize_multiplier", "quantize_multipliers", "quantize_value",
+           "round_half_away", "shifts_in_range"]

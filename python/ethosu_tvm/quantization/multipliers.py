@@ -1,0 +1,78 @@
+"""Real multipliers in TFLite's integer form, and the NPU's form of the same integers.
+
+TFLite's ``QuantizeMultiplier`` turns a real multiplier into a Q31 mantissa and an exponent e (real ≈ q·2^(e−31));
+the NPU takes the same mantissa with a right shift of 31 − e (6 bits, so 0..63). Where TFLite's Prepare computes
+an effective multiplier in float32 or in double, the functions here do the same, so the integers agree bit for bit.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+MAX_NPU_SHIFT = 63
+
+
+def round_half_away(value: float) -> int:
+    """std::round: halves round away from zero."""
+    magnitude = math.floor(abs(value) + 0.5)
+    return int(magnitude if value >= 0 else -magnitude)
+
+
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """TFLite's QuantizeMultiplier: real ≈ multiplier · 2^(shift − 31), multiplier a Q31 mantissa in [2^30, 2^31).
+
+    A positive shift is a left shift. Multipliers below 2^-31 flush to (0, 0), as TFLite does.
+    """
+    if real == 0.0:
+        return 0, 0
+    fraction, shift = math.frexp(real)
+    multiplier = round_half_away(fraction * (1 << 31))
+    if multiplier == 1 << 31:
+        multiplier //= 2
+        shift += 1
+    if shift < -31:
+        return 0, 0
+    return multiplier, shift
+
+
+def quantize_multipliers(reals) -> tuple[np.ndarray, np.ndarray]:
+    """quantize_multiplier over an array: int32 multipliers and shifts (per-channel constants)."""
+    pairs = [quantize_multiplier(float(r)) for r in np.asarray(reals, dtype=np.float64).reshape(-1)]
+    return (np.array([p[0] for p in pairs], dtype=np.int32), np.array([p[1] for p in pairs], dtype=np.int32))
+
+
+def npu_scale_shift(real: float) -> tuple[int, int]:
+    """The NPU (scale, right shift) pair of a real multiplier (the shift may fall outside 0..63: check it)."""
+    mantissa, exponent = quantize_multiplier(real)
+    return mantissa, 31 - exponent
+
+
+def per_channel_scale_shift(reals) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`npu_scale_shift` over per-channel multipliers (int64 arrays)."""
+    mantissas, exponents = quantize_multipliers(reals)
+    return mantissas.astype(np.int64), 31 - exponents.astype(np.int64)
+
+
+def shifts_in_range(shift) -> bool:
+    """Whether every NPU right shift fits the hardware's 6-bit field."""
+    return bool(np.all((np.asarray(shift) >= 0) & (np.asarray(shift) <= MAX_NPU_SHIFT)))
+
+
+def conv_multipliers(ifm_scale: float, weight_scales, ofm_scale: float) -> np.ndarray:
+    """Conv/depthwise effective scales: TFLite computes ifm·w/ofm in double per channel."""
+    return np.float64(ifm_scale) * np.asarray(weight_scales, dtype=np.float64) / np.float64(ofm_scale)
+
+
+def fully_connected_multipliers(ifm_scale: float, weight_scales, ofm_scale: float) -> np.ndarray:
+    """FC effective scales: TFLite multiplies ifm·w in float32 first (per-tensor path), then divides in double."""
+    weight_scales = np.asarray(weight_scales, dtype=np.float32)
+    if weight_scales.size > 1:
+        return conv_multipliers(ifm_scale, weight_scales, ofm_scale)
+    product = np.float64(np.float32(ifm_scale) * weight_scales)
+    return product / np.float64(ofm_scale)
+
+
+def quantize_value(value: float, scale: float, zero_point: int) -> int:
+    """TFLite's activation-range quantisation: zero_point + round(value / scale), the division in float32."""
+    return zero_point + round_half_away(float(np.float32(value) / np.float32(scale)))
