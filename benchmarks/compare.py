@@ -392,21 +392,10 @@ def cascader_limits(model: bytes, accelerator: str, count: int) -> list[int]:
     the frontiers' memories are pooled, leaving out those below the largest of the graphs' smallest ones (no
     schedule of that graph would fit)."""
     import ethosu_tvm
-    from ethosu_tvm.build_module import io_in_scratch
-    from ethosu_tvm.codegen import ScratchIo
-    from ethosu_tvm.codegen.cascade import cascade_proposals
-    from ethosu_tvm.host import fuse_host_ops
-    from ethosu_tvm.legalize import legalize
-    from ethosu_tvm.partition import partition_for_ethosu
-    from ethosu_tvm.target import EthosuTarget
 
-    npu = EthosuTarget(accelerator)
-    fused = fuse_host_ops(partition_for_ethosu(ethosu_tvm.from_tflite(model), npu)[0])
-    in_scratch = io_in_scratch(fused)
-    frontiers = []
-    for graph in legalize(fused):
-        names = in_scratch.get(graph.function, ScratchIo()).names(graph)
-        frontiers.append([proposal.memory for proposal in cascade_proposals(graph, npu, io_in_scratch=names)])
+    proposals = ethosu_tvm.cascader_frontiers(ethosu_tvm.from_tflite(model), cascader_target(accelerator),
+                                              use_workspace_io=True)
+    frontiers = [[proposal.memory for proposal in frontier] for frontier in proposals.values()]
     frontiers = [memories for memories in frontiers if memories]
     if not frontiers:
         return []

@@ -11,6 +11,7 @@ __version__ = "0.1.0"
 # Exported lazily: `import ethosu_tvm` (and `tvmc --help`) must not pull in TVM.
 _EXPORTS = {
     "build": ("build_module", "build"),
+    "cascader_frontiers": ("build_module", "cascader_frontiers"),
     "from_tflite": ("frontend.importer", "from_tflite"),
     "partition_for_ethosu": ("partition", "partition_for_ethosu"),
 }

@@ -1,255 +1,55 @@
-"""`ethosu_tvm.build`: a QDQ Relax module → the whole compiled model (NPU command streams, host kernels, AOT
-runner, memory plan), exportable as a Model Library Format tarball and runnable on this PC.
+"""`ethosu_tvm.build`: a QDQ Relax module → the whole compiled model, one stage after another.
 
-    mod = ethosu_tvm.from_tflite("kws.tflite")
+    mod = ethosu_tvm.from_tflite("kws.tflite")                         # import: TFLite → QDQ Relax
     module = ethosu_tvm.build(mod, target="ethos-u -accelerator-config=ethos-u55-128,c")
     module.export_model_library_format("module.tar")
     outputs = module.run({"input_1": x})      # the MLF's C on this PC, NPU work in the simulator
+
+The stages, in the order :func:`build` runs them (each a function of its own package, typed in and out):
+
+1. partition (`partition_for_ethosu`): NPU-capable operators → merged ``Codegen="ethos-u"`` functions + report;
+2. fuse host ops (`fuse_host_ops`): what stays in main → ``host.<kind>`` composites;
+3. legalize (`legalize`): each NPU function → an `NpuGraph` of primitives with integer parameters;
+4. NPU code generation (`compile_npu_graphs`): TE → (cascaded) TIR → Vela API → command streams (`NpuArtifact`);
+5. host kernels (`build_host_kernels`): each host composite → a plain C function (`HostKernel`);
+6. program (`build_program`): main → ordered NPU launches and kernel calls over named tensors;
+7. memory plan (`plan_workspace`): every buffer placed in the workspace pools;
+8. C sources (`generate`, `interface_of`): the AOT runner, header and I/O description;
+then `CompiledModel.export_model_library_format` writes the MLF tarball.
 """
 from __future__ import annotations
 
-import json
-import re
-import sys
-import tarfile
-import tempfile
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Optional
 
 import tvm
 
-from .aot.c_source import CSources, generate
-from .aot.interface import INTERFACE_PATH, ModelInterface, interface_of
-from .aot.program import MODULE, NpuStep, Program, build_program
-from .aot.workspace import Workspace, plan_workspace
-from .cascader import CascaderOptions
-from .codegen import CascaderSettings, ScratchIo, compile_partitioned
-from .codegen.cascade import describe_proposal
-from .codegen.memory import align
+from .aot.c_source import generate
+from .aot.interface import interface_of
+from .aot.program import MODULE, PREFIX, build_program
+from .aot.workspace import plan_workspace
+from .build_config import BuildConfig, BuildError, configure
+from .cascader import Proposal
+from .codegen import compile_npu_graphs, io_in_scratch
+from .codegen.cascade import cascade_proposals
+from .compiled_model import CompiledModel
 from .frontend.importer import model_io_names
-from .host import host_target
-from .host import fuse_host_ops
-from .memory import PoolInfo, plan_to_json
-from .mlf import IOTensor, MlfModule, export_model_library_format
+from .host import build_host_kernels, fuse_host_ops
+from .legalize import legalize
+from .legalize.ops import NpuGraph
+from .memory import PoolInfo
 from .partition import OffloadReport, host_only_report, partition_for_ethosu
-from .partition.patterns import CODEGEN
-from .target import EthosuTarget, TargetError, ethosu_target_from_options, format_target, parse_target_list
-
-# The runtime glue: src/ of a source checkout, or where setup.py installs it.
-_CHECKOUT_GLUE = Path(__file__).resolve().parents[2] / "src"
-RUNTIME_DIR = _CHECKOUT_GLUE if (_CHECKOUT_GLUE / "ethosu_tvm_npu.c").is_file() else Path(__file__).parent / "_glue"
-RUNTIME_FILES = {"runtime/include/ethosu_tvm_npu.h": "ethosu_tvm_npu.h", "runtime/src/ethosu_tvm_npu.c": "ethosu_tvm_npu.c"}
-
-# Pass-config keys of old tvmc this flow understands, with what they control here.
-PASS_CONFIG = {
-    "tir.usmp.enable": "always on: every buffer is statically planned",
-    "tir.usmp.algorithm": "memory planning algorithm",
-    "tir.disable_vectorize": "accepted; the host kernels are never vectorized",
-    "tir.disable_storage_rewrite": "accepted; no effect",
-    "tir.usmp.use_workspace_io": "place the model's inputs and outputs in the workspace pools",
-}
 
 
-class BuildError(ValueError):
-    """The build options are invalid (target, executor, pass config, pools); the message says which."""
+def _partition(mod: tvm.IRModule, config: BuildConfig) -> tuple[tvm.IRModule, OffloadReport]:
+    """Stage 1: without an ethos-u target, everything stays on the host."""
+    if config.npu is None:
+        return mod, host_only_report(mod)
+    return partition_for_ethosu(mod, config.npu)
 
 
-@dataclass(frozen=True)
-class BuildConfig:
-    """Everything `build` was asked for, validated."""
-
-    npu: Optional[EthosuTarget]
-    host: tvm.target.Target
-    targets: tuple[str, ...]
-    memory_planner: str = "auto"
-    pools: tuple[PoolInfo, ...] = (PoolInfo("workspace"),)
-    user_pools: bool = False
-    io_in_workspace: bool = False
-    cascader: Optional[CascaderSettings] = None
-
-
-def _flag(config: dict, key: str) -> bool:
-    value = str(config.get(key, "0")).strip().lower()
-    if value not in ("0", "1", "true", "false"):
-        raise BuildError(f"pass config {key} takes 0/1/true/false, got {config[key]!r}")
-    return value in ("1", "true")
-
-
-def _cascader(npu: Optional[EthosuTarget], pools: tuple[PoolInfo, ...],
-              sram_limit: Optional[int]) -> Optional[CascaderSettings]:
-    """The cascader's settings, when the ethos-u target enables it. Its SRAM budget is `sram_limit`, or else the
-    size hint of the first pool the NPU can use that has one (None: no budget, the smallest schedule)."""
-    if sram_limit is not None and sram_limit < 0:
-        raise BuildError(f"the cascader's SRAM limit must not be negative, got {sram_limit}")
-    if npu is None or not (npu.enable_cascader or npu.enable_striping):
-        if sram_limit is not None:
-            raise BuildError("a cascader SRAM limit needs the cascader: add -enable-cascader=1 to the ethos-u target")
-        return None
-    if sram_limit is None:
-        hints = [p.size_hint_bytes for p in pools if p.size_hint_bytes is not None and p.reachable_by({CODEGEN})]
-        sram_limit = hints[0] if hints else None
-    options = CascaderOptions(enable_cascading=npu.enable_cascader, enable_striping=True)
-    log = (lambda line: print(f"cascader: {line}", file=sys.stderr, flush=True)) if npu.dev_log_plans else None
-    return CascaderSettings(options, sram_limit, npu.dev_select_proposal, log)
-
-
-def configure(target: str, executor: str = "aot", pass_config: Optional[dict] = None,
-              memory_planner: Optional[str] = None, pools: Optional[list[PoolInfo]] = None,
-              use_workspace_io: bool = False, cascader_sram_limit: Optional[int] = None) -> BuildConfig:
-    """Validate the options of a build (raises TargetError or BuildError)."""
-    targets = parse_target_list(target)
-    kinds = [t["kind"] for t in targets]
-    if "c" not in kinds:
-        raise TargetError("the target list needs the host target 'c' (e.g. \"ethos-u -accelerator-config="
-                          "ethos-u55-128\",c): operators and the runner run on the Cortex-M")
-    unsupported = [k for k in kinds if k not in ("ethos-u", "c")]
-    if unsupported:
-        raise TargetError(f"target kind {unsupported[0]!r} is not supported by this flow; use ethos-u and c")
-    if executor != "aot":
-        raise BuildError(f"executor {executor!r} is not supported; only 'aot' (the C runner) is")
-    config = dict(pass_config or {})
-    unknown = sorted(set(config) - set(PASS_CONFIG))
-    if unknown:
-        raise BuildError(f"unknown pass config {unknown[0]!r}; known: {', '.join(PASS_CONFIG)}")
-    planner = memory_planner or str(config.get("tir.usmp.algorithm", "auto"))
-    from .memory import ALGORITHMS
-
-    if planner != "auto" and planner not in ALGORITHMS:
-        raise BuildError(f"unknown memory planner {planner!r}; choose one of auto, {', '.join(ALGORITHMS)}")
-    npu = next((ethosu_target_from_options(t) for t in targets if t["kind"] == "ethos-u"), None)
-    host = host_target(next(t for t in targets if t["kind"] == "c").get("mcpu"))
-    io_in_workspace = use_workspace_io or _flag(config, "tir.usmp.use_workspace_io")
-    names = [p.name for p in pools or []]
-    if len(set(names)) != len(names) or any(not re.fullmatch(r"[A-Za-z_]\w*", n) for n in names):
-        raise BuildError(f"workspace pool names must be distinct C identifiers, got {', '.join(names)}")
-    planned = tuple(pools) if pools else (PoolInfo("workspace"),)
-    # I/O in the workspace means the application owns the pools: it writes inputs into them.
-    return BuildConfig(npu, host, tuple(format_target(t) for t in targets), planner, planned,
-                       bool(pools) or io_in_workspace, io_in_workspace, _cascader(npu, planned, cascader_sram_limit))
-
-
-@dataclass
-class CompiledModel:
-    """A built model: the AOT program, its memory plan and generated C, plus the reports the CLI prints."""
-
-    config: BuildConfig
-    partitioned: tvm.IRModule
-    offload: OffloadReport
-    program: Program
-    workspace: Workspace
-    sources: CSources
-    interface: ModelInterface
-    _runner: object = field(default=None, repr=False)
-
-    @property
-    def constants_size_bytes(self) -> int:
-        """Flash for constants: NPU command streams and weights, host kernel tables (16-byte padded each)."""
-        total = 0
-        for step in self.program.steps:
-            if isinstance(step, NpuStep):
-                total += align(len(step.artifact.driver_payload)) + align(len(step.artifact.constants))
-            else:
-                total += sum(align(p.nbytes) for p in step.kernel.params if p.role == "constant")
-        return total
-
-    @property
-    def io_size_bytes(self) -> int:
-        """Bytes of model inputs and outputs the application provides outside the workspace."""
-        if self.config.io_in_workspace:
-            return 0
-        return sum(io.tensor.nbytes for io in self.program.inputs + self.program.outputs)
-
-    def mlf_module(self) -> MlfModule:
-        files: dict[str, str | bytes] = dict(self.sources.files())
-        if self.program.has_npu:
-            files.update({path: (RUNTIME_DIR / name).read_text() for path, name in RUNTIME_FILES.items()})
-        files["src/relax.txt"] = self.partitioned.script(show_meta=False)
-        files["src/offload_report.txt"] = str(self.offload) + "\n"
-        files["src/memory_plan.json"] = json.dumps(plan_to_json(self.workspace.plan), indent=2) + "\n"
-        files[INTERFACE_PATH] = self.interface.to_json()
-
-        def io(ios):
-            return [IOTensor(x.name, x.tensor.dtype, x.tensor.shape) for x in ios]
-
-        return MlfModule(MODULE, list(self.config.targets), io(self.program.inputs), io(self.program.outputs),
-                         self.workspace.plan.total_size, self.constants_size_bytes, files,
-                         dict(self.workspace.plan.pool_sizes), self.config.io_in_workspace)
-
-    def export_model_library_format(self, path) -> Path:
-        """Write the MLF v7 tarball (deterministic, replaced atomically)."""
-        return export_model_library_format(self.mlf_module(), path)
-
-    def run(self, inputs) -> dict:
-        """Run the generated C on this PC (NPU launches in the simulator); outputs by model output name."""
-        if self._runner is None:
-            from .run.host_program import HostProgram
-
-            self._tmp = tempfile.TemporaryDirectory(prefix="ethosu_tvm_run_")
-            root = Path(self._tmp.name)
-            self.export_model_library_format(root / "model.tar")
-            with tarfile.open(root / "model.tar") as tar:
-                tar.extractall(root / "mlf", filter="data")
-            self._runner = HostProgram(root / "mlf", root)
-        return self._runner.run(inputs)
-
-    @property
-    def npu_cycles(self) -> int:
-        """Estimated NPU cycles of the last `run` (0 before any run or without NPU work)."""
-        return self._runner.npu_cycles if self._runner is not None else 0
-
-    def summary(self) -> str:
-        """Offload and memory summaries, as `tvmc compile` prints them."""
-        counts = self.offload.counts()
-        lines = [f"Offload: {counts.get('ethos-u', 0)} operators on {self.config.npu.accelerator if self.config.npu else 'no NPU'}"
-                 f", {counts.get('host', 0)} on the host"]
-        for entry in self.offload.ops:
-            if entry.target == "host":
-                lines.append(f"  host: #{entry.index} {entry.op}: {entry.reason}")
-        plan = self.workspace.plan
-        pools = ", ".join(f"{name} {size} bytes" for name, size in plan.pool_sizes.items())
-        lines.append(f"Memory: workspace {plan.total_size} bytes ({pools}; planner {plan.algorithm}"
-                     f"{', proven optimal' if plan.proven_optimal else ''}), constants {self.constants_size_bytes}"
-                     f" bytes, I/O {'in the workspace' if self.config.io_in_workspace else f'{self.io_size_bytes} bytes'}")
-        npu_steps = [s for s in self.program.steps if isinstance(s, NpuStep)]
-        lines.append(f"Steps: {len(npu_steps)} NPU launches, {len(self.program.steps) - len(npu_steps)} host kernels")
-        for step in npu_steps:
-            report = step.artifact.cascade
-            if report is not None:
-                budget = "no limit" if report.budget is None else f"limit {report.budget} bytes"
-                lines.append(f"Cascader: {step.artifact.name}: proposal {report.index} of {report.proposals} "
-                             f"({budget}), NPU scratch {report.scratch_size} bytes; "
-                             f"{describe_proposal(report.proposal)}")
-        return "\n".join(lines)
-
-
-def io_in_scratch(mod: tvm.IRModule) -> dict[str, ScratchIo]:
-    """For I/O in the workspace: the model inputs that one NPU call alone reads, and the model outputs that one NPU
-    call produces and nothing else reads, by function. The NPU then keeps them in its scratch, where they share
-    memory with its intermediates (inputs once read, outputs until they are written)."""
-    main = mod["main"]
-    uses: dict = {}
-    calls = []
-    for block in main.body.blocks:
-        for binding in block.bindings:
-            value = binding.value
-            args = value.args if isinstance(value, tvm.relax.Call) else getattr(value, "fields", [value])
-            for arg in args:
-                uses[arg] = uses.get(arg, 0) + 1
-            if isinstance(value, tvm.relax.Call) and isinstance(value.op, tvm.ir.GlobalVar):
-                attrs = mod[value.op].attrs or {}
-                if attrs.get("Codegen") == CODEGEN:
-                    calls.append((binding.var, value))
-    result = main.body.body
-    results = set(getattr(result, "fields", [result]))
-    for output in results:
-        uses[output] = uses.get(output, 0) + 1
-    params = set(main.params)
-    return {call.op.name_hint: ScratchIo(
-                frozenset(i for i, arg in enumerate(call.args) if arg in params and uses[arg] == 1),
-                frozenset({0}) if var in results and uses[var] == 1 and isinstance(var.ty, tvm.relax.TensorType)
-                else frozenset())
-            for var, call in calls}
+def _npu_graphs(fused: tvm.IRModule, config: BuildConfig) -> list[NpuGraph]:
+    """Stage 3: the legalized NPU subgraphs, in main's call order (none without an ethos-u target)."""
+    return legalize(fused) if config.npu is not None else []
 
 
 def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u55-128,c", params=None,
@@ -273,23 +73,37 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
                        cascader_sram_limit)
     if config.npu is not None:
         report(f"partitioning for {config.npu.accelerator}")
-        partitioned, offload = partition_for_ethosu(mod, config.npu)
-    else:
-        partitioned, offload = mod, host_only_report(mod)
+    partitioned, offload = _partition(mod, config)
     fused = fuse_host_ops(partitioned)
+    graphs = _npu_graphs(fused, config)
     artifacts = []
     if config.npu is not None:
         cascading = " with the cascader" if config.cascader is not None else ""
         report(f"generating NPU command streams ({offload.counts().get('ethos-u', 0)} operators){cascading}")
-        artifacts = compile_partitioned(fused, config.npu,
-                                        io_in_scratch(fused) if config.io_in_workspace else None,
-                                        config.cascader)
+        scratch_io = io_in_scratch(fused) if config.io_in_workspace else None
+        artifacts = compile_npu_graphs(graphs, config.npu, scratch_io, config.cascader)
     report("building host kernels")
-    inputs, outputs = model_io_names(mod)
-    program = build_program(fused, artifacts, config.host, inputs, outputs)
+    kernels = build_host_kernels(fused, config.host, PREFIX)
+    program = build_program(fused, artifacts, kernels, *model_io_names(mod))
     report("planning memory")
     workspace = plan_workspace(program, list(config.pools), config.memory_planner, config.io_in_workspace)
     sources = generate(program, workspace, config.user_pools, MODULE)
     accelerator = config.npu.accelerator if config.npu is not None else None
     interface = interface_of(program, workspace, accelerator, config.user_pools)
     return CompiledModel(config, partitioned, offload, program, workspace, sources, interface)
+
+
+def cascader_frontiers(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u55-128 "
+                       "-enable-cascader=1,c", use_workspace_io: bool = False) -> dict[str, list[Proposal]]:
+    """The cascader's Pareto frontier of proposals (by increasing memory) for each NPU subgraph, by subgraph name
+    (``ethos_u_0``, ...): what `build` with the same arguments chooses from. The target must enable the cascader."""
+    config = configure(target, use_workspace_io=use_workspace_io)
+    if config.cascader is None:
+        raise BuildError("the cascader's frontiers need the cascader: add -enable-cascader=1 to the ethos-u target")
+    fused = fuse_host_ops(_partition(mod, config)[0])
+    scratch_io = io_in_scratch(fused) if config.io_in_workspace else {}
+    frontiers = {}
+    for graph in _npu_graphs(fused, config):
+        in_scratch = scratch_io[graph.function].names(graph) if graph.function in scratch_io else frozenset()
+        frontiers[graph.name] = cascade_proposals(graph, config.npu, config.cascader.options, in_scratch)
+    return frontiers

@@ -1,8 +1,9 @@
 """Helpers: compile a model's NPU subgraphs to artifacts and run them in the simulator."""
 import numpy as np
 
-from ethosu_tvm.codegen import NpuArtifact, compile_partitioned
+from ethosu_tvm.codegen import NpuArtifact, compile_npu_graphs
 from ethosu_tvm.frontend.importer import from_tflite
+from ethosu_tvm.legalize import legalize
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.sim import Simulator
 from ethosu_tvm.target import EthosuTarget
@@ -13,7 +14,7 @@ ACCELERATORS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256"
 def compile_model(model: bytes, accelerator: str):
     """(offload report, artifacts) of every NPU subgraph of a model."""
     mod, report = partition_for_ethosu(from_tflite(model), accelerator)
-    return report, compile_partitioned(mod, EthosuTarget(accelerator))
+    return report, compile_npu_graphs(legalize(mod), EthosuTarget(accelerator))
 
 
 def run_artifact(artifact: NpuArtifact, inputs) -> list[np.ndarray]:

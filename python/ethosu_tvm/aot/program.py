@@ -12,9 +12,7 @@ import tvm
 from tvm import relax
 
 from ..codegen import NpuArtifact
-from ..host import HostKernel, UnsupportedHostOp, build_kernel, host_spec
-from ..host.spec import op_name
-from ..partition.patterns import CODEGEN
+from ..host import HostKernel, UnsupportedHostOp
 
 MODULE = "default"
 PREFIX = f"tvmgen_{MODULE}"
@@ -120,15 +118,13 @@ def c_identifier(name: str, taken: set[str]) -> str:
 class _Builder:
     """Walks main's bindings, giving every value a tensor name and every call a step."""
 
-    def __init__(self, mod: tvm.IRModule, artifacts: dict[str, NpuArtifact], host_target):
-        self.mod = mod
+    def __init__(self, artifacts: dict[str, NpuArtifact], kernels: dict[str, HostKernel]):
         self.artifacts = artifacts
-        self.host_target = host_target
+        self.kernels = kernels
         self.names: set[str] = set()
         self.tensors: dict[str, TensorRef] = {}
         self.values: dict[relax.Var, Union[str, tuple]] = {}
         self.steps: list[Step] = []
-        self.kernel_count: dict[str, int] = {}
 
     def new_tensor(self, hint: str, ty) -> str:
         name = c_identifier(hint, self.names)
@@ -154,11 +150,9 @@ class _Builder:
             raise UnsupportedHostOp(f"binding {var.name} ({type(value).__name__}) has no NPU or host kernel")
 
     def call(self, var: relax.Var, call: relax.Call) -> None:
-        func = self.mod[call.op]
-        attrs = func.attrs or {}
         inputs = tuple(self.tensor_of(arg) for arg in call.args)
-        if attrs.get("Codegen") == CODEGEN:
-            artifact = self.artifacts[call.op.name_hint]
+        artifact = self.artifacts.get(call.op.name_hint)
+        if artifact is not None:
             ty = var.ty
             fields = ty.fields if isinstance(ty, relax.TupleType) else [ty]
             outputs = tuple(self.new_tensor(f"{var.name}_{i}" if len(fields) > 1 else var.name, field)
@@ -166,21 +160,17 @@ class _Builder:
             self.values[var] = outputs if isinstance(ty, relax.TupleType) else outputs[0]
             self.steps.append(NpuStep(artifact, inputs, outputs))
             return
-        op = host_spec(func)
-        kind = op_name(op)
-        index = self.kernel_count.get(kind, 0)
-        self.kernel_count[kind] = index + 1
-        kernel = build_kernel(op, name=f"{PREFIX}_{kind}_{index}", target=self.host_target)
+        kernel = self.kernels[call.op.name_hint]
         output = self.new_tensor(var.name, var.ty)
         self.values[var] = output
         self.steps.append(HostStep(kernel, inputs, output))
 
 
-def build_program(mod: tvm.IRModule, artifacts: list[NpuArtifact], host_target,
+def build_program(mod: tvm.IRModule, artifacts: list[NpuArtifact], kernels: dict[str, HostKernel],
                   input_names: list[str], output_names: list[str]) -> Program:
-    """The program of `mod` (partitioned, host ops fused), with NPU functions implemented by `artifacts` and
-    host kernels built for `host_target`. `input_names`/`output_names` are the source model's names, in order."""
-    builder = _Builder(mod, {a.function: a for a in artifacts}, host_target)
+    """The program of `mod` (partitioned, host ops fused), with NPU functions implemented by `artifacts` and host
+    composites by `kernels` (by function name). `input_names`/`output_names` are the source model's names, in order."""
+    builder = _Builder({a.function: a for a in artifacts}, kernels)
     main = mod["main"]
     io_names: set[str] = set()
     inputs = []

@@ -9,7 +9,7 @@ class CommandError(Exception):
 
 
 def _user_error_types() -> tuple[type, ...]:
-    from ..build_module import BuildError
+    from ..build_config import BuildError
     from ..codegen import CascaderError
     from ..frontend.importer import ModelImportError
     from ..frontend.tflite_file import ModelFormatError

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from ..cascader import BufferMode, CascaderOptions, Proposal, search
 from ..cascader.ethosu import cascader_graph, stripe_cost
-from ..legalize import legalize
 from ..legalize.ops import NpuGraph
 from ..target import EthosuTarget
 from .artifact import CascadeReport, NpuArtifact, compile_npu_graph
@@ -124,30 +123,3 @@ class CascaderSettings:
     budget: int | None = None
     force_proposal: int | None = None
     log: Callable[[str], None] | None = None
-
-
-@dataclass(frozen=True)
-class ScratchIo:
-    """The parameters (by index) and results (by position) of one NPU function that live in its scratch."""
-
-    inputs: frozenset[int] = frozenset()
-    outputs: frozenset[int] = frozenset()
-
-    def names(self, graph: NpuGraph) -> frozenset[str]:
-        return frozenset([graph.inputs[i].name for i in self.inputs] + [graph.outputs[i].name for i in self.outputs])
-
-
-def compile_partitioned(mod, target: EthosuTarget, io_in_scratch: dict[str, ScratchIo] | None = None,
-                        cascader: CascaderSettings | None = None) -> list[NpuArtifact]:
-    """Legalize and compile every NPU function of a partitioned module, in main's call order. `io_in_scratch` says
-    which of a function's inputs and outputs to place in its scratch (see compile_npu_graph); with `cascader`, each
-    function is scheduled by the cascader (see compile_cascaded), otherwise one operation per primitive."""
-    artifacts = []
-    for graph in legalize(mod):
-        in_scratch = (io_in_scratch or {}).get(graph.function, ScratchIo()).names(graph)
-        if cascader is None:
-            artifacts.append(compile_npu_graph(graph, target, io_in_scratch=in_scratch))
-        else:
-            artifacts.append(compile_cascaded(graph, target, cascader.options, cascader.budget, in_scratch,
-                                              cascader.force_proposal, cascader.log))
-    return artifacts

@@ -15,7 +15,8 @@ parameters, writes the arithmetic in TE, schedules and lowers it to TIR and emit
 build raise UnsupportedHostOp, naming the op.
 
 From a partitioned module: `fuse_host_ops(mod)` groups what stays in main into `host.<kind>` composites (or raises
-UnsupportedHostOp naming the TFLite operator no kernel covers); `host_spec(func)` reads one composite as its spec.
+UnsupportedHostOp naming the TFLite operator no kernel covers); `host_spec(func)` reads one composite as its spec;
+`build_host_kernels(mod, target, prefix)` builds the kernel of every composite main calls.
 """
 from . import spec
 from .c_emitter import host_target
@@ -23,8 +24,9 @@ from .fusion import fuse_host_ops, host_functions
 from .kernel import HostKernel, KernelParam, build_kernel
 from .lowering import StackLimitExceeded
 from .patterns import host_patterns
+from .program_kernels import build_host_kernels
 from .spec import UnsupportedHostOp
 from .spec_reader import host_spec
 
-__all__ = ["HostKernel", "KernelParam", "StackLimitExceeded", "UnsupportedHostOp", "build_kernel", "fuse_host_ops",
-           "host_functions", "host_patterns", "host_spec", "host_target", "spec"]
+__all__ = ["HostKernel", "KernelParam", "StackLimitExceeded", "UnsupportedHostOp", "build_host_kernels", "build_kernel",
+           "fuse_host_ops", "host_functions", "host_patterns", "host_spec", "host_target", "spec"]

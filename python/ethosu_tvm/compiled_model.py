@@ -1,0 +1,119 @@
+"""A built model (:class:`CompiledModel`): exported as a Model Library Format tarball, run on this PC, summarised."""
+from __future__ import annotations
+
+import json
+import tarfile
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tvm
+
+from .aot.c_source import CSources
+from .aot.interface import INTERFACE_PATH, ModelInterface
+from .aot.program import MODULE, NpuStep, Program
+from .aot.workspace import Workspace
+from .build_config import BuildConfig
+from .codegen.cascade import describe_proposal
+from .codegen.memory import align
+from .memory import plan_to_json
+from .mlf import IOTensor, MlfModule, export_model_library_format
+from .partition import OffloadReport
+
+# The runtime glue: src/ of a source checkout, or where setup.py installs it.
+_CHECKOUT_GLUE = Path(__file__).resolve().parents[2] / "src"
+RUNTIME_DIR = _CHECKOUT_GLUE if (_CHECKOUT_GLUE / "ethosu_tvm_npu.c").is_file() else Path(__file__).parent / "_glue"
+RUNTIME_FILES = {"runtime/include/ethosu_tvm_npu.h": "ethosu_tvm_npu.h", "runtime/src/ethosu_tvm_npu.c": "ethosu_tvm_npu.c"}
+
+@dataclass
+class CompiledModel:
+    """A built model: the AOT program, its memory plan and generated C, plus the reports the CLI prints."""
+
+    config: BuildConfig
+    partitioned: tvm.IRModule
+    offload: OffloadReport
+    program: Program
+    workspace: Workspace
+    sources: CSources
+    interface: ModelInterface
+    _runner: object = field(default=None, repr=False)
+
+    @property
+    def constants_size_bytes(self) -> int:
+        """Flash for constants: NPU command streams and weights, host kernel tables (16-byte padded each)."""
+        total = 0
+        for step in self.program.steps:
+            if isinstance(step, NpuStep):
+                total += align(len(step.artifact.driver_payload)) + align(len(step.artifact.constants))
+            else:
+                total += sum(align(p.nbytes) for p in step.kernel.params if p.role == "constant")
+        return total
+
+    @property
+    def io_size_bytes(self) -> int:
+        """Bytes of model inputs and outputs the application provides outside the workspace."""
+        if self.config.io_in_workspace:
+            return 0
+        return sum(io.tensor.nbytes for io in self.program.inputs + self.program.outputs)
+
+    def mlf_module(self) -> MlfModule:
+        files: dict[str, str | bytes] = dict(self.sources.files())
+        if self.program.has_npu:
+            files.update({path: (RUNTIME_DIR / name).read_text() for path, name in RUNTIME_FILES.items()})
+        files["src/relax.txt"] = self.partitioned.script(show_meta=False)
+        files["src/offload_report.txt"] = str(self.offload) + "\n"
+        files["src/memory_plan.json"] = json.dumps(plan_to_json(self.workspace.plan), indent=2) + "\n"
+        files[INTERFACE_PATH] = self.interface.to_json()
+
+        def io(ios):
+            return [IOTensor(x.name, x.tensor.dtype, x.tensor.shape) for x in ios]
+
+        return MlfModule(MODULE, list(self.config.targets), io(self.program.inputs), io(self.program.outputs),
+                         self.workspace.plan.total_size, self.constants_size_bytes, files,
+                         dict(self.workspace.plan.pool_sizes), self.config.io_in_workspace)
+
+    def export_model_library_format(self, path) -> Path:
+        """Write the MLF v7 tarball (deterministic, replaced atomically)."""
+        return export_model_library_format(self.mlf_module(), path)
+
+    def run(self, inputs) -> dict:
+        """Run the generated C on this PC (NPU launches in the simulator); outputs by model output name."""
+        if self._runner is None:
+            from .run.host_program import HostProgram
+
+            self._tmp = tempfile.TemporaryDirectory(prefix="ethosu_tvm_run_")
+            root = Path(self._tmp.name)
+            self.export_model_library_format(root / "model.tar")
+            with tarfile.open(root / "model.tar") as tar:
+                tar.extractall(root / "mlf", filter="data")
+            self._runner = HostProgram(root / "mlf", root)
+        return self._runner.run(inputs)
+
+    @property
+    def npu_cycles(self) -> int:
+        """Estimated NPU cycles of the last `run` (0 before any run or without NPU work)."""
+        return self._runner.npu_cycles if self._runner is not None else 0
+
+    def summary(self) -> str:
+        """Offload and memory summaries, as `tvmc compile` prints them."""
+        counts = self.offload.counts()
+        lines = [f"Offload: {counts.get('ethos-u', 0)} operators on {self.config.npu.accelerator if self.config.npu else 'no NPU'}"
+                 f", {counts.get('host', 0)} on the host"]
+        for entry in self.offload.ops:
+            if entry.target == "host":
+                lines.append(f"  host: #{entry.index} {entry.op}: {entry.reason}")
+        plan = self.workspace.plan
+        pools = ", ".join(f"{name} {size} bytes" for name, size in plan.pool_sizes.items())
+        lines.append(f"Memory: workspace {plan.total_size} bytes ({pools}; planner {plan.algorithm}"
+                     f"{', proven optimal' if plan.proven_optimal else ''}), constants {self.constants_size_bytes}"
+                     f" bytes, I/O {'in the workspace' if self.config.io_in_workspace else f'{self.io_size_bytes} bytes'}")
+        npu_steps = [s for s in self.program.steps if isinstance(s, NpuStep)]
+        lines.append(f"Steps: {len(npu_steps)} NPU launches, {len(self.program.steps) - len(npu_steps)} host kernels")
+        for step in npu_steps:
+            report = step.artifact.cascade
+            if report is not None:
+                budget = "no limit" if report.budget is None else f"limit {report.budget} bytes"
+                lines.append(f"Cascader: {step.artifact.name}: proposal {report.index} of {report.proposals} "
+                             f"({budget}), NPU scratch {report.scratch_size} bytes; "
+                             f"{describe_proposal(report.proposal)}")
+        return "\n".join(lines)
