@@ -183,6 +183,31 @@ def test_negative_limit_from_python_is_refused():
         ethosu_tvm.build(mod, target=CASCADER, cascader_sram_limit=-1)
 
 
+
+def test_cascader_frontiers_are_what_build_chooses_from():
+    """The public frontier is the one build's cascader picks from: same count, the chosen proposal at its index."""
+    import ethosu_tvm
+    from ethosu_tvm.aot.program import NpuStep
+
+    model = models.make_graph("ds_cnn", seed=1)
+    frontiers = ethosu_tvm.cascader_frontiers(ethosu_tvm.from_tflite(model), CASCADER)
+    ((name, proposals),) = frontiers.items()
+    limit = proposals[len(proposals) // 2].memory
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=CASCADER, cascader_sram_limit=limit)
+    (step,) = [s for s in module.program.steps if isinstance(s, NpuStep)]
+    report = step.artifact.cascade
+    assert step.artifact.name == name and report.proposals == len(proposals) > 1
+    assert report.proposal.key() == proposals[report.index].key() and proposals[report.index].memory <= limit
+
+
+def test_cascader_frontiers_without_the_cascader_is_a_build_error():
+    import ethosu_tvm
+    from ethosu_tvm.build_module import BuildError
+
+    mod = ethosu_tvm.from_tflite(models.make_graph("ds_cnn", seed=1))
+    with pytest.raises(BuildError, match=r"^the cascader's frontiers need the cascader: add -enable-cascader=1"):
+        ethosu_tvm.cascader_frontiers(mod, npu_target(ACCELERATOR))
+
 def test_cascaded_builds_are_deterministic(tmp_path):
     model = models.make_graph("ds_cnn", seed=2)
     first = compile_model(model, tmp_path / "a", CASCADER, "--cascader-sram-limit", "3000").read_bytes()
