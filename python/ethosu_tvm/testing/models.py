@@ -623,8 +623,6 @@ _SINGLE = {
 OPS: tuple[str, ...] = tuple(_SINGLE)
 # Ops taking a list of same-quantized inputs (`num_inputs` of them).
 _LIST_OPS = ("concatenation", "pack")
-# Parameters `make` itself takes for the model inputs, besides each op's own.
-_INPUT_PARAMS = ("in_shape", "in2_shape", "dtype", "in_scale", "in_zp", "in2_scale", "in2_zp", "num_inputs")
 
 
 def _op_params(method) -> list[str]:
