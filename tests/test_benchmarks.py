@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,9 +19,9 @@ CURVE_COLUMNS = ["model", "accelerator", "point", "limit", "proposal", "sram", "
 
 
 def load_compare():
+    """compare.py loaded by file path; it puts its folder on sys.path, so its sibling modules import by name."""
     spec = importlib.util.spec_from_file_location("benchmarks_compare", SCRIPT)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is created
     spec.loader.exec_module(module)
     return module
 
@@ -32,7 +31,17 @@ def compare():
     return load_compare()
 
 
-def test_compare_ad_model(compare, tmp_path, capsys):
+@pytest.fixture(scope="module")
+def rows(compare):
+    return importlib.import_module("rows")
+
+
+@pytest.fixture(scope="module")
+def measure(compare):
+    return importlib.import_module("measure")
+
+
+def test_compare_ad_model(compare, rows, tmp_path, capsys):
     if not (shared_models_dir() / MODEL).is_file():
         pytest.skip(f"{MODEL} not in {shared_models_dir()}")
     status = compare.main(["--models", MODEL, "--accelerators", "ethos-u55-128", "--skip-tflm",
@@ -49,11 +58,11 @@ def test_compare_ad_model(compare, tmp_path, capsys):
     for prefix in ("ours", "vela_perf", "vela_size"):
         for measure in ("sram", "flash", "cycles"):
             assert int(row[f"{prefix}_{measure}"]) > 0, f"{prefix}_{measure}"
-    for name, (ours_field, vela_fields) in compare.COMPARED.items():
+    for name, (ours_field, vela_fields) in rows.COMPARED.items():
         for prefix in ("vela_perf", "vela_size"):
             expected = int(row[f"ours_{ours_field}"]) / sum(int(row[f"{prefix}_{field}"]) for field in vela_fields)
             assert float(row[f"{name}_vs_{prefix}"]) == pytest.approx(expected, abs=5e-5), name
-    sizes = {name: int(row[f"planner_{name}"]) for name in compare.PLANNERS}
+    sizes = {name: int(row[f"planner_{name}"]) for name in rows.PLANNERS}
     assert all(size >= int(row["planner_lower_bound"]) for size in sizes.values())
     met = min(sizes["hill_climb"], sizes["exact"]) <= sizes["greedy_by_size"]
     assert row["planner_target_met"] == ("yes" if met else "no")
@@ -93,7 +102,7 @@ def check_cascader_files(out_dir: Path, row: dict[str, str]) -> None:
     assert (out_dir / "compare_cascader.md").read_text().startswith("### Cascader: SRAM vs cycles")
 
 
-def test_cascader_curve_kws(compare):
+def test_cascader_curve_kws(measure):
     """Two proposals on KWS's frontier: each limit gets its own proposal, within the limit and bit-exact; a limit
     below the smallest proposal is a failed point with the cascader's one-line message."""
     if not (shared_models_dir() / KWS).is_file():
@@ -103,9 +112,9 @@ def test_cascader_curve_kws(compare):
     model = (shared_models_dir() / KWS).read_bytes()
     inputs = random_inputs(model, 0)
     expected = run_litert(model, inputs)
-    limits = compare.cascader_limits(model, "ethos-u55-128", 2)
+    limits = measure.cascader_limits(model, "ethos-u55-128", 2)
     assert len(limits) == 2 and limits[0] < limits[1]
-    points = compare.measure_cascader(model, "ethos-u55-128", 2, inputs, expected)
+    points = measure.measure_cascader(model, "ethos-u55-128", 2, inputs, expected)
     assert [p.point for p in points] == ["cascader", "cascader", "default"]
     assert [p.proposal for p in points[:2]] == ["0 of 2", "1 of 2"]
     for point, limit in zip(points, limits):
@@ -113,7 +122,7 @@ def test_cascader_curve_kws(compare):
         assert point.npu_scratch <= limit <= point.sram
     assert points[0].sram < points[1].sram and points[0].cycles > points[1].cycles
     assert points[2].valid and points[2].estimated_cycles is None
-    failed = compare.measure_cascader_point(model, "ethos-u55-128", limits[0] - 1, inputs, expected)
+    failed = measure.measure_cascader_point(model, "ethos-u55-128", limits[0] - 1, inputs, expected)
     assert not failed.valid and failed.sram is None
     assert "no schedule fits the cascader's SRAM limit" in failed.error and "\n" not in failed.error
 

@@ -1,0 +1,81 @@
+"""The model under construction: its inputs and outputs, and the tensors and constants every op family adds."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tflite_builder import ModelBuilder, Quantization
+from .quant import QTensor, _quant_for_range
+
+
+class NetBase:
+    """Model I/O and the shared tensor helpers; `Net` adds a mixin of layer methods per op family."""
+
+    def __init__(self, seed: int = 0, description: str = "ethosu_tvm.testing.models"):
+        self.rng = np.random.default_rng(seed)
+        self.builder = ModelBuilder(description)
+        self._inputs: list[QTensor] = []
+        self._outputs: list[QTensor] = []
+        self._names = 0
+
+    def _name(self, kind: str) -> str:
+        self._names += 1
+        return f"{kind}_{self._names}"
+
+    def _activation(self, shape, dtype, scale: float, zero_point: int, name: str | None = None,
+                    rms: float | None = None) -> QTensor:
+        """A new activation tensor; without an `rms` estimate its values are taken as uniform over its range."""
+        dtype = np.dtype(dtype)
+        if dtype not in (np.dtype(np.int8), np.dtype(np.int16)):
+            raise ValueError(f"activations must be int8 or int16, got {dtype}")
+        if dtype == np.int16 and zero_point != 0:
+            raise ValueError("int16 activations must have zero point 0")
+        info = np.iinfo(dtype)
+        if not info.min <= zero_point <= info.max:
+            raise ValueError(f"zero point {zero_point} is outside the {dtype} range")
+        if not scale > 0:
+            raise ValueError(f"scales must be positive, got {scale}")
+        if any(int(d) < 1 for d in shape):
+            raise ValueError(f"every dimension must be positive, got shape {tuple(shape)}")
+        index = self.builder.add_tensor(name or self._name("t"), shape, dtype,
+                                        quantization=Quantization((float(scale),), (int(zero_point),)))
+        lo, hi = scale * (info.min - zero_point), scale * (info.max - zero_point)
+        rms = rms if rms is not None else math.sqrt((lo * lo + lo * hi + hi * hi) / 3)
+        return QTensor(index, tuple(int(d) for d in shape), dtype, float(scale), int(zero_point), float(rms))
+
+    def input(self, shape, dtype="int8", scale: float | None = None, zero_point: int | None = None) -> QTensor:
+        """A model input; int8 defaults to scale 0.02 and zero point -3, int16 to scale 1/2048."""
+        is16 = np.dtype(dtype) == np.int16
+        scale = scale if scale is not None else (1 / 2048 if is16 else 0.02)
+        zero_point = zero_point if zero_point is not None else (0 if is16 else -3)
+        tensor = self._activation(shape, dtype, scale, zero_point, name=f"input_{len(self._inputs)}")
+        self._inputs.append(tensor)
+        return tensor
+
+    def output(self, tensor: QTensor) -> None:
+        """Mark a model output; it is named output_0, output_1, ... in order."""
+        self.builder.rename_tensor(tensor.index, f"output_{len(self._outputs)}")
+        self._outputs.append(tensor)
+
+    def build(self) -> bytes:
+        return self.builder.build(
+            [t.index for t in self._inputs], [t.index for t in self._outputs],
+            [f"input_{i}" for i in range(len(self._inputs))], [f"output_{i}" for i in range(len(self._outputs))])
+
+    def _result(self, x: QTensor, shape, lo: float, hi: float, out_scale, out_zp, rms=None) -> QTensor:
+        """The output tensor: given quantization, or one covering [lo, hi]."""
+        scale, zero_point = _quant_for_range(lo, hi, x.dtype)
+        return self._activation(shape, x.dtype, out_scale if out_scale is not None else scale,
+                                out_zp if out_zp is not None else zero_point, rms=rms)
+
+    def _same_quant(self, x: QTensor, shape) -> QTensor:
+        return self._activation(shape, x.dtype, x.scale, x.zero_point)
+
+    def _const(self, data: np.ndarray, quantization: Quantization | None = None) -> int:
+        return self.builder.add_tensor(self._name("const"), data.shape, data.dtype, data, quantization)
+
+    @staticmethod
+    def _require_same_quant(a: QTensor, b: QTensor, op: str) -> None:
+        if (a.scale, a.zero_point) != (b.scale, b.zero_point):
+            raise ValueError(f"{op} needs both operands to share one scale and zero point")

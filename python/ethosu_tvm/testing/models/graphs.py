@@ -1,0 +1,56 @@
+"""Small multi-operator networks: `make_graph`."""
+from __future__ import annotations
+
+from .net import Net
+
+
+def _ds_cnn(net: Net) -> None:
+    """Keyword-spotting DS-CNN in miniature: strided conv, two depthwise-separable blocks, pool, FC, softmax."""
+    x = net.input((1, 49, 10, 1), scale=0.5847, zero_point=83)
+    x = net.conv2d(x, out_channels=16, kernel=(10, 4), stride=(2, 2), activation="RELU")
+    for _ in range(2):
+        x = net.depthwise_conv2d(x, activation="RELU")
+        x = net.conv2d(x, out_channels=16, kernel=(1, 1), activation="RELU")
+    x = net.avg_pool2d(x, pool=(x.shape[1], x.shape[2]), stride=(1, 1))
+    x = net.reshape(x, (1, 16))
+    logits = net.fully_connected(x, units=12)
+    net.output(net.softmax(logits, beta=1.0 / logits.rms))  # a beta that keeps the probabilities graded
+
+
+def _resnet_block(net: Net) -> None:
+    """Two 3x3 convolutions and a residual add with fused ReLU."""
+    x = net.input((1, 16, 16, 8))
+    y = net.conv2d(x, out_channels=8, activation="RELU")
+    y = net.conv2d(y, out_channels=8)
+    net.output(net.add(y, x, activation="RELU"))
+
+
+def _inverted_residual(net: Net) -> None:
+    """MobileNetV2 block: 1x1 expand, 3x3 depthwise, 1x1 project, residual add."""
+    x = net.input((1, 16, 16, 8))
+    y = net.conv2d(x, out_channels=32, kernel=(1, 1), activation="RELU6")
+    y = net.depthwise_conv2d(y, activation="RELU6")
+    y = net.conv2d(y, out_channels=8, kernel=(1, 1))
+    net.output(net.add(y, x))
+
+
+def _multi_io(net: Net) -> None:
+    """Two inputs, two outputs: a conv of one added to the other, and a pooled product of both."""
+    a = net.input((1, 8, 8, 4))
+    b = net.input((1, 8, 8, 4), scale=0.03, zero_point=5)
+    net.output(net.add(net.conv2d(a, out_channels=4), b))
+    net.output(net.max_pool2d(net.mul(a, b)))
+
+
+_GRAPHS = {"ds_cnn": _ds_cnn, "resnet_block": _resnet_block, "inverted_residual": _inverted_residual,
+           "multi_io": _multi_io}
+GRAPHS: tuple[str, ...] = tuple(_GRAPHS)
+
+
+def make_graph(name: str, seed: int = 0) -> bytes:
+    """A small multi-operator model (one of `GRAPHS`)."""
+    if name not in _GRAPHS:
+        raise ValueError(f"unknown graph {name!r}; known: {', '.join(GRAPHS)}")
+    net = Net(seed, description=f"ethosu_tvm.testing.models:{name}")
+    _GRAPHS[name](net)
+    return net.build()

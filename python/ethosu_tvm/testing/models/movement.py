@@ -1,0 +1,169 @@
+"""Ops that move or copy values without arithmetic on them: reshape, concatenation, slicing, padding, resizing, ...
+Their outputs keep the input's quantization."""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import NetBase
+from .quant import _ACTIVATIONS, _OP, QTensor, _choice, _pair
+
+
+class DataMovementOps(NetBase):
+    """Reshape, concatenation, split, slices, squeeze, expand_dims, transpose, pack, pad and resize."""
+
+    def reshape(self, x: QTensor, new_shape=(1, -1)) -> QTensor:
+        shape = list(new_shape)
+        total = int(np.prod(x.shape))
+        if shape.count(-1) > 1:
+            raise ValueError("new_shape may contain at most one -1")
+        if -1 in shape:
+            known = int(np.prod([d for d in shape if d != -1]))
+            if known <= 0 or total % known:
+                raise ValueError(f"cannot reshape {x.shape} to {tuple(new_shape)}")
+            shape[shape.index(-1)] = total // known
+        if int(np.prod(shape)) != total or min(shape) < 1:
+            raise ValueError(f"cannot reshape {x.shape} to {tuple(new_shape)}")
+        y = self._same_quant(x, shape)
+        shape_t = self._const(np.array(shape, dtype=np.int32))
+        self.builder.add_operator(_OP.RESHAPE, [x.index, shape_t], [y.index], "ReshapeOptions",
+                                  dict(NewShape=list(shape)))
+        return y
+
+    def concatenation(self, inputs: list[QTensor], axis: int = -1, activation: str = "NONE") -> QTensor:
+        """CONCATENATION; TFLite's int8 kernel needs every input to share the output's quantization."""
+        first = inputs[0]
+        rank = len(first.shape)
+        if not -rank <= axis < rank:
+            raise ValueError(f"axis {axis} is out of range for rank {rank}")
+        axis %= rank
+        for t in inputs[1:]:
+            self._require_same_quant(first, t, "concatenation")
+            if t.shape[:axis] + t.shape[axis + 1:] != first.shape[:axis] + first.shape[axis + 1:]:
+                raise ValueError(f"shapes {first.shape} and {t.shape} differ outside axis {axis}")
+        shape = list(first.shape)
+        shape[axis] = sum(t.shape[axis] for t in inputs)
+        y = self._same_quant(first, shape)
+        self.builder.add_operator(_OP.CONCATENATION, [t.index for t in inputs], [y.index], "ConcatenationOptions",
+                                  dict(Axis=axis, FusedActivationFunction=_choice(activation, _ACTIVATIONS,
+                                                                                  "activation")))
+        return y
+
+    def split(self, x: QTensor, num_splits: int = 2, axis: int = -1) -> list[QTensor]:
+        rank = len(x.shape)
+        if not -rank <= axis < rank:
+            raise ValueError(f"axis {axis} is out of range for rank {rank}")
+        axis %= rank
+        if num_splits < 1 or x.shape[axis] % num_splits:
+            raise ValueError(f"dimension {x.shape[axis]} cannot be split into {num_splits} equal parts")
+        shape = list(x.shape)
+        shape[axis] //= num_splits
+        outputs = [self._same_quant(x, shape) for _ in range(num_splits)]
+        axis_t = self._const(np.array(axis, dtype=np.int32))
+        self.builder.add_operator(_OP.SPLIT, [axis_t, x.index], [t.index for t in outputs], "SplitOptions",
+                                  dict(NumSplits=num_splits))
+        return outputs
+
+    def strided_slice(self, x: QTensor, begin=(0, 1, 1, 0), end=(1, 7, 7, 4), strides=(1, 2, 1, 1),
+                      begin_mask: int = 0, end_mask: int = 0) -> QTensor:
+        rank = len(x.shape)
+        if not len(begin) == len(end) == len(strides) == rank:
+            raise ValueError(f"begin, end and strides need {rank} values each")
+        if 0 in strides:
+            raise ValueError("strides must be non-zero")
+        shape = []
+        for i, dim in enumerate(x.shape):
+            start = None if begin_mask >> i & 1 else begin[i]
+            stop = None if end_mask >> i & 1 else end[i]
+            shape.append(len(range(*slice(start, stop, strides[i]).indices(dim))))
+        if min(shape) < 1:
+            raise ValueError(f"the slice of {x.shape} is empty")
+        y = self._same_quant(x, shape)
+        consts = [self._const(np.array(v, dtype=np.int32)) for v in (begin, end, strides)]
+        self.builder.add_operator(_OP.STRIDED_SLICE, [x.index, *consts], [y.index], "StridedSliceOptions",
+                                  dict(BeginMask=begin_mask, EndMask=end_mask))
+        return y
+
+    def slice(self, x: QTensor, begin=(0, 1, 2, 0), size=(1, 5, 4, -1)) -> QTensor:
+        """SLICE; a size of -1 takes the rest of the dimension."""
+        if not len(begin) == len(size) == len(x.shape):
+            raise ValueError(f"begin and size need {len(x.shape)} values each")
+        shape = [d - b if s == -1 else s for d, b, s in zip(x.shape, begin, size)]
+        if any(b < 0 or s < 1 or b + s > d for d, b, s in zip(x.shape, begin, shape)):
+            raise ValueError(f"slice begin={tuple(begin)} size={tuple(size)} does not fit {x.shape}")
+        y = self._same_quant(x, shape)
+        consts = [self._const(np.array(v, dtype=np.int32)) for v in (begin, size)]
+        self.builder.add_operator(_OP.SLICE, [x.index, *consts], [y.index], "SliceOptions")
+        return y
+
+    def squeeze(self, x: QTensor, axis=(0,)) -> QTensor:
+        axes = sorted({a % len(x.shape) for a in axis})
+        if any(x.shape[a] != 1 for a in axes):
+            raise ValueError(f"cannot squeeze axes {tuple(axis)} of {x.shape}: not all of size 1")
+        y = self._same_quant(x, [d for i, d in enumerate(x.shape) if i not in axes])
+        self.builder.add_operator(_OP.SQUEEZE, [x.index], [y.index], "SqueezeOptions", dict(SqueezeDims=axes))
+        return y
+
+    def expand_dims(self, x: QTensor, axis: int = 0) -> QTensor:
+        rank = len(x.shape) + 1
+        if not -rank <= axis < rank:
+            raise ValueError(f"axis {axis} is out of range for rank {rank}")
+        shape = list(x.shape)
+        shape.insert(axis % rank, 1)
+        y = self._same_quant(x, shape)
+        self.builder.add_operator(_OP.EXPAND_DIMS, [x.index, self._const(np.array([axis], dtype=np.int32))],
+                                  [y.index], "ExpandDimsOptions")
+        return y
+
+    def transpose(self, x: QTensor, perm=(0, 2, 1, 3)) -> QTensor:
+        if sorted(perm) != list(range(len(x.shape))):
+            raise ValueError(f"perm {tuple(perm)} is not a permutation of {len(x.shape)} axes")
+        y = self._same_quant(x, [x.shape[p] for p in perm])
+        self.builder.add_operator(_OP.TRANSPOSE, [x.index, self._const(np.array(perm, dtype=np.int32))],
+                                  [y.index], "TransposeOptions")
+        return y
+
+    def pack(self, inputs: list[QTensor], axis: int = 0) -> QTensor:
+        """PACK (stack); like concatenation, inputs share the output's quantization."""
+        first = inputs[0]
+        rank = len(first.shape) + 1
+        if not -rank <= axis < rank:
+            raise ValueError(f"axis {axis} is out of range for rank {rank}")
+        for t in inputs[1:]:
+            self._require_same_quant(first, t, "pack")
+            if t.shape != first.shape:
+                raise ValueError(f"pack needs equal shapes, got {first.shape} and {t.shape}")
+        shape = list(first.shape)
+        shape.insert(axis % rank, len(inputs))
+        y = self._same_quant(first, shape)
+        self.builder.add_operator(_OP.PACK, [t.index for t in inputs], [y.index], "PackOptions",
+                                  dict(ValuesCount=len(inputs), Axis=axis % rank))
+        return y
+
+    def pad(self, x: QTensor, paddings=((0, 0), (1, 1), (2, 1), (0, 0))) -> QTensor:
+        """PAD with the zero point (real 0.0)."""
+        pads = np.array(paddings, dtype=np.int32)
+        if pads.shape != (len(x.shape), 2) or pads.min() < 0:
+            raise ValueError(f"paddings must be {len(x.shape)} non-negative (before, after) pairs")
+        y = self._same_quant(x, tuple(d + int(p.sum()) for d, p in zip(x.shape, pads)))
+        self.builder.add_operator(_OP.PAD, [x.index, self._const(pads)], [y.index], "PadOptions")
+        return y
+
+    def _resize(self, builtin, options_table, x: QTensor, size, align_corners, half_pixel_centers) -> QTensor:
+        height, width = _pair(size, "size")
+        if align_corners and half_pixel_centers:
+            raise ValueError("align_corners and half_pixel_centers cannot both be set")
+        y = self._same_quant(x, (x.shape[0], height, width, x.shape[3]))
+        self.builder.add_operator(builtin, [x.index, self._const(np.array([height, width], dtype=np.int32))],
+                                  [y.index], options_table,
+                                  dict(AlignCorners=align_corners, HalfPixelCenters=half_pixel_centers))
+        return y
+
+    def resize_nearest_neighbor(self, x: QTensor, size=(16, 16), align_corners: bool = False,
+                                half_pixel_centers: bool = False) -> QTensor:
+        return self._resize(_OP.RESIZE_NEAREST_NEIGHBOR, "ResizeNearestNeighborOptions", x, size, align_corners,
+                            half_pixel_centers)
+
+    def resize_bilinear(self, x: QTensor, size=(16, 16), align_corners: bool = False,
+                        half_pixel_centers: bool = False) -> QTensor:
+        return self._resize(_OP.RESIZE_BILINEAR, "ResizeBilinearOptions", x, size, align_corners,
+                            half_pixel_centers)

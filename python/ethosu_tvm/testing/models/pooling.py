@@ -1,0 +1,49 @@
+"""Pooling and reductions over axes."""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import NetBase
+from .quant import _ACTIVATIONS, _OP, _PADDINGS, QTensor, _choice, _conv_out_size, _pair
+
+
+class PoolingOps(NetBase):
+    """Average and max pooling, mean and sum."""
+
+    def _pool(self, builtin, x: QTensor, pool, stride, padding, activation) -> QTensor:
+        (ph, pw), (sh, sw) = _pair(pool, "pool"), _pair(stride, "stride")
+        act, pad = _choice(activation, _ACTIVATIONS, "activation"), _choice(padding, _PADDINGS, "padding")
+        n, h, w, c = x.shape
+        y = self._same_quant(x, (n, _conv_out_size(h, ph, sh, 1, padding), _conv_out_size(w, pw, sw, 1, padding), c))
+        self.builder.add_operator(builtin, [x.index], [y.index], "Pool2DOptions",
+                                  dict(Padding=pad, StrideW=sw, StrideH=sh, FilterWidth=pw, FilterHeight=ph,
+                                       FusedActivationFunction=act))
+        return y
+
+    def avg_pool2d(self, x: QTensor, pool=(2, 2), stride=(2, 2), padding: str = "VALID",
+                   activation: str = "NONE") -> QTensor:
+        """AVERAGE_POOL_2D; TFLite requires the output to keep the input's quantization."""
+        return self._pool(_OP.AVERAGE_POOL_2D, x, pool, stride, padding, activation)
+
+    def max_pool2d(self, x: QTensor, pool=(2, 2), stride=(2, 2), padding: str = "VALID",
+                   activation: str = "NONE") -> QTensor:
+        """MAX_POOL_2D; the output keeps the input's quantization."""
+        return self._pool(_OP.MAX_POOL_2D, x, pool, stride, padding, activation)
+
+    def _reduce(self, builtin, x: QTensor, axis, keep_dims: bool, scale_range: float, out_scale, out_zp) -> QTensor:
+        axes = sorted({a % len(x.shape) for a in np.atleast_1d(axis).tolist()})
+        shape = tuple((1 if i in axes else d) for i, d in enumerate(x.shape) if keep_dims or i not in axes)
+        lo, hi = x.real_range
+        count = int(np.prod([x.shape[a] for a in axes])) if scale_range else 1
+        y = self._result(x, shape or (1,), lo * count, hi * count, out_scale, out_zp)
+        axis_t = self._const(np.array(axes, dtype=np.int32))
+        self.builder.add_operator(builtin, [x.index, axis_t], [y.index], "ReducerOptions", dict(KeepDims=keep_dims))
+        return y
+
+    def mean(self, x: QTensor, axis=(1, 2), keep_dims: bool = True, out_scale=None, out_zp=None) -> QTensor:
+        """MEAN over `axis`."""
+        return self._reduce(_OP.MEAN, x, axis, keep_dims, False, out_scale, out_zp)
+
+    def sum(self, x: QTensor, axis=(1, 2), keep_dims: bool = True, out_scale=None, out_zp=None) -> QTensor:
+        """SUM over `axis`; the default output range grows with the number of summed elements."""
+        return self._reduce(_OP.SUM, x, axis, keep_dims, True, out_scale, out_zp)

@@ -1,0 +1,104 @@
+"""Single-operator models: the table of op kinds and `make`."""
+from __future__ import annotations
+
+import inspect
+
+from .net import Net
+
+# Ops with 16-bit activation kernels in both LiteRT and TFLite Micro (16x8 for the weighted ones).
+_INT16_OPS = {
+    "conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "sub", "mul",
+    "minimum", "maximum", "tanh", "logistic", "softmax", "reshape", "quantize",
+}
+# op kind -> (Net method, number of tensor inputs, default input shape)
+_SINGLE = {
+    "conv2d": (Net.conv2d, 1, (1, 8, 8, 4)),
+    "depthwise_conv2d": (Net.depthwise_conv2d, 1, (1, 8, 8, 8)),
+    "fully_connected": (Net.fully_connected, 1, (1, 32)),
+    "avg_pool2d": (Net.avg_pool2d, 1, (1, 8, 8, 8)),
+    "max_pool2d": (Net.max_pool2d, 1, (1, 8, 8, 8)),
+    "add": (Net.add, 2, (1, 8, 8, 8)),
+    "sub": (Net.sub, 2, (1, 8, 8, 8)),
+    "mul": (Net.mul, 2, (1, 8, 8, 8)),
+    "minimum": (Net.minimum, 2, (1, 8, 8, 8)),
+    "maximum": (Net.maximum, 2, (1, 8, 8, 8)),
+    "abs": (Net.abs, 1, (1, 8, 8, 8)),
+    "leaky_relu": (Net.leaky_relu, 1, (1, 8, 8, 8)),
+    "tanh": (Net.tanh, 1, (1, 8, 8, 8)),
+    "logistic": (Net.logistic, 1, (1, 8, 8, 8)),
+    "hard_swish": (Net.hard_swish, 1, (1, 8, 8, 8)),
+    "softmax": (Net.softmax, 1, (1, 10)),
+    "reshape": (Net.reshape, 1, (1, 4, 4, 8)),
+    "concatenation": (Net.concatenation, 2, (1, 4, 4, 8)),
+    "split": (Net.split, 1, (1, 4, 4, 8)),
+    "strided_slice": (Net.strided_slice, 1, (1, 8, 8, 4)),
+    "pad": (Net.pad, 1, (1, 8, 8, 4)),
+    "mean": (Net.mean, 1, (1, 8, 8, 8)),
+    "resize_nearest_neighbor": (Net.resize_nearest_neighbor, 1, (1, 8, 8, 4)),
+    "resize_bilinear": (Net.resize_bilinear, 1, (1, 8, 8, 4)),
+    "transpose_conv": (Net.transpose_conv, 1, (1, 8, 8, 4)),
+    "quantize": (Net.quantize, 1, (1, 8, 8, 8)),
+    "relu": (Net.relu, 1, (1, 8, 8, 8)),
+    "relu6": (Net.relu6, 1, (1, 8, 8, 8)),
+    "relu_n1_to_1": (Net.relu_n1_to_1, 1, (1, 8, 8, 8)),
+    "exp": (Net.exp, 1, (1, 8, 8, 8)),
+    "prelu": (Net.prelu, 1, (1, 8, 8, 8)),
+    "squared_difference": (Net.squared_difference, 2, (1, 8, 8, 8)),
+    "sum": (Net.sum, 1, (1, 8, 8, 8)),
+    "slice": (Net.slice, 1, (1, 8, 8, 4)),
+    "squeeze": (Net.squeeze, 1, (1, 8, 8, 4)),
+    "expand_dims": (Net.expand_dims, 1, (8, 8, 4)),
+    "transpose": (Net.transpose, 1, (1, 4, 6, 8)),
+    "pack": (Net.pack, 2, (1, 4, 4, 8)),
+}
+OPS: tuple[str, ...] = tuple(_SINGLE)
+# Ops taking a list of same-quantized inputs (`num_inputs` of them).
+_LIST_OPS = ("concatenation", "pack")
+
+
+def _op_params(method) -> list[str]:
+    return [p for p in inspect.signature(method).parameters if p not in ("self", "x", "a", "b", "inputs")]
+
+
+def make(op: str, seed: int = 0, **params) -> bytes:
+    """A .tflite model with the single operator `op` (one of `OPS`), its inputs named input_0, input_1, ...
+
+    Input parameters: `in_shape`, `dtype` ("int8" or "int16"), `in_scale`, `in_zp`; binary ops also take
+    `in2_shape`, `in2_scale`, `in2_zp` (broadcasting allowed); concatenation takes `num_inputs`. Every other
+    parameter is the op's own (see the `Net` method of the same name). Bad values raise ValueError.
+    """
+    if op not in _SINGLE:
+        raise ValueError(f"unknown op kind {op!r}; known: {', '.join(OPS)}")
+    method, arity, default_shape = _SINGLE[op]
+    allowed = set(_op_params(method)) | {"in_shape", "dtype", "in_scale", "in_zp"}
+    allowed |= {"in2_shape", "in2_scale", "in2_zp"} if arity == 2 and op not in _LIST_OPS else set()
+    allowed |= {"num_inputs"} if op in _LIST_OPS else set()
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {', '.join(unknown)} for op {op!r}; "
+                         f"valid: {', '.join(sorted(allowed))}")
+    dtype = params.pop("dtype", "int8")
+    if dtype not in ("int8", "int16"):
+        raise ValueError(f"dtype must be 'int8' or 'int16', got {dtype!r}")
+    if dtype == "int16" and op not in _INT16_OPS:
+        raise ValueError(f"op {op!r} has no int16 variant here; int16 ops: {', '.join(sorted(_INT16_OPS))}")
+    shape = tuple(params.pop("in_shape", default_shape))
+    net = Net(seed, description=f"ethosu_tvm.testing.models:{op}")
+    first = net.input(shape, dtype, params.pop("in_scale", None), params.pop("in_zp", None))
+    if op in _LIST_OPS:
+        count = params.pop("num_inputs", 2)
+        if count < 1:
+            raise ValueError("num_inputs must be at least 1")
+        inputs = [first] + [net.input(shape, dtype, first.scale, first.zero_point) for _ in range(count - 1)]
+        result = method(net, inputs, **params)
+    elif arity == 2:
+        same = op in ("minimum", "maximum")
+        default_scale, default_zp = (first.scale, first.zero_point) if same else (None, None)
+        second = net.input(tuple(params.pop("in2_shape", shape)), dtype, params.pop("in2_scale", default_scale),
+                           params.pop("in2_zp", default_zp if same else (None if dtype == "int8" else 0)))
+        result = method(net, first, second, **params)
+    else:
+        result = method(net, first, **params)
+    for tensor in result if isinstance(result, list) else [result]:
+        net.output(tensor)
+    return net.build()

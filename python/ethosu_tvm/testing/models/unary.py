@@ -1,0 +1,89 @@
+"""Ops of one tensor: activations, look-up-table functions (tanh, logistic, exp, ...), softmax and quantize."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tflite_builder import Quantization
+from .base import NetBase
+from .quant import _OP, QTensor
+
+
+class UnaryOps(NetBase):
+    """Functions of one tensor; the output has its shape (PRELU's alpha is a constant of the model)."""
+
+    def prelu(self, x: QTensor, alpha_scale: float = 0.004, out_scale=None, out_zp=None) -> QTensor:
+        """PRELU with a random per-channel int8 alpha constant."""
+        channels = x.shape[-1]
+        alpha = self.rng.integers(-127, 127, size=(1,) * (len(x.shape) - 2) + (channels,), endpoint=True,
+                                  dtype=np.int8)
+        alpha_t = self._const(alpha, Quantization((float(alpha_scale),), (0,)))
+        lo, hi = x.real_range
+        bound = 127 * alpha_scale * max(-lo, hi)
+        y = self._result(x, x.shape, min(lo, -bound), max(hi, bound), out_scale, out_zp)
+        self.builder.add_operator(_OP.PRELU, [x.index, alpha_t], [y.index])
+        return y
+
+    def _unary(self, builtin, options_table, x: QTensor, y: QTensor, options=None) -> QTensor:
+        self.builder.add_operator(builtin, [x.index], [y.index], options_table, options)
+        return y
+
+    def abs(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
+        lo, hi = x.real_range
+        return self._unary(_OP.ABS, "AbsOptions", x,
+                           self._result(x, x.shape, 0.0, max(-lo, hi), out_scale, out_zp))
+
+    def relu(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
+        """RELU; by default the output is requantized to the clamped range."""
+        xlo, xhi = x.real_range
+        return self._unary(_OP.RELU, None, x, self._result(x, x.shape, 0.0, xhi, out_scale, out_zp))
+
+    def relu6(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
+        """RELU6; keeps the input's quantization by default (TFLite Micro's kernel cannot requantize)."""
+        y = self._activation(x.shape, x.dtype, x.scale if out_scale is None else out_scale,
+                             x.zero_point if out_zp is None else out_zp)
+        return self._unary(_OP.RELU6, None, x, y)
+
+    def relu_n1_to_1(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
+        """RELU_N1_TO_1; keeps the input's quantization by default."""
+        y = self._activation(x.shape, x.dtype, x.scale if out_scale is None else out_scale,
+                             x.zero_point if out_zp is None else out_zp)
+        return self._unary(_OP.RELU_N1_TO_1, None, x, y)
+
+    def exp(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
+        lo, hi = x.real_range
+        return self._unary(_OP.EXP, "ExpOptions", x,
+                           self._result(x, x.shape, math.exp(lo), math.exp(hi), out_scale, out_zp))
+
+    def leaky_relu(self, x: QTensor, alpha: float = 0.2, out_scale=None, out_zp=None) -> QTensor:
+        lo, hi = x.real_range
+        y = self._result(x, x.shape, min(alpha * lo, alpha * hi), max(hi, alpha * lo), out_scale, out_zp)
+        return self._unary(_OP.LEAKY_RELU, "LeakyReluOptions", x, y, dict(Alpha=float(alpha)))
+
+    def hard_swish(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
+        hi = x.real_range[1]
+        y = self._result(x, x.shape, -0.375, max(hi, 0.0), out_scale, out_zp)
+        return self._unary(_OP.HARD_SWISH, "HardSwishOptions", x, y)
+
+    def _fixed_output(self, x: QTensor, signed_int8: bool, int8_scale: float) -> QTensor:
+        """TFLite's fixed output quantization of tanh/logistic/softmax."""
+        if x.dtype == np.int16:
+            return self._activation(x.shape, x.dtype, 1 / 32768, 0)
+        return self._activation(x.shape, x.dtype, int8_scale, 0 if signed_int8 else -128)
+
+    def tanh(self, x: QTensor) -> QTensor:
+        return self._unary(_OP.TANH, None, x, self._fixed_output(x, True, 1 / 128))
+
+    def logistic(self, x: QTensor) -> QTensor:
+        return self._unary(_OP.LOGISTIC, None, x, self._fixed_output(x, False, 1 / 256))
+
+    def softmax(self, x: QTensor, beta: float = 1.0) -> QTensor:
+        return self._unary(_OP.SOFTMAX, "SoftmaxOptions", x, self._fixed_output(x, False, 1 / 256),
+                           dict(Beta=float(beta)))
+
+    def quantize(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
+        """QUANTIZE as an int8->int8 (or int16->int16) requantization."""
+        lo, hi = x.real_range
+        y = self._result(x, x.shape, 0.8 * lo, 1.3 * hi, out_scale, out_zp)
+        return self._unary(_OP.QUANTIZE, "QuantizeOptions", x, y)

@@ -1,0 +1,120 @@
+"""Layers with random int8 weights and a bias: convolution, depthwise convolution, fully connected and transposed
+convolution."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tflite_builder import Quantization
+from .base import NetBase
+from .quant import _ACTIVATIONS, _OP, _PADDINGS, QTensor, _choice, _conv_out_size, _pair
+
+
+class WeightedOps(NetBase):
+    """Multiply-accumulate layers, with output quantization sized from the weights' statistics."""
+
+    def _weights(self, shape, channels: int, axis: int, per_channel: bool, w_scales) -> tuple[int, np.ndarray]:
+        """Random symmetric int8 weights with per-channel (along `axis`) or per-tensor scales."""
+        count = channels if per_channel else 1
+        if w_scales is None:
+            scales = self.rng.uniform(0.004, 0.012, size=count)
+        else:
+            scales = np.atleast_1d(np.asarray(w_scales, dtype=np.float64))
+            if scales.size != count or not np.all(scales > 0):
+                raise ValueError(f"w_scales needs {count} positive values, got {scales.size}")
+        data = self.rng.integers(-127, 127, size=shape, endpoint=True, dtype=np.int8)
+        quant = Quantization(tuple(float(s) for s in scales), (0,) * count, axis if per_channel else 0)
+        return self._const(data, quant), np.broadcast_to(scales, (channels,)).astype(np.float32)
+
+    def _bias(self, x: QTensor, w_scales: np.ndarray, accumulation: float, bias: bool) -> int:
+        """Random bias in accumulator units (int32, int64 for 16-bit activations), or -1 without one."""
+        if not bias:
+            return -1
+        dtype = np.int64 if x.dtype == np.int16 else np.int32
+        values = np.round(self.rng.normal(0.0, 0.3 * accumulation, size=w_scales.size)).astype(dtype)
+        scales = (np.float32(x.scale) * w_scales).astype(np.float64)
+        return self._const(values, Quantization(tuple(scales), (0,) * w_scales.size, 0))
+
+    def _weighted_output(self, x, shape, taps: int, w_scales, activation, out_scale, out_zp) -> tuple[QTensor, float]:
+        """Output quantization of a multiply-accumulate op covering about 3 sigma of its result.
+
+        Random int8 weights have a standard deviation of about 73, so the accumulator's is
+        sqrt(taps) * rms(x in integer units) * 73; a ReLU-like activation keeps the positive half.
+        """
+        accumulation = math.sqrt(taps) * (x.rms / x.scale) * 73.0
+        rms = accumulation * x.scale * float(np.mean(w_scales))
+        if activation in ("RELU", "RELU6"):
+            return self._result(x, shape, 0.0, 3.0 * rms, out_scale, out_zp, rms / math.sqrt(2)), accumulation
+        return self._result(x, shape, -3.0 * rms, 3.0 * rms, out_scale, out_zp, rms), accumulation
+
+    def conv2d(self, x: QTensor, out_channels: int = 8, kernel=(3, 3), stride=(1, 1), dilation=(1, 1),
+               padding: str = "SAME", activation: str = "NONE", per_channel: bool = True,
+               w_scales=None, out_scale=None, out_zp=None) -> QTensor:
+        """CONV_2D with OHWI weights and a bias (LiteRT cannot run it without one)."""
+        (kh, kw), (sh, sw), (dh, dw) = _pair(kernel, "kernel"), _pair(stride, "stride"), _pair(dilation, "dilation")
+        act, pad = _choice(activation, _ACTIVATIONS, "activation"), _choice(padding, _PADDINGS, "padding")
+        n, h, w, c = x.shape
+        shape = (n, _conv_out_size(h, kh, sh, dh, padding), _conv_out_size(w, kw, sw, dw, padding), out_channels)
+        weights, scales = self._weights((out_channels, kh, kw, c), out_channels, 0, per_channel, w_scales)
+        y, acc = self._weighted_output(x, shape, kh * kw * c, scales, activation, out_scale, out_zp)
+        self.builder.add_operator(_OP.CONV_2D, [x.index, weights, self._bias(x, scales, acc, True)], [y.index],
+                                  "Conv2DOptions", dict(Padding=pad, StrideW=sw, StrideH=sh, DilationWFactor=dw,
+                                                        DilationHFactor=dh, FusedActivationFunction=act))
+        return y
+
+    def depthwise_conv2d(self, x: QTensor, kernel=(3, 3), stride=(1, 1), dilation=(1, 1), depth_multiplier: int = 1,
+                         padding: str = "SAME", activation: str = "NONE", per_channel: bool = True,
+                         w_scales=None, out_scale=None, out_zp=None) -> QTensor:
+        """DEPTHWISE_CONV_2D with [1, H, W, C*multiplier] weights and a bias (LiteRT needs one)."""
+        (kh, kw), (sh, sw), (dh, dw) = _pair(kernel, "kernel"), _pair(stride, "stride"), _pair(dilation, "dilation")
+        act, pad = _choice(activation, _ACTIVATIONS, "activation"), _choice(padding, _PADDINGS, "padding")
+        if depth_multiplier < 1:
+            raise ValueError(f"depth_multiplier must be positive, got {depth_multiplier}")
+        n, h, w, c = x.shape
+        channels = c * depth_multiplier
+        shape = (n, _conv_out_size(h, kh, sh, dh, padding), _conv_out_size(w, kw, sw, dw, padding), channels)
+        weights, scales = self._weights((1, kh, kw, channels), channels, 3, per_channel, w_scales)
+        y, acc = self._weighted_output(x, shape, kh * kw, scales, activation, out_scale, out_zp)
+        self.builder.add_operator(
+            _OP.DEPTHWISE_CONV_2D, [x.index, weights, self._bias(x, scales, acc, True)], [y.index],
+            "DepthwiseConv2DOptions", dict(Padding=pad, StrideW=sw, StrideH=sh, DepthMultiplier=depth_multiplier,
+                                           DilationWFactor=dw, DilationHFactor=dh, FusedActivationFunction=act))
+        return y
+
+    def fully_connected(self, x: QTensor, units: int = 16, bias: bool = True, keep_num_dims: bool = False,
+                        activation: str = "NONE", per_channel: bool = False, w_scales=None, out_scale=None,
+                        out_zp=None) -> QTensor:
+        """FULLY_CONNECTED over the last dimension (inputs of higher rank are flattened unless keep_num_dims)."""
+        act = _choice(activation, _ACTIVATIONS, "activation")
+        depth = x.shape[-1]
+        if keep_num_dims:
+            shape = x.shape[:-1] + (units,)
+        else:
+            shape = (int(np.prod(x.shape)) // depth, units)
+        weights, scales = self._weights((units, depth), units, 0, per_channel, w_scales)
+        y, acc = self._weighted_output(x, shape, depth, scales, activation, out_scale, out_zp)
+        self.builder.add_operator(_OP.FULLY_CONNECTED, [x.index, weights, self._bias(x, scales, acc, bias)],
+                                  [y.index], "FullyConnectedOptions",
+                                  dict(FusedActivationFunction=act, KeepNumDims=keep_num_dims))
+        return y
+
+    def transpose_conv(self, x: QTensor, out_channels: int = 8, kernel=(3, 3), stride=(2, 2),
+                       padding: str = "SAME", bias: bool = True, per_channel: bool = True, w_scales=None,
+                       out_scale=None, out_zp=None) -> QTensor:
+        """TRANSPOSE_CONV with OHWI weights; the output size is input*stride (SAME) or (input-1)*stride+kernel."""
+        (kh, kw), (sh, sw) = _pair(kernel, "kernel"), _pair(stride, "stride")
+        pad = _choice(padding, _PADDINGS, "padding")
+        n, h, w, c = x.shape
+        if padding == "SAME":
+            shape = (n, h * sh, w * sw, out_channels)
+        else:
+            shape = (n, (h - 1) * sh + kh, (w - 1) * sw + kw, out_channels)
+        out_shape = self._const(np.array(shape, dtype=np.int32))
+        weights, scales = self._weights((out_channels, kh, kw, c), out_channels, 0, per_channel, w_scales)
+        taps = max(1, -(-kh // sh) * -(-kw // sw)) * c
+        y, acc = self._weighted_output(x, shape, taps, scales, "NONE", out_scale, out_zp)
+        self.builder.add_operator(_OP.TRANSPOSE_CONV, [out_shape, weights, x.index, self._bias(x, scales, acc, bias)],
+                                  [y.index], "TransposeConvOptions", dict(Padding=pad, StrideW=sw, StrideH=sh),
+                                  version=3)
+        return y
