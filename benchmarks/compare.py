@@ -693,7 +693,7 @@ def model_paths(models_dir: Path, names: list[str]) -> list[Path]:
 
 
 def check_accelerators(accelerators: list[str]) -> None:
-    from ethosu_tvm.target import ACCELERATOR_MACS
+    from ethosu_tvm.arch import ACCELERATORS as ACCELERATOR_MACS
 
     unknown = [a for a in accelerators if a not in ACCELERATOR_MACS]
     if unknown:

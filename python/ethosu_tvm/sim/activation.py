@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .accelerators import LUT_BYTES, LUT_SLOT_BYTES, Accelerator
+from ..arch import LUT_BYTES, LUT_SLOT_BYTES, Accelerator
 from .memory import SHRAM, Memory
 from .operation import OutputStage
 from .regfile import RegisterFile

@@ -24,16 +24,10 @@ import math
 from dataclasses import dataclass
 
 from . import activation
-from .accelerators import Accelerator
+from ..arch import Accelerator
 from .operation import CONV, DEPTHWISE, ELEMENTWISE, BlockOperation, Kernel
 from .ops.dma import DmaTransfer
 
-_ACCELERATOR_NAMES = {
-    "ethos-u55-32": "Ethos_U55_32",
-    "ethos-u55-64": "Ethos_U55_64",
-    "ethos-u55-128": "Ethos_U55_128",
-    "ethos-u55-256": "Ethos_U55_256",
-}
 _ELEMENTWISE_OPS = {"MUL": "Mul", "ADD": "Add", "SUB": "Sub", "MIN": "Minimum", "MAX": "Maximum",
                     "LRELU": "LeakyRelu", "ABS": "Abs", "CLZ": "CLZ", "SHR": "SHR", "SHL": "SHL"}
 _POOL_OPS = {"MAX": "MaxPool", "AVERAGE": "AvgPool", "REDUCE_SUM": "ReduceSum"}
@@ -146,7 +140,7 @@ class CycleModel:
     """The cycle estimates of one accelerator's operations, as decoded from its registers."""
 
     def __init__(self, accelerator: Accelerator):
-        self._accelerator = _ACCELERATOR_NAMES[accelerator.name]
+        self._accelerator = accelerator.vela_accelerator.name
 
     def block(self, op: BlockOperation, bytes_read: dict, bytes_written: dict) -> int:
         """Estimated cycles of a CONV/DEPTHWISE/POOL/ELEMENTWISE operation."""

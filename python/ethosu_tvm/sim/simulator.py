@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Mapping, Sequence
 
+from ..arch import find_accelerator
 from . import featuremap, mlw, operation, stream
-from .accelerators import accelerator as find_accelerator
 from .memory import Buffer, Memory
 from .ops import conv, dma, elementwise, pool
 from .registers import Command

@@ -13,8 +13,8 @@ from typing import Callable
 
 import numpy as np
 
+from ..arch import Accelerator
 from . import activation, operation
-from .accelerators import Accelerator
 from .cycles import CycleModel, Timeline
 from .memory import SHRAM
 from .ops import dma

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...arch import Accelerator
 from .. import output, scales
-from ..accelerators import Accelerator
 from ..errors import SimulatorError
 from ..featuremap import read
 from ..memory import Memory
