@@ -23,10 +23,10 @@ from .aot.c_source import CSources, generate
 from .aot.interface import INTERFACE_PATH, ModelInterface, interface_of
 from .aot.program import MODULE, NpuStep, Program, build_program
 from .aot.workspace import Workspace, plan_workspace
+from .arch import round_up
 from .cascader import CascaderOptions
 from .codegen import CascaderSettings, ScratchIo, compile_partitioned
 from .codegen.cascade import describe_proposal
-from .codegen.memory import align
 from .frontend.importer import model_io_names
 from .host import host_target
 from .host.legalize import fuse_host_ops
@@ -148,9 +148,9 @@ class CompiledModel:
         total = 0
         for step in self.program.steps:
             if isinstance(step, NpuStep):
-                total += align(len(step.artifact.driver_payload)) + align(len(step.artifact.constants))
+                total += round_up(len(step.artifact.driver_payload)) + round_up(len(step.artifact.constants))
             else:
-                total += sum(align(p.nbytes) for p in step.kernel.params if p.role == "constant")
+                total += sum(round_up(p.nbytes) for p in step.kernel.params if p.role == "constant")
         return total
 
     @property

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..arch import ALIGNMENT, round_up
 from .graph import ROW_AXIS, CascaderGraph, Part
 from .pareto import pareto_frontier, thin
 from .plan import BufferMode, Plan, Proposal, TensorConfig, TensorState
@@ -40,7 +41,7 @@ class CascaderOptions:
     enable_cascading: bool = True
     enable_striping: bool = True
     buffer_modes: tuple[BufferMode, ...] = (BufferMode.ROLLING, BufferMode.RECOMPUTE)
-    alignment: int = 16
+    alignment: int = ALIGNMENT
 
     def __post_init__(self):
         if self.max_plan_size < 1 or self.max_proposals < 1 or self.stripe_halvings < 0 or self.alignment < 1:
@@ -49,7 +50,7 @@ class CascaderOptions:
             raise ValueError("at least one buffer mode is needed")
 
     def align(self, size: int) -> int:
-        return -(-size // self.alignment) * self.alignment
+        return round_up(size, self.alignment)
 
 
 class _Liveness:

@@ -73,8 +73,9 @@ def is_lut(function: int) -> bool:
 
 
 def table_bytes(stage: OutputStage) -> int:
-    """Bytes of SHRAM a table lookup reads: 256 OFM-sized entries, or 512 words for a 16-bit clip type."""
-    return 256 * stage.ofm_dtype.itemsize if stage.clip_type.itemsize == 1 else 2048
+    """Bytes of SHRAM a table lookup reads: 256 OFM-sized entries, or 512 words (the whole LUT area) for a 16-bit
+    clip type."""
+    return 256 * stage.ofm_dtype.itemsize if stage.clip_type.itemsize == 1 else LUT_BYTES
 
 
 def lookup(values: np.ndarray, stage: OutputStage, regs: RegisterFile, memory: Memory,
