@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..arch import LUT_BYTES, LUT_SLOT_BYTES, Accelerator
-from .memory import SHRAM, Memory
+from ..arch.cycles import SHRAM
+from .memory import Memory
 from .operation import OutputStage
 from .regfile import RegisterFile
 

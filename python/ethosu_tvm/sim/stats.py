@@ -14,9 +14,9 @@ from typing import Callable
 import numpy as np
 
 from ..arch import Accelerator
+from ..arch.cycles import SHRAM
 from . import activation, operation
 from .cycles import CycleModel, Timeline
-from .memory import SHRAM
 from .ops import dma
 from .regfile import RegisterFile
 from .registers import Command

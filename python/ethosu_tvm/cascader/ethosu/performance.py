@@ -2,10 +2,11 @@
 
 One model serves both the cascader, which costs hypothetical stripes during its search, and code generation, which
 picks each operation's block config and weight traversal, so that both rank alternatives alike. The estimate is the
-simulator's (`ethosu_tvm.sim.cycles`): max(compute, memory), compute from Vela's legacy performance model, memory
-the bytes moved at the bandwidths of Vela's default system (Ethos_U55_High_End_Embedded, Shared_Sram): region 0
-(constants) is off-chip flash, every other region and SHRAM is SRAM. For an operation the code generator builds,
-`estimate_cycles` equals the simulator's estimate for the command Vela's API generates from it.
+shared cycle model's (`ethosu_tvm.arch.cycles`), which the simulator reports too: max(compute, memory), compute
+from Vela's legacy performance model, memory the bytes moved at the bandwidths of Vela's default system
+(Ethos_U55_High_End_Embedded, Shared_Sram): region 0 (constants) is off-chip flash, every other region and SHRAM is
+SRAM. For an operation the code generator builds, `estimate_cycles` equals the simulator's estimate for the command
+Vela's API generates from it.
 """
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 from ethosu.vela import api as vapi
 
-from ...arch import LUT_BYTES, round_up
+from ...arch import LUT_BYTES, Accelerator, from_vela, round_up
+from ...arch.cycles import SHRAM, CostedFeatureMap, compute_cycles, memory_cycles
+from ...arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from ...legalize.ops import (
     BinaryElementwise,
     Conv2D,
@@ -30,9 +33,6 @@ from ...legalize.ops import (
     Pooling,
     average_as_depthwise,
 )
-from ...sim.cycles import CostedFeatureMap, compute_cycles, memory_cycles
-from ...sim.memory import SHRAM
-from ...sim.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 
 # Regions as code generation places data: constants (weights, scales, tables) in 0 = flash, feature maps in SRAM.
 _CONSTANTS_REGION = 0
@@ -82,7 +82,7 @@ def _dtype_bits(dtype: str) -> int:
 
 
 def _kind(npu_op: vapi.NpuBlockOperation) -> tuple[str, str]:
-    """(kind, mode) as the simulator's decoded operations name them."""
+    """(kind, mode) in the NPU's terms (`arch.operation`)."""
     if isinstance(npu_op, vapi.NpuConv2DOperation):
         return CONV, ""
     if isinstance(npu_op, vapi.NpuConvDepthWiseOperation):
@@ -155,7 +155,7 @@ def _lut_bytes(ofm: vapi.NpuFeatureMap) -> int:
 class _Costing:
     """The block-independent part of an operation's estimate, computed once per operation."""
 
-    accelerator: str
+    accelerator: Accelerator
     kind: str
     mode: str
     fused: str | None
@@ -203,14 +203,14 @@ def _costing(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator) -
     if fused == "LUT":
         read[SHRAM] += _lut_bytes(npu_op.ofm)
     written[npu_op.ofm.region] += _volume(ofm_shape) * ofm_bits // 8
-    name = accelerator.name
+    hardware = from_vela(accelerator)
     return _Costing(
-        accelerator=name, kind=kind, mode=mode, fused=fused,
+        accelerator=hardware, kind=kind, mode=mode, fused=fused,
         ifm=CostedFeatureMap(ifm_shape, ifm_bits, npu_op.ifm.region, npu_op.ifm.layout == vapi.NpuLayout.NHCWB16),
         ifm2=ifm2,
         ofm=CostedFeatureMap(ofm_shape, ofm_bits, npu_op.ofm.region, npu_op.ofm.layout == vapi.NpuLayout.NHCWB16),
         kernel=kernel, acc_bits=_accumulator_bits(npu_op, kind, mode, ifm_bits), weights_region=weights_region,
-        memory_cycles=memory_cycles(name, read, written), bytes_read=sum(read.values()),
+        memory_cycles=memory_cycles(hardware, read, written), bytes_read=sum(read.values()),
         bytes_written=sum(written.values()), weight_bytes=weight_bytes,
     )
 
