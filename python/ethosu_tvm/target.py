@@ -40,10 +40,10 @@ KIND_OPTIONS = {
 class EthosuTarget:
     """The NPU a model is compiled for, and how to schedule it.
 
-    `enable_cascader`: run chains of operators stripe by stripe (cascades) to fit an SRAM budget.
+    `enable_cascader`: run chains of operators stripe by stripe (cascades) to fit an SRAM limit.
     `enable_striping`: let the cascader split single operators into row stripes too (alone: no cascades).
     `dev_log_plans`, `dev_select_proposal`: developer options; print every proposal the cascader finds, and
-    take the proposal with this index in its frontier instead of choosing by the budget.
+    take the proposal with this index in its frontier instead of choosing by the SRAM limit.
     `disable_copying_constants` is accepted for compatibility: weights are always read from flash.
     """
 

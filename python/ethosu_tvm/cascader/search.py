@@ -24,7 +24,8 @@ from .stripe_config import StripeConfig, candidate_stripe_shapes
 
 @dataclass(frozen=True)
 class CascaderOptions:
-    """Search limits and switches.
+    """How the search runs: its limits and switches. They shape the frontier of proposals; which proposal a build
+    takes (by its SRAM limit) is decided outside the core, by `codegen.cascade.CascaderSettings`.
 
     * `max_plan_size`: the most parts in one cascade.
     * `max_proposals`: proposals kept per graph prefix after Pareto culling (thinned evenly, ends kept).
