@@ -80,11 +80,11 @@ def model_paths(models_dir: Path, names: list[str]) -> list[Path]:
 
 
 def check_accelerators(accelerators: list[str]) -> None:
-    from ethosu_tvm.target import ACCELERATOR_MACS
+    from ethosu_tvm.arch import ACCELERATORS
 
-    unknown = [a for a in accelerators if a not in ACCELERATOR_MACS]
+    unknown = [a for a in accelerators if a not in ACCELERATORS]
     if unknown:
-        raise BenchmarkError(f"unknown accelerator {unknown[0]!r}; valid: {', '.join(ACCELERATOR_MACS)}")
+        raise BenchmarkError(f"unknown accelerator {unknown[0]!r}; valid: {', '.join(ACCELERATORS)}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -53,8 +53,8 @@ def _flag(config: dict, key: str) -> bool:
 
 def _cascader(npu: Optional[EthosuTarget], pools: tuple[PoolInfo, ...],
               sram_limit: Optional[int]) -> Optional[CascaderSettings]:
-    """The cascader's settings, when the ethos-u target enables it. Its SRAM budget is `sram_limit`, or else the
-    size hint of the first pool the NPU can use that has one (None: no budget, the smallest schedule)."""
+    """The cascader's settings, when the ethos-u target enables it. Its SRAM limit is `sram_limit`, or else the
+    size hint of the first pool the NPU can use that has one (None: no limit, the smallest schedule)."""
     if sram_limit is not None and sram_limit < 0:
         raise BuildError(f"the cascader's SRAM limit must not be negative, got {sram_limit}")
     if npu is None or not (npu.enable_cascader or npu.enable_striping):

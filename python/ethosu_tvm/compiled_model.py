@@ -13,9 +13,9 @@ from .aot.c_source import CSources
 from .aot.interface import INTERFACE_PATH, ModelInterface
 from .aot.program import MODULE, NpuStep, Program
 from .aot.workspace import Workspace
+from .arch import round_up
 from .build_config import BuildConfig
 from .codegen.cascade import describe_proposal
-from .codegen.memory import align
 from .memory import plan_to_json
 from .mlf import IOTensor, MlfModule, export_model_library_format
 from .partition import OffloadReport
@@ -44,9 +44,9 @@ class CompiledModel:
         total = 0
         for step in self.program.steps:
             if isinstance(step, NpuStep):
-                total += align(len(step.artifact.driver_payload)) + align(len(step.artifact.constants))
+                total += round_up(len(step.artifact.driver_payload)) + round_up(len(step.artifact.constants))
             else:
-                total += sum(align(p.nbytes) for p in step.kernel.params if p.role == "constant")
+                total += sum(round_up(p.nbytes) for p in step.kernel.params if p.role == "constant")
         return total
 
     @property
@@ -112,8 +112,8 @@ class CompiledModel:
         for step in npu_steps:
             report = step.artifact.cascade
             if report is not None:
-                budget = "no limit" if report.budget is None else f"limit {report.budget} bytes"
+                limit = "no limit" if report.sram_limit is None else f"limit {report.sram_limit} bytes"
                 lines.append(f"Cascader: {step.artifact.name}: proposal {report.index} of {report.proposals} "
-                             f"({budget}), NPU scratch {report.scratch_size} bytes; "
+                             f"({limit}), NPU scratch {report.scratch_size} bytes; "
                              f"{describe_proposal(report.proposal)}")
         return "\n".join(lines)

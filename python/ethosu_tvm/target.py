@@ -15,13 +15,13 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from .arch import ACCELERATORS
+
 
 class TargetError(ValueError):
     """A target string names an unknown kind, option or value."""
 
 
-# MAC units per cycle of each supported Ethos-U55 configuration.
-ACCELERATOR_MACS = {"ethos-u55-32": 32, "ethos-u55-64": 64, "ethos-u55-128": 128, "ethos-u55-256": 256}
 DEFAULT_ACCELERATOR = "ethos-u55-256"
 
 _BOOLEAN_VALUES = {"1": True, "true": True, "0": False, "false": False}
@@ -40,10 +40,10 @@ KIND_OPTIONS = {
 class EthosuTarget:
     """The NPU a model is compiled for, and how to schedule it.
 
-    `enable_cascader`: run chains of operators stripe by stripe (cascades) to fit an SRAM budget.
+    `enable_cascader`: run chains of operators stripe by stripe (cascades) to fit an SRAM limit.
     `enable_striping`: let the cascader split single operators into row stripes too (alone: no cascades).
     `dev_log_plans`, `dev_select_proposal`: developer options; print every proposal the cascader finds, and
-    take the proposal with this index in its frontier instead of choosing by the budget.
+    take the proposal with this index in its frontier instead of choosing by the SRAM limit.
     `disable_copying_constants` is accepted for compatibility: weights are always read from flash.
     """
 
@@ -55,22 +55,18 @@ class EthosuTarget:
     dev_select_proposal: int | None = None
 
     def __post_init__(self):
-        if self.accelerator not in ACCELERATOR_MACS:
-            raise TargetError(
-                f"unknown accelerator-config {self.accelerator!r}; valid: {', '.join(ACCELERATOR_MACS)}"
-            )
+        if self.accelerator not in ACCELERATORS:
+            raise TargetError(f"unknown accelerator-config {self.accelerator!r}; valid: {', '.join(ACCELERATORS)}")
 
     @property
     def macs(self) -> int:
         """MAC units per cycle (32, 64, 128 or 256)."""
-        return ACCELERATOR_MACS[self.accelerator]
+        return ACCELERATORS[self.accelerator].macs
 
     @property
     def npu_accelerator(self):
-        """The Vela API enum value (imported lazily: Vela is only needed from code generation on)."""
-        from ethosu.vela.api import NpuAccelerator
-
-        return NpuAccelerator[f"Ethos_U55_{self.macs}"]
+        """The Vela API enum value of the accelerator (see `arch.Accelerator.vela_accelerator`)."""
+        return ACCELERATORS[self.accelerator].vela_accelerator
 
 
 def _split_options(kind: str, tokens: list[str]) -> dict[str, str]:
@@ -156,6 +152,6 @@ def ethosu_target_from_options(options: dict[str, str]) -> EthosuTarget:
 def parse_ethosu_target(text: str) -> EthosuTarget:
     """Parse one ``ethos-u ...`` target string (also accepted: the bare accelerator name)."""
     text = text.strip().strip("\"'")
-    if text in ACCELERATOR_MACS:
+    if text in ACCELERATORS:
         return EthosuTarget(accelerator=text)
     return ethosu_target_from_options(_parse_one(text))

@@ -1,8 +1,8 @@
 """Semantics Vela's streams do not exercise, checked on hand-assembled streams against NumPy computations."""
 import numpy as np
 
+from ethosu_tvm.arch import ACCELERATORS
 from ethosu_tvm.sim import Simulator
-from ethosu_tvm.sim.accelerators import ACCELERATORS
 from simhelpers import assemble, elementwise
 
 MUL, ADD, SUB, MIN, MAX, LRELU, ABS, CLZ, SHR, SHL = range(10)

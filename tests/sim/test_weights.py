@@ -5,7 +5,7 @@ import io
 import numpy as np
 import pytest
 
-from ethosu_tvm.sim.accelerators import ACCELERATORS
+from ethosu_tvm.arch import ACCELERATORS
 from ethosu_tvm.sim.weights import WeightFormatError, WeightLayout, decode_weights, stream_order, unreorder
 
 with contextlib.redirect_stdout(io.StringIO()):  # Vela announces its default configuration on first use

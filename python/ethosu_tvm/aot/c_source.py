@@ -11,13 +11,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import __version__
+from ..arch import ALIGNMENT
 from ..codegen import CodegenError
 from ..codegen.memory import CONSTANTS_REGION, SCRATCH_REGION
 from .program import MODULE, PREFIX, HostStep, NpuStep, Program
 from .workspace import Workspace
 
-RODATA = '__attribute__((section(".rodata.tvm"), aligned(16)))'
-WORKSPACE = '__attribute__((section(".bss.noinit.tvm"), aligned(16)))'
+RODATA = f'__attribute__((section(".rodata.tvm"), aligned({ALIGNMENT})))'
+WORKSPACE = f'__attribute__((section(".bss.noinit.tvm"), aligned({ALIGNMENT})))'
 NPU_GLUE_HEADER = "ethosu_tvm_npu.h"
 
 
@@ -76,7 +77,7 @@ def header(program: Program, workspace: Workspace, user_pools: bool, model_name:
         lines += [f"  void* {io.c_name}; /* {io.name}: {io.tensor.dtype} {list(io.tensor.shape)} */" for io in ios]
         lines += ["};", ""]
     if user_pools:
-        lines.append("/* Workspace pools the application provides, 16-byte aligned, of the sizes above. */")
+        lines.append(f"/* Workspace pools the application provides, {ALIGNMENT}-byte aligned, of the sizes above. */")
         lines.append(f"struct {PREFIX}_workspace_pools {{")
         lines += [f"  void* {pool};" for pool in sizes]
         lines += ["};", ""]

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..arch import ALIGNMENT
 from ..codegen.memory import SCRATCH_REGION
 from ..memory import BufferInfo, MemoryPlan, PlanDoesNotFit, PoolInfo, plan_memory
 from .program import HostStep, NpuStep, Program
 
-ALIGNMENT = 16
 HOST_TARGET = HostStep.target  # the application, which writes inputs and reads outputs, runs on the CPU
 
 

@@ -1,6 +1,6 @@
 """Pareto culling on (memory, cycles), with deterministic ties, and thinning a frontier to a bounded size.
 
-The plan search keeps, per decision, only the options that some memory budget could prefer: an option is
+The plan search keeps, per decision, only the options that some SRAM limit could prefer: an option is
 dropped if another needs no more memory and no more cycles. Results must not depend on the order options were
 generated in (set iteration, hash order), or the chosen schedule would change between runs; hence the tie key.
 """

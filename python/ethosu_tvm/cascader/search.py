@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..arch import ALIGNMENT, round_up
 from .graph import ROW_AXIS, CascaderGraph, Part
 from .pareto import pareto_frontier, thin
 from .plan import BufferMode, Plan, Proposal, TensorConfig, TensorState
@@ -23,7 +24,8 @@ from .stripe_config import StripeConfig, candidate_stripe_shapes
 
 @dataclass(frozen=True)
 class CascaderOptions:
-    """Search limits and switches.
+    """How the search runs: its limits and switches. They shape the frontier of proposals; which proposal a build
+    takes (by its SRAM limit) is decided outside the core, by `codegen.cascade.CascaderSettings`.
 
     * `max_plan_size`: the most parts in one cascade.
     * `max_proposals`: proposals kept per graph prefix after Pareto culling (thinned evenly, ends kept).
@@ -40,7 +42,7 @@ class CascaderOptions:
     enable_cascading: bool = True
     enable_striping: bool = True
     buffer_modes: tuple[BufferMode, ...] = (BufferMode.ROLLING, BufferMode.RECOMPUTE)
-    alignment: int = 16
+    alignment: int = ALIGNMENT
 
     def __post_init__(self):
         if self.max_plan_size < 1 or self.max_proposals < 1 or self.stripe_halvings < 0 or self.alignment < 1:
@@ -49,7 +51,7 @@ class CascaderOptions:
             raise ValueError("at least one buffer mode is needed")
 
     def align(self, size: int) -> int:
-        return -(-size // self.alignment) * self.alignment
+        return round_up(size, self.alignment)
 
 
 class _Liveness:

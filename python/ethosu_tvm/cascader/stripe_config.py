@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from ..arch import round_up
+
 Exact = int | Fraction
 
 
@@ -157,7 +159,7 @@ def split_sizes(extent: int, halvings: int = 3, single: bool = True, align: int 
     sizes = {-(-extent // (1 << k)) for k in range(halvings + 1)}
     if single:
         sizes.add(1)
-    return tuple(sorted({min(extent, -(-s // align) * align) for s in sizes}, reverse=True))
+    return tuple(sorted({min(extent, round_up(s, align)) for s in sizes}, reverse=True))
 
 
 def candidate_stripe_shapes(

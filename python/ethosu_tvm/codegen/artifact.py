@@ -43,13 +43,13 @@ class OpSummary:
 @dataclass(frozen=True)
 class CascadeReport:
     """What the cascader chose for one NPU subgraph: proposal `index` of the `proposals` on its Pareto frontier
-    (ordered by increasing memory), for `budget` bytes of scratch; `scratch_size` is what memory planning made of
-    it. `proposal` is a `cascader.Proposal`."""
+    (ordered by increasing memory), for an SRAM limit of `sram_limit` bytes of scratch (None: no limit);
+    `scratch_size` is what memory planning made of it. `proposal` is a `cascader.Proposal`."""
 
     proposal: object
     index: int
     proposals: int
-    budget: int | None
+    sram_limit: int | None
     scratch_size: int
 
 

@@ -6,7 +6,7 @@ interior tensor's producer is annotated with its ring size and, for ROLLING buff
 
 The cascader's memory figure is an estimate (the sum of live buffers); the scratch the memory planner then
 finds can be larger (alignment, fragmentation). So the chosen proposal is compiled and measured, and when it
-exceeds the budget the next fastest one is tried, a bounded number of times.
+exceeds the SRAM limit the next fastest one is tried, a bounded number of times.
 """
 from __future__ import annotations
 
@@ -30,12 +30,12 @@ from .schedule import (
 )
 from .vela_calls import CodegenError
 
-# Proposals compiled at most per NPU subgraph while looking for one whose real scratch fits the budget.
+# Proposals compiled at most per NPU subgraph while looking for one whose real scratch fits the SRAM limit.
 MAX_ATTEMPTS = 6
 
 
 class CascaderError(CodegenError):
-    """No schedule the cascader found fits the SRAM budget."""
+    """No schedule the cascader found fits the SRAM limit."""
 
 
 def cascade_schedule(proposal: Proposal) -> ScheduleFn:
@@ -68,21 +68,21 @@ def cascade_proposals(graph: NpuGraph, target: EthosuTarget, options: CascaderOp
     return search(cascader, options)
 
 
-def _attempt_order(proposals: list[Proposal], budget: int | None) -> list[int]:
-    """Indices of the proposals to compile, at most MAX_ATTEMPTS: those estimated within the budget, fastest
-    first, and finally the smallest one (alone without a budget)."""
+def _attempt_order(proposals: list[Proposal], sram_limit: int | None) -> list[int]:
+    """Indices of the proposals to compile, at most MAX_ATTEMPTS: those estimated within the SRAM limit, fastest
+    first, and finally the smallest one (alone without a limit)."""
     smallest = min(range(len(proposals)), key=lambda i: (proposals[i].memory, proposals[i].cycles))
-    if budget is None:
+    if sram_limit is None:
         return [smallest]
-    fitting = sorted((i for i in range(len(proposals)) if proposals[i].memory <= budget and i != smallest),
+    fitting = sorted((i for i in range(len(proposals)) if proposals[i].memory <= sram_limit and i != smallest),
                      key=lambda i: (proposals[i].cycles, proposals[i].memory))
     return fitting[:MAX_ATTEMPTS - 1] + [smallest]
 
 
-def compile_cascaded(graph: NpuGraph, target: EthosuTarget, options: CascaderOptions, budget: int | None,
+def compile_cascaded(graph: NpuGraph, target: EthosuTarget, options: CascaderOptions, sram_limit: int | None,
                      io_in_scratch: frozenset[str] = frozenset(), force_proposal: int | None = None,
                      log: Callable[[str], None] | None = None) -> NpuArtifact:
-    """Compile `graph` with the fastest cascading schedule whose scratch fits `budget` bytes (no budget: the
+    """Compile `graph` with the fastest cascading schedule whose scratch fits `sram_limit` bytes (no limit: the
     smallest schedule). `force_proposal` picks a frontier index instead; `log` receives every proposal."""
     proposals = cascade_proposals(graph, target, options, io_in_scratch)
     if log is not None:
@@ -94,15 +94,15 @@ def compile_cascaded(graph: NpuGraph, target: EthosuTarget, options: CascaderOpt
                                 f"cascader found {len(proposals)} (0 to {len(proposals) - 1})")
         order = [force_proposal]
     else:
-        order = _attempt_order(proposals, budget)
+        order = _attempt_order(proposals, sram_limit)
     smallest = None
     for index in order:
         artifact = compile_npu_graph(graph, target, cascade_schedule(proposals[index]), io_in_scratch)
         smallest = artifact.scratch_size if smallest is None else min(smallest, artifact.scratch_size)
-        if budget is None or artifact.scratch_size <= budget or force_proposal is not None:
-            report = CascadeReport(proposals[index], index, len(proposals), budget, artifact.scratch_size)
+        if sram_limit is None or artifact.scratch_size <= sram_limit or force_proposal is not None:
+            report = CascadeReport(proposals[index], index, len(proposals), sram_limit, artifact.scratch_size)
             return dataclasses.replace(artifact, cascade=report)
-    raise CascaderError(f"{graph.name}: no schedule fits the cascader's SRAM limit of {budget} "
+    raise CascaderError(f"{graph.name}: no schedule fits the cascader's SRAM limit of {sram_limit} "
                         f"bytes; the smallest one found needs {smallest} bytes of NPU scratch")
 
 
@@ -117,9 +117,14 @@ def describe_proposal(proposal: Proposal) -> str:
 
 @dataclass(frozen=True)
 class CascaderSettings:
-    """How to run the cascader on every NPU subgraph (see `compile_cascaded`)."""
+    """One build's use of the cascader, applied to every NPU subgraph (see `compile_cascaded`).
+
+    `options` is how the generic cascader core searches (`cascader.CascaderOptions`); the rest is how a build
+    chooses among the proposals it finds: the fastest whose NPU scratch fits `sram_limit` bytes (None: the
+    smallest), or the frontier index `force_proposal`; `log` receives every proposal.
+    """
 
     options: CascaderOptions = CascaderOptions()
-    budget: int | None = None
+    sram_limit: int | None = None
     force_proposal: int | None = None
     log: Callable[[str], None] | None = None

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arch import ALIGNMENT, round_up
 from ..legalize.ops import NpuGraph, Tensor
 from ..memory import BufferInfo, PoolInfo, plan_memory
 from .tir_to_npu import Stripe
@@ -24,11 +25,6 @@ CONSTANTS_REGION = 0
 SCRATCH_REGION = 1
 FIRST_IO_REGION = 3
 MAX_REGIONS = 8
-ALIGNMENT = 16
-
-
-def align(size: int) -> int:
-    return -(-size // ALIGNMENT) * ALIGNMENT
 
 
 @dataclass(frozen=True)
@@ -48,7 +44,7 @@ class ConstantPool:
     def add(self, data: bytes) -> tuple[int, int]:
         """Append one chunk; returns (offset, length) with the length padded to 16 bytes."""
         offset = len(self._data)
-        length = align(len(data))
+        length = round_up(len(data))
         self._data += bytes(data) + bytes(length - len(data))
         return offset, length
 
@@ -82,7 +78,7 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe],
     for tensor in graph.outputs:
         if tensor.name in io_in_scratch:
             last_use[tensor.name] = len(stripes)
-    buffers = [BufferInfo(t.name, align(nbytes(t)), 0, last_use.get(t.name, 0), ALIGNMENT)
+    buffers = [BufferInfo(t.name, round_up(nbytes(t)), 0, last_use.get(t.name, 0), ALIGNMENT)
                for t in graph.inputs if t.name in io_in_scratch]
     planned = {b.name for b in buffers}
     for index, stripe in enumerate(stripes):
@@ -90,7 +86,7 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe],
         if region.tensor in placements or region.tensor in planned:
             continue
         planned.add(region.tensor)
-        size = align(math.prod(region.layout) * np.dtype(region.dtype).itemsize)
+        size = round_up(math.prod(region.layout) * np.dtype(region.dtype).itemsize)
         buffers.append(BufferInfo(region.tensor, size, index, max(index, last_use.get(region.tensor, index)),
                                   ALIGNMENT))
     # The same planner as the model's workspace: the NPU's intermediates are buffers like any other.

@@ -63,6 +63,6 @@ def compile_npu_graphs(graphs: list[NpuGraph], target: EthosuTarget, scratch_io:
         if cascader is None:
             artifacts.append(compile_npu_graph(graph, target, io_in_scratch=in_scratch))
         else:
-            artifacts.append(compile_cascaded(graph, target, cascader.options, cascader.budget, in_scratch,
+            artifacts.append(compile_cascaded(graph, target, cascader.options, cascader.sram_limit, in_scratch,
                                               cascader.force_proposal, cascader.log))
     return artifacts

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from ethosu.vela import api as vapi
 
+from ..arch import from_vela
 from ..cascader.ethosu import performance
 from ..legalize.ops import (
     BinaryElementwise,
@@ -103,14 +104,6 @@ def choose_block_config(op: vapi.NpuBlockOperation, accelerator, what: str,
     """The valid block config with the fewest estimated cycles, of block depth `depth` when there is one (the
     stripes of a convolution then share one weight stream); None when no block fits in SHRAM."""
     return vela_call(what, performance.choose_block_config, op, accelerator, depth)
-
-
-def _lut_address(accelerator) -> int:
-    """SHRAM byte address of LUT slot 0 (the last 2 KiB of SHRAM), from Vela's architecture description."""
-    from ethosu.vela.architecture_features import Accelerator, create_default_arch
-
-    arch = create_default_arch(Accelerator.from_npu_accelerator(accelerator))
-    return int(arch.shram_lut_address)
 
 
 class OperationBuilder:
@@ -235,8 +228,8 @@ class OperationBuilder:
         """DMA the 256-byte table into LUT slot 0 of SHRAM, then a copy whose activation is the lookup: with zero
         points 0 and no scaling, the table index is the raw input value + 128."""
         table = self.constant(op.lut.astype(np.int8).tobytes())
-        shram = vela_call(what, _lut_address, self.accelerator)
-        load = vapi.NpuDmaOperation(table, vapi.NpuAddressRange(LUT_REGION, shram, table.length))
+        shram = vapi.NpuAddressRange(LUT_REGION, from_vela(self.accelerator).lut_base, table.length)
+        load = vapi.NpuDmaOperation(table, shram)
         activation = vapi.NpuActivation(vapi.NpuActivationOp.TABLE_LOOKUP)
         activation.lookup_table_index = 0
         return [load, self.copy(op, stripe, what, activation)]

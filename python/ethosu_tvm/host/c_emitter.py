@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import tvm
 from tvm import tirx
 
+from ..arch import round_up
 from .lowering import PIPELINE
 from .spec import UnsupportedHostOp
 
-WORKSPACE_ALIGNMENT = 16
 # Parameter roles: what the caller passes; inputs and constants are read-only (`const` in C).
 READ_ONLY_ROLES = ("input", "constant")
 ROLES = READ_ONLY_ROLES + ("output", "scratch")
@@ -67,7 +67,7 @@ def _bind_pointers(func: tirx.PrimFunc, roles: list[str]) -> tuple[tirx.PrimFunc
     for buffer, role in zip(func.params, roles):
         if role == "scratch":
             offsets[buffer.name] = total
-            total += -(-_nbytes(buffer) // WORKSPACE_ALIGNMENT) * WORKSPACE_ALIGNMENT
+            total += round_up(_nbytes(buffer))
     workspace = _pointer("workspace", "uint8")
     workspace_view = tirx.decl_buffer((max(total, 1),), "uint8", "workspace_view", data=workspace)
     params, decls, read_only = [], [], set()

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..arch import ALIGNMENT
+
 
 class MemoryPlanError(RuntimeError):
     """An internal error: a plan violates an invariant (overlap, alignment, pool size)."""
@@ -23,7 +25,7 @@ class BufferInfo:
     size: int
     first_use: int
     last_use: int
-    alignment: int = 16
+    alignment: int = ALIGNMENT
     pools: tuple[str, ...] = ()
     producer: str = ""
 

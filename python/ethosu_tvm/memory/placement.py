@@ -7,11 +7,8 @@ algorithms therefore only differ in the order they choose.
 """
 from __future__ import annotations
 
+from ..arch import round_up
 from .buffers import Allocation, BufferInfo, PlanDoesNotFit, PoolInfo
-
-
-def _align_up(value: int, alignment: int) -> int:
-    return -(-value // alignment) * alignment
 
 
 def lowest_offset(size: int, alignment: int, occupied: list[tuple[int, int]]) -> int:
@@ -21,7 +18,7 @@ def lowest_offset(size: int, alignment: int, occupied: list[tuple[int, int]]) ->
         if offset + size <= start:
             break
         if end > offset:
-            offset = _align_up(end, alignment)
+            offset = round_up(end, alignment)
     return offset
 
 

@@ -1,6 +1,7 @@
 """Choosing and running a planning algorithm over user-described pools, with a verified result."""
 from __future__ import annotations
 
+from ..arch import round_up
 from .algorithms import ALGORITHMS, Result, extents
 from .buffers import BufferInfo, MemoryPlan, PlanDoesNotFit, PoolInfo
 from .placement import BufferDoesNotFit, peak_live_bytes
@@ -9,10 +10,6 @@ from .verify import verify_plan
 # Below this many buffers the exact search is cheap enough to run by default.
 EXACT_MAX_BUFFERS = 10
 DEFAULT_POOL = PoolInfo("workspace")
-
-
-def _align16(value: int) -> int:
-    return -(-value // 16) * 16
 
 
 def plan_memory(buffers: list[BufferInfo], pools: list[PoolInfo] | None = None,
@@ -34,7 +31,7 @@ def plan_memory(buffers: list[BufferInfo], pools: list[PoolInfo] | None = None,
         raise PlanDoesNotFit(_too_small_message(buffers, pools, err)) from None
     sizes = {p.name: 0 for p in pools}
     for a in result.allocations:
-        sizes[a.pool] = max(sizes[a.pool], _align16(a.end))
+        sizes[a.pool] = max(sizes[a.pool], round_up(a.end))
     lower_bound = peak_live_bytes(buffers) if len(pools) == 1 else 0
     plan = MemoryPlan(tuple(sorted(result.allocations, key=lambda a: (a.pool, a.offset, a.buffer.name))), sizes,
                       name, result.proven_optimal or (bool(buffers) and sum(sizes.values()) <= lower_bound),
@@ -56,7 +53,7 @@ def _run(buffers, pools, algorithm) -> tuple[str, Result]:
 def _too_small_message(buffers, pools, err: BufferDoesNotFit) -> str:
     """Say which pools are too small and how much the model needs without their size limits."""
     unbounded = [PoolInfo(p.name) for p in pools]
-    needed = sum(_align16(e) for e in extents(ALGORITHMS["greedy_by_size"](buffers, unbounded).allocations).values())
+    needed = sum(round_up(e) for e in extents(ALGORITHMS["greedy_by_size"](buffers, unbounded).allocations).values())
     given = ", ".join(f"{p.name!r} ({p.size_hint_bytes} bytes)" if p.size_hint_bytes is not None
                       else f"{p.name!r} (unbounded)" for p in err.pools)
     return (f"the model does not fit the workspace pools: buffer {err.buffer.name!r} ({err.buffer.size} bytes) "

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..aot.interface import INTERFACE_PATH, ModelInterface
+from ..arch import ALIGNMENT, round_up
 from ..sim import SimStats, Simulator
 
 SHIM = Path(__file__).with_name("shim")
@@ -99,8 +100,8 @@ class HostProgram:
         """Outputs by model name for `inputs` (a mapping by model input name, or a sequence in model order)."""
         interface = self.interface
         arrays = self._arrays(inputs)
-        pools = {name: np.zeros(size + 16, dtype=np.uint8) for name, size in interface.pools}
-        base = {name: p.ctypes.data + (-p.ctypes.data) % 16 for name, p in pools.items()}
+        pools = {name: np.zeros(size + ALIGNMENT, dtype=np.uint8) for name, size in interface.pools}
+        base = {name: round_up(p.ctypes.data) for name, p in pools.items()}
         arguments = []
         if interface.io_in_workspace:
             for field, array in zip(interface.inputs, arrays):

@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from .accelerators import ACCELERATORS, accelerator as find_accelerator
+from ..arch import ACCELERATORS, find_accelerator
 from .errors import SimulatorError
 from .payload import bytes_to_words, is_driver_payload, parse_driver_payload
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .accelerators import LUT_BYTES, LUT_SLOT_BYTES, Accelerator
-from .memory import SHRAM, Memory
+from ..arch import LUT_BYTES, LUT_SLOT_BYTES, Accelerator
+from ..arch.cycles import SHRAM
+from .memory import Memory
 from .operation import OutputStage
 from .regfile import RegisterFile
 
@@ -73,8 +74,9 @@ def is_lut(function: int) -> bool:
 
 
 def table_bytes(stage: OutputStage) -> int:
-    """Bytes of SHRAM a table lookup reads: 256 OFM-sized entries, or 512 words for a 16-bit clip type."""
-    return 256 * stage.ofm_dtype.itemsize if stage.clip_type.itemsize == 1 else 2048
+    """Bytes of SHRAM a table lookup reads: 256 OFM-sized entries, or 512 words (the whole LUT area) for a 16-bit
+    clip type."""
+    return 256 * stage.ofm_dtype.itemsize if stage.clip_type.itemsize == 1 else LUT_BYTES
 
 
 def lookup(values: np.ndarray, stage: OutputStage, regs: RegisterFile, memory: Memory,

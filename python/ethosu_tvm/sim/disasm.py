@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ..arch.operation import ELEMENTWISE
 from . import operation
 from .errors import SimulatorError
 from .regfile import RegisterFile
@@ -32,7 +33,7 @@ def _summary(op: operation.BlockOperation) -> str:
     if op.ifm2 is not None:
         text += f", ifm2 {'scalar ' + str(op.ifm2_scalar) if op.ifm2_scalar is not None else shape(op.ifm2)}"
     text += f" -> ofm {shape(op.ofm)} {op.ofm.dtype}"
-    if op.kind != operation.ELEMENTWISE:
+    if op.kind != ELEMENTWISE:
         k = op.kernel
         text += f", kernel {k.height}x{k.width} stride {k.stride_y}x{k.stride_x}"
     return text

@@ -10,10 +10,8 @@ from typing import Mapping
 
 import numpy as np
 
+from ..arch.cycles import SHRAM
 from .errors import SimulatorError
-
-SHRAM = "shram"  # key of the internal memory in the traffic counters
-
 
 Buffer = bytearray | bytes | memoryview
 

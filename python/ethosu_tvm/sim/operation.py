@@ -9,13 +9,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from . import featuremap
 from .featuremap import FeatureMap
 from .quant import Rounding
 from .regfile import RegisterFile
 from .registers import Command
 
-CONV, DEPTHWISE, POOL, ELEMENTWISE = "CONV", "DEPTHWISE", "POOL", "ELEMENTWISE"
 _KINDS = {"NPU_OP_CONV": CONV, "NPU_OP_DEPTHWISE": DEPTHWISE, "NPU_OP_POOL": POOL, "NPU_OP_ELEMENTWISE": ELEMENTWISE}
 POOL_MODES = ("MAX", "AVERAGE", "REDUCE_SUM")
 ELEMENTWISE_MODES = ("MUL", "ADD", "SUB", "MIN", "MAX", "LRELU", "ABS", "CLZ", "SHR", "SHL")
@@ -23,27 +23,6 @@ _MODES = {POOL: POOL_MODES, ELEMENTWISE: ELEMENTWISE_MODES}
 UNARY_MODES = ("LRELU", "ABS", "CLZ")
 UPSCALE_MODES = ("NONE", "NEAREST", "TRANSPOSE")
 _CLIP_TYPES = {0: None, 2: np.dtype(np.uint8), 3: np.dtype(np.int8), 5: np.dtype(np.int16)}
-
-
-@dataclass(frozen=True)
-class Kernel:
-    """Kernel size in taps (not dilated), strides, dilations and the weight traversal order."""
-
-    height: int
-    width: int
-    stride_y: int
-    stride_x: int
-    dilation_y: int
-    dilation_x: int
-    part_kernel: bool
-
-    @property
-    def extent_h(self) -> int:
-        return (self.height - 1) * self.dilation_y + 1
-
-    @property
-    def extent_w(self) -> int:
-        return (self.width - 1) * self.dilation_x + 1
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arch import Accelerator
 from . import activation
-from .accelerators import Accelerator
 from .errors import SimulatorError
 from .memory import Memory
 from .operation import OutputStage

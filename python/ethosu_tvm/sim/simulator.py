@@ -9,18 +9,19 @@ from __future__ import annotations
 from collections import Counter
 from typing import Mapping, Sequence
 
+from ..arch import find_accelerator
+from ..arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL
 from . import featuremap, mlw, operation, stream
-from .accelerators import accelerator as find_accelerator
 from .memory import Buffer, Memory
 from .ops import conv, dma, elementwise, pool
 from .registers import Command
 from .stats import SimStats, walk
 
 _EXECUTORS = {
-    operation.CONV: conv.execute,
-    operation.DEPTHWISE: conv.execute,
-    operation.POOL: pool.execute,
-    operation.ELEMENTWISE: elementwise.execute,
+    CONV: conv.execute,
+    DEPTHWISE: conv.execute,
+    POOL: pool.execute,
+    ELEMENTWISE: elementwise.execute,
 }
 
 

@@ -13,10 +13,10 @@ from typing import Callable
 
 import numpy as np
 
+from ..arch import Accelerator
+from ..arch.cycles import SHRAM
 from . import activation, operation
-from .accelerators import Accelerator
 from .cycles import CycleModel, Timeline
-from .memory import SHRAM
 from .ops import dma
 from .regfile import RegisterFile
 from .registers import Command

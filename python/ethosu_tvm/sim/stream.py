@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, Sequence
 
-from .accelerators import Accelerator
+from ..arch import Accelerator
 from .errors import SimulatorError
 from .payload import bytes_to_words, is_driver_payload, parse_driver_payload
 from .regfile import RegisterFile

@@ -19,6 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..arch import round_up
 from . import mlw
 
 SUB_KERNEL_MAX = 8
@@ -62,17 +63,13 @@ class _Piece:
     width: int
 
 
-def _round_up(value: int, multiple: int) -> int:
-    return -(-value // multiple) * multiple
-
-
 def _piece_order(layout: WeightLayout, piece: _Piece) -> np.ndarray:
     """OHWI flat indices (-1 for padding) of one piece, in stream order."""
     taps = piece.height * piece.width
     if layout.part_kernel:
-        taps = _round_up(taps, 2 if layout.ifm_bits == 16 else 4)
+        taps = round_up(taps, 2 if layout.ifm_bits == 16 else 4)
     elif layout.depthwise:
-        taps = _round_up(taps, 4)
+        taps = round_up(taps, 4)
     ifm_lanes = 1 if layout.depthwise else layout.ifm_ublock_depth
     ofm_ublock = np.arange(0, piece.ofm_count, layout.ofm_ublock_depth)
     ifm_ublock = np.arange(0, piece.ifm_span, layout.ifm_ublock_depth)

@@ -2,10 +2,11 @@
 
 One model serves both the cascader, which costs hypothetical stripes during its search, and code generation, which
 picks each operation's block config and weight traversal, so that both rank alternatives alike. The estimate is the
-simulator's (`ethosu_tvm.sim.cycles`): max(compute, memory), compute from Vela's legacy performance model, memory
-the bytes moved at the bandwidths of Vela's default system (Ethos_U55_High_End_Embedded, Shared_Sram): region 0
-(constants) is off-chip flash, every other region and SHRAM is SRAM. For an operation the code generator builds,
-`estimate_cycles` equals the simulator's estimate for the command Vela's API generates from it.
+shared cycle model's (`ethosu_tvm.arch.cycles`), which the simulator reports too: max(compute, memory), compute
+from Vela's legacy performance model, memory the bytes moved at the bandwidths of Vela's default system
+(Ethos_U55_High_End_Embedded, Shared_Sram): region 0 (constants) is off-chip flash, every other region and SHRAM is
+SRAM. For an operation the code generator builds, `estimate_cycles` equals the simulator's estimate for the command
+Vela's API generates from it.
 """
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 from ethosu.vela import api as vapi
 
+from ...arch import LUT_BYTES, Accelerator, from_vela, round_up
+from ...arch.cycles import SHRAM, CostedFeatureMap, compute_cycles, memory_cycles
+from ...arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from ...legalize.ops import (
     BinaryElementwise,
     Conv2D,
@@ -29,14 +33,10 @@ from ...legalize.ops import (
     Pooling,
     average_as_depthwise,
 )
-from ...sim.cycles import CostedFeatureMap, compute_cycles, memory_cycles
-from ...sim.memory import SHRAM
-from ...sim.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 
 # Regions as code generation places data: constants (weights, scales, tables) in 0 = flash, feature maps in SRAM.
 _CONSTANTS_REGION = 0
 _FEATURE_MAP_REGION = 1
-_STREAM_ALIGNMENT = 16  # weight and scale streams are padded to 16 bytes
 _SCALE_BIAS_BYTES = 10  # per output channel
 
 
@@ -53,10 +53,6 @@ class OperationCost:
     weight_bytes: int  # weight and scale/bias streams, read from flash
 
 
-def _round_up(value: int, multiple: int) -> int:
-    return -(-value // multiple) * multiple
-
-
 def block_traversal(kernel: tuple[int, int], ifm_depth: int, ifm_bits: int = 8) -> vapi.NpuBlockTraversal:
     """The weight order of a (non-depthwise) convolution with this kernel (height, width) and IFM, chosen as Vela's
     weight encoder chooses it: part-kernel-first for IFMs of depth 8 or less, and whenever it keeps at least as
@@ -65,8 +61,8 @@ def block_traversal(kernel: tuple[int, int], ifm_depth: int, ifm_bits: int = 8) 
     if ifm_depth <= 8:
         return vapi.NpuBlockTraversal.PART_KERNEL_FIRST
     taps = kernel[0] * kernel[1]
-    depth_first = ifm_depth / _round_up(ifm_depth, 32 if ifm_bits == 8 else 16)
-    part_kernel = (ifm_depth / _round_up(ifm_depth, 8)) * (taps / _round_up(taps, 4 if ifm_bits == 8 else 2))
+    depth_first = ifm_depth / round_up(ifm_depth, 32 if ifm_bits == 8 else 16)
+    part_kernel = (ifm_depth / round_up(ifm_depth, 8)) * (taps / round_up(taps, 4 if ifm_bits == 8 else 2))
     if part_kernel >= depth_first:
         return vapi.NpuBlockTraversal.PART_KERNEL_FIRST
     return vapi.NpuBlockTraversal.DEPTH_FIRST
@@ -86,7 +82,7 @@ def _dtype_bits(dtype: str) -> int:
 
 
 def _kind(npu_op: vapi.NpuBlockOperation) -> tuple[str, str]:
-    """(kind, mode) as the simulator's decoded operations name them."""
+    """(kind, mode) in the NPU's terms (`arch.operation`)."""
     if isinstance(npu_op, vapi.NpuConv2DOperation):
         return CONV, ""
     if isinstance(npu_op, vapi.NpuConvDepthWiseOperation):
@@ -138,28 +134,28 @@ def _volume(shape) -> int:
 
 def _streams(npu_op: vapi.NpuBlockOperation, kind: str, ifm_depth: int) -> list[tuple[int, int]]:
     """(region, bytes) of a convolution's weight and scale/bias streams: their lengths once encoded, before that
-    the uncompressed size Vela's element counts assume (one byte per weight, 10 per output channel)."""
+    the uncompressed size Vela's element counts assume (one byte per weight, 10 per output channel), padded as the
+    constant pool stores them."""
     encoded = [(r.region, r.length) for r in list(npu_op.weights) + list(npu_op.biases) if r.length]
     if encoded:
         return encoded
     k, ofm_depth = npu_op.kernel, npu_op.ofm.shape.depth
     weights = k.height * k.width * (ifm_depth if kind == CONV else 1) * ofm_depth
-    return [(_CONSTANTS_REGION, _round_up(weights, _STREAM_ALIGNMENT)),
-            (_CONSTANTS_REGION, _round_up(_SCALE_BIAS_BYTES * ofm_depth, _STREAM_ALIGNMENT))]
+    return [(_CONSTANTS_REGION, round_up(weights)), (_CONSTANTS_REGION, round_up(_SCALE_BIAS_BYTES * ofm_depth))]
 
 
 def _lut_bytes(ofm: vapi.NpuFeatureMap) -> int:
-    """SHRAM bytes a table lookup reads: 256 OFM-sized entries, or 2 KiB for 16-bit OFMs (a 32-bit OFM is clipped
-    to 8 bits, so 256 entries)."""
+    """SHRAM bytes a table lookup reads: 256 OFM-sized entries, or the whole LUT area for 16-bit OFMs (a 32-bit OFM
+    is clipped to 8 bits, so 256 entries)."""
     bits = ofm.data_type.size_in_bits()
-    return 2048 if bits == 16 else 256 * bits // 8
+    return LUT_BYTES if bits == 16 else 256 * bits // 8
 
 
 @dataclass(frozen=True)
 class _Costing:
     """The block-independent part of an operation's estimate, computed once per operation."""
 
-    accelerator: str
+    accelerator: Accelerator
     kind: str
     mode: str
     fused: str | None
@@ -207,14 +203,14 @@ def _costing(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator) -
     if fused == "LUT":
         read[SHRAM] += _lut_bytes(npu_op.ofm)
     written[npu_op.ofm.region] += _volume(ofm_shape) * ofm_bits // 8
-    name = accelerator.name
+    hardware = from_vela(accelerator)
     return _Costing(
-        accelerator=name, kind=kind, mode=mode, fused=fused,
+        accelerator=hardware, kind=kind, mode=mode, fused=fused,
         ifm=CostedFeatureMap(ifm_shape, ifm_bits, npu_op.ifm.region, npu_op.ifm.layout == vapi.NpuLayout.NHCWB16),
         ifm2=ifm2,
         ofm=CostedFeatureMap(ofm_shape, ofm_bits, npu_op.ofm.region, npu_op.ofm.layout == vapi.NpuLayout.NHCWB16),
         kernel=kernel, acc_bits=_accumulator_bits(npu_op, kind, mode, ifm_bits), weights_region=weights_region,
-        memory_cycles=memory_cycles(name, read, written), bytes_read=sum(read.values()),
+        memory_cycles=memory_cycles(hardware, read, written), bytes_read=sum(read.values()),
         bytes_written=sum(written.values()), weight_bytes=weight_bytes,
     )
 
@@ -349,7 +345,7 @@ def _stripe_cost(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccele
         raise ValueError(f"{op.op_name}: no block config fits a stripe of {ofm} in {accelerator.name}'s SHRAM")
     if isinstance(op, Conv2D):  # every stripe reads the primitive's whole (compressed) weight stream
         weights = _encoded_weight_bytes(op, block.depth, accelerator)
-        biases = _round_up(_SCALE_BIAS_BYTES * op.weights.shape[0], _STREAM_ALIGNMENT)
+        biases = round_up(_SCALE_BIAS_BYTES * op.weights.shape[0])
         npu_op.weights = [vapi.NpuAddressRange(_CONSTANTS_REGION, 0, weights)]
         npu_op.biases = [vapi.NpuAddressRange(_CONSTANTS_REGION, 0, biases)]
     return estimate_cycles(npu_op, accelerator, block)
@@ -369,4 +365,4 @@ def encode_weights(op: Conv2D, channels: slice, depth: int, accelerator: vapi.Np
 def _encoded_weight_bytes(op: Conv2D, depth: int, accelerator: vapi.NpuAccelerator) -> int:
     """The flash bytes of `op`'s whole weight stream for blocks of `depth` channels. Compression matters: flash
     traffic bounds many layers, and every stripe of a cascade reads the stream again."""
-    return _round_up(len(encode_weights(op, slice(None), depth, accelerator)), _STREAM_ALIGNMENT)
+    return round_up(len(encode_weights(op, slice(None), depth, accelerator)))

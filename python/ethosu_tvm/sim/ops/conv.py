@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...arch import Accelerator
+from ...arch.operation import DEPTHWISE
 from .. import output, scales
-from ..accelerators import Accelerator
 from ..errors import SimulatorError
 from ..featuremap import read
 from ..memory import Memory
-from ..operation import DEPTHWISE, BlockOperation
+from ..operation import BlockOperation
 from ..regfile import RegisterFile
 from ..weights import WeightFormatError, WeightLayout, decode_weights
 from .window import padded_input, taps

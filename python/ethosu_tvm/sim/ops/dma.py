@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...arch.cycles import SHRAM
 from ..errors import SimulatorError
-from ..memory import SHRAM, Memory
+from ..memory import Memory
 from ..regfile import RegisterFile
 
 

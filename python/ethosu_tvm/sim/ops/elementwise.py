@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...arch import Accelerator
 from .. import output
-from ..accelerators import Accelerator
 from ..errors import SimulatorError
 from ..featuremap import read
 from ..memory import Memory

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...arch import Accelerator
 from .. import output
-from ..accelerators import Accelerator
 from ..featuremap import read
 from ..memory import Memory
 from ..operation import BlockOperation
