@@ -10,7 +10,8 @@ The stages, in the order :func:`build` runs them (each a function of its own pac
 1. partition (`partition_for_ethosu`): NPU-capable operators → merged ``Codegen="ethos-u"`` functions + report;
 2. fuse host ops (`fuse_host_ops`): what stays in main → ``host.<kind>`` composites;
 3. legalize (`legalize`): each NPU function → an `NpuGraph` of primitives with integer parameters;
-4. NPU code generation (`compile_npu_graphs`): TE → (cascaded) TIR → Vela API → command streams (`NpuArtifact`);
+4. NPU code generation (`compile_npu_graphs`): TE → (cascaded) TIR → Vela API → command streams (`NpuArtifact`),
+   each then run once in the simulator (`check_artifact`): a stream the NPU cannot execute is never written;
 5. host kernels (`build_host_kernels`): each host composite → a plain C function (`HostKernel`);
 6. program (`build_program`): main → ordered NPU launches and kernel calls over named tensors;
 7. memory plan (`plan_workspace`): every buffer placed in the workspace pools;
@@ -38,6 +39,7 @@ from .legalize import legalize
 from .legalize.ops import NpuGraph
 from .memory import PoolInfo
 from .partition import OffloadReport, host_only_report, partition_for_ethosu
+from .sim.stream_check import check_artifact
 
 
 def _partition(mod: tvm.IRModule, config: BuildConfig) -> tuple[tvm.IRModule, OffloadReport]:
@@ -63,7 +65,8 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     None or an empty dict is accepted. Raises TargetError/BuildError for bad options, UnsupportedHostOp for an
     operator neither the NPU nor a host kernel implements, PlanDoesNotFit when the pools are too small,
     CascaderError when no cascading schedule fits the cascader's SRAM limit (`cascader_sram_limit` bytes of NPU
-    scratch, by default the size hint of the NPU's first pool; the target must enable the cascader).
+    scratch, by default the size hint of the NPU's first pool; the target must enable the cascader), and
+    InvalidCommandStream, a compiler bug, when a generated command stream fails the simulator's checks.
     `progress` is called with a short message as each stage starts.
     """
     report = progress or (lambda message: None)
@@ -82,6 +85,9 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
         report(f"generating NPU command streams ({offload.counts().get('ethos-u', 0)} operators){cascading}")
         scratch_io = io_in_scratch(fused) if config.io_in_workspace else None
         artifacts = compile_npu_graphs(graphs, config.npu, scratch_io, config.cascader)
+        report("checking NPU command streams")
+        for artifact in artifacts:
+            check_artifact(artifact)
     report("building host kernels")
     kernels = build_host_kernels(fused, config.host, PREFIX)
     program = build_program(fused, artifacts, kernels, *model_io_names(mod))

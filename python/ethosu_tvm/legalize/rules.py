@@ -93,7 +93,9 @@ def conv2d(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     channels = weights.shape[0]
     attrs = conv.attrs
     top, left, bottom, right = (int(p) for p in attrs.padding)
-    op_type = DepthwiseConv2D if depthwise else Conv2D
+    # The NPU's DEPTHWISE needs IFM depth = OFM depth. A depth multiplier on one input channel is a convolution:
+    # its (C·M, H, W, 1) depthwise weights are then OHWI with I = 1.
+    op_type = DepthwiseConv2D if depthwise and tensors[match["ifm"]].shape[-1] == channels else Conv2D
     return op_type(
         ifm=_operand(tensors[match["ifm"]], ifm_q),
         ofm=_operand(ofm, ofm_q),

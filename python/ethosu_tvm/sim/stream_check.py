@@ -1,0 +1,47 @@
+"""The compiler's last check of its own NPU output: every command stream runs in the simulator before it is written.
+
+Code generation builds streams through Vela's API, which does not check that an operation is executable (it
+encodes a DEPTHWISE whose IFM and OFM depths differ without complaint). The simulator applies the hardware's
+register-level rules (shapes, depths, block configs, region bounds, weight and scale stream lengths), so running
+each stream once on zeroed memory of the planned sizes proves the NPU can execute it. A failure is a compiler bug:
+it is reported as such, naming the operator, and nothing is written.
+"""
+from __future__ import annotations
+
+import re
+
+from .errors import SimulatorError
+from .simulator import Simulator
+
+_BLOCK_OPERATIONS = frozenset({"NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_ELEMENTWISE"})
+
+
+class InvalidCommandStream(Exception):
+    """The compiler generated a command stream the NPU cannot execute (a bug in the compiler, not in the model)."""
+
+
+def _operator(artifact, simulator: Simulator, message: str) -> str:
+    """The source operator of the block operation the simulator's message names ("command N ..."); code
+    generation emits one block operation per entry of `artifact.ops`, in order."""
+    found = re.search(r"\bcommand (\d+) \(NPU_OP_", message)
+    if found is None:
+        return "before any operation"
+    failing = int(found.group(1))
+    commands = simulator.commands(artifact.driver_payload)
+    position = sum(1 for c in commands if c.index < failing and c.opcode.name in _BLOCK_OPERATIONS)
+    return artifact.ops[position].source if position < len(artifact.ops) else "after its last operation"
+
+
+def check_artifact(artifact) -> None:
+    """Run `artifact` (a codegen.NpuArtifact) once on zeroed scratch and I/O; raises InvalidCommandStream."""
+    regions = {0: bytearray(artifact.constants), 1: bytearray(max(artifact.scratch_size, 1))}
+    for binding in artifact.inputs + artifact.outputs:
+        size = binding.offset + binding.size
+        if len(regions.setdefault(binding.region, bytearray(size))) < size:
+            regions[binding.region].extend(bytes(size - len(regions[binding.region])))
+    simulator = Simulator(artifact.accelerator)
+    try:
+        simulator.run(artifact.driver_payload, regions)
+    except SimulatorError as err:
+        raise InvalidCommandStream(f"{artifact.name}: the generated command stream cannot run on the NPU "
+                                   f"({_operator(artifact, simulator, str(err))}): {err}") from None

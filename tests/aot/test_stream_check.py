@@ -1,0 +1,44 @@
+"""A compile never writes a command stream the NPU cannot execute: every stream runs in the simulator first.
+
+The depth-multiplier case is the one that used to slip through (Vela's API encoded a DEPTHWISE with IFM depth 1
+and OFM depth 8, which the NPU cannot run); a corrupted operation shows the check itself fires."""
+from __future__ import annotations
+
+import pytest
+from aot_support import ACCELERATORS, assert_bit_exact, compile_model, npu_target
+
+from ethosu_tvm.cli import main as tvmc
+from ethosu_tvm.codegen.operations import OperationBuilder
+from ethosu_tvm.testing import models
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("multiplier", [2, 8])
+def test_depth_multiplier_on_one_channel_runs_on_the_npu_bit_exactly(multiplier, accelerator, tmp_path, capsys):
+    model = models.make("depthwise_conv2d", 0, in_shape=(1, 9, 7, 1), depth_multiplier=multiplier)
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert "Offload: 1 operators on" in capsys.readouterr().out
+    assert_bit_exact(model, archive, tmp_path)
+
+
+def test_an_invalid_operation_is_an_internal_error_and_nothing_is_written(tmp_path, capsys, monkeypatch):
+    """Code generation made to emit one DEPTHWISE whose IFM is deeper than its OFM: the compile must stop."""
+    build = OperationBuilder.build
+
+    def corrupted(self, op, stripe):
+        npu_ops = build(self, op, stripe)
+        ifm = npu_ops[-1].ifm
+        ifm.shape = type(ifm.shape)(ifm.shape.height, ifm.shape.width, ifm.shape.depth + 1)
+        return npu_ops
+
+    monkeypatch.setattr(OperationBuilder, "build", corrupted)
+    model = models.make("depthwise_conv2d", 0, in_shape=(1, 8, 8, 4))
+    (tmp_path / "m.tflite").write_bytes(model)
+    status = tvmc(["compile", str(tmp_path / "m.tflite"), f"--target={npu_target('ethos-u55-128')}",
+                   "-o", str(tmp_path / "m.tar")])
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert status == 1
+    assert error.startswith("tvmc: internal error: InvalidCommandStream: ethos_u_0: the generated command stream "
+                            "cannot run on the NPU (depthwise_conv2d:"), error
+    assert "DEPTHWISE needs IFM depth = OFM depth (4)" in error
+    assert not (tmp_path / "m.tar").exists()
