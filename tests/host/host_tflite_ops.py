@@ -120,8 +120,9 @@ def host_op(model: bytes) -> spec.HostOp:
     code = op.builtin
     if code == _OP.SOFTMAX:
         return spec.Softmax(op.input, op.output, float(op.options(tflite.SoftmaxOptions).Beta()))
-    if code in (_OP.LOGISTIC, _OP.TANH):
-        return (spec.Logistic if code == _OP.LOGISTIC else spec.Tanh)(op.input, op.output)
+    if code in (_OP.LOGISTIC, _OP.TANH, _OP.HARD_SWISH):
+        return {_OP.LOGISTIC: spec.Logistic, _OP.TANH: spec.Tanh, _OP.HARD_SWISH: spec.HardSwish}[code](op.input,
+                                                                                                      op.output)
     if code == _OP.QUANTIZE:
         return spec.Requantize(op.input, op.output)
     if code in _RELUS:

@@ -20,6 +20,9 @@ CASES = [
     ("logistic", "int8", dict(in_scale=0.2, in_zp=-60)),
     ("tanh", "int8", {}),
     ("tanh", "int8", dict(in_scale=0.004, in_zp=100)),
+    ("hard_swish", "int8", {}),
+    ("hard_swish", "int8", dict(in_scale=0.01, in_zp=-30, out_scale=0.05, out_zp=20)),
+    ("hard_swish", "int8", dict(in_scale=0.2, in_zp=90)),
     ("logistic", "int16", {}),
     ("tanh", "int16", dict(in_scale=0.0003)),
     ("quantize", "int8", {}),
@@ -85,6 +88,7 @@ def test_matches_litert(op, dtype, params, compile_kernel):
 @pytest.mark.parametrize("op,dtype,scale", [
     ("logistic", "int8", 0.05), ("tanh", "int8", 0.02), ("logistic", "int16", 1 / 4096), ("logistic", "int16", 0.01),
     ("tanh", "int16", 1 / 2048), ("tanh", "int16", 2e-5), ("quantize", "int8", 0.3), ("quantize", "int16", 0.002),
+    ("hard_swish", "int8", 0.03), ("hard_swish", "int8", 0.15),
 ])
 def test_every_input_value(op, dtype, scale, compile_kernel):
     """Elementwise kernels on every value of their input type at once."""

@@ -57,9 +57,13 @@ def test_conv2d_parameters():
 
 
 def test_depthwise_and_fc_layouts():
-    (dw,) = _ops(models.make("depthwise_conv2d", in_shape=(1, 6, 6, 1), depth_multiplier=3, kernel=(3, 3)))
+    (dw,) = _ops(models.make("depthwise_conv2d", in_shape=(1, 6, 6, 4), kernel=(3, 3)))
     assert type(dw) is DepthwiseConv2D and dw.op_name == "ethosu.depthwise_conv2d"
-    assert dw.weights.shape == (3, 3, 3, 1)
+    assert dw.weights.shape == (4, 3, 3, 1)
+    # The NPU's DEPTHWISE needs IFM depth = OFM depth: a multiplier on one channel is a convolution, OHWI with I = 1.
+    (conv,) = _ops(models.make("depthwise_conv2d", in_shape=(1, 6, 6, 1), depth_multiplier=3, kernel=(3, 3)))
+    assert type(conv) is Conv2D and conv.op_name == "ethosu.conv2d"
+    assert conv.weights.shape == (3, 3, 3, 1)
     reshape, fc = _ops(models.make("fully_connected", in_shape=(1, 2, 2, 8), units=5, bias=False))
     assert type(reshape) is Identity and reshape.op_name == "ethosu.identity"
     assert reshape.ofm.tensor.shape == (1, 1, 4, 8)

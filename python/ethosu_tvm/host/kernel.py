@@ -20,6 +20,7 @@ _DEFINITIONS = {
     spec.Softmax: softmax.define,
     spec.Logistic: lut.define,
     spec.Tanh: lut.define,
+    spec.HardSwish: lut.define,
     spec.Requantize: requantize.define,
     spec.Relu: requantize.define,
     spec.LeakyRelu: leaky_relu.define,

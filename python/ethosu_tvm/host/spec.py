@@ -75,6 +75,10 @@ class Tanh(Unary):
     """TANH; int8 output is scale 1/128, zero point 0."""
 
 
+class HardSwish(Unary):
+    """HARD_SWISH, x · relu6(x + 3) / 6 (int8: TFLite's kernel computes it in 16-bit fixed point)."""
+
+
 class Requantize(Unary):
     """QUANTIZE from one integer quantization to another (same shape)."""
 
@@ -171,12 +175,12 @@ class Binary:
     clamp: Optional[tuple[int, int]] = None
 
 
-HostOp = Union[Softmax, Logistic, Tanh, Requantize, Relu, LeakyRelu, Reshape, Pad, Concatenation, Conv2D,
-               FullyConnected, Pool2D, Binary]
+HostOp = Union[Softmax, Logistic, Tanh, HardSwish, Requantize, Relu, LeakyRelu, Reshape, Pad, Concatenation,
+               Conv2D, FullyConnected, Pool2D, Binary]
 
 
-_NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Requantize: "quantize", Relu: "relu",
-          LeakyRelu: "leaky_relu", Reshape: "reshape", Pad: "pad", Concatenation: "concatenation",
+_NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", HardSwish: "hard_swish", Requantize: "quantize",
+          Relu: "relu", LeakyRelu: "leaky_relu", Reshape: "reshape", Pad: "pad", Concatenation: "concatenation",
           FullyConnected: "fully_connected"}
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..qdq.match import Match
 from ..qdq.values import prim_float, quant_of
-from ..quantization import float32_lut, hard_swish_values, multiply_by_quantized_multiplier, quantize_value
+from ..quantization import float32_lut, hard_swish_lut, multiply_by_quantized_multiplier, quantize_value
 
 INT8_VALUES = np.arange(-128, 128, dtype=np.int64)
 
@@ -33,6 +33,8 @@ def lookup_table(match: Match) -> np.ndarray:
     if match.kind in FLOAT_FUNCTIONS:
         return float32_lut(FLOAT_FUNCTIONS[match.kind], ifm.scalar_scale, ifm.scalar_zero_point, ofm.scalar_scale,
                            ofm.scalar_zero_point, "int8")
+    if match.kind == "hard_swish":
+        return hard_swish_lut(ifm.scalar_scale, ifm.scalar_zero_point, ofm.scalar_scale, ofm.scalar_zero_point)
     centred = INT8_VALUES - ifm.scalar_zero_point
     out_scale, out_zp = ofm.scalar_scale, ofm.scalar_zero_point
     low, high = -128, 127
@@ -41,8 +43,6 @@ def lookup_table(match: Match) -> np.ndarray:
         values = multiply_by_quantized_multiplier(centred, float(real))
     elif match.kind == "abs":
         values = multiply_by_quantized_multiplier(np.abs(centred), _f32_ratio(ifm.scalar_scale, out_scale))
-    elif match.kind == "hard_swish":
-        values = hard_swish_values(centred, ifm.scalar_scale, out_scale)
     elif match.kind == "leaky_relu":
         alpha = float(match["core"].attrs.alpha)
         alpha_real = float(np.float32(ifm.scalar_scale) * np.float32(alpha) / np.float32(out_scale))

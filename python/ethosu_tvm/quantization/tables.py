@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .fixed_point import hard_swish_values
 from .multipliers import round_half_away
 
 
@@ -24,6 +25,12 @@ def float32_lut(function, in_scale: float, in_zp: int, out_scale: float, out_zp:
     rescaled = transformed * (np.float32(1.0) / np.float32(out_scale))
     quantized = np.array([round_half_away(float(v)) for v in rescaled], dtype=np.int64) + out_zp
     return np.clip(quantized, info.min, info.max).astype(dtype)
+
+
+def hard_swish_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.ndarray:
+    """The 256-entry int8 table of TFLite's integer HARD_SWISH (its 16-bit fixed-point algorithm per input)."""
+    centred = np.arange(-128, 128, dtype=np.int64) - in_zp
+    return np.clip(hard_swish_values(centred, in_scale, out_scale) + out_zp, -128, 127).astype(np.int8)
 
 
 INTERPOLATION_STEPS = 512  # a 16-bit table covers its input range in 512 steps of 128 input units
