@@ -156,6 +156,16 @@ def _tracking_converter():
             (output,) = self.get_output_tensors(op)
             return relax.op.reshape(self.get_tensor_expr(data), [int(d) for d in self.get_tensor_shape(output)])
 
+        def convert_transpose_conv(self, op):
+            # TVM's converter reads an absent bias (TFLite's input index -1) as a tensor; it handles three inputs.
+            if op.InputsLength() == 4 and op.Inputs(3) < 0:
+                self.get_input_tensors = lambda op_: type(self).get_input_tensors(self, op_)[:3]
+                try:
+                    return super().convert_transpose_conv(op)
+                finally:
+                    del self.get_input_tensors
+            return super().convert_transpose_conv(op)
+
         def convert_softmax(self, op):
             # TVM's converter drops beta; TFLite computes softmax(beta · x) on the real input.
             options = tflite.SoftmaxOptions()

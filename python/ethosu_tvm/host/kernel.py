@@ -11,7 +11,18 @@ from tvm import s_tir, te
 
 from . import spec
 from .c_emitter import emit_c, host_target
-from .ops import binary, conv, data_movement, fully_connected, leaky_relu, lut, pool, requantize, softmax
+from .ops import (
+    binary,
+    conv,
+    data_movement,
+    fully_connected,
+    leaky_relu,
+    lut,
+    pool,
+    requantize,
+    softmax,
+    transpose_conv,
+)
 from .spec import HostOp, UnsupportedHostOp, op_name
 from .subroutines import subroutine_scope
 from .te_kernel import TeKernel
@@ -28,6 +39,7 @@ _DEFINITIONS = {
     spec.Pad: data_movement.define_pad,
     spec.Concatenation: data_movement.define_concatenation,
     spec.Conv2D: conv.define,
+    spec.TransposeConv2D: transpose_conv.define,
     spec.FullyConnected: fully_connected.define,
     spec.Pool2D: pool.define,
     spec.Binary: binary.define,

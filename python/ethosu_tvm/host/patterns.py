@@ -17,6 +17,7 @@ from ..qdq.patterns import (
     pad,
     reshape,
     softmax,
+    transpose_conv,
     unary,
     weighted_and_elementwise,
 )
@@ -33,6 +34,7 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
     """Every host pattern, most specific first; concatenation once per input count in `concat_arities`."""
     return [
         *weighted_and_elementwise(HOST),
+        transpose_conv(f"{HOST}.transpose_conv"),
         softmax(f"{HOST}.softmax"),
         *(unary(f"{HOST}.{kind}", UNARY_CORES[kind]) for kind in _UNARY_KINDS),
         hard_swish(f"{HOST}.hard_swish"),

@@ -146,6 +146,16 @@ class Conv2D(Weighted):
     depthwise: bool = False
 
 
+@dataclass(frozen=True, eq=False)
+class TransposeConv2D(Weighted):
+    """TRANSPOSE_CONV (NHWC, OHWI weights): input pixel (y, x) adds its taps to output pixel
+    (y·stride − top + ky, x·stride − left + kx); `padding` is TFLite's (top, left); the output shape is the
+    model's."""
+
+    stride: tuple[int, int] = (1, 1)
+    padding: tuple[int, int] = (0, 0)
+
+
 class FullyConnected(Weighted):
     """FULLY_CONNECTED: input flattened to [rows, depth], weights [units, depth]; output [rows, units] (any shape
     with those elements, e.g. with keep_num_dims)."""
@@ -176,12 +186,12 @@ class Binary:
 
 
 HostOp = Union[Softmax, Logistic, Tanh, HardSwish, Requantize, Relu, LeakyRelu, Reshape, Pad, Concatenation,
-               Conv2D, FullyConnected, Pool2D, Binary]
+               Conv2D, TransposeConv2D, FullyConnected, Pool2D, Binary]
 
 
 _NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", HardSwish: "hard_swish", Requantize: "quantize",
           Relu: "relu", LeakyRelu: "leaky_relu", Reshape: "reshape", Pad: "pad", Concatenation: "concatenation",
-          FullyConnected: "fully_connected"}
+          FullyConnected: "fully_connected", TransposeConv2D: "transpose_conv"}
 
 
 def op_name(op: HostOp) -> str:

@@ -129,6 +129,24 @@ def _conv(c: _Composite) -> spec.Conv2D:
                        padding=tuple(int(p) for p in attrs.padding), depthwise=depthwise)
 
 
+def _transpose_conv(c: _Composite) -> spec.TransposeConv2D:
+    """TRANSPOSE_CONV; the frontend transposed TFLite's OHWI weights to IOHW, and its padding's top and left are
+    TFLite's (the bottom and right crop what the output shape leaves out)."""
+    c.operands("ifm")
+    attrs = c["conv"].attrs
+    layouts = (str(attrs.data_layout), str(attrs.kernel_layout), str(attrs.out_layout))
+    if layouts != ("NHWC", "IOHW", "NHWC") or int(attrs.groups) != 1:
+        raise UnsupportedHostOp(f"layouts {layouts} with groups={int(attrs.groups)}")
+    stride, dilation = _window(attrs)
+    if dilation != (1, 1):
+        raise UnsupportedHostOp(f"dilation {dilation} (TFLite's TRANSPOSE_CONV has none)")
+    weights = np.ascontiguousarray(np.asarray(const_value(c["weights"])).transpose(1, 2, 3, 0))
+    output = c.quantized_output()
+    top, left = (int(p) for p in attrs.padding[:2])
+    return spec.TransposeConv2D(c.quantized_input("ifm"), output, weights, _weight_scales(c), _bias(c),
+                                _int_clamp(c, output.dtype), stride=stride, padding=(top, left))
+
+
 def _weight_scales(c: _Composite) -> tuple[float, ...]:
     quant = quant_of(c["weights_dq"])
     if np.any(quant.zero_point != 0):
@@ -227,6 +245,7 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "conv2d": _conv,
     "depthwise_conv2d": _conv,
     "fully_connected": _fully_connected,
+    "transpose_conv": _transpose_conv,
     "avg_pool2d": _pool,
     "max_pool2d": _pool,
     **{kind: _binary for kind in _BINARY_KINDS},

@@ -61,6 +61,15 @@ def conv_like(name: str, depthwise: bool) -> CompositePattern:
     return CompositePattern(name, _requantized(conv, roles), roles)
 
 
+def transpose_conv(name: str) -> CompositePattern:
+    """TRANSPOSE_CONV: the frontend's conv2d_transpose with IOHW weights, then the conv-like requantization."""
+    ifm, weights = wildcard(), is_const()
+    ifm_dq, weights_dq = dequantized(ifm), dequantized(weights)
+    conv = is_op("relax.nn.conv2d_transpose")(ifm_dq, weights_dq)
+    roles = dict(ifm=ifm, ifm_dq=ifm_dq, weights=weights, weights_dq=weights_dq, conv=conv)
+    return CompositePattern(name, _requantized(conv, roles), roles)
+
+
 def fully_connected(name: str) -> CompositePattern:
     ifm, weights = wildcard(), is_const()
     ifm_dq = dequantized(ifm)

@@ -26,7 +26,7 @@ from . import weighted
 from .weighted import accumulator_dtype
 
 # requantization of the accumulator per activation dtype: double rounding (int8), 16-bit multiplier (16x8)
-_REQUANTIZE = {"int8": multiply_by_quantized_multiplier, "int16": multiply_by_quantized_multiplier_wide}
+REQUANTIZE = {"int8": multiply_by_quantized_multiplier, "int16": multiply_by_quantized_multiplier_wide}
 
 
 def _check_shapes(op: Conv2D) -> None:
@@ -45,7 +45,7 @@ def _check_shapes(op: Conv2D) -> None:
 def define(op: Conv2D) -> TeKernel:
     accumulator = accumulator_dtype(op)
     _check_shapes(op)
-    requantize = _REQUANTIZE[op.input.dtype]
+    requantize = REQUANTIZE[op.input.dtype]
     _, height, width, depth = op.input.shape
     channels, (kernel_h, kernel_w) = op.output.shape[3], op.weights.shape[1:3]
     (stride_h, stride_w), (dilation_h, dilation_w), (top, left) = op.stride, op.dilation, op.padding[:2]
