@@ -83,7 +83,6 @@ UNSUPPORTED = {
     "slice": ("SLICE", "relax.strided_slice"),
     "resize_nearest_neighbor": ("RESIZE_NEAREST_NEIGHBOR", "relax.image.resize2d"),
     "resize_bilinear": ("RESIZE_BILINEAR", "relax.image.resize2d"),
-    "exp": ("EXP", "relax.exp"),
     "squared_difference": ("SQUARED_DIFFERENCE", "relax.subtract"),
     "sum": ("SUM", "relax.sum"),
     "transpose": ("TRANSPOSE", "relax.permute_dims"),

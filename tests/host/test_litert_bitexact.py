@@ -20,6 +20,8 @@ CASES = [
     ("logistic", "int8", dict(in_scale=0.2, in_zp=-60)),
     ("tanh", "int8", {}),
     ("tanh", "int8", dict(in_scale=0.004, in_zp=100)),
+    ("exp", "int8", {}),
+    ("exp", "int8", dict(in_scale=0.05, in_zp=100, out_scale=0.01, out_zp=-128)),
     ("hard_swish", "int8", {}),
     ("hard_swish", "int8", dict(in_scale=0.01, in_zp=-30, out_scale=0.05, out_zp=20)),
     ("hard_swish", "int8", dict(in_scale=0.2, in_zp=90)),
@@ -88,7 +90,7 @@ def test_matches_litert(op, dtype, params, compile_kernel):
 @pytest.mark.parametrize("op,dtype,scale", [
     ("logistic", "int8", 0.05), ("tanh", "int8", 0.02), ("logistic", "int16", 1 / 4096), ("logistic", "int16", 0.01),
     ("tanh", "int16", 1 / 2048), ("tanh", "int16", 2e-5), ("quantize", "int8", 0.3), ("quantize", "int16", 0.002),
-    ("hard_swish", "int8", 0.03), ("hard_swish", "int8", 0.15),
+    ("hard_swish", "int8", 0.03), ("hard_swish", "int8", 0.15), ("exp", "int8", 0.01), ("exp", "int8", 0.02),
 ])
 def test_every_input_value(op, dtype, scale, compile_kernel):
     """Elementwise kernels on every value of their input type at once."""

@@ -32,6 +32,7 @@ _DEFINITIONS = {
     spec.Logistic: lut.define,
     spec.Tanh: lut.define,
     spec.HardSwish: lut.define,
+    spec.Exp: lut.define,
     spec.Requantize: requantize.define,
     spec.Relu: requantize.define,
     spec.LeakyRelu: leaky_relu.define,

@@ -75,6 +75,10 @@ class Tanh(Unary):
     """TANH; int8 output is scale 1/128, zero point 0."""
 
 
+class Exp(Unary):
+    """EXP (int8: TFLite evaluates a table of the float32 exponential)."""
+
+
 class HardSwish(Unary):
     """HARD_SWISH, x · relu6(x + 3) / 6 (int8: TFLite's kernel computes it in 16-bit fixed point)."""
 
@@ -185,13 +189,13 @@ class Binary:
     clamp: Optional[tuple[int, int]] = None
 
 
-HostOp = Union[Softmax, Logistic, Tanh, HardSwish, Requantize, Relu, LeakyRelu, Reshape, Pad, Concatenation,
+HostOp = Union[Softmax, Logistic, Tanh, Exp, HardSwish, Requantize, Relu, LeakyRelu, Reshape, Pad, Concatenation,
                Conv2D, TransposeConv2D, FullyConnected, Pool2D, Binary]
 
 
-_NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", HardSwish: "hard_swish", Requantize: "quantize",
-          Relu: "relu", LeakyRelu: "leaky_relu", Reshape: "reshape", Pad: "pad", Concatenation: "concatenation",
-          FullyConnected: "fully_connected", TransposeConv2D: "transpose_conv"}
+_NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Exp: "exp", HardSwish: "hard_swish",
+          Requantize: "quantize", Relu: "relu", LeakyRelu: "leaky_relu", Reshape: "reshape", Pad: "pad",
+          Concatenation: "concatenation", FullyConnected: "fully_connected", TransposeConv2D: "transpose_conv"}
 
 
 def op_name(op: HostOp) -> str:

@@ -257,6 +257,7 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "tanh": _unary(lambda x, y, _: spec.Tanh(x, y)),
     "logistic": _unary(lambda x, y, _: spec.Logistic(x, y)),
     "hard_swish": _unary(lambda x, y, _: spec.HardSwish(x, y)),
+    "exp": _unary(lambda x, y, _: spec.Exp(x, y)),
     "reshape": _reshape,
     "pad": _pad,
     "concatenation": _concatenation,

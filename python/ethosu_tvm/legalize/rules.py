@@ -230,6 +230,7 @@ RULES: dict[str, Rule] = {
     "requantize": table,
     "tanh": table,
     "logistic": table,
+    "exp": table,
     "hard_swish": table,
     "reshape": reshape,
 }

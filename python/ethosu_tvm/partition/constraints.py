@@ -295,6 +295,7 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "requantize": check_lookup,
     "tanh": check_lookup,
     "logistic": check_lookup,
+    "exp": check_lookup,
     "hard_swish": check_lookup,
     "reshape": check_reshape,
 }

@@ -178,6 +178,7 @@ UNARY_CORES: dict[str, Callable[[DFPattern], DFPattern]] = {
     "requantize": lambda x: x,
     "tanh": lambda x: is_op("relax.tanh")(x),
     "logistic": lambda x: is_op("relax.sigmoid")(x),
+    "exp": lambda x: is_op("relax.exp")(x),
 }
 BINARY_OPS = {"add": "relax.add", "subtract": "relax.subtract", "multiply": "relax.multiply",
               "minimum": "relax.minimum", "maximum": "relax.maximum"}

@@ -22,9 +22,9 @@ from .multipliers import (
     round_half_away,
     shifts_in_range,
 )
-from .tables import INTERPOLATION_STEPS, float32_lut, hard_swish_lut, interpolation_table
+from .tables import INTERPOLATION_STEPS, float32_exp, float32_lut, hard_swish_lut, interpolation_table
 
-__all__ = ["INTERPOLATION_STEPS", "MAX_NPU_SHIFT", "conv_multipliers", "float32_lut", "fully_connected_multipliers",
-           "hard_swish_lut", "hard_swish_values", "interpolation_table", "multiply_by_quantized_multiplier", "npu_scale_shift",
-           "per_channel_scale_shift", "quantize_multiplier", "quantize_multipliers", "quantize_value",
-           "round_half_away", "shifts_in_range"]
+__all__ = ["INTERPOLATION_STEPS", "MAX_NPU_SHIFT", "conv_multipliers", "float32_exp", "float32_lut",
+           "fully_connected_multipliers", "hard_swish_lut", "hard_swish_values", "interpolation_table",
+           "multiply_by_quantized_multiplier", "npu_scale_shift", "per_channel_scale_shift", "quantize_multiplier",
+           "quantize_multipliers", "quantize_value", "round_half_away", "shifts_in_range"]

@@ -27,6 +27,11 @@ def float32_lut(function, in_scale: float, in_zp: int, out_scale: float, out_zp:
     return np.clip(quantized, info.min, info.max).astype(dtype)
 
 
+def float32_exp(x: np.ndarray) -> np.ndarray:
+    """std::exp of float32 values: the exponential in double, rounded once to float32."""
+    return np.exp(x.astype(np.float64)).astype(np.float32)
+
+
 def hard_swish_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.ndarray:
     """The 256-entry int8 table of TFLite's integer HARD_SWISH (its 16-bit fixed-point algorithm per input)."""
     centred = np.arange(-128, 128, dtype=np.int64) - in_zp
