@@ -86,8 +86,8 @@ def _tracking_converter():
 
     class _Converter(OperatorConverter):
         # These converters only move values (PAD pads with the zero point), so they are exact on quantized
-        # tensors; TVM lists them as unsupported for quantized models all the same.
-        _SUPPORTED_QUANTIZED_OPS = OperatorConverter._SUPPORTED_QUANTIZED_OPS | VALUE_MOVING_OPS
+        # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's is ours (below).
+        _SUPPORTED_QUANTIZED_OPS = OperatorConverter._SUPPORTED_QUANTIZED_OPS | VALUE_MOVING_OPS | {"PRELU"}
 
         def __init__(self, model, subgraph, exp_tab, bb):
             super().__init__(model, subgraph, exp_tab, bb)
@@ -165,6 +165,18 @@ def _tracking_converter():
                 finally:
                     del self.get_input_tensors
             return super().convert_transpose_conv(op)
+
+        def convert_prelu(self, op):
+            # TVM's converter applies prelu to the raw integers; TFLite's PRELU is x where x ≥ 0, else alpha · x,
+            # on the real values.
+            data, alpha = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            if not data.qnn_params:
+                return super().convert_prelu(op)
+            x = self.dequantize(self.get_tensor_expr(data), data)
+            negative = relax.op.multiply(x, self.dequantize(self.get_tensor_expr(alpha), alpha))
+            out = relax.op.where(relax.op.greater_equal(x, relax.const(0.0, "float32")), x, negative)
+            return self.quantize(out, output)
 
         def convert_softmax(self, op):
             # TVM's converter drops beta; TFLite computes softmax(beta · x) on the real input.

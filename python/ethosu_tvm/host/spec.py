@@ -60,6 +60,16 @@ class Unary:
     output: QuantTensor
 
 
+@dataclass(frozen=True, eq=False)
+class Prelu(Unary):
+    """PRELU: x where x ≥ 0, else alpha · x; `alpha` is the raw integer constant (broadcasting against the input,
+    numpy rules), quantized per tensor by `alpha_scale` and `alpha_zero_point`."""
+
+    alpha: np.ndarray = None
+    alpha_scale: float = 1.0
+    alpha_zero_point: int = 0
+
+
 @dataclass(frozen=True)
 class Softmax(Unary):
     """SOFTMAX over the last axis; TFLite fixes the output quantization (int8: scale 1/256, zero point −128)."""
@@ -189,12 +199,12 @@ class Binary:
     clamp: Optional[tuple[int, int]] = None
 
 
-HostOp = Union[Softmax, Logistic, Tanh, Exp, HardSwish, Requantize, Relu, LeakyRelu, Reshape, Pad, Concatenation,
+HostOp = Union[Softmax, Logistic, Tanh, Exp, HardSwish, Requantize, Relu, LeakyRelu, Prelu, Reshape, Pad, Concatenation,
                Conv2D, TransposeConv2D, FullyConnected, Pool2D, Binary]
 
 
 _NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Exp: "exp", HardSwish: "hard_swish",
-          Requantize: "quantize", Relu: "relu", LeakyRelu: "leaky_relu", Reshape: "reshape", Pad: "pad",
+          Requantize: "quantize", Relu: "relu", LeakyRelu: "leaky_relu", Prelu: "prelu", Reshape: "reshape", Pad: "pad",
           Concatenation: "concatenation", FullyConnected: "fully_connected", TransposeConv2D: "transpose_conv"}
 
 

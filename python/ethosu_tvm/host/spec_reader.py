@@ -212,6 +212,13 @@ def _softmax_spec(x: spec.QuantTensor, y: spec.QuantTensor, c: _Composite) -> sp
     return spec.Softmax(x, y, float(beta.reshape(-1)[0]))
 
 
+def _prelu(x: spec.QuantTensor, y: spec.QuantTensor, c: _Composite) -> spec.Prelu:
+    quant = quant_of(c["alpha_dq"])
+    if quant.per_axis:
+        raise UnsupportedHostOp("per-axis quantization of alpha (TFLite's PRELU takes one scale)")
+    return spec.Prelu(x, y, np.asarray(const_value(c["alpha"])), quant.scalar_scale, quant.scalar_zero_point)
+
+
 def _relu(x: spec.QuantTensor, y: spec.QuantTensor, c: _Composite) -> spec.Relu:
     bounds = (0.0, None) if c.match.kind == "relu" else _clip_bounds(c["core"])
     return spec.Relu(x, y, _real_clamp(y, *bounds))
@@ -258,6 +265,7 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "logistic": _unary(lambda x, y, _: spec.Logistic(x, y)),
     "hard_swish": _unary(lambda x, y, _: spec.HardSwish(x, y)),
     "exp": _unary(lambda x, y, _: spec.Exp(x, y)),
+    "prelu": _unary(_prelu),
     "reshape": _reshape,
     "pad": _pad,
     "concatenation": _concatenation,

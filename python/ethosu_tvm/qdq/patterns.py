@@ -143,6 +143,17 @@ def reshape(name: str, dtypes: tuple[str, ...] = ("int8",)) -> CompositePattern:
     return CompositePattern(name, reshape_call, dict(ifm=ifm, reshape=reshape_call))
 
 
+def prelu(name: str) -> CompositePattern:
+    """dequantize → where(x ≥ 0, x, x · dequantized alpha constant) → quantize (our importer's PRELU)."""
+    ifm, alpha = wildcard(), is_const()
+    ifm_dq, alpha_dq = dequantized(ifm), dequantized(alpha)
+    negative = is_op("relax.multiply")(ifm_dq, alpha_dq)
+    core = is_op("relax.where")(is_op("relax.greater_equal")(ifm_dq, is_const()), ifm_dq, negative)
+    quantize = quantized(core)
+    return CompositePattern(name, quantize, dict(ifm=ifm, ifm_dq=ifm_dq, alpha=alpha, alpha_dq=alpha_dq, core=core,
+                                                 quantize=quantize))
+
+
 def softmax(name: str) -> CompositePattern:
     """dequantize → [multiply by beta, when beta ≠ 1] → softmax → quantize."""
     ifm, beta = wildcard(), is_const()
