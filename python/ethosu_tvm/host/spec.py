@@ -85,8 +85,16 @@ class Tanh(Unary):
     """TANH; int8 output is scale 1/128, zero point 0."""
 
 
-class Exp(Unary):
-    """EXP (int8: TFLite evaluates a table of the float32 exponential)."""
+@dataclass(frozen=True)
+class FloatFunction(Unary):
+    """EXP or LOG (`function`, a key of quantization.FLOAT32_FUNCTIONS): int8 kernels that TFLite evaluates as a
+    table of the float32 function."""
+
+    function: str = "exp"
+
+
+class Rsqrt(Unary):
+    """RSQRT (int8: TFLite computes 1/sqrt in gemmlowp fixed point; LiteRT refuses inputs below the zero point)."""
 
 
 class HardSwish(Unary):
@@ -199,11 +207,11 @@ class Binary:
     clamp: Optional[tuple[int, int]] = None
 
 
-HostOp = Union[Softmax, Logistic, Tanh, Exp, HardSwish, Requantize, Relu, LeakyRelu, Prelu, Reshape, Pad, Concatenation,
-               Conv2D, TransposeConv2D, FullyConnected, Pool2D, Binary]
+HostOp = Union[Softmax, Logistic, Tanh, FloatFunction, Rsqrt, HardSwish, Requantize, Relu, LeakyRelu, Prelu, Reshape,
+               Pad, Concatenation, Conv2D, TransposeConv2D, FullyConnected, Pool2D, Binary]
 
 
-_NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Exp: "exp", HardSwish: "hard_swish",
+_NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Rsqrt: "rsqrt", HardSwish: "hard_swish",
           Requantize: "quantize", Relu: "relu", LeakyRelu: "leaky_relu", Prelu: "prelu", Reshape: "reshape", Pad: "pad",
           Concatenation: "concatenation", FullyConnected: "fully_connected", TransposeConv2D: "transpose_conv"}
 
@@ -216,4 +224,6 @@ def op_name(op: HostOp) -> str:
         return f"{op.kind}_pool2d"
     if isinstance(op, Binary):
         return op.kind
+    if isinstance(op, FloatFunction):
+        return op.function
     return _NAMES.get(type(op), type(op).__name__)

@@ -10,7 +10,14 @@ import numpy as np
 
 from ..qdq.match import Match
 from ..qdq.values import prim_float, quant_of
-from ..quantization import float32_exp, float32_lut, hard_swish_lut, multiply_by_quantized_multiplier, quantize_value
+from ..quantization import (
+    FLOAT32_FUNCTIONS,
+    float32_lut,
+    hard_swish_lut,
+    multiply_by_quantized_multiplier,
+    quantize_value,
+    rsqrt_lut,
+)
 
 INT8_VALUES = np.arange(-128, 128, dtype=np.int64)
 
@@ -24,18 +31,20 @@ def _logistic(x: np.ndarray) -> np.ndarray:
     return np.float32(1.0) / (np.float32(1.0) + np.exp(-x))
 
 
-FLOAT_FUNCTIONS = {"tanh": np.tanh, "logistic": _logistic, "exp": float32_exp}
+FLOAT_FUNCTIONS = {"tanh": np.tanh, "logistic": _logistic, **FLOAT32_FUNCTIONS}
+INTEGER_TABLES = {"hard_swish": hard_swish_lut, "rsqrt": rsqrt_lut}
 
 
 def lookup_table(match: Match) -> np.ndarray:
     """The int8 table of a unary composite (relu, clip, abs, leaky_relu, requantize, hard_swish, tanh, logistic,
-    exp)."""
+    exp, log, rsqrt)."""
     ifm, ofm = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
     if match.kind in FLOAT_FUNCTIONS:
         return float32_lut(FLOAT_FUNCTIONS[match.kind], ifm.scalar_scale, ifm.scalar_zero_point, ofm.scalar_scale,
                            ofm.scalar_zero_point, "int8")
-    if match.kind == "hard_swish":
-        return hard_swish_lut(ifm.scalar_scale, ifm.scalar_zero_point, ofm.scalar_scale, ofm.scalar_zero_point)
+    if match.kind in INTEGER_TABLES:
+        return INTEGER_TABLES[match.kind](ifm.scalar_scale, ifm.scalar_zero_point, ofm.scalar_scale,
+                                          ofm.scalar_zero_point)
     centred = INT8_VALUES - ifm.scalar_zero_point
     out_scale, out_zp = ofm.scalar_scale, ofm.scalar_zero_point
     low, high = -128, 127

@@ -231,6 +231,8 @@ RULES: dict[str, Rule] = {
     "tanh": table,
     "logistic": table,
     "exp": table,
+    "log": table,
+    "rsqrt": table,
     "hard_swish": table,
     "reshape": reshape,
 }

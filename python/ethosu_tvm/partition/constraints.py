@@ -296,6 +296,8 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "tanh": check_lookup,
     "logistic": check_lookup,
     "exp": check_lookup,
+    "log": check_lookup,
+    "rsqrt": check_lookup,
     "hard_swish": check_lookup,
     "reshape": check_reshape,
 }

@@ -190,6 +190,8 @@ UNARY_CORES: dict[str, Callable[[DFPattern], DFPattern]] = {
     "tanh": lambda x: is_op("relax.tanh")(x),
     "logistic": lambda x: is_op("relax.sigmoid")(x),
     "exp": lambda x: is_op("relax.exp")(x),
+    "log": lambda x: is_op("relax.log")(x),
+    "rsqrt": lambda x: is_op("relax.rsqrt")(x),
 }
 BINARY_OPS = {"add": "relax.add", "subtract": "relax.subtract", "multiply": "relax.multiply",
               "minimum": "relax.minimum", "maximum": "relax.maximum"}

@@ -70,3 +70,68 @@ def hard_swish_values(centred: np.ndarray, in_scale: float, out_scale: float) ->
         reluish = _rounding_divide_by_pot(reluish, -relu_exp)
     reluish = (reluish + (1 << 15)) >> 1
     return _rounding_divide_by_pot(_sdhm16(reluish, preshift_output), -out_exp)
+
+
+# Scalar int32 arithmetic of gemmlowp and TFLite, for tables computed one input value at a time.
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def _wrap32(x: int) -> int:
+    return (x + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+def _truncating_divide(a: int, b: int) -> int:
+    """C++ integer division (towards zero) of a by a positive b."""
+    return -(-a // b) if a < 0 else a // b
+
+
+def srdhm(a: int, b: int) -> int:
+    """gemmlowp SaturatingRoundingDoublingHighMul of two int32 values."""
+    if a == b == _INT32_MIN:
+        return _INT32_MAX
+    product = a * b
+    nudge = (1 << 30) if product >= 0 else 1 - (1 << 30)
+    return _truncating_divide(product + nudge, 1 << 31)
+
+
+def rounding_divide_by_pot(x: int, exponent: int) -> int:
+    """gemmlowp RoundingDivideByPOT: x / 2^exponent, ties away from zero."""
+    mask = (1 << exponent) - 1
+    threshold = (mask >> 1) + (1 if x < 0 else 0)
+    return (x >> exponent) + (1 if (x & mask) > threshold else 0)
+
+
+def _saturating_shift_left(x: int, exponent: int) -> int:
+    """gemmlowp SaturatingRoundingMultiplyByPOT for a positive exponent."""
+    threshold = (1 << (31 - exponent)) - 1
+    return _INT32_MAX if x > threshold else _INT32_MIN if x < -threshold else x << exponent
+
+
+def multiply_by_quantized_multiplier_int(x: int, multiplier: int, shift: int) -> int:
+    """TFLite MultiplyByQuantizedMultiplier of one int32 value (shift > 0 shifts left first)."""
+    left, right = max(shift, 0), max(-shift, 0)
+    return rounding_divide_by_pot(srdhm(_wrap32(x * (1 << left)), multiplier), right)
+
+
+def inv_sqrt_multiplier_exp(value: int) -> tuple[int, int]:
+    """TFLite GetInvSqrtQuantizedMultiplierExp(value, kReverseShift): 1/sqrt(value) as a Q31 multiplier and a
+    left shift, by five Newton-Raphson steps in gemmlowp's 3-integer-bit fixed point."""
+    if value <= 1:
+        return _INT32_MAX, 0
+    shift = 11
+    while value >= 1 << 29:
+        value //= 4
+        shift += 1
+    pairs = ((32 - value.bit_length()) - 1) // 2 - 1  # CountLeadingZeros(value) - 1 bits, in pairs, less one
+    shift -= pairs
+    value <<= 2 * pairs
+    half_input = rounding_divide_by_pot(value >> 1, 1)
+    half_three = (1 << 28) + (1 << 27)
+    x = 1 << 28  # 1.0 with 3 integer bits
+    for _ in range(5):
+        x3 = _saturating_shift_left(srdhm(srdhm(x, x), x), 6)
+        x = _saturating_shift_left(_wrap32(srdhm(half_three, x) - srdhm(half_input, x3)), 3)
+    x = srdhm(x, 1518500250)  # · sqrt(2) / 2
+    if shift < 0:
+        x, shift = _wrap32(x << -shift), 0
+    return x, -shift

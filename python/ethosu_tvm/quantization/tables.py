@@ -7,29 +7,39 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fixed_point import hard_swish_values
-from .multipliers import round_half_away
+from .fixed_point import hard_swish_values, inv_sqrt_multiplier_exp, multiply_by_quantized_multiplier_int
+from .multipliers import quantize_multiplier, round_half_away
 
 
 def float32_lut(function, in_scale: float, in_zp: int, out_scale: float, out_zp: int, dtype: str) -> np.ndarray:
-    """A 256-entry int8 lookup table as TFLite's LUT kernels build it (logistic, tanh: BUILTIN_REF uses these).
+    """A 256-entry int8 lookup table as TFLite's LUT kernels build it (logistic, tanh, exp, log, rsqrt).
 
     Entry i (for the input value i − 128) is clamp(out_zp + round(f(in_scale · (v − in_zp)) / out_scale)), with
-    every step in float32; `function` maps a float32 array to float32 (it may compute in double and round).
+    every step in float32; `function` maps a float32 array to float32 (it may compute in double and round). A
+    result of +inf saturates high; −inf and NaN (log of a non-positive value) give the lowest value, as LiteRT's.
     """
     info = np.iinfo(dtype)
     values = np.arange(info.min, info.max + 1, dtype=np.int64)
     dequantized = np.float32(in_scale) * (values - in_zp).astype(np.float32)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         transformed = function(dequantized).astype(np.float32)
-    rescaled = transformed * (np.float32(1.0) / np.float32(out_scale))
-    quantized = np.array([round_half_away(float(v)) for v in rescaled], dtype=np.int64) + out_zp
+        rescaled = transformed * (np.float32(1.0) / np.float32(out_scale))
+    bounded = np.nan_to_num(rescaled, nan=-np.inf).clip(-(1 << 40), 1 << 40)
+    quantized = np.array([round_half_away(float(v)) for v in bounded], dtype=np.int64) + out_zp
     return np.clip(quantized, info.min, info.max).astype(dtype)
 
 
-def float32_exp(x: np.ndarray) -> np.ndarray:
-    """std::exp of float32 values: the exponential in double, rounded once to float32."""
-    return np.exp(x.astype(np.float64)).astype(np.float32)
+def _in_double(function):
+    """A float32 → float32 function computed in double and rounded once, as std::exp(float) etc. round."""
+    return lambda x: function(x.astype(np.float64)).astype(np.float32)
+
+
+# The int8 functions TFLite's kernels evaluate as a table of the float32 function (by TFLite operator);
+# RSQRT is integer arithmetic instead (rsqrt_lut).
+FLOAT32_FUNCTIONS = {
+    "exp": _in_double(np.exp),
+    "log": _in_double(np.log),
+}
 
 
 def hard_swish_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.ndarray:
@@ -59,3 +69,19 @@ def interpolation_table(function, input_min: float, input_max: float) -> np.ndar
         table[i] = min(max(sample - bias, -32768), 32767)
     table[INTERPOLATION_STEPS] = min(max(round_half_away(function(input_max) * scale), -32768), 32767)
     return table
+
+
+def rsqrt_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.ndarray:
+    """The 256-entry int8 table of TFLite's integer RSQRT: 1/sqrt(x − in_zp) in fixed point, rescaled by
+    1/(sqrt(in_scale)·out_scale) (sqrt and product in float32, reciprocal in double); x = in_zp gives the
+    highest value. Inputs below in_zp, which LiteRT refuses at run time, get the lowest."""
+    multiplier, shift = quantize_multiplier(1.0 / float(np.sqrt(np.float32(in_scale)) * np.float32(out_scale)))
+    table = []
+    for value in range(-128 - in_zp, 128 - in_zp):
+        if value <= 0:
+            table.append(127 if value == 0 else -128)
+            continue
+        inv_multiplier, inv_shift = inv_sqrt_multiplier_exp(value)
+        data = multiply_by_quantized_multiplier_int(1, inv_multiplier, inv_shift + 20)
+        table.append(min(max(multiply_by_quantized_multiplier_int(data, multiplier, shift - 20) + out_zp, -128), 127))
+    return np.array(table, dtype=np.int8)

@@ -42,6 +42,8 @@ _SINGLE = {
     "relu6": (Net.relu6, 1, (1, 8, 8, 8)),
     "relu_n1_to_1": (Net.relu_n1_to_1, 1, (1, 8, 8, 8)),
     "exp": (Net.exp, 1, (1, 8, 8, 8)),
+    "log": (Net.log, 1, (1, 8, 8, 8)),
+    "rsqrt": (Net.rsqrt, 1, (1, 8, 8, 8)),
     "prelu": (Net.prelu, 1, (1, 8, 8, 8)),
     "squared_difference": (Net.squared_difference, 2, (1, 8, 8, 8)),
     "sum": (Net.sum, 1, (1, 8, 8, 8)),
@@ -52,6 +54,8 @@ _SINGLE = {
     "pack": (Net.pack, 2, (1, 4, 4, 8)),
 }
 OPS: tuple[str, ...] = tuple(_SINGLE)
+# Input quantization defaults of ops defined only for non-negative inputs (LiteRT's RSQRT fails on the others).
+_INPUT_DEFAULTS = {"log": {"in_zp": -128}, "rsqrt": {"in_zp": -128}}
 # Ops taking a list of same-quantized inputs (`num_inputs` of them).
 _LIST_OPS = ("concatenation", "pack")
 
@@ -77,6 +81,7 @@ def make(op: str, seed: int = 0, **params) -> bytes:
     if unknown:
         raise ValueError(f"unknown parameter(s) {', '.join(unknown)} for op {op!r}; "
                          f"valid: {', '.join(sorted(allowed))}")
+    params = {**_INPUT_DEFAULTS.get(op, {}), **params}
     dtype = params.pop("dtype", "int8")
     if dtype not in ("int8", "int16"):
         raise ValueError(f"dtype must be 'int8' or 'int16', got {dtype!r}")

@@ -56,6 +56,21 @@ class UnaryOps(NetBase):
         return self._unary(_OP.EXP, "ExpOptions", x,
                            self._result(x, x.shape, math.exp(lo), math.exp(hi), out_scale, out_zp))
 
+    def log(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
+        """LOG over the positive part of the input's range (LiteRT gives the lowest value for the rest)."""
+        lo, hi = x.real_range
+        floor = max(lo, x.scale)
+        return self._unary(_OP.LOG, None, x, self._result(x, x.shape, math.log(floor), math.log(max(hi, floor)),
+                                                          out_scale, out_zp))
+
+    def rsqrt(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
+        """RSQRT; LiteRT refuses non-positive inputs at run time, so give it an input range of non-negative values
+        (in_zp = −128)."""
+        lo, hi = x.real_range
+        floor = max(lo, x.scale)
+        return self._unary(_OP.RSQRT, None, x, self._result(x, x.shape, 1 / math.sqrt(max(hi, floor)),
+                                                            1 / math.sqrt(floor), out_scale, out_zp))
+
     def leaky_relu(self, x: QTensor, alpha: float = 0.2, out_scale=None, out_zp=None) -> QTensor:
         lo, hi = x.real_range
         y = self._result(x, x.shape, min(alpha * lo, alpha * hi), max(hi, alpha * lo), out_scale, out_zp)
