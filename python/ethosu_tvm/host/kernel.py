@@ -35,6 +35,7 @@ _DEFINITIONS = {
     spec.HardSwish: lut.define,
     spec.FloatFunction: lut.define,
     spec.Rsqrt: lut.define,
+    spec.Abs: lut.define,
     spec.Requantize: requantize.define,
     spec.Relu: requantize.define,
     spec.LeakyRelu: leaky_relu.define,

@@ -28,7 +28,8 @@ HOST = "host"
 # Composite attributes fuse_host_ops writes and host_spec reads.
 QUANT_ATTR = "ethosu.quantization"  # the TFLite quantization of a raw-integer op's tensors (JSON [scale, zp])
 SOURCE_ATTR = "ethosu.source_op"  # the source operator, for messages
-_UNARY_KINDS = ("relu", "clip", "leaky_relu", "requantize", "tanh", "logistic", "exp", "log", "rsqrt")
+_UNARY_KINDS = ("relu", "clip", "leaky_relu", "requantize", "tanh", "logistic", "exp", "log", "rsqrt",
+                "abs")
 
 
 def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:

@@ -93,6 +93,10 @@ class FloatFunction(Unary):
     function: str = "exp"
 
 
+class Abs(Unary):
+    """ABS (int8: |x − zero point| requantized, TFLite's integer kernel)."""
+
+
 class Rsqrt(Unary):
     """RSQRT (int8: TFLite computes 1/sqrt in gemmlowp fixed point; LiteRT refuses inputs below the zero point)."""
 
@@ -207,11 +211,11 @@ class Binary:
     clamp: Optional[tuple[int, int]] = None
 
 
-HostOp = Union[Softmax, Logistic, Tanh, FloatFunction, Rsqrt, HardSwish, Requantize, Relu, LeakyRelu, Prelu, Reshape,
-               Pad, Concatenation, Conv2D, TransposeConv2D, FullyConnected, Pool2D, Binary]
+HostOp = Union[Softmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, HardSwish, Requantize, Relu, LeakyRelu, Prelu,
+               Reshape, Pad, Concatenation, Conv2D, TransposeConv2D, FullyConnected, Pool2D, Binary]
 
 
-_NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Rsqrt: "rsqrt", HardSwish: "hard_swish",
+_NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs", Rsqrt: "rsqrt", HardSwish: "hard_swish",
           Requantize: "quantize", Relu: "relu", LeakyRelu: "leaky_relu", Prelu: "prelu", Reshape: "reshape", Pad: "pad",
           Concatenation: "concatenation", FullyConnected: "fully_connected", TransposeConv2D: "transpose_conv"}
 

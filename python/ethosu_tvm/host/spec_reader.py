@@ -266,6 +266,7 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "hard_swish": _unary(lambda x, y, _: spec.HardSwish(x, y)),
     **{kind: _unary(lambda x, y, c: spec.FloatFunction(x, y, c.match.kind)) for kind in ("exp", "log")},
     "rsqrt": _unary(lambda x, y, _: spec.Rsqrt(x, y)),
+    "abs": _unary(lambda x, y, _: spec.Abs(x, y)),
     "prelu": _unary(_prelu),
     "reshape": _reshape,
     "pad": _pad,

@@ -12,6 +12,7 @@ from ..qdq.match import Match
 from ..qdq.values import prim_float, quant_of
 from ..quantization import (
     FLOAT32_FUNCTIONS,
+    abs_lut,
     float32_lut,
     hard_swish_lut,
     multiply_by_quantized_multiplier,
@@ -32,7 +33,7 @@ def _logistic(x: np.ndarray) -> np.ndarray:
 
 
 FLOAT_FUNCTIONS = {"tanh": np.tanh, "logistic": _logistic, **FLOAT32_FUNCTIONS}
-INTEGER_TABLES = {"hard_swish": hard_swish_lut, "rsqrt": rsqrt_lut}
+INTEGER_TABLES = {"abs": abs_lut, "hard_swish": hard_swish_lut, "rsqrt": rsqrt_lut}
 
 
 def lookup_table(match: Match) -> np.ndarray:
@@ -51,8 +52,6 @@ def lookup_table(match: Match) -> np.ndarray:
     if match.kind == "requantize":
         real = np.float64(ifm.scalar_scale) / np.float64(out_scale)
         values = multiply_by_quantized_multiplier(centred, float(real))
-    elif match.kind == "abs":
-        values = multiply_by_quantized_multiplier(np.abs(centred), _f32_ratio(ifm.scalar_scale, out_scale))
     elif match.kind == "leaky_relu":
         alpha = float(match["core"].attrs.alpha)
         alpha_real = float(np.float32(ifm.scalar_scale) * np.float32(alpha) / np.float32(out_scale))

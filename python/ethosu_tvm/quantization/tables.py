@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fixed_point import hard_swish_values, inv_sqrt_multiplier_exp, multiply_by_quantized_multiplier_int
+from .fixed_point import (
+    hard_swish_values,
+    inv_sqrt_multiplier_exp,
+    multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_int,
+)
 from .multipliers import quantize_multiplier, round_half_away
 
 
@@ -69,6 +74,14 @@ def interpolation_table(function, input_min: float, input_max: float) -> np.ndar
         table[i] = min(max(sample - bias, -32768), 32767)
     table[INTERPOLATION_STEPS] = min(max(round_half_away(function(input_max) * scale), -32768), 32767)
     return table
+
+
+def abs_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.ndarray:
+    """The 256-entry int8 table of TFLite's integer ABS: |x − in_zp| requantized by in_scale/out_scale (the ratio
+    in float32), + out_zp."""
+    centred = np.abs(np.arange(-128, 128, dtype=np.int64) - in_zp)
+    ratio = float(np.float32(in_scale) / np.float32(out_scale))
+    return np.clip(multiply_by_quantized_multiplier(centred, ratio) + out_zp, -128, 127).astype(np.int8)
 
 
 def rsqrt_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.ndarray:
