@@ -14,6 +14,9 @@ from ethosu_tvm.quantization import round_half_away
 _OP = tflite.BuiltinOperator
 _ACTIVATIONS = {0: None, 1: (0.0, None), 2: (-1.0, 1.0), 3: (0.0, 6.0)}  # NONE, RELU, RELU_N1_TO_1, RELU6
 _BINARY = {_OP.ADD: "add", _OP.SUB: "sub", _OP.MUL: "mul", _OP.MINIMUM: "minimum", _OP.MAXIMUM: "maximum"}
+_REDUCTIONS = {_OP.MEAN: "mean", _OP.SUM: "sum", _OP.REDUCE_MAX: "reduce_max", _OP.REDUCE_MIN: "reduce_min"}
+_RESIZES = {_OP.RESIZE_BILINEAR: ("resize_bilinear", tflite.ResizeBilinearOptions),
+            _OP.RESIZE_NEAREST_NEIGHBOR: ("resize_nearest_neighbor", tflite.ResizeNearestNeighborOptions)}
 _RELUS = {_OP.RELU: 1, _OP.RELU_N1_TO_1: 2, _OP.RELU6: 3}  # the fused-activation code of the same range
 
 
@@ -145,4 +148,12 @@ def host_op(model: bytes) -> spec.HostOp:
         return _pool(op, "avg" if code == _OP.AVERAGE_POOL_2D else "max")
     if code in _BINARY:
         return _binary(op)
+    if code in _REDUCTIONS:
+        rank = len(op.input.shape)
+        axes = tuple(sorted({int(a) % rank for a in op.constant(1).reshape(-1)}))
+        return spec.Reduce(op.input, op.output, _REDUCTIONS[code], axes)
+    if code in _RESIZES:
+        kind, table = _RESIZES[code]
+        options = op.options(table)
+        return spec.Resize(op.input, op.output, kind, bool(options.AlignCorners()), bool(options.HalfPixelCenters()))
     raise NotImplementedError(f"no host op description for TFLite builtin {code}")

@@ -11,7 +11,8 @@ from tvm import s_tir, te
 
 from . import spec
 from .c_emitter import emit_c, host_target
-from .ops import binary, conv, data_movement, fully_connected, leaky_relu, lut, pool, requantize, softmax
+from .ops import (binary, conv, data_movement, fully_connected, leaky_relu, lut, pool, reduce, requantize, resize,
+                  softmax)
 from .spec import HostOp, UnsupportedHostOp, op_name
 from .subroutines import subroutine_scope
 from .te_kernel import TeKernel
@@ -30,6 +31,8 @@ _DEFINITIONS = {
     spec.FullyConnected: fully_connected.define,
     spec.Pool2D: pool.define,
     spec.Binary: binary.define,
+    spec.Reduce: reduce.define,
+    spec.Resize: resize.define,
 }
 
 

@@ -10,11 +10,14 @@ from collections.abc import Iterable
 from tvm import relax
 
 from ..qdq.patterns import (
+    REDUCTION_OPS,
     UNARY_CORES,
     CompositePattern,
     concatenation,
     pad,
+    reduction,
     reshape,
+    resize,
     softmax,
     unary,
     weighted_and_elementwise,
@@ -33,6 +36,9 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
     return [
         *weighted_and_elementwise(HOST),
         softmax(f"{HOST}.softmax"),
+        *(reduction(f"{HOST}.{kind}", relax_op) for kind, relax_op in REDUCTION_OPS.items()),
+        resize(f"{HOST}.resize_bilinear", qdq=True),
+        resize(f"{HOST}.resize_nearest_neighbor", qdq=False),
         *(unary(f"{HOST}.{kind}", UNARY_CORES[kind]) for kind in _UNARY_KINDS),
         reshape(f"{HOST}.reshape", ("int8", "int16")),
         pad(f"{HOST}.pad"),
