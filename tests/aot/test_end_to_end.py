@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from aot_support import ACCELERATORS, assert_bit_exact, compile_model, npu_target
+from aot_support import ACCELERATORS, assert_bit_exact, compile_model, members, npu_target
 
 from ethosu_tvm.cli import main as tvmc
 from ethosu_tvm.testing import models, shared_model
@@ -31,6 +31,23 @@ def test_factory_op(op, dtype, accelerator, tmp_path):
     # LiteRT's reference kernel is wrong for the ops in REF_KERNEL_WRONG: TFLite Micro is the reference.
     reference = run_tflm if op in REF_KERNEL_WRONG else run_litert
     assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path, reference=reference)
+
+
+NPU_REJECTED_MEANS = {
+    "width-only": (dict(axis=(2,), keep_dims=False), "MEAN over axes [2] of a 4-D tensor; only height and width"),
+    "requantizing": (dict(out_scale=0.05, out_zp=9), "MEAN with different input and output scales"),
+}
+
+
+@pytest.mark.parametrize("case", NPU_REJECTED_MEANS)
+def test_mean_the_npu_rejects_runs_on_the_host(case, tmp_path):
+    """The MEAN forms a U55 constraint rejects fall back to the host kernel; the offload report keeps the reason."""
+    params, reason = NPU_REJECTED_MEANS[case]
+    model = models.make("mean", 0, **params)
+    archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
+    assert_bit_exact(model, archive, tmp_path)
+    report = members(archive)["./src/offload_report.txt"].decode()
+    assert re.search(rf"^0 +MEAN +host +{re.escape(reason)}", report, re.MULTILINE), report
 
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
