@@ -1,18 +1,19 @@
-"""tvmc compile → tvmc run → bit-exact with LiteRT BUILTIN_REF, on ethos-u55-128 and -256, 5 seeded inputs:
-every factory op kind the NPU or a host kernel covers, every factory graph, and the four MLPerf Tiny models."""
+"""tvmc compile → tvmc run → bit-exact with LiteRT BUILTIN_REF (TFLite Micro where BUILTIN_REF is wrong),
+on ethos-u55-128 and -256, 5 seeded inputs: every factory op kind the NPU or a host kernel covers, every factory
+graph, and the four MLPerf Tiny models."""
 from __future__ import annotations
 
 import re
 
 import pytest
-from aot_support import ACCELERATORS, assert_bit_exact, compile_model, npu_target
+from aot_support import ACCELERATORS, assert_bit_exact, compile_model, members, npu_target
 
 from ethosu_tvm.cli import main as tvmc
 from ethosu_tvm.testing import models, shared_model
+from ethosu_tvm.testing.reference import REF_KERNEL_WRONG, run_litert, run_tflm
 
 # Op kinds with no NPU pattern and no host kernel yet: test_unsupported_ops checks their error.
-UNSUPPORTED = {"split", "strided_slice", "slice", "resize_nearest_neighbor", "resize_bilinear", "squared_difference",
-               "sum", "transpose", "pack"}
+UNSUPPORTED = {"split", "strided_slice", "slice", "squared_difference", "transpose", "pack"}
 UNSUPPORTED_INT16 = {"conv2d", "depthwise_conv2d", "fully_connected"}  # the TFLite frontend rejects 16x8 kernels
 MLPERF = ("mlperf_tiny_kws_dscnn_int8.tflite", "mlperf_tiny_vww_mobilenetv1_96_int8.tflite",
           "mlperf_tiny_ic_resnet8_int8.tflite", "mlperf_tiny_ad_fc_autoencoder_int8.tflite")
@@ -26,7 +27,26 @@ CASES = ([pytest.param(op, "int8", id=op) for op in models.OPS if op not in UNSU
 @pytest.mark.parametrize("op,dtype", CASES)
 def test_factory_op(op, dtype, accelerator, tmp_path):
     model = models.make(op, 0, dtype=dtype)
-    assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path)
+    # LiteRT's reference kernel is wrong for the ops in REF_KERNEL_WRONG: TFLite Micro is the reference.
+    reference = run_tflm if op in REF_KERNEL_WRONG else run_litert
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path, reference=reference)
+
+
+NPU_REJECTED_MEANS = {
+    "width-only": (dict(axis=(2,), keep_dims=False), "MEAN over axes [2] of a 4-D tensor; only height and width"),
+    "requantizing": (dict(out_scale=0.05, out_zp=9), "MEAN with different input and output scales"),
+}
+
+
+@pytest.mark.parametrize("case", NPU_REJECTED_MEANS)
+def test_mean_the_npu_rejects_runs_on_the_host(case, tmp_path):
+    """The MEAN forms a U55 constraint rejects fall back to the host kernel; the offload report keeps the reason."""
+    params, reason = NPU_REJECTED_MEANS[case]
+    model = models.make("mean", 0, **params)
+    archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
+    assert_bit_exact(model, archive, tmp_path)
+    report = members(archive)["./src/offload_report.txt"].decode()
+    assert re.search(rf"^0 +MEAN +host +{re.escape(reason)}", report, re.MULTILINE), report
 
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
@@ -51,9 +71,7 @@ def test_host_only_graph(graph, tmp_path):
 
 
 TFLITE_NAMES = {"split": "SPLIT", "strided_slice": "STRIDED_SLICE", "slice": "SLICE",
-                "resize_nearest_neighbor": "RESIZE_NEAREST_NEIGHBOR", "resize_bilinear": "RESIZE_BILINEAR",
-                "squared_difference": "SQUARED_DIFFERENCE",
-                "sum": "SUM", "transpose": "TRANSPOSE", "pack": "PACK",
+                "squared_difference": "SQUARED_DIFFERENCE", "transpose": "TRANSPOSE", "pack": "PACK",
                 "conv2d-int16": "CONV_2D", "depthwise_conv2d-int16": "DEPTHWISE_CONV_2D",
                 "fully_connected-int16": "FULLY_CONNECTED"}
 

@@ -17,6 +17,9 @@ _BINARY = {_OP.ADD: "add", _OP.SUB: "sub", _OP.MUL: "mul", _OP.MINIMUM: "minimum
 _TABLES = {_OP.LOGISTIC: spec.Logistic, _OP.TANH: spec.Tanh, _OP.HARD_SWISH: spec.HardSwish, _OP.RSQRT: spec.Rsqrt,
            _OP.ABS: spec.Abs}
 _FLOAT_FUNCTIONS = {_OP.EXP: "exp", _OP.LOG: "log"}
+_REDUCTIONS = {_OP.MEAN: "mean", _OP.SUM: "sum", _OP.REDUCE_MAX: "reduce_max", _OP.REDUCE_MIN: "reduce_min"}
+_RESIZES = {_OP.RESIZE_BILINEAR: ("resize_bilinear", tflite.ResizeBilinearOptions),
+            _OP.RESIZE_NEAREST_NEIGHBOR: ("resize_nearest_neighbor", tflite.ResizeNearestNeighborOptions)}
 _RELUS = {_OP.RELU: 1, _OP.RELU_N1_TO_1: 2, _OP.RELU6: 3}  # the fused-activation code of the same range
 
 
@@ -150,4 +153,12 @@ def host_op(model: bytes) -> spec.HostOp:
         return _pool(op, "avg" if code == _OP.AVERAGE_POOL_2D else "max")
     if code in _BINARY:
         return _binary(op)
+    if code in _REDUCTIONS:
+        rank = len(op.input.shape)
+        axes = tuple(sorted({int(a) % rank for a in op.constant(1).reshape(-1)}))
+        return spec.Reduce(op.input, op.output, _REDUCTIONS[code], axes)
+    if code in _RESIZES:
+        kind, table = _RESIZES[code]
+        options = op.options(table)
+        return spec.Resize(op.input, op.output, kind, bool(options.AlignCorners()), bool(options.HalfPixelCenters()))
     raise NotImplementedError(f"no host op description for TFLite builtin {code}")

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from ethosu_tvm.frontend.tflite_file import input_infos, output_infos, read_model
 from ethosu_tvm.testing import models
-from ethosu_tvm.testing.reference import random_inputs, run_litert, run_tflm
+from ethosu_tvm.testing.reference import REF_KERNEL_WRONG, random_inputs, run_litert, run_tflm
 
 SEEDS = (0, 1, 2)
 # Ops for which TFLite Micro has no int8 kernel: it must refuse them, and LiteRT alone is the reference.
@@ -15,11 +15,6 @@ TFLM_LACKS = {
     "relu_n1_to_1": "TFLite Micro registers no RELU_N1_TO_1 kernel",
     "exp": "TFLite Micro's EXP kernel accepts float32 only",
     "log": "TFLite Micro's LOG kernel accepts float32 only",
-}
-# Ops where LiteRT's BUILTIN_REF kernel is wrong: it disagrees with float arithmetic, with LiteRT's own
-# optimised kernel and with TFLite Micro, which agree with each other.
-REF_KERNEL_WRONG = {
-    "sum": "LiteRT 2.3 BUILTIN_REF int8 SUM overflows its accumulation",
 }
 # (op, dtype) where TFLite Micro rounds differently from LiteRT's reference kernel (by one LSB at most);
 # test_int16_fully_connected_rounding shows LiteRT's result is TFLite's double-rounding requantization.
@@ -89,6 +84,17 @@ def test_sum_reference_divergence_against_float():
     expected = np.clip(np.round(real / out.scale) + out.zero_point, -128, 127).astype(np.int8)
     np.testing.assert_array_equal(run_tflm(model, [x])[0], expected)
     assert not np.array_equal(run_litert(model, [x])[0], expected)
+
+
+def test_sum_reference_is_tflm_on_ties():
+    """Why TFLite Micro, not LiteRT's optimised kernel, is SUM's reference: on a non-negative int8 input (which
+    BUILTIN_REF's uint8 reading leaves unchanged) BUILTIN_REF and TFLite Micro agree, rounding the tie
+    65 · 0.5 = 32.5 up as TFLite's requantization does; the optimised kernel gives 32."""
+    model = models.make("sum", seed=0, in_shape=(1,), axis=(0,), keep_dims=False, in_scale=0.5, in_zp=0,
+                        out_scale=1.0, out_zp=0)
+    x = np.array([65], np.int8)
+    assert run_litert(model, [x])[0] == run_tflm(model, [x])[0] == 33
+    assert _litert_optimised(model, [x])[0] == 32
 
 
 def _const(model, index, dtype):

@@ -20,7 +20,9 @@ from .ops import (
     lut,
     pool,
     prelu,
+    reduce,
     requantize,
+    resize,
     softmax,
     transpose_conv,
 )
@@ -48,6 +50,8 @@ _DEFINITIONS = {
     spec.FullyConnected: fully_connected.define,
     spec.Pool2D: pool.define,
     spec.Binary: binary.define,
+    spec.Reduce: reduce.define,
+    spec.Resize: resize.define,
 }
 
 

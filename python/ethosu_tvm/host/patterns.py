@@ -10,13 +10,16 @@ from collections.abc import Iterable
 from tvm import relax
 
 from ..qdq.patterns import (
+    REDUCTION_OPS,
     UNARY_CORES,
     CompositePattern,
     concatenation,
     hard_swish,
     pad,
     prelu,
+    reduction,
     reshape,
+    resize,
     softmax,
     transpose_conv,
     unary,
@@ -39,6 +42,9 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         transpose_conv(f"{HOST}.transpose_conv"),
         softmax(f"{HOST}.softmax"),
         prelu(f"{HOST}.prelu"),
+        *(reduction(f"{HOST}.{kind}", relax_op) for kind, relax_op in REDUCTION_OPS.items()),
+        resize(f"{HOST}.resize_bilinear", qdq=True),
+        resize(f"{HOST}.resize_nearest_neighbor", qdq=False),
         *(unary(f"{HOST}.{kind}", UNARY_CORES[kind]) for kind in _UNARY_KINDS),
         hard_swish(f"{HOST}.hard_swish"),
         reshape(f"{HOST}.reshape", ("int8", "int16")),

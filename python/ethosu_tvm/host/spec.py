@@ -211,8 +211,27 @@ class Binary:
     clamp: Optional[tuple[int, int]] = None
 
 
+@dataclass(frozen=True)
+class Reduce(Unary):
+    """MEAN, SUM, REDUCE_MAX or REDUCE_MIN (`kind`, the TFLite op name in lower case) over `axes` (non-negative,
+    sorted); keep_dims only shapes the output. REDUCE_MAX/MIN keep the input's quantization (TFLite requires it)."""
+
+    kind: str = "mean"
+    axes: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Resize(Unary):
+    """RESIZE_BILINEAR or RESIZE_NEAREST_NEIGHBOR (`kind`, the TFLite op name in lower case) of an NHWC tensor's
+    height and width to the output's; the output keeps the input's quantization."""
+
+    kind: str = "resize_nearest_neighbor"
+    align_corners: bool = False
+    half_pixel_centers: bool = False
+
+
 HostOp = Union[Softmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, HardSwish, Requantize, Relu, LeakyRelu, Prelu,
-               Reshape, Pad, Concatenation, Conv2D, TransposeConv2D, FullyConnected, Pool2D, Binary]
+               Reshape, Pad, Concatenation, Conv2D, TransposeConv2D, FullyConnected, Pool2D, Binary, Reduce, Resize]
 
 
 _NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs", Rsqrt: "rsqrt", HardSwish: "hard_swish",
@@ -226,7 +245,7 @@ def op_name(op: HostOp) -> str:
         return "depthwise_conv2d" if op.depthwise else "conv2d"
     if isinstance(op, Pool2D):
         return f"{op.kind}_pool2d"
-    if isinstance(op, Binary):
+    if isinstance(op, (Binary, Reduce, Resize)):
         return op.kind
     if isinstance(op, FloatFunction):
         return op.function

@@ -12,6 +12,7 @@ import numpy as np
 from tvm import relax
 
 from ..qdq.match import Match, match_composite
+from ..qdq.patterns import REDUCTION_OPS
 from ..qdq.values import Quant, const_value, dtype_of, prim_float, quant_of, shape_of
 from ..qdq.values import is_const as is_constant
 from ..quantization import quantize_value
@@ -240,6 +241,32 @@ def _pad(c: _Composite) -> spec.Pad:
     return spec.Pad(x, y, tuple(zip(widths[0::2], widths[1::2])))
 
 
+def _reduce(c: _Composite) -> spec.Reduce:
+    c.operands("ifm")
+    x = c.quantized_input("ifm")
+    axis = c["reduce"].attrs.axis
+    axes = range(len(x.shape)) if axis is None else sorted({int(a) % len(x.shape) for a in axis})
+    return spec.Reduce(x, c.quantized_output(), c.match.kind, tuple(axes))
+
+
+_RESIZE_METHODS = {"resize_bilinear": "linear", "resize_nearest_neighbor": "nearest_neighbor"}
+# The frontend's coordinate_transformation_mode for TFLite's (align_corners, half_pixel_centers).
+_RESIZE_FLAGS = {"asymmetric": (False, False), "align_corners": (True, False), "half_pixel": (False, True)}
+
+
+def _resize(c: _Composite) -> spec.Resize:
+    c.operands("ifm")
+    attrs = c["resize"].attrs
+    mode, method = str(attrs.coordinate_transformation_mode), str(attrs.method)
+    if str(attrs.layout) != "NHWC" or method != _RESIZE_METHODS[c.match.kind] or mode not in _RESIZE_FLAGS:
+        raise UnsupportedHostOp(f"{method} resize2d in {attrs.layout} with coordinate mode {mode}")
+    if c.match.kind == "resize_bilinear":
+        x, y = c.quantized_input("ifm"), c.quantized_output()
+    else:
+        x, y = c.raw(c["ifm"]), c.raw(c["resize"])
+    return spec.Resize(x, y, c.match.kind, *_RESIZE_FLAGS[mode])
+
+
 def _concatenation(c: _Composite) -> spec.Concatenation:
     count = len(c["concat"].args[0].fields)
     roles = [f"input{i}" for i in range(count)]
@@ -271,4 +298,6 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "reshape": _reshape,
     "pad": _pad,
     "concatenation": _concatenation,
+    **{kind: _reduce for kind in REDUCTION_OPS},
+    **{kind: _resize for kind in _RESIZE_METHODS},
 }

@@ -237,7 +237,7 @@ def check_mean(match: Match) -> str:
     """MEAN over height and width is an average pool of the centred values (TFLite's integer Mean kernel)."""
     ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
     shape = shape_of(match["ifm"])
-    axes = sorted(int(a) % max(len(shape), 1) for a in match["mean"].attrs.axis)
+    axes = sorted(int(a) % max(len(shape), 1) for a in match["reduce"].attrs.axis)
 
     def reduced_axes() -> str:
         if len(shape) != 4 or axes != [1, 2]:

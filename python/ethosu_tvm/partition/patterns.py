@@ -13,7 +13,7 @@ from ..qdq.patterns import (
     CompositePattern,
     called_functions,
     hard_swish,
-    mean,
+    reduction,
     reshape,
     unary,
     weighted_and_elementwise,
@@ -26,7 +26,7 @@ def npu_patterns() -> list[CompositePattern]:
     """All patterns, most specific first (FuseOpsByPattern gives earlier patterns priority)."""
     return [
         *weighted_and_elementwise(CODEGEN),
-        mean(f"{CODEGEN}.mean"),
+        reduction(f"{CODEGEN}.mean", "relax.mean"),
         *(unary(f"{CODEGEN}.{kind}", core) for kind, core in UNARY_CORES.items()),
         hard_swish(f"{CODEGEN}.hard_swish"),
         reshape(f"{CODEGEN}.reshape"),

@@ -105,12 +105,26 @@ def binary(name: str, relax_op: str) -> CompositePattern:
     return CompositePattern(name, quantize, roles)
 
 
-def mean(name: str) -> CompositePattern:
+def reduction(name: str, relax_op: str) -> CompositePattern:
+    """MEAN, SUM, REDUCE_MAX or REDUCE_MIN: dequantize → reduce over axes → quantize."""
     ifm = wildcard()
     ifm_dq = dequantized(ifm)
-    mean_call = is_op("relax.mean")(ifm_dq)
-    quantize = quantized(mean_call)
-    return CompositePattern(name, quantize, dict(ifm=ifm, ifm_dq=ifm_dq, mean=mean_call, quantize=quantize))
+    reduce_call = is_op(relax_op)(ifm_dq)
+    quantize = quantized(reduce_call)
+    return CompositePattern(name, quantize, dict(ifm=ifm, ifm_dq=ifm_dq, reduce=reduce_call, quantize=quantize))
+
+
+def resize(name: str, qdq: bool) -> CompositePattern:
+    """RESIZE_BILINEAR imports as dequantize → resize2d → quantize (`qdq`), RESIZE_NEAREST_NEIGHBOR as a resize2d
+    of the raw integers."""
+    ifm = wildcard()
+    if not qdq:
+        resize_call = is_op("relax.image.resize2d")(ifm, wildcard())
+        return CompositePattern(name, resize_call, dict(ifm=ifm, resize=resize_call))
+    ifm_dq = dequantized(ifm)
+    resize_call = is_op("relax.image.resize2d")(ifm_dq, wildcard())
+    quantize = quantized(resize_call)
+    return CompositePattern(name, quantize, dict(ifm=ifm, ifm_dq=ifm_dq, resize=resize_call, quantize=quantize))
 
 
 def unary(name: str, core_of: Callable[[DFPattern], DFPattern]) -> CompositePattern:
@@ -193,6 +207,7 @@ UNARY_CORES: dict[str, Callable[[DFPattern], DFPattern]] = {
     "log": lambda x: is_op("relax.log")(x),
     "rsqrt": lambda x: is_op("relax.rsqrt")(x),
 }
+REDUCTION_OPS = {"mean": "relax.mean", "sum": "relax.sum", "reduce_max": "relax.max", "reduce_min": "relax.min"}
 BINARY_OPS = {"add": "relax.add", "subtract": "relax.subtract", "multiply": "relax.multiply",
               "minimum": "relax.minimum", "maximum": "relax.maximum"}
 

@@ -28,6 +28,15 @@ def _check_inputs(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
     return checked
 
 
+# Ops whose LiteRT 2.3 BUILTIN_REF kernel is wrong. Its SUM (int8, int16) reads the input as uint8; TFLite Micro
+# runs the same integer arithmetic (QuantizedMeanOrSum: requantize the centred int32 sum) on the right values, so
+# for these ops TFLite Micro is the reference. LiteRT's optimised SUM rounds in float32 instead and differs from
+# both on ties (see the README's known differences).
+REF_KERNEL_WRONG = {
+    "sum": "LiteRT 2.3 BUILTIN_REF int8/int16 SUM reads its input as uint8",
+}
+
+
 def _litert_invoke(model: bytes, inputs: list[np.ndarray], preserve_all_tensors: bool = False):
     """An interpreter with LiteRT's BUILTIN_REF kernels (no XNNPACK, no optimised kernels) that has run `inputs`."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType

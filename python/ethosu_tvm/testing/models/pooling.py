@@ -8,7 +8,7 @@ from .quant import _ACTIVATIONS, _OP, _PADDINGS, QTensor, _choice, _conv_out_siz
 
 
 class PoolingOps(NetBase):
-    """Average and max pooling, mean and sum."""
+    """Average and max pooling, mean, sum, and the maximum and minimum over axes."""
 
     def _pool(self, builtin, x: QTensor, pool, stride, padding, activation) -> QTensor:
         (ph, pw), (sh, sw) = _pair(pool, "pool"), _pair(stride, "stride")
@@ -30,20 +30,31 @@ class PoolingOps(NetBase):
         """MAX_POOL_2D; the output keeps the input's quantization."""
         return self._pool(_OP.MAX_POOL_2D, x, pool, stride, padding, activation)
 
-    def _reduce(self, builtin, x: QTensor, axis, keep_dims: bool, scale_range: float, out_scale, out_zp) -> QTensor:
+    def _reduce(self, builtin, x: QTensor, axis, keep_dims: bool, result) -> QTensor:
+        """A reducer over `axis`; `result(shape, count)` makes the output tensor (count: elements reduced)."""
         axes = sorted({a % len(x.shape) for a in np.atleast_1d(axis).tolist()})
         shape = tuple((1 if i in axes else d) for i, d in enumerate(x.shape) if keep_dims or i not in axes)
-        lo, hi = x.real_range
-        count = int(np.prod([x.shape[a] for a in axes])) if scale_range else 1
-        y = self._result(x, shape or (1,), lo * count, hi * count, out_scale, out_zp)
+        y = result(shape or (1,), int(np.prod([x.shape[a] for a in axes])))
         axis_t = self._const(np.array(axes, dtype=np.int32))
         self.builder.add_operator(builtin, [x.index, axis_t], [y.index], "ReducerOptions", dict(KeepDims=keep_dims))
         return y
 
     def mean(self, x: QTensor, axis=(1, 2), keep_dims: bool = True, out_scale=None, out_zp=None) -> QTensor:
         """MEAN over `axis`."""
-        return self._reduce(_OP.MEAN, x, axis, keep_dims, False, out_scale, out_zp)
+        lo, hi = x.real_range
+        return self._reduce(_OP.MEAN, x, axis, keep_dims,
+                            lambda shape, _: self._result(x, shape, lo, hi, out_scale, out_zp))
 
     def sum(self, x: QTensor, axis=(1, 2), keep_dims: bool = True, out_scale=None, out_zp=None) -> QTensor:
         """SUM over `axis`; the default output range grows with the number of summed elements."""
-        return self._reduce(_OP.SUM, x, axis, keep_dims, True, out_scale, out_zp)
+        lo, hi = x.real_range
+        return self._reduce(_OP.SUM, x, axis, keep_dims,
+                            lambda shape, count: self._result(x, shape, lo * count, hi * count, out_scale, out_zp))
+
+    def reduce_max(self, x: QTensor, axis=(1, 2), keep_dims: bool = True) -> QTensor:
+        """REDUCE_MAX over `axis`; the output keeps the input's quantization."""
+        return self._reduce(_OP.REDUCE_MAX, x, axis, keep_dims, lambda shape, _: self._same_quant(x, shape))
+
+    def reduce_min(self, x: QTensor, axis=(1, 2), keep_dims: bool = True) -> QTensor:
+        """REDUCE_MIN over `axis`; the output keeps the input's quantization."""
+        return self._reduce(_OP.REDUCE_MIN, x, axis, keep_dims, lambda shape, _: self._same_quant(x, shape))

@@ -8,7 +8,8 @@ from .net import Net
 # Ops with 16-bit activation kernels in both LiteRT and TFLite Micro (16x8 for the weighted ones).
 _INT16_OPS = {
     "conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "sub", "mul",
-    "minimum", "maximum", "tanh", "logistic", "softmax", "reshape", "quantize",
+    "minimum", "maximum", "tanh", "logistic", "softmax", "reshape", "quantize", "mean", "sum",
+    "resize_nearest_neighbor",
 }
 # op kind -> (Net method, number of tensor inputs, default input shape)
 _SINGLE = {
@@ -47,6 +48,8 @@ _SINGLE = {
     "prelu": (Net.prelu, 1, (1, 8, 8, 8)),
     "squared_difference": (Net.squared_difference, 2, (1, 8, 8, 8)),
     "sum": (Net.sum, 1, (1, 8, 8, 8)),
+    "reduce_max": (Net.reduce_max, 1, (1, 8, 8, 8)),
+    "reduce_min": (Net.reduce_min, 1, (1, 8, 8, 8)),
     "slice": (Net.slice, 1, (1, 8, 8, 4)),
     "squeeze": (Net.squeeze, 1, (1, 8, 8, 4)),
     "expand_dims": (Net.expand_dims, 1, (8, 8, 4)),
