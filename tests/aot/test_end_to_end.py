@@ -10,7 +10,7 @@ from aot_support import ACCELERATORS, assert_bit_exact, compile_model, members, 
 
 from ethosu_tvm.cli import main as tvmc
 from ethosu_tvm.testing import models, shared_model
-from ethosu_tvm.testing.reference import REF_KERNEL_WRONG, run_litert, run_tflm
+from ethosu_tvm.testing.reference import reference_runner
 
 # Op kinds with no NPU pattern and no host kernel yet: test_unsupported_ops checks their error.
 UNSUPPORTED = {"split", "strided_slice", "slice", "squared_difference", "transpose", "pack"}
@@ -27,9 +27,10 @@ CASES = ([pytest.param(op, "int8", id=op) for op in models.OPS if op not in UNSU
 @pytest.mark.parametrize("op,dtype", CASES)
 def test_factory_op(op, dtype, accelerator, tmp_path):
     model = models.make(op, 0, dtype=dtype)
-    # LiteRT's reference kernel is wrong for the ops in REF_KERNEL_WRONG: TFLite Micro is the reference.
-    reference = run_tflm if op in REF_KERNEL_WRONG else run_litert
-    assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path, reference=reference)
+    # LiteRT's reference kernel is wrong or missing for some ops (REF_KERNEL_WRONG, REF_KERNEL_MISSING): TFLite
+    # Micro is their reference.
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path,
+                     reference=reference_runner(op))
 
 
 NPU_REJECTED_MEANS = {

@@ -15,7 +15,7 @@ from ethosu_tvm.host import UnsupportedHostOp, build_kernel, fuse_host_ops, host
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.partition.patterns import npu_functions
 from ethosu_tvm.testing import models
-from ethosu_tvm.testing.reference import REF_KERNEL_WRONG, random_inputs, run_litert, run_tflm
+from ethosu_tvm.testing.reference import random_inputs, reference_runner
 
 ACCELERATOR = "ethos-u55-128"
 I16 = dict(dtype="int16")
@@ -130,7 +130,7 @@ def test_host_ops_match_the_tflite_file_and_litert(op, params, compile_kernel):
     kernel = build_kernel(spec)
     assert_plain_c(kernel)
     run = compile_kernel(kernel)
-    reference = run_tflm if op in REF_KERNEL_WRONG else run_litert  # LiteRT's SUM reference kernel is wrong
+    reference = reference_runner(op)  # LiteRT's SUM reference kernel is wrong
     for seed in range(3):
         inputs = random_inputs(model, seed)
         (expected,) = reference(model, inputs)

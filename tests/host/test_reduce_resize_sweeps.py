@@ -9,7 +9,7 @@ import ethosu_tvm
 from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.models.net import Net
-from ethosu_tvm.testing.reference import REF_KERNEL_WRONG, random_inputs, run_litert, run_tflm
+from ethosu_tvm.testing.reference import random_inputs, reference_runner
 
 SWEEP = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SEEDS = range(3)
@@ -36,7 +36,7 @@ def _int16_model(op: str, in_shape: tuple[int, ...], **params) -> bytes:
 
 def _compare(model: bytes, op: str, target: str) -> None:
     compiled = ethosu_tvm.build(from_tflite(model), target)
-    reference = run_tflm if op in REF_KERNEL_WRONG else run_litert
+    reference = reference_runner(op)
     for seed in SEEDS:
         inputs = random_inputs(model, seed)
         (expected,) = reference(model, inputs)

@@ -86,8 +86,8 @@ def _tracking_converter():
 
     class _Converter(OperatorConverter):
         # These converters only move values (PAD pads with the zero point), so they are exact on quantized
-        # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's is ours (below).
-        _SUPPORTED_QUANTIZED_OPS = OperatorConverter._SUPPORTED_QUANTIZED_OPS | VALUE_MOVING_OPS | {"PRELU"}
+        # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's and ELU's are ours (below).
+        _SUPPORTED_QUANTIZED_OPS = OperatorConverter._SUPPORTED_QUANTIZED_OPS | VALUE_MOVING_OPS | {"PRELU", "ELU"}
 
         def __init__(self, model, subgraph, exp_tab, bb):
             super().__init__(model, subgraph, exp_tab, bb)
@@ -176,6 +176,18 @@ def _tracking_converter():
             x = self.dequantize(self.get_tensor_expr(data), data)
             negative = relax.op.multiply(x, self.dequantize(self.get_tensor_expr(alpha), alpha))
             out = relax.op.where(relax.op.greater_equal(x, relax.const(0.0, "float32")), x, negative)
+            return self.quantize(out, output)
+
+        def convert_elu(self, op):
+            # TVM's converter computes on the raw integers; TFLite's ELU is exp(x) − 1 below zero, x above, on the
+            # real values.
+            (data,) = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            if not data.qnn_params:
+                return super().convert_elu(op)
+            x = self.dequantize(self.get_tensor_expr(data), data)
+            below = relax.op.subtract(relax.op.exp(x), relax.const(1.0, "float32"))
+            out = relax.op.where(relax.op.less(x, relax.const(0.0, "float32")), below, x)
             return self.quantize(out, output)
 
         def convert_softmax(self, op):

@@ -233,6 +233,7 @@ RULES: dict[str, Rule] = {
     "exp": table,
     "log": table,
     "rsqrt": table,
+    "elu": table,
     "hard_swish": table,
     "reshape": reshape,
 }

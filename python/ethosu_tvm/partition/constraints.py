@@ -298,6 +298,7 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "exp": check_lookup,
     "log": check_lookup,
     "rsqrt": check_lookup,
+    "elu": check_lookup,
     "hard_swish": check_lookup,
     "reshape": check_reshape,
 }

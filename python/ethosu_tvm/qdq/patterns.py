@@ -206,6 +206,9 @@ UNARY_CORES: dict[str, Callable[[DFPattern], DFPattern]] = {
     "exp": lambda x: is_op("relax.exp")(x),
     "log": lambda x: is_op("relax.log")(x),
     "rsqrt": lambda x: is_op("relax.rsqrt")(x),
+    # our importer's ELU: where(x < 0, exp(x) − 1, x)
+    "elu": lambda x: is_op("relax.where")(is_op("relax.less")(x, is_const()),
+                                          is_op("relax.subtract")(is_op("relax.exp")(x), is_const()), x),
 }
 REDUCTION_OPS = {"mean": "relax.mean", "sum": "relax.sum", "reduce_max": "relax.max", "reduce_min": "relax.min"}
 BINARY_OPS = {"add": "relax.add", "subtract": "relax.subtract", "multiply": "relax.multiply",

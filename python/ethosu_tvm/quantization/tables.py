@@ -44,6 +44,7 @@ def _in_double(function):
 FLOAT32_FUNCTIONS = {
     "exp": _in_double(np.exp),
     "log": _in_double(np.log),
+    "elu": _in_double(lambda x: np.where(x < 0, np.expm1(x), x)),
 }
 
 

@@ -35,6 +35,11 @@ def _check_inputs(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
 REF_KERNEL_WRONG = {
     "sum": "LiteRT 2.3 BUILTIN_REF int8/int16 SUM reads its input as uint8",
 }
+# Ops LiteRT 2.3's BUILTIN_REF resolver has no kernel for; TFLite Micro, which LiteRT's optimised kernel agrees
+# with, is the reference.
+REF_KERNEL_MISSING = {
+    "elu": "LiteRT 2.3's BUILTIN_REF resolver registers no ELU kernel",
+}
 
 
 def _litert_invoke(model: bytes, inputs: list[np.ndarray], preserve_all_tensors: bool = False):
@@ -87,6 +92,12 @@ def _tflm_invoke(interp, inputs: list[np.ndarray], n_outputs: int) -> list[np.nd
         interp.set_input(value, i)
     interp.invoke()
     return [np.array(interp.get_output(i)) for i in range(n_outputs)]
+
+
+def reference_runner(op: str):
+    """The runner whose outputs define correct for a factory op kind: TFLite Micro where LiteRT's reference
+    kernel is wrong or missing, LiteRT's reference kernels otherwise."""
+    return run_tflm if op in REF_KERNEL_WRONG or op in REF_KERNEL_MISSING else run_litert
 
 
 def run_tflm(model: bytes, inputs: list[np.ndarray], arena_size: int = 4 << 20) -> list[np.ndarray]:

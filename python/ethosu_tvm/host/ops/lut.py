@@ -1,7 +1,7 @@
-"""LOGISTIC, TANH, EXP, LOG, ABS, RSQRT and HARD_SWISH int8 as a 256-entry lookup table (LOGISTIC and TANH int16:
+"""LOGISTIC, TANH, EXP, LOG, ELU, ABS, RSQRT and HARD_SWISH int8 as a 256-entry lookup table (LOGISTIC and TANH int16:
 sigmoid_int16).
 
-An int8 function is fully described by its 256 values. LiteRT's BUILTIN_REF LOGISTIC, TANH, EXP and LOG evaluate a
+An int8 function is fully described by its 256 values. LiteRT's BUILTIN_REF LOGISTIC, TANH, EXP, LOG and ELU evaluate a
 table TFLite builds from the float function in float32; ABS's, HARD_SWISH's and RSQRT's kernels run integer
 algorithms, whose value for each input is the table entry. The table is computed at compile time and passed as a
 constant.

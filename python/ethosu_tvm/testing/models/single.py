@@ -44,6 +44,7 @@ _SINGLE = {
     "relu_n1_to_1": (Net.relu_n1_to_1, 1, (1, 8, 8, 8)),
     "exp": (Net.exp, 1, (1, 8, 8, 8)),
     "log": (Net.log, 1, (1, 8, 8, 8)),
+    "elu": (Net.elu, 1, (1, 8, 8, 8)),
     "rsqrt": (Net.rsqrt, 1, (1, 8, 8, 8)),
     "prelu": (Net.prelu, 1, (1, 8, 8, 8)),
     "squared_difference": (Net.squared_difference, 2, (1, 8, 8, 8)),

@@ -56,6 +56,13 @@ class UnaryOps(NetBase):
         return self._unary(_OP.EXP, "ExpOptions", x,
                            self._result(x, x.shape, math.exp(lo), math.exp(hi), out_scale, out_zp))
 
+    def elu(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
+        """ELU; LiteRT registers no reference kernel for it (its optimised one and TFLite Micro agree)."""
+        lo, hi = x.real_range
+        y = self._result(x, x.shape, math.expm1(min(lo, 0.0)), max(hi, 0.0), out_scale, out_zp)
+        self.builder.add_operator(_OP.ELU, [x.index], [y.index])
+        return y
+
     def log(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
         """LOG over the positive part of the input's range (LiteRT gives the lowest value for the rest)."""
         lo, hi = x.real_range
