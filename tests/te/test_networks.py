@@ -43,7 +43,12 @@ def test_mlperf_npu_subgraph_bit_exact(name):
     _assert_exact(model, run, *_graph_io(model))
 
 
-@pytest.mark.parametrize("name", models.GRAPHS)
+# Graphs whose NPU subgraphs read only model inputs, as this test feeds them. mobilenet_v2's host PAD splits it into
+# subgraphs that read intermediates: tests/aot/test_end_to_end.py runs it whole.
+NPU_INPUT_GRAPHS = [name for name in models.GRAPHS if name != "mobilenet_v2"]
+
+
+@pytest.mark.parametrize("name", NPU_INPUT_GRAPHS)
 def test_factory_graph_bit_exact(name):
     """Each NPU subgraph reads model inputs (by name); together they produce exactly LiteRT's boundary tensors."""
     model = models.make_graph(name, seed=5)

@@ -42,8 +42,43 @@ def _multi_io(net: Net) -> None:
     net.output(net.max_pool2d(net.mul(a, b)))
 
 
+def _mobilenet_v2(net: Net) -> None:
+    """MobileNetV2 as TensorFlow exports it: explicit PAD before strided depthwise convolutions, inverted residual
+    blocks with a residual ADD, global MEAN (keep_dims false), a classifier and SOFTMAX."""
+    x = net.input((1, 24, 24, 3))
+    x = net.conv2d(x, out_channels=8, stride=(2, 2), activation="RELU6")
+    for expand, out, stride in ((2, 8, 1), (3, 12, 2), (3, 12, 1)):
+        y = net.conv2d(x, out_channels=x.shape[-1] * expand, kernel=(1, 1), activation="RELU6")
+        if stride == 2:
+            y = net.pad(y, paddings=((0, 0), (0, 1), (0, 1), (0, 0)))
+            y = net.depthwise_conv2d(y, stride=(2, 2), padding="VALID", activation="RELU6")
+        else:
+            y = net.depthwise_conv2d(y, activation="RELU6")
+        y = net.conv2d(y, out_channels=out, kernel=(1, 1))
+        x = net.add(y, x) if stride == 1 and out == x.shape[-1] else y
+    x = net.mean(x, axis=(1, 2), keep_dims=False)
+    logits = net.fully_connected(x, units=10)
+    net.output(net.softmax(logits, beta=1.0 / logits.rms))
+
+
+def _efficientnet_lite(net: Net) -> None:
+    """EfficientNet-lite/MobileNetV3 style: hard-swish activations and a squeeze-excite block (MEAN → 1x1
+    reduce → 1x1 expand → LOGISTIC → MUL broadcast over H and W), then pooling, classifier and SOFTMAX."""
+    x = net.input((1, 16, 16, 4))
+    x = net.hard_swish(net.conv2d(x, out_channels=16, stride=(2, 2)))
+    y = net.hard_swish(net.depthwise_conv2d(x))
+    gate = net.mean(y, axis=(1, 2), keep_dims=True)
+    gate = net.conv2d(gate, out_channels=4, kernel=(1, 1), activation="RELU")
+    gate = net.logistic(net.conv2d(gate, out_channels=16, kernel=(1, 1)))
+    y = net.mul(y, gate)
+    x = net.add(net.conv2d(y, out_channels=16, kernel=(1, 1)), x)
+    x = net.reshape(net.avg_pool2d(x, pool=(8, 8), stride=(1, 1)), (1, 16))
+    logits = net.fully_connected(x, units=8)
+    net.output(net.softmax(logits, beta=1.0 / logits.rms))
+
+
 _GRAPHS = {"ds_cnn": _ds_cnn, "resnet_block": _resnet_block, "inverted_residual": _inverted_residual,
-           "multi_io": _multi_io}
+           "multi_io": _multi_io, "mobilenet_v2": _mobilenet_v2, "efficientnet_lite": _efficientnet_lite}
 GRAPHS: tuple[str, ...] = tuple(_GRAPHS)
 
 
