@@ -80,9 +80,11 @@ BAD_MODEL_CASES = {
     "missing file": (lambda tmp: tmp / "nope.tflite", r"^model file .*nope\.tflite does not exist$"),
     "directory": (lambda tmp: tmp, r"^model .* is not a file$"),
     "not tflite": (lambda tmp: _write(tmp, "x.tflite", b"PK\x03\x04 this is a zip"),
-                   r"^not a TFLite flatbuffer \(missing the 'TFL3' file identifier\)$"),
+                   r"^.*x\.tflite is not a valid TFLite model: not a TFLite flatbuffer \(missing the 'TFL3' file "
+                   r"identifier\)$"),
     "truncated": (lambda tmp: _write(tmp, "t.tflite", models.make("conv2d", 0)[:300]),
-                  r"^the TFLite flatbuffer is truncated or corrupt"),
+                  r"^.*t\.tflite is not a valid TFLite model: the TFLite flatbuffer is truncated or corrupt: .* lies "
+                  r"outside the 300-byte file$"),
     "float": (lambda tmp: _write(tmp, "f.tflite", float_model()),
               r"^tensor 'a' is floating point: only int8/int16-quantized models can be compiled$"),
     "dynamic": (lambda tmp: _write(tmp, "d.tflite", dynamic_shape_model()),
@@ -163,7 +165,8 @@ def test_errors_through_the_console_command(tmp_path):
     result = _command("compile", str(_write(tmp_path, "x.tflite", b"junk")), TARGET, "-o", str(tmp_path / "o.tar"))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == \
-        "tvmc: error: not a TFLite flatbuffer (missing the 'TFL3' file identifier)"
+        f"tvmc: error: {tmp_path / 'x.tflite'} is not a valid TFLite model: not a TFLite flatbuffer (missing the " \
+        "'TFL3' file identifier)"
     assert "Traceback" not in result.stderr
     result = _command("run", str(tmp_path / "x.tflite"))
     assert result.returncode == 2

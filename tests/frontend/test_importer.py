@@ -87,19 +87,19 @@ def test_dynamic_shape_is_rejected():
         from_tflite(dynamic_shape_model())
 
 
-def _elu_model() -> bytes:
-    """An int8 ELU, which TVM's TFLite frontend does not convert for quantized models."""
+def _gelu_model() -> bytes:
+    """An int8 GELU, which TVM's TFLite frontend does not convert for quantized models."""
     net = models.Net(0)
     x = net.input((1, 4, 4, 8))
     y = net._same_quant(x, x.shape)
-    net.builder.add_operator(tflite.BuiltinOperator.ELU, [x.index], [y.index])
+    net.builder.add_operator(tflite.BuiltinOperator.GELU, [x.index], [y.index])
     net.output(y)
     return net.build()
 
 
 def test_unsupported_operator_and_bad_bytes():
-    with pytest.raises(UnsupportedModelError, match="^the TFLite frontend cannot convert the model: .*'ELU'"):
-        from_tflite(_elu_model())
+    with pytest.raises(UnsupportedModelError, match="^the TFLite frontend cannot convert the model: .*'GELU'"):
+        from_tflite(_gelu_model())
     with pytest.raises(ModelFormatError):
         from_tflite(b"not a model at all")
     assert issubclass(UnsupportedModelError, ModelImportError) and issubclass(ModelImportError, ValueError)

@@ -92,6 +92,7 @@ def _progress(message: str) -> None:
 def run(args) -> int:
     from ..build_module import build
     from ..frontend.importer import from_tflite
+    from ..frontend.tflite_file import ModelFormatError
     from ..memory import plan_to_png, plan_to_svg
 
     for option, accepted in _ACCEPTED.items():
@@ -107,7 +108,10 @@ def run(args) -> int:
         check_writable(path)
     data = read_input_file(args.model, "model")
     _progress(f"importing {args.model}")
-    mod = from_tflite(data)
+    try:
+        mod = from_tflite(data)
+    except ModelFormatError as err:
+        raise CommandError(f"{args.model} is not a valid TFLite model: {err}") from None
     module = build(mod, target=target, pass_config=_pass_config(args.pass_config),
                    memory_planner=args.memory_planner, workspace_pools=pools,
                    use_workspace_io=args.use_workspace_io, cascader_sram_limit=args.cascader_sram_limit,

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import tflite
 
-from .tflite_file import read_model
+from .model_check import ModelConsistencyError, check_inputs_defined
+from .tflite_file import ModelFormatError, read_model
 
 SOURCE_OPS_ATTR = "ethosu.source_ops"
 TENSOR_QUANT_ATTR = "ethosu.tensor_quant"
@@ -260,6 +261,10 @@ def from_tflite(model: str | Path | bytes):
 
     buf = Path(model).read_bytes() if isinstance(model, (str, Path)) else bytes(model)
     parsed = read_model(buf)
+    try:
+        check_inputs_defined(parsed)
+    except ModelConsistencyError as err:
+        raise ModelFormatError(str(err)) from None
     _check_tensors(parsed.Subgraphs(0))
     converter_cls = _tracking_converter()
     instances = []

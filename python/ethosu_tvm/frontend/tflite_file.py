@@ -6,6 +6,9 @@ from dataclasses import dataclass
 import numpy as np
 import tflite
 
+from .flatbuffer_check import FlatbufferError, check_flatbuffer
+from .model_check import ModelConsistencyError, check_model
+
 # TensorType enum values of the TFLite schema that the project handles, with their NumPy dtypes.
 TFLITE_DTYPES = {
     tflite.TensorType.FLOAT32: np.dtype(np.float32),
@@ -33,27 +36,22 @@ class TensorInfo:
 
 
 def read_model(buf: bytes) -> tflite.Model:
-    """Parse and sanity-check a flatbuffer; raise ModelFormatError instead of a deep decoder failure."""
+    """Parse a flatbuffer after verifying its structure (every offset inside the file) and its consistency
+    (indices, buffer sizes, quantization); raise ModelFormatError saying what is wrong and where."""
     buf = bytes(buf)
     if len(buf) < 8 or buf[4:8] != b"TFL3":
         raise ModelFormatError("not a TFLite flatbuffer (missing the 'TFL3' file identifier)")
     try:
-        model = tflite.Model.GetRootAs(buf, 0)
-        if model.SubgraphsLength() < 1:
-            raise ModelFormatError("the TFLite model has no subgraph")
-        graph = model.Subgraphs(0)
-        for i in range(graph.TensorsLength()):
-            tensor = graph.Tensors(i)
-            tensor.ShapeAsNumpy()
-            tensor.Name()
-        for i in range(model.BuffersLength()):
-            model.Buffers(i).DataLength()
-        for i in range(graph.OperatorsLength()):
-            graph.Operators(i).InputsAsNumpy()
-    except ModelFormatError:
-        raise
-    except Exception as err:  # the generated readers fail with struct/index errors on damaged files
-        raise ModelFormatError(f"the TFLite flatbuffer is truncated or corrupt ({type(err).__name__})") from err
+        check_flatbuffer(buf)
+    except FlatbufferError as err:
+        raise ModelFormatError(f"the TFLite flatbuffer is truncated or corrupt: {err}") from None
+    model = tflite.Model.GetRootAs(buf, 0)
+    if model.SubgraphsLength() < 1:
+        raise ModelFormatError("the TFLite model has no subgraph")
+    try:
+        check_model(model)
+    except ModelConsistencyError as err:
+        raise ModelFormatError(str(err)) from None
     return model
 
 

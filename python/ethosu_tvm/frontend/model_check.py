@@ -1,0 +1,178 @@
+"""Consistency of a structurally sound TFLite model: what a damaged or hand-edited file can get wrong even when every
+offset is in bounds. Each rule names the tensor or operator it found wrong, so that nothing downstream (TVM's
+frontend, our importer, the kernels) meets an index out of range, a buffer of the wrong size or a zero scale."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import tflite
+
+# A tensor with more elements than this is refused before anything allocates it (a real model for a
+# microcontroller is far below; a corrupt shape is usually far above).
+MAX_ELEMENTS = 1 << 28
+
+_ITEM_SIZES = {tflite.TensorType.FLOAT32: 4, tflite.TensorType.INT32: 4, tflite.TensorType.UINT8: 1,
+               tflite.TensorType.INT64: 8, tflite.TensorType.INT16: 2, tflite.TensorType.INT8: 1,
+               tflite.TensorType.FLOAT16: 2, tflite.TensorType.BOOL: 1, tflite.TensorType.UINT32: 4,
+               tflite.TensorType.UINT16: 2, tflite.TensorType.FLOAT64: 8}
+
+
+# Window options that must be positive (and not absurd), by builtin options type: the option table and its fields.
+_WINDOW_OPTIONS = {
+    tflite.BuiltinOptions.Conv2DOptions: (tflite.Conv2DOptions, ("StrideH", "StrideW", "DilationHFactor",
+                                                                 "DilationWFactor")),
+    tflite.BuiltinOptions.DepthwiseConv2DOptions: (tflite.DepthwiseConv2DOptions, (
+        "StrideH", "StrideW", "DilationHFactor", "DilationWFactor", "DepthMultiplier")),
+    tflite.BuiltinOptions.Pool2DOptions: (tflite.Pool2DOptions, ("StrideH", "StrideW", "FilterHeight",
+                                                                 "FilterWidth")),
+    tflite.BuiltinOptions.TransposeConvOptions: (tflite.TransposeConvOptions, ("StrideH", "StrideW")),
+}
+MAX_WINDOW = 1 << 16
+
+
+_INTEGER_DTYPES = {tflite.TensorType.INT8: np.int8, tflite.TensorType.UINT8: np.uint8, tflite.TensorType.INT16: np.int16,
+                   tflite.TensorType.INT32: np.int32}
+
+
+class ModelConsistencyError(ValueError):
+    """The model's tables contradict each other; the message names the tensor or operator."""
+
+
+def _tensor_name(graph, index: int) -> str:
+    name = graph.Tensors(index).Name()
+    return f"tensor {index} ({name.decode(errors='replace')!r})" if name else f"tensor {index}"
+
+
+def _check_utf8(name: bytes | None, what: str) -> None:
+    try:
+        (name or b"").decode("utf-8")
+    except UnicodeDecodeError:
+        raise ModelConsistencyError(f"{what} has a name that is not UTF-8 text ({name[:16]!r})") from None
+
+
+def _check_tensor(model, graph, index: int) -> None:
+    tensor = graph.Tensors(index)
+    what = _tensor_name(graph, index)
+    _check_utf8(tensor.Name(), what)
+    shape = [int(d) for d in tensor.ShapeAsNumpy()] if tensor.ShapeLength() else []
+    if any(d < -1 for d in shape):
+        raise ModelConsistencyError(f"{what} has a negative dimension in its shape {shape}")
+    elements = math.prod(max(d, 1) for d in shape)
+    if elements > MAX_ELEMENTS:
+        raise ModelConsistencyError(f"{what} declares {elements:,} elements (shape {shape}); the limit is "
+                                    f"{MAX_ELEMENTS:,}")
+    if not 0 <= tensor.Buffer() < model.BuffersLength():
+        raise ModelConsistencyError(f"{what} names buffer {tensor.Buffer()}, but the model has "
+                                    f"{model.BuffersLength()}")
+    data = model.Buffers(tensor.Buffer()).DataLength()
+    item = _ITEM_SIZES.get(tensor.Type())
+    if data and item and -1 not in shape and data != elements * item:
+        raise ModelConsistencyError(f"{what}: its buffer holds {data} bytes, but shape {shape} of type "
+                                    f"{tensor.Type()} needs {elements * item}")
+    quant = tensor.Quantization()
+    if quant is None or quant.ScaleIsNone():
+        return
+    if not quant.ScaleLength():
+        raise ModelConsistencyError(f"{what} has an empty quantization scale vector")
+    scales = quant.ScaleAsNumpy()
+    if not np.all(np.isfinite(scales)) or np.any(scales <= 0):
+        raise ModelConsistencyError(f"{what} has quantization scale(s) {scales.tolist()[:4]}: they must be "
+                                    "positive and finite")
+    if quant.ZeroPointLength() != len(scales):  # TFLite's interpreter requires one zero point per scale
+        raise ModelConsistencyError(f"{what} has {len(scales)} scales but {quant.ZeroPointLength()} zero points")
+    dtype = _INTEGER_DTYPES.get(tensor.Type())
+    zero_points = quant.ZeroPointAsNumpy()
+    if dtype is not None and (zero_points.min() < np.iinfo(dtype).min or zero_points.max() > np.iinfo(dtype).max):
+        raise ModelConsistencyError(f"{what} has zero point(s) {zero_points.tolist()[:4]} outside the range of its "
+                                    f"{np.dtype(dtype).name} values")
+    axis = quant.QuantizedDimension()
+    if len(scales) > 1 and not (0 <= axis < len(shape) and shape[axis] == len(scales)):
+        raise ModelConsistencyError(f"{what} has {len(scales)} scales along dimension {axis} of shape {shape}")
+
+
+def _check_indices(indices, count: int, what: str, optional: bool) -> None:
+    low = -1 if optional else 0
+    for index in indices:
+        if not low <= int(index) < count:
+            raise ModelConsistencyError(f"{what} names tensor {int(index)}, but the subgraph has {count} tensors")
+
+
+def _check_operators(model, graph, subgraph: int) -> None:
+    """Indices in range, each tensor written by one operator at most, and no operator reading a tensor that a later
+    operator writes: the operator list is an execution order, so the graph is acyclic. (A tensor nobody writes,
+    such as a Vela command stream's scratch, may be read.)"""
+    count = graph.TensorsLength()
+    writer: dict[int, int] = {}
+    for position in range(graph.OperatorsLength()):
+        op = graph.Operators(position)
+        for index in op.OutputsAsNumpy() if op.OutputsLength() else []:
+            if int(index) in writer:
+                raise ModelConsistencyError(f"operators #{writer[int(index)]} and #{position} both write "
+                                            f"tensor {int(index)}")
+            writer[int(index)] = position
+    for position in range(graph.OperatorsLength()):
+        op = graph.Operators(position)
+        what = f"operator #{position}" + (f" of subgraph {subgraph}" if subgraph else "")
+        if not 0 <= op.OpcodeIndex() < model.OperatorCodesLength():
+            raise ModelConsistencyError(f"{what} has opcode index {op.OpcodeIndex()}, but the model has "
+                                        f"{model.OperatorCodesLength()} operator codes")
+        inputs = op.InputsAsNumpy() if op.InputsLength() else []
+        outputs = op.OutputsAsNumpy() if op.OutputsLength() else []
+        _check_indices(inputs, count, f"{what} input", optional=True)
+        _check_indices(outputs, count, f"{what} output", optional=False)
+        _check_options(op, what)
+        later = [int(i) for i in inputs if writer.get(int(i), -1) >= position]
+        if later:
+            raise ModelConsistencyError(f"{what} reads {_tensor_name(graph, later[0])}, which operator "
+                                        f"#{writer[later[0]]} writes later (a cycle)")
+
+
+def _check_options(op, what: str) -> None:
+    """Strides, dilations, filter sizes and depth multipliers in [1, MAX_WINDOW]."""
+    if op.BuiltinOptionsType() not in _WINDOW_OPTIONS or op.BuiltinOptions() is None:
+        return
+    table_class, fields = _WINDOW_OPTIONS[op.BuiltinOptionsType()]
+    options = table_class()
+    options.Init(op.BuiltinOptions().Bytes, op.BuiltinOptions().Pos)
+    for name in fields:
+        value = getattr(options, name)()
+        if not 1 <= value <= MAX_WINDOW:
+            raise ModelConsistencyError(f"{what} has {name} {value}; it must be in [1, {MAX_WINDOW}]")
+
+
+def check_inputs_defined(model: tflite.Model) -> None:
+    """Every tensor an operator of the main subgraph reads, and every model output, is a model input, a constant, a
+    variable or an earlier operator's output (check_model allows tensors nobody writes, as Vela's scratch; a
+    compiled model may not)."""
+    graph = model.Subgraphs(0)
+    defined = {int(i) for i in graph.InputsAsNumpy()} if graph.InputsLength() else set()
+    for index in range(graph.TensorsLength()):
+        tensor = graph.Tensors(index)
+        buffer = model.Buffers(tensor.Buffer())
+        if tensor.IsVariable() or buffer.DataLength() or buffer.Offset() > 1:
+            defined.add(index)
+    for position in range(graph.OperatorsLength()):
+        op = graph.Operators(position)
+        for index in op.InputsAsNumpy() if op.InputsLength() else []:
+            if int(index) >= 0 and int(index) not in defined:
+                raise ModelConsistencyError(f"operator #{position} reads {_tensor_name(graph, int(index))}, which is "
+                                            "neither a model input, a constant nor written by an earlier operator")
+        if op.OutputsLength():
+            defined.update(int(i) for i in op.OutputsAsNumpy())
+    for index in graph.OutputsAsNumpy() if graph.OutputsLength() else []:
+        if int(index) not in defined:
+            raise ModelConsistencyError(f"model output {_tensor_name(graph, int(index))} is written by no operator")
+
+
+def check_model(model: tflite.Model) -> None:
+    """Raise ModelConsistencyError at the first inconsistency of `model` (already structurally verified)."""
+    for subgraph in range(model.SubgraphsLength()):
+        graph = model.Subgraphs(subgraph)
+        count = graph.TensorsLength()
+        for index in range(count):
+            _check_tensor(model, graph, index)
+        where = f" of subgraph {subgraph}" if subgraph else ""
+        _check_indices(graph.InputsAsNumpy() if graph.InputsLength() else [], count, f"input list{where}", False)
+        _check_indices(graph.OutputsAsNumpy() if graph.OutputsLength() else [], count, f"output list{where}", False)
+        _check_operators(model, graph, subgraph)
