@@ -9,7 +9,8 @@ from .quant import _ACTIVATIONS, _OP, QTensor, _choice, _pair
 
 
 class DataMovementOps(NetBase):
-    """Reshape, concatenation, split, slices, squeeze, expand_dims, transpose, pack, pad and resize."""
+    """Reshape, concatenation, split, split_v, slices, squeeze, expand_dims, transpose, pack, unpack, pad and
+    resize."""
 
     def reshape(self, x: QTensor, new_shape=(1, -1)) -> QTensor:
         shape = list(new_shape)
@@ -63,24 +64,66 @@ class DataMovementOps(NetBase):
                                   dict(NumSplits=num_splits))
         return outputs
 
-    def strided_slice(self, x: QTensor, begin=(0, 1, 1, 0), end=(1, 7, 7, 4), strides=(1, 2, 1, 1),
-                      begin_mask: int = 0, end_mask: int = 0) -> QTensor:
+    def split_v(self, x: QTensor, size_splits=(1, -1, 2), axis: int = -1) -> list[QTensor]:
+        """SPLIT_V; one size of -1 takes what the others leave."""
         rank = len(x.shape)
-        if not len(begin) == len(end) == len(strides) == rank:
-            raise ValueError(f"begin, end and strides need {rank} values each")
+        if not -rank <= axis < rank:
+            raise ValueError(f"axis {axis} is out of range for rank {rank}")
+        sizes = list(size_splits)
+        if sizes.count(-1) == 1:
+            sizes[sizes.index(-1)] = x.shape[axis] - sum(s for s in sizes if s != -1)
+        if not sizes or min(sizes) < 1 or sum(sizes) != x.shape[axis]:
+            raise ValueError(f"sizes {tuple(size_splits)} do not split {x.shape[axis]} elements")
+        shape = list(x.shape)
+        outputs = []
+        for size in sizes:
+            shape[axis] = size
+            outputs.append(self._same_quant(x, shape))
+        consts = [self._const(np.array(size_splits, dtype=np.int32)), self._const(np.array(axis, dtype=np.int32))]
+        self.builder.add_operator(_OP.SPLIT_V, [x.index, *consts], [t.index for t in outputs], "SplitVOptions",
+                                  dict(NumSplits=len(sizes)))
+        return outputs
+
+    def unpack(self, x: QTensor, axis: int = 0) -> list[QTensor]:
+        rank = len(x.shape)
+        if not -rank <= axis < rank:
+            raise ValueError(f"axis {axis} is out of range for rank {rank}")
+        shape = x.shape[:axis % rank] + x.shape[axis % rank + 1:]
+        outputs = [self._same_quant(x, shape) for _ in range(x.shape[axis])]
+        self.builder.add_operator(_OP.UNPACK, [x.index], [t.index for t in outputs], "UnpackOptions",
+                                  dict(Num=len(outputs), Axis=axis))
+        return outputs
+
+    def strided_slice(self, x: QTensor, begin=(0, 1, 1, 0), end=(1, 7, 7, 4), strides=(1, 2, 1, 1),
+                      begin_mask: int = 0, end_mask: int = 0, ellipsis_mask: int = 0, new_axis_mask: int = 0,
+                      shrink_axis_mask: int = 0, offset: bool = False) -> QTensor:
+        """STRIDED_SLICE; the output shape is NumPy's for the same index (`offset`: end counts from begin)."""
+        if not len(begin) == len(end) == len(strides):
+            raise ValueError("begin, end and strides differ in length")
         if 0 in strides:
             raise ValueError("strides must be non-zero")
-        shape = []
-        for i, dim in enumerate(x.shape):
-            start = None if begin_mask >> i & 1 else begin[i]
-            stop = None if end_mask >> i & 1 else end[i]
-            shape.append(len(range(*slice(start, stop, strides[i]).indices(dim))))
-        if min(shape) < 1:
+        index = []
+        for i, (b, e, s) in enumerate(zip(begin, end, strides)):
+            if ellipsis_mask >> i & 1:
+                index.append(Ellipsis)
+            elif new_axis_mask >> i & 1:
+                index.append(None)
+            elif shrink_axis_mask >> i & 1:
+                index.append(b)
+            else:
+                index.append(slice(None if begin_mask >> i & 1 else b,
+                                   None if end_mask >> i & 1 else (b + e if offset else e), s))
+        try:
+            shape = np.empty(x.shape, dtype=np.int8)[tuple(index)].shape
+        except IndexError as err:
+            raise ValueError(f"the index {index} does not fit {x.shape}: {err}") from None
+        if min(shape, default=1) < 1:
             raise ValueError(f"the slice of {x.shape} is empty")
         y = self._same_quant(x, shape)
         consts = [self._const(np.array(v, dtype=np.int32)) for v in (begin, end, strides)]
         self.builder.add_operator(_OP.STRIDED_SLICE, [x.index, *consts], [y.index], "StridedSliceOptions",
-                                  dict(BeginMask=begin_mask, EndMask=end_mask))
+                                  dict(BeginMask=begin_mask, EndMask=end_mask, EllipsisMask=ellipsis_mask,
+                                       NewAxisMask=new_axis_mask, ShrinkAxisMask=shrink_axis_mask, Offset=offset))
         return y
 
     def slice(self, x: QTensor, begin=(0, 1, 2, 0), size=(1, 5, 4, -1)) -> QTensor:

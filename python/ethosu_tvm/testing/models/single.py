@@ -8,7 +8,8 @@ from .net import Net
 # Ops with 16-bit activation kernels in both LiteRT and TFLite Micro (16x8 for the weighted ones).
 _INT16_OPS = {
     "conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "sub", "mul",
-    "minimum", "maximum", "tanh", "logistic", "softmax", "reshape", "quantize",
+    "minimum", "maximum", "tanh", "logistic", "softmax", "reshape", "quantize", "split", "split_v", "strided_slice",
+    "slice", "transpose", "pack", "unpack",
 }
 # op kind -> (Net method, number of tensor inputs, default input shape)
 _SINGLE = {
@@ -50,6 +51,8 @@ _SINGLE = {
     "expand_dims": (Net.expand_dims, 1, (8, 8, 4)),
     "transpose": (Net.transpose, 1, (1, 4, 6, 8)),
     "pack": (Net.pack, 2, (1, 4, 4, 8)),
+    "split_v": (Net.split_v, 1, (1, 4, 4, 8)),
+    "unpack": (Net.unpack, 1, (3, 4, 8)),
 }
 OPS: tuple[str, ...] = tuple(_SINGLE)
 # Ops taking a list of same-quantized inputs (`num_inputs` of them).
