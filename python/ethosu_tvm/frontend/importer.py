@@ -14,13 +14,14 @@ from pathlib import Path
 import numpy as np
 import tflite
 
+from .slicing import SliceSpec, strided_slice_ranges
 from .tflite_file import read_model
 
 SOURCE_OPS_ATTR = "ethosu.source_ops"
 TENSOR_QUANT_ATTR = "ethosu.tensor_quant"
 MODEL_IO_ATTR = "ethosu.io"
-VALUE_MOVING_OPS = frozenset({"PAD", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "SLICE", "STRIDED_SLICE", "SPLIT", "PACK",
-                              "RESIZE_NEAREST_NEIGHBOR"})
+VALUE_MOVING_OPS = frozenset({"PAD", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "SLICE", "STRIDED_SLICE", "SPLIT",
+                              "SPLIT_V", "PACK", "UNPACK", "RESIZE_NEAREST_NEIGHBOR"})
 
 
 class ModelImportError(ValueError):
@@ -156,12 +157,73 @@ def _tracking_converter():
             (output,) = self.get_output_tensors(op)
             return relax.op.reshape(self.get_tensor_expr(data), [int(d) for d in self.get_tensor_shape(output)])
 
+        def convert_strided_slice(self, op):
+            # TVM's converter ignores `offset` and reads the masks unlike TFLite: slice what TFLite's kernel copies.
+            data, *indices = self.get_input_tensors(op)
+            options = _options(op, tflite.StridedSliceOptions)
+            spec = SliceSpec(*(tuple(int(v) for v in self.get_tensor_value(t).reshape(-1)) for t in indices),
+                             options.BeginMask(), options.EndMask(), options.EllipsisMask(), options.NewAxisMask(),
+                             options.ShrinkAxisMask(), bool(options.Offset()))
+            ranges, shape = strided_slice_ranges(spec, self._shape(data))
+            return self._slice(data, ranges, shape, self.get_output_tensors(op)[0])
+
+        # SPLIT, SPLIT_V and UNPACK become one strided slice per output (TVM's converters emit a tuple-valued
+        # split, and ignore a -1 size of SPLIT_V): every output is then a single-output host kernel.
+        def convert_split(self, op):
+            axis_tensor, data = self.get_input_tensors(op)
+            outputs = self.get_output_tensors(op)
+            axis = int(self.get_tensor_value(axis_tensor)) % len(self._shape(data))
+            size, count = self._shape(data)[axis], len(outputs)
+            if size % count:
+                raise UnsupportedModelError(f"SPLIT of {size} elements into {count} equal parts")
+            return self._split(data, axis, [size // count] * count, outputs)
+
+        def convert_split_v(self, op):
+            data, sizes_tensor, axis_tensor = self.get_input_tensors(op)
+            if self.has_expr(sizes_tensor.tensor_idx):
+                raise UnsupportedModelError("SPLIT_V with sizes computed at run time")
+            axis = int(self.get_tensor_value(axis_tensor)) % len(self._shape(data))
+            sizes = [int(s) for s in self.get_tensor_value(sizes_tensor).reshape(-1)]
+            if sizes.count(-1) == 1:  # the one unknown size takes what the others leave
+                sizes[sizes.index(-1)] = self._shape(data)[axis] - sum(s for s in sizes if s != -1)
+            if min(sizes) < 0 or sum(sizes) != self._shape(data)[axis]:
+                raise UnsupportedModelError(f"SPLIT_V sizes {sizes} do not split {self._shape(data)[axis]} elements")
+            return self._split(data, axis, sizes, self.get_output_tensors(op))
+
+        def convert_unpack(self, op):
+            (data,) = self.get_input_tensors(op)
+            outputs = self.get_output_tensors(op)
+            axis = _options(op, tflite.UnpackOptions).Axis() % len(self._shape(data))
+            return self._split(data, axis, [1] * self._shape(data)[axis], outputs)
+
+        def _shape(self, tensor) -> tuple[int, ...]:
+            return tuple(int(d) for d in self.get_tensor_shape(tensor))
+
+        def _split(self, data, axis: int, sizes: list[int], outputs):
+            if len(sizes) != len(outputs):
+                raise UnsupportedModelError(f"{len(outputs)} outputs for {len(sizes)} parts")
+            starts = np.cumsum([0] + sizes).tolist()
+            full = [range(d) for d in self._shape(data)]
+            return relax.Tuple([self._slice(data, full[:axis] + [range(start, stop)] + full[axis + 1:],
+                                            self._shape(output), output)
+                                for start, stop, output in zip(starts, starts[1:], outputs)])
+
+        def _slice(self, data, ranges: list[range], shape: tuple[int, ...], output):
+            """The elements `ranges` select, reshaped to `shape`, which must be the output tensor's."""
+            if shape != self._shape(output):
+                raise UnsupportedModelError(f"the output shape {self._shape(output)} is not TFLite's {shape}")
+            # Ends past the front of an axis (going backward) are written below -size, as Relax reads them.
+            ends = [r.start + len(r) * r.step for r in ranges]
+            ends = [end if end >= 0 else -size - 1 for end, size in zip(ends, self._shape(data))]
+            sliced = relax.op.strided_slice(self.get_tensor_expr(data), list(range(len(ranges))),
+                                            [r.start for r in ranges], ends, [r.step for r in ranges])
+            if tuple(len(r) for r in ranges) == shape:
+                return sliced
+            return relax.op.reshape(self.bb.emit(sliced), list(shape))
+
         def convert_softmax(self, op):
             # TVM's converter drops beta; TFLite computes softmax(beta · x) on the real input.
-            options = tflite.SoftmaxOptions()
-            table = op.BuiltinOptions()
-            options.Init(table.Bytes, table.Pos)
-            beta = options.Beta()
+            beta = _options(op, tflite.SoftmaxOptions).Beta()
             if beta == 1.0:
                 return super().convert_softmax(op)
             (data,) = self.get_input_tensors(op)
@@ -187,6 +249,14 @@ def _tracking_converter():
                 self.input_override = None
 
     return _Converter
+
+
+def _options(op, options_class):
+    """The operator's builtin options as `options_class`."""
+    options = options_class()
+    table = op.BuiltinOptions()
+    options.Init(table.Bytes, table.Pos)
+    return options
 
 
 def _as_list(ret):

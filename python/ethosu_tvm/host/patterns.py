@@ -13,9 +13,12 @@ from ..qdq.patterns import (
     UNARY_CORES,
     CompositePattern,
     concatenation,
+    pack,
     pad,
     reshape,
     softmax,
+    strided_slice,
+    transpose,
     unary,
     weighted_and_elementwise,
 )
@@ -29,14 +32,18 @@ _UNARY_KINDS = ("relu", "clip", "leaky_relu", "requantize", "tanh", "logistic")
 
 
 def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
-    """Every host pattern, most specific first; concatenation once per input count in `concat_arities`."""
+    """Every host pattern, most specific first; concatenation and pack once per input count in
+    `concat_arities`."""
     return [
         *weighted_and_elementwise(HOST),
         softmax(f"{HOST}.softmax"),
         *(unary(f"{HOST}.{kind}", UNARY_CORES[kind]) for kind in _UNARY_KINDS),
         reshape(f"{HOST}.reshape", ("int8", "int16")),
         pad(f"{HOST}.pad"),
-        *(concatenation(f"{HOST}.concatenation", n) for n in sorted(set(concat_arities))),
+        strided_slice(f"{HOST}.strided_slice"),
+        transpose(f"{HOST}.transpose"),
+        *(pattern for n in sorted(set(concat_arities))
+          for pattern in (concatenation(f"{HOST}.concatenation", n), pack(f"{HOST}.pack", n))),
     ]
 
 

@@ -113,6 +113,32 @@ class Concatenation:
     axis: int
 
 
+@dataclass(frozen=True)
+class StridedSlice(Unary):
+    """STRIDED_SLICE, SLICE, and one output of SPLIT, SPLIT_V or UNPACK: output[i] = input[begin + i·strides]
+    per axis (the output has the input's rank; TFLite's masks are resolved at import). Values are copied as they
+    are, whatever the output's quantization, as TFLite's kernels do."""
+
+    begin: tuple[int, ...] = ()
+    strides: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Transpose(Unary):
+    """TRANSPOSE: output axis k is input axis perm[k]; values copied as they are, as TFLite's kernel does."""
+
+    perm: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Pack:
+    """PACK along the new output axis `axis`; TFLite requires the inputs to share the output's quantization."""
+
+    inputs: tuple[QuantTensor, ...]
+    output: QuantTensor
+    axis: int
+
+
 @dataclass(frozen=True, eq=False)
 class Weighted:
     """An op with constant weights (the base of the two below).
@@ -171,13 +197,13 @@ class Binary:
     clamp: Optional[tuple[int, int]] = None
 
 
-HostOp = Union[Softmax, Logistic, Tanh, Requantize, Relu, LeakyRelu, Reshape, Pad, Concatenation, Conv2D,
-               FullyConnected, Pool2D, Binary]
+HostOp = Union[Softmax, Logistic, Tanh, Requantize, Relu, LeakyRelu, Reshape, Pad, Concatenation, StridedSlice,
+               Transpose, Pack, Conv2D, FullyConnected, Pool2D, Binary]
 
 
 _NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Requantize: "quantize", Relu: "relu",
           LeakyRelu: "leaky_relu", Reshape: "reshape", Pad: "pad", Concatenation: "concatenation",
-          FullyConnected: "fully_connected"}
+          StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack", FullyConnected: "fully_connected"}
 
 
 def op_name(op: HostOp) -> str:
