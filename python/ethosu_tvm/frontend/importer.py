@@ -197,7 +197,8 @@ def _tracking_converter():
             return self._split(data, axis, [1] * self._shape(data)[axis], outputs)
 
         def _shape(self, tensor) -> tuple[int, ...]:
-            return tuple(int(d) for d in self.get_tensor_shape(tensor))
+            """The tensor's shape, () for a scalar (UNPACK of a vector)."""
+            return tuple(int(d) for d in tensor.tensor.ShapeAsNumpy()) if tensor.tensor.ShapeLength() else ()
 
         def _split(self, data, axis: int, sizes: list[int], outputs):
             if len(sizes) != len(outputs):

@@ -87,7 +87,8 @@ def strided_slice_ranges(spec: SliceSpec, shape: tuple[int, ...]) -> tuple[list[
         if _bit(spec.shrink_axis_mask, k):
             indices = range(start, start if start >= size else start + 1, step)  # empty going backward
             if len(indices) != 1:
-                raise ValueError(f"shrinking axis {i - added_axes} at index {spec.begin[k]} of {size}")
+                raise ValueError(f"axis {i - added_axes} shrinks to index {spec.begin[k]} of {size} with stride "
+                                 f"{step}: TFLite's kernel copies no element")
             ranges.append(indices)
             continue
         stop = spec.end[k] + (start if spec.offset else 0)

@@ -1,8 +1,8 @@
 """Host fusion: the bindings partitioning leaves in ``main`` become ``host.<kind>`` composite functions.
 
-Pools, pads, reshapes, slices, transposes and packs run on raw integers in Relax, without their quantization: :func:`fuse_host_ops` copies it
-from the importer's tensor map onto the composite (attribute ``QUANT_ATTR``), together with the source operator it
-came from (``SOURCE_ATTR``, for messages).
+Pools, pads, reshapes, slices, transposes and packs run on raw integers in Relax, without their quantization:
+:func:`fuse_host_ops` copies it from the importer's tensor map onto the composite (attribute ``QUANT_ATTR``),
+together with the source operator it came from (``SOURCE_ATTR``, for messages).
 """
 from __future__ import annotations
 

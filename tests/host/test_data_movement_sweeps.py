@@ -1,0 +1,125 @@
+"""Hypothesis sweeps over the data-movement operators: each generated model, compiled for the host (`--target=c`)
+and run as C, returns LiteRT's outputs exactly: STRIDED_SLICE masks, offsets and negative strides, SLICE, TRANSPOSE
+permutations, SPLIT, SPLIT_V, UNPACK and PACK axes and counts, int8 and int16."""
+import numpy as np
+from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import strategies as st
+
+import ethosu_tvm
+from ethosu_tvm.frontend.tflite_file import output_infos
+from ethosu_tvm.testing import models
+from ethosu_tvm.testing.reference import random_inputs, run_litert
+
+SWEEP = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SEEDS = range(2)
+dtypes = st.sampled_from(["int8", "int16"])
+shapes = st.lists(st.integers(1, 5), min_size=1, max_size=5).map(tuple)
+
+
+def _check(op: str, **params) -> None:
+    """Compile the factory model for the host; its outputs equal LiteRT's for every seed."""
+    try:
+        model = models.make(op, seed=7, **params)
+    except ValueError:  # a combination TFLite cannot express, e.g. an empty slice
+        reject()
+    expected = {seed: run_litert(model, random_inputs(model, seed)) for seed in SEEDS}
+    infos = output_infos(model)
+    if any(want.shape != info.shape for want, info in zip(expected[0], infos)):
+        reject()  # LiteRT resizes the output: the model's declared shape is not TFLite's (e.g. with offset)
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target="c")
+    for seed in SEEDS:
+        outputs = module.run(random_inputs(model, seed))
+        for info, want in zip(infos, expected[seed]):
+            np.testing.assert_array_equal(outputs[info.name].reshape(want.shape), want, err_msg=f"seed {seed}")
+
+
+@st.composite
+def strided_slices(draw):
+    """A shape and STRIDED_SLICE operands: indices past either end, negative strides and every mask (one
+    ellipsis bit at most; shrunk axes keep a positive stride, with which TFLite's kernel copies one element)."""
+    shape = draw(shapes)
+    count = draw(st.integers(1, len(shape)))
+    indices = st.lists(st.integers(-7, 7), min_size=count, max_size=count)
+    strides = draw(st.lists(st.sampled_from([-3, -2, -1, 1, 2, 3]), min_size=count, max_size=count))
+    masks = st.integers(0, (1 << count) - 1)
+    ellipsis = draw(st.sampled_from([0] + [1 << i for i in range(count)]))
+    shrink = draw(masks) & sum(1 << i for i, s in enumerate(strides) if s > 0)
+    return dict(in_shape=shape, begin=tuple(draw(indices)), end=tuple(draw(indices)), strides=tuple(strides),
+                begin_mask=draw(masks), end_mask=draw(masks), ellipsis_mask=ellipsis,
+                new_axis_mask=draw(masks) & ~ellipsis, shrink_axis_mask=shrink & ~ellipsis)
+
+
+@st.composite
+def offset_slices(draw):
+    """STRIDED_SLICE with `offset` (end counts from begin), kept inside the input: LiteRT sizes the output from
+    `end` alone but copies from the clamped range, and overruns the output when they differ."""
+    shape = draw(shapes)
+    begin, end, strides = [], [], []
+    for size in shape:
+        start = draw(st.integers(0, size - 1))
+        stride = draw(st.sampled_from([-2, -1, 1, 2] if start else [1, 2]))
+        begin.append(start)
+        strides.append(stride)
+        end.append(draw(st.integers(1, size - start)) if stride > 0 else -draw(st.integers(1, start)))
+    masks = st.integers(0, (1 << len(shape)) - 1)
+    return dict(in_shape=shape, begin=tuple(begin), end=tuple(end), strides=tuple(strides),
+                shrink_axis_mask=draw(masks) & sum(1 << i for i, s in enumerate(strides) if s > 0), offset=True)
+
+
+@SWEEP
+@given(dtype=dtypes, operands=strided_slices())
+def test_strided_slice(dtype, operands):
+    _check("strided_slice", dtype=dtype, **operands)
+
+
+@SWEEP
+@given(dtype=dtypes, operands=offset_slices())
+def test_strided_slice_offset(dtype, operands):
+    _check("strided_slice", dtype=dtype, **operands)
+
+
+@SWEEP
+@given(dtype=dtypes, shape=shapes, data=st.data())
+def test_slice(dtype, shape, data):
+    begin = [data.draw(st.integers(0, d - 1)) for d in shape]
+    size = [data.draw(st.sampled_from([-1, *range(1, d - b + 1)])) for d, b in zip(shape, begin)]
+    _check("slice", dtype=dtype, in_shape=shape, begin=tuple(begin), size=tuple(size))
+
+
+@SWEEP
+@given(dtype=dtypes, shape=st.lists(st.integers(1, 4), min_size=2, max_size=6).map(tuple), data=st.data())
+def test_transpose(dtype, shape, data):
+    perm = data.draw(st.permutations(range(len(shape))))
+    _check("transpose", dtype=dtype, in_shape=shape, perm=tuple(perm))
+
+
+@SWEEP
+@given(dtype=dtypes, shape=shapes, count=st.integers(1, 4), data=st.data())
+def test_split(dtype, shape, count, data):
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    _check("split", dtype=dtype, in_shape=shape[:axis] + (shape[axis] * count,) + shape[axis:][1:],
+           num_splits=count, axis=axis)
+
+
+@SWEEP
+@given(dtype=dtypes, shape=shapes, sizes=st.lists(st.integers(1, 3), min_size=1, max_size=4), data=st.data())
+def test_split_v(dtype, shape, sizes, data):
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    unknown = data.draw(st.sampled_from([None, *range(len(sizes))]))
+    size_splits = [-1 if i == unknown else s for i, s in enumerate(sizes)]
+    _check("split_v", dtype=dtype, in_shape=shape[:axis] + (sum(sizes),) + shape[axis:][1:],
+           size_splits=tuple(size_splits), axis=axis)
+
+
+@SWEEP
+@given(dtype=dtypes, shape=shapes, data=st.data())
+def test_unpack(dtype, shape, data):
+    _check("unpack", dtype=dtype, in_shape=shape, axis=data.draw(st.integers(-len(shape), len(shape) - 1)))
+
+
+@SWEEP
+@given(dtype=dtypes, shape=st.lists(st.integers(1, 4), min_size=1, max_size=4).map(tuple), count=st.integers(1, 4),
+       data=st.data())
+def test_pack(dtype, shape, count, data):
+    axis = data.draw(st.integers(-len(shape) - 1, len(shape)))
+    _check("pack", dtype=dtype, in_shape=shape, num_inputs=count, axis=axis)
