@@ -1,11 +1,15 @@
 """Hypothesis sweeps over the data-movement operators: each generated model, compiled for the host (`--target=c`)
 and run as C, returns LiteRT's outputs exactly: STRIDED_SLICE masks, offsets and negative strides, SLICE, TRANSPOSE
 permutations, SPLIT, SPLIT_V, UNPACK and PACK axes and counts, int8 and int16."""
+import re
+
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 import ethosu_tvm
+from ethosu_tvm.frontend.importer import UnsupportedModelError
 from ethosu_tvm.frontend.tflite_file import output_infos
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import random_inputs, run_litert
@@ -123,3 +127,14 @@ def test_unpack(dtype, shape, data):
 def test_pack(dtype, shape, count, data):
     axis = data.draw(st.integers(-len(shape) - 1, len(shape)))
     _check("pack", dtype=dtype, in_shape=shape, num_inputs=count, axis=axis)
+
+
+def test_shrinking_backward_is_refused():
+    """A shrunk axis with a negative stride: TFLite's kernel copies nothing (its output is whatever the buffer held),
+    so the import refuses it, naming the operator."""
+    model = models.make("strided_slice", begin=(0, 2, 0, 0), end=(1, 3, 8, 4), strides=(1, -1, 1, 1),
+                        shrink_axis_mask=2)
+    message = ("the TFLite frontend cannot convert operator #0 STRIDED_SLICE: axis 1 shrinks to index 2 of 8 with "
+               "stride -1: TFLite's kernel copies no element")
+    with pytest.raises(UnsupportedModelError, match=f"^{re.escape(message)}$"):
+        ethosu_tvm.from_tflite(model)

@@ -220,7 +220,9 @@ def _tracking_converter():
                                             [r.start for r in ranges], ends, [r.step for r in ranges])
             if tuple(len(r) for r in ranges) == shape:
                 return sliced
-            return relax.op.reshape(self.bb.emit(sliced), list(shape))
+            sliced = self.bb.emit(sliced)
+            self._record_quant([(sliced, output)])  # the output's values before the reshape
+            return relax.op.reshape(sliced, list(shape))
 
         def convert_softmax(self, op):
             # TVM's converter drops beta; TFLite computes softmax(beta · x) on the real input.
