@@ -12,7 +12,7 @@ import ethosu_tvm
 from ethosu_tvm.frontend.importer import UnsupportedModelError
 from ethosu_tvm.frontend.tflite_file import output_infos
 from ethosu_tvm.testing import models
-from ethosu_tvm.testing.reference import random_inputs, run_litert
+from ethosu_tvm.testing.reference import random_inputs, run_litert, run_tflm
 
 SWEEP = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SEEDS = range(2)
@@ -138,3 +138,31 @@ def test_shrinking_backward_is_refused():
                "stride -1: TFLite's kernel copies no element")
     with pytest.raises(UnsupportedModelError, match=f"^{re.escape(message)}$"):
         ethosu_tvm.from_tflite(model)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+@pytest.mark.parametrize("op", ["transpose", "slice", "strided_slice"])
+def test_other_output_quantization_keeps_the_integers(op, dtype):
+    """LiteRT's (and TFLite Micro's) kernels copy the integers whatever the output's quantization: so do ours."""
+    quant = dict(out_scale=0.5) | (dict(out_zp=17) if dtype == "int8" else {})
+    params = dict(perm=(3, 1, 0, 2)) if op == "transpose" else {}
+    _check(op, dtype=dtype, **quant, **params)
+    model = models.make(op, dtype=dtype, **quant, **params)
+    (x,) = random_inputs(model, 0)
+    (output,) = run_litert(model, [x])
+    if op == "transpose":
+        np.testing.assert_array_equal(output, x.transpose(3, 1, 0, 2))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+@pytest.mark.parametrize("op", ["pack", "unpack"])
+def test_other_output_quantization_follows_tflite_micro(op, dtype):
+    """LiteRT refuses PACK and UNPACK whose output is quantized unlike the input; TFLite Micro copies the integers
+    and is the reference: the compiled model returns its outputs exactly."""
+    model = models.make(op, dtype=dtype, out_scale=0.5, **(dict(out_zp=17) if dtype == "int8" else {}))
+    inputs = random_inputs(model, 0)
+    with pytest.raises(RuntimeError, match="zero_point|scale"):
+        run_litert(model, inputs)
+    outputs = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target="c").run(inputs)
+    for info, want in zip(output_infos(model), run_tflm(model, inputs)):
+        np.testing.assert_array_equal(outputs[info.name].reshape(want.shape), want)

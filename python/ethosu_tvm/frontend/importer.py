@@ -172,7 +172,7 @@ def _tracking_converter():
         def convert_split(self, op):
             axis_tensor, data = self.get_input_tensors(op)
             outputs = self.get_output_tensors(op)
-            axis = int(self.get_tensor_value(axis_tensor)) % len(self._shape(data))
+            axis = int(self.get_tensor_value(axis_tensor).reshape(-1)[0]) % len(self._shape(data))
             size, count = self._shape(data)[axis], len(outputs)
             if size % count:
                 raise UnsupportedModelError(f"SPLIT of {size} elements into {count} equal parts")
@@ -182,7 +182,7 @@ def _tracking_converter():
             data, sizes_tensor, axis_tensor = self.get_input_tensors(op)
             if self.has_expr(sizes_tensor.tensor_idx):
                 raise UnsupportedModelError("SPLIT_V with sizes computed at run time")
-            axis = int(self.get_tensor_value(axis_tensor)) % len(self._shape(data))
+            axis = int(self.get_tensor_value(axis_tensor).reshape(-1)[0]) % len(self._shape(data))
             sizes = [int(s) for s in self.get_tensor_value(sizes_tensor).reshape(-1)]
             if sizes.count(-1) == 1:  # the one unknown size takes what the others leave
                 sizes[sizes.index(-1)] = self._shape(data)[axis] - sum(s for s in sizes if s != -1)
@@ -195,6 +195,13 @@ def _tracking_converter():
             outputs = self.get_output_tensors(op)
             axis = _options(op, tflite.UnpackOptions).Axis() % len(self._shape(data))
             return self._split(data, axis, [1] * self._shape(data)[axis], outputs)
+
+        def convert_pack(self, op):
+            # TVM's converter refuses inputs quantized unlike the output, as LiteRT does; TFLite Micro copies the
+            # integers, and so does the host kernel.
+            inputs = self.get_input_tensors(op)
+            axis = _options(op, tflite.PackOptions).Axis() % (len(self._shape(inputs[0])) + 1)
+            return relax.op.concat([relax.op.expand_dims(self.get_tensor_expr(t), axis) for t in inputs], axis)
 
         def _shape(self, tensor) -> tuple[int, ...]:
             """The tensor's shape, () for a scalar (UNPACK of a vector)."""

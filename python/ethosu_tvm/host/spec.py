@@ -132,7 +132,8 @@ class Transpose(Unary):
 
 @dataclass(frozen=True)
 class Pack:
-    """PACK along the new output axis `axis`; TFLite requires the inputs to share the output's quantization."""
+    """PACK along the new output axis `axis`: the integers copied whatever the quantizations (LiteRT refuses
+    differing ones, TFLite Micro copies)."""
 
     inputs: tuple[QuantTensor, ...]
     output: QuantTensor

@@ -1,9 +1,10 @@
 """RESHAPE (and SQUEEZE, EXPAND_DIMS), PAD, CONCATENATION, PACK, strided slices (STRIDED_SLICE, SLICE, SPLIT,
 SPLIT_V, UNPACK) and TRANSPOSE: copies, the runner may alias some of them away.
 
-PAD fills with the zero point (real 0); CONCATENATION and PACK need their inputs to share the output's
-quantization, as TFLite's int8/int16 kernels do, so none requantizes. Slices and transposes copy the integers
-whatever the output's quantization, as TFLite's kernels do.
+PAD fills with the zero point (real 0); CONCATENATION needs its inputs to share the output's quantization (TFLite's
+int8/int16 kernels requantize otherwise, which this one does not). PACK, slices and transposes copy the integers
+whatever the quantization, as TFLite's kernels do (LiteRT refuses PACK and UNPACK with another output
+quantization, TFLite Micro copies).
 """
 from __future__ import annotations
 
@@ -66,11 +67,15 @@ def define_concatenation(op: Concatenation) -> TeKernel:
 
 
 def define_pack(op: Pack) -> TeKernel:
-    """A concatenation of the inputs viewed with the new axis (of extent 1) in place."""
-    _require_same(op, op.inputs, op.output)
+    """A concatenation of the inputs viewed with the new axis (of extent 1) in place, all in the output's
+    quantization: their integers are copied as they are."""
+    for tensor in op.inputs:
+        require_dtype("pack", tensor, _DTYPES)
+        require(tensor.dtype == op.output.dtype, "pack", f"{tensor.dtype} input, {op.output.dtype} output")
     if not 0 <= op.axis < len(op.output.shape):
         raise UnsupportedHostOp(f"pack: axis {op.axis} is out of range for {op.output.shape}")
-    inputs = tuple(QuantTensor(t.shape[:op.axis] + (1,) + t.shape[op.axis:], t.dtype, t.scale, t.zero_point)
+    out = op.output
+    inputs = tuple(QuantTensor(t.shape[:op.axis] + (1,) + t.shape[op.axis:], t.dtype, out.scale, out.zero_point)
                    for t in op.inputs)
     return define_concatenation(Concatenation(inputs, op.output, op.axis))
 
