@@ -168,26 +168,27 @@ def _tracking_converter():
             return self._slice(data, ranges, shape, self.get_output_tensors(op)[0])
 
         # SPLIT, SPLIT_V and UNPACK become one strided slice per output (TVM's converters emit a tuple-valued
-        # split, and ignore a -1 size of SPLIT_V): every output is then a single-output host kernel.
+        # split, and ignore a -1 size of SPLIT_V): every output is then a single-output host kernel. A ValueError
+        # becomes an UnsupportedModelError naming the operator.
         def convert_split(self, op):
             axis_tensor, data = self.get_input_tensors(op)
             outputs = self.get_output_tensors(op)
             axis = int(self.get_tensor_value(axis_tensor).reshape(-1)[0]) % len(self._shape(data))
             size, count = self._shape(data)[axis], len(outputs)
             if size % count:
-                raise UnsupportedModelError(f"SPLIT of {size} elements into {count} equal parts")
+                raise ValueError(f"{size} elements do not split into {count} equal parts")
             return self._split(data, axis, [size // count] * count, outputs)
 
         def convert_split_v(self, op):
             data, sizes_tensor, axis_tensor = self.get_input_tensors(op)
             if self.has_expr(sizes_tensor.tensor_idx):
-                raise UnsupportedModelError("SPLIT_V with sizes computed at run time")
+                raise ValueError("sizes computed at run time")
             axis = int(self.get_tensor_value(axis_tensor).reshape(-1)[0]) % len(self._shape(data))
             sizes = [int(s) for s in self.get_tensor_value(sizes_tensor).reshape(-1)]
             if sizes.count(-1) == 1:  # the one unknown size takes what the others leave
                 sizes[sizes.index(-1)] = self._shape(data)[axis] - sum(s for s in sizes if s != -1)
             if min(sizes) < 0 or sum(sizes) != self._shape(data)[axis]:
-                raise UnsupportedModelError(f"SPLIT_V sizes {sizes} do not split {self._shape(data)[axis]} elements")
+                raise ValueError(f"sizes {sizes} do not split {self._shape(data)[axis]} elements")
             return self._split(data, axis, sizes, self.get_output_tensors(op))
 
         def convert_unpack(self, op):
@@ -209,7 +210,7 @@ def _tracking_converter():
 
         def _split(self, data, axis: int, sizes: list[int], outputs):
             if len(sizes) != len(outputs):
-                raise UnsupportedModelError(f"{len(outputs)} outputs for {len(sizes)} parts")
+                raise ValueError(f"{len(outputs)} outputs for {len(sizes)} parts")
             starts = np.cumsum([0] + sizes).tolist()
             full = [range(d) for d in self._shape(data)]
             return relax.Tuple([self._slice(data, full[:axis] + [range(start, stop)] + full[axis + 1:],
@@ -219,7 +220,7 @@ def _tracking_converter():
         def _slice(self, data, ranges: list[range], shape: tuple[int, ...], output):
             """The elements `ranges` select, reshaped to `shape`, which must be the output tensor's."""
             if shape != self._shape(output):
-                raise UnsupportedModelError(f"the output shape {self._shape(output)} is not TFLite's {shape}")
+                raise ValueError(f"the output shape {self._shape(output)} is not TFLite's {shape}")
             # Ends past the front of an axis (going backward) are written below -size, as Relax reads them.
             ends = [r.start + len(r) * r.step for r in ranges]
             ends = [end if end >= 0 else -size - 1 for end, size in zip(ends, self._shape(data))]
