@@ -50,6 +50,25 @@ def test_host_only_graph(graph, tmp_path):
     assert_bit_exact(model, compile_model(model, tmp_path, "c"), tmp_path)
 
 
+def _nchw_model() -> bytes:
+    """A PyTorch export in miniature: NCHW in, TRANSPOSE to NHWC, a conv, SPLIT of its channels; one half sliced
+    (batch axis shrunk) and UNPACKed by rows, the other TRANSPOSEd back to NCHW."""
+    net = models.Net(seed=0)
+    x = net.transpose(net.input((1, 4, 8, 8)), perm=(0, 2, 3, 1))
+    first, second = net.split(net.conv2d(x, out_channels=8, activation="RELU"), num_splits=2, axis=3)
+    rows = net.strided_slice(first, begin=(0, 0, 0, 0), end=(1, 8, 8, 4), strides=(1, 1, 1, 1), shrink_axis_mask=1)
+    net.output(net.unpack(rows, axis=0)[3])
+    net.output(net.transpose(second, perm=(0, 3, 1, 2)))
+    return net.build()
+
+
+@pytest.mark.parametrize("target", [npu_target(a) for a in ACCELERATORS] + ["c"])
+def test_data_movement_around_the_npu(target, tmp_path):
+    """Host slices and transposes read and feed NPU tensors (the slice before UNPACK's reshapes included)."""
+    model = _nchw_model()
+    assert_bit_exact(model, compile_model(model, tmp_path, target), tmp_path)
+
+
 TFLITE_NAMES = {"resize_nearest_neighbor": "RESIZE_NEAREST_NEIGHBOR", "resize_bilinear": "RESIZE_BILINEAR",
                 "transpose_conv": "TRANSPOSE_CONV", "exp": "EXP", "squared_difference": "SQUARED_DIFFERENCE",
                 "sum": "SUM", "prelu": "PRELU",

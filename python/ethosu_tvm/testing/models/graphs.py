@@ -42,18 +42,8 @@ def _multi_io(net: Net) -> None:
     net.output(net.max_pool2d(net.mul(a, b)))
 
 
-def _nchw(net: Net) -> None:
-    """A PyTorch export in miniature: NCHW in, TRANSPOSE to NHWC, a conv, SPLIT of its channels; one half sliced
-    (batch axis shrunk) and UNPACKed by rows, the other TRANSPOSEd back to NCHW."""
-    x = net.transpose(net.input((1, 4, 8, 8)), perm=(0, 2, 3, 1))
-    first, second = net.split(net.conv2d(x, out_channels=8, activation="RELU"), num_splits=2, axis=3)
-    rows = net.strided_slice(first, begin=(0, 0, 0, 0), end=(1, 8, 8, 4), strides=(1, 1, 1, 1), shrink_axis_mask=1)
-    net.output(net.unpack(rows, axis=0)[3])
-    net.output(net.transpose(second, perm=(0, 3, 1, 2)))
-
-
 _GRAPHS = {"ds_cnn": _ds_cnn, "resnet_block": _resnet_block, "inverted_residual": _inverted_residual,
-           "multi_io": _multi_io, "nchw": _nchw}
+           "multi_io": _multi_io}
 GRAPHS: tuple[str, ...] = tuple(_GRAPHS)
 
 
