@@ -55,7 +55,7 @@ class DataMovementOps(NetBase):
         return self._activation(shape, x.dtype, x.scale if out_scale is None else out_scale,
                                 x.zero_point if out_zp is None else out_zp)
 
-    def split(self, x: QTensor, num_splits: int = 2, axis: int = -1) -> list[QTensor]:
+    def split(self, x: QTensor, num_splits: int = 2, axis: int = -1, out_scale=None, out_zp=None) -> list[QTensor]:
         rank = len(x.shape)
         if not -rank <= axis < rank:
             raise ValueError(f"axis {axis} is out of range for rank {rank}")
@@ -64,13 +64,14 @@ class DataMovementOps(NetBase):
             raise ValueError(f"dimension {x.shape[axis]} cannot be split into {num_splits} equal parts")
         shape = list(x.shape)
         shape[axis] //= num_splits
-        outputs = [self._same_quant(x, shape) for _ in range(num_splits)]
+        outputs = [self._moved(x, shape, out_scale, out_zp) for _ in range(num_splits)]
         axis_t = self._const(np.array(axis, dtype=np.int32))
         self.builder.add_operator(_OP.SPLIT, [axis_t, x.index], [t.index for t in outputs], "SplitOptions",
                                   dict(NumSplits=num_splits))
         return outputs
 
-    def split_v(self, x: QTensor, size_splits=(1, -1, 2), axis: int = -1) -> list[QTensor]:
+    def split_v(self, x: QTensor, size_splits=(1, -1, 2), axis: int = -1, out_scale=None,
+                out_zp=None) -> list[QTensor]:
         """SPLIT_V; one size of -1 takes what the others leave."""
         rank = len(x.shape)
         if not -rank <= axis < rank:
@@ -84,7 +85,7 @@ class DataMovementOps(NetBase):
         outputs = []
         for size in sizes:
             shape[axis] = size
-            outputs.append(self._same_quant(x, shape))
+            outputs.append(self._moved(x, shape, out_scale, out_zp))
         consts = [self._const(np.array(size_splits, dtype=np.int32)), self._const(np.array(axis, dtype=np.int32))]
         self.builder.add_operator(_OP.SPLIT_V, [x.index, *consts], [t.index for t in outputs], "SplitVOptions",
                                   dict(NumSplits=len(sizes)))
