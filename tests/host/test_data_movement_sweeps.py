@@ -165,3 +165,18 @@ def test_other_output_quantization_follows_tflite_micro(op, dtype):
     outputs = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target="c").run(inputs)
     for info, want in zip(output_infos(model), run_tflm(model, inputs)):
         np.testing.assert_array_equal(outputs[info.name].reshape(want.shape), want)
+
+
+@pytest.mark.parametrize("op,params", [("unpack", {}), ("strided_slice", dict(shrink_axis_mask=1, new_axis_mask=4)),
+                                       ("strided_slice", dict(dtype="int16", shrink_axis_mask=9))])
+def test_reshaped_slices_are_one_host_kernel(op, params):
+    """Shrunk or new axes reshape the slice: the slice's host kernel writes the reshaped output itself, with no
+    NPU launch for the reshape, and equals LiteRT."""
+    model = models.make(op, **params)
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target="ethos-u -accelerator-config=ethos-u55-128,c")
+    steps = module.program.steps
+    assert [step.target for step in steps] == ["c"] * len(output_infos(model))
+    assert {step.kernel.op for step in steps} == {"strided_slice"}
+    inputs = random_inputs(model, 0)
+    for info, want in zip(output_infos(model), run_litert(model, inputs)):
+        np.testing.assert_array_equal(module.run(inputs)[info.name].reshape(want.shape), want)

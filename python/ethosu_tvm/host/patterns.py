@@ -38,10 +38,10 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         *weighted_and_elementwise(HOST),
         softmax(f"{HOST}.softmax"),
         *(unary(f"{HOST}.{kind}", UNARY_CORES[kind]) for kind in _UNARY_KINDS),
+        strided_slice(f"{HOST}.strided_slice"),  # before reshape: it takes the reshape that follows a slice
+        transpose(f"{HOST}.transpose"),
         reshape(f"{HOST}.reshape", ("int8", "int16")),
         pad(f"{HOST}.pad"),
-        strided_slice(f"{HOST}.strided_slice"),
-        transpose(f"{HOST}.transpose"),
         *(pattern for n in sorted(set(concat_arities))
           for pattern in (concatenation(f"{HOST}.concatenation", n), pack(f"{HOST}.pack", n))),
     ]

@@ -115,12 +115,14 @@ class Concatenation:
 
 @dataclass(frozen=True)
 class StridedSlice(Unary):
-    """STRIDED_SLICE, SLICE, and one output of SPLIT, SPLIT_V or UNPACK: output[i] = input[begin + i·strides]
-    per axis (the output has the input's rank; TFLite's masks are resolved at import). Values are copied as they
-    are, whatever the output's quantization, as TFLite's kernels do."""
+    """STRIDED_SLICE, SLICE, and one output of SPLIT, SPLIT_V or UNPACK: input[begin + i·strides] per input axis,
+    `extent` elements along each (default: the output's shape), in the output's shape (TFLite's masks are resolved
+    at import; shrunk and new axes only reshape). Values are copied as they are, whatever the output's
+    quantization, as TFLite's kernels do."""
 
     begin: tuple[int, ...] = ()
     strides: tuple[int, ...] = ()
+    extent: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -237,7 +237,8 @@ def _strided_slice(c: _Composite) -> spec.StridedSlice:
     if axes != tuple(range(len(x.shape))) or not all(0 <= b < d for b, d in zip(begin, x.shape)):
         raise UnsupportedHostOp(f"strided slice over axes {axes} from {begin} (the importer gives every axis a "
                                 "start inside it)")
-    return spec.StridedSlice(x, c.raw(call), begin, strides)
+    reshape = c.get("reshape")
+    return spec.StridedSlice(x, c.raw(call if reshape is None else reshape), begin, strides, shape_of(call))
 
 
 def _transpose(c: _Composite) -> spec.Transpose:

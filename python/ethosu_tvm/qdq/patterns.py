@@ -162,10 +162,11 @@ def concatenation(name: str, arity: int) -> CompositePattern:
 
 def strided_slice(name: str) -> CompositePattern:
     """STRIDED_SLICE, SLICE, and each output of SPLIT, SPLIT_V and UNPACK (the importer slices those): raw integers
-    copied from a strided box of the input."""
+    copied from a strided box of the input, then reshaped when axes shrink or appear."""
     ifm = wildcard()
     slice_call = is_op("relax.strided_slice")(ifm, varg_default_wildcard=True)
-    return CompositePattern(name, slice_call, dict(ifm=ifm, slice=slice_call))
+    reshape_call = is_op("relax.reshape")(slice_call, wildcard())
+    return CompositePattern(name, reshape_call | slice_call, dict(ifm=ifm, slice=slice_call, reshape=reshape_call))
 
 
 def transpose(name: str) -> CompositePattern:

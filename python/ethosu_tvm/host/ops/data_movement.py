@@ -86,15 +86,15 @@ def _require_copy(op, output: QuantTensor) -> None:
 
 
 def define_strided_slice(op: StridedSlice) -> TeKernel:
+    """Written in the slice's own shape (`extent`): the output param is that view of the output tensor."""
     _require_copy(op, op.output)
-    shape = op.input.shape
-    fits = len(op.begin) == len(op.strides) == len(op.output.shape) == len(shape) and all(
-        0 <= b < d and 0 <= b + (n - 1) * s < d and s != 0
-        for b, s, n, d in zip(op.begin, op.strides, op.output.shape, shape))
-    require(fits, "strided_slice", f"begin {op.begin}, strides {op.strides} do not take {op.output.shape} "
-                                   f"elements from {shape}")
+    shape, extent = op.input.shape, op.extent or op.output.shape
+    fits = len(op.begin) == len(op.strides) == len(extent) == len(shape) and all(
+        0 <= b < d and 0 <= b + (n - 1) * s < d and s != 0 for b, s, n, d in zip(op.begin, op.strides, extent, shape))
+    require(fits and int(np.prod(extent)) == op.output.size, "strided_slice",
+            f"begin {op.begin}, strides {op.strides} do not take {op.output.shape} elements from {shape}")
     x = activation(op.input, "input")
-    output = te.compute(op.output.shape, lambda *i: x[tuple(b + k * s for b, k, s in zip(op.begin, i, op.strides))],
+    output = te.compute(extent, lambda *i: x[tuple(b + k * s for b, k, s in zip(op.begin, i, op.strides))],
                         name="output")
     return TeKernel(inputs=(x,), output=output)
 
