@@ -13,7 +13,7 @@ from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.reference import reference_runner
 
 # Op kinds with no NPU pattern and no host kernel yet: test_unsupported_ops checks their error.
-UNSUPPORTED = {"split", "strided_slice", "slice", "squared_difference", "transpose", "pack"}
+UNSUPPORTED = {"squared_difference"}
 UNSUPPORTED_INT16 = {"conv2d", "depthwise_conv2d", "fully_connected"}  # the TFLite frontend rejects 16x8 kernels
 MLPERF = ("mlperf_tiny_kws_dscnn_int8.tflite", "mlperf_tiny_vww_mobilenetv1_96_int8.tflite",
           "mlperf_tiny_ic_resnet8_int8.tflite", "mlperf_tiny_ad_fc_autoencoder_int8.tflite")
@@ -71,8 +71,26 @@ def test_host_only_graph(graph, tmp_path):
     assert_bit_exact(model, compile_model(model, tmp_path, "c"), tmp_path)
 
 
-TFLITE_NAMES = {"split": "SPLIT", "strided_slice": "STRIDED_SLICE", "slice": "SLICE",
-                "squared_difference": "SQUARED_DIFFERENCE", "transpose": "TRANSPOSE", "pack": "PACK",
+def _nchw_model() -> bytes:
+    """A PyTorch export in miniature: NCHW in, TRANSPOSE to NHWC, a conv, SPLIT of its channels; one half sliced
+    (batch axis shrunk) and UNPACKed by rows, the other TRANSPOSEd back to NCHW."""
+    net = models.Net(seed=0)
+    x = net.transpose(net.input((1, 4, 8, 8)), perm=(0, 2, 3, 1))
+    first, second = net.split(net.conv2d(x, out_channels=8, activation="RELU"), num_splits=2, axis=3)
+    rows = net.strided_slice(first, begin=(0, 0, 0, 0), end=(1, 8, 8, 4), strides=(1, 1, 1, 1), shrink_axis_mask=1)
+    net.output(net.unpack(rows, axis=0)[3])
+    net.output(net.transpose(second, perm=(0, 3, 1, 2)))
+    return net.build()
+
+
+@pytest.mark.parametrize("target", [npu_target(a) for a in ACCELERATORS] + ["c"])
+def test_data_movement_around_the_npu(target, tmp_path):
+    """Host slices and transposes read and feed NPU tensors (the slice before UNPACK's reshapes included)."""
+    model = _nchw_model()
+    assert_bit_exact(model, compile_model(model, tmp_path, target), tmp_path)
+
+
+TFLITE_NAMES = {"squared_difference": "SQUARED_DIFFERENCE",
                 "conv2d-int16": "CONV_2D", "depthwise_conv2d-int16": "DEPTHWISE_CONV_2D",
                 "fully_connected-int16": "FULLY_CONNECTED"}
 

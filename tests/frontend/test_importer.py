@@ -106,10 +106,11 @@ def test_unsupported_operator_and_bad_bytes():
 
 
 @pytest.mark.parametrize("op", ["pad", "squeeze", "expand_dims", "transpose", "slice", "strided_slice", "split",
-                                "pack", "resize_nearest_neighbor"])
+                                "split_v", "pack", "unpack", "resize_nearest_neighbor"])
 def test_value_moving_ops_import_exactly(op):
-    """TVM refuses these on quantized models although its converters are exact for them (EXPAND_DIMS is fixed
-    here): the imported module, run on the host, equals LiteRT."""
+    """TVM refuses these on quantized models although its converters are exact for them (EXPAND_DIMS, PACK,
+    STRIDED_SLICE, SPLIT, SPLIT_V and UNPACK are converted here): the imported module, run on the host, equals
+    LiteRT."""
     import tvm
     from tvm import relax
 

@@ -143,6 +143,16 @@ def host_op(model: bytes) -> spec.HostOp:
     if code == _OP.CONCATENATION:
         inputs = tuple(op.tensor(i) for i in op.inputs)
         return spec.Concatenation(inputs, op.output, op.options(tflite.ConcatenationOptions).Axis())
+    if code == _OP.PACK:
+        return spec.Pack(tuple(op.tensor(i) for i in op.inputs), op.output, op.options(tflite.PackOptions).Axis())
+    if code == _OP.TRANSPOSE:
+        return spec.Transpose(op.input, op.output, tuple(int(p) for p in op.constant(1)))
+    if code == _OP.SLICE:  # begin and a size per axis
+        return spec.StridedSlice(op.input, op.output, tuple(int(b) for b in op.constant(1)),
+                                 (1,) * len(op.input.shape), op.output.shape)
+    if code == _OP.STRIDED_SLICE:  # without masks, from begins inside the input
+        return spec.StridedSlice(op.input, op.output, tuple(int(b) for b in op.constant(1)),
+                                 tuple(int(s) for s in op.constant(3)), op.output.shape)
     if code in (_OP.CONV_2D, _OP.DEPTHWISE_CONV_2D):
         return _conv(op, code == _OP.DEPTHWISE_CONV_2D)
     if code == _OP.FULLY_CONNECTED:

@@ -250,7 +250,7 @@ def test_deterministic_and_seeded():
     ("minimum", {"in2_scale": 0.5}, "minimum needs both operands to share one scale"),
     ("reshape", {"new_shape": (3, -1)}, "cannot reshape"),
     ("split", {"num_splits": 3}, "cannot be split into 3 equal parts"),
-    ("strided_slice", {"begin": (0, 0)}, "begin, end and strides need 4 values each"),
+    ("strided_slice", {"begin": (0, 0)}, "begin, end and strides differ in length"),
     ("squeeze", {"axis": (1,)}, "not all of size 1"),
     ("transpose", {"perm": (0, 1, 1, 3)}, "is not a permutation"),
     ("resize_bilinear", {"align_corners": True, "half_pixel_centers": True}, "cannot both be set"),

@@ -122,6 +122,7 @@ class _Runner:
         self.workspace = workspace
         self.user_pools = user_pools
         self.constants: list[str] = []
+        self.defined: set[str] = set()
         self.body: list[str] = []
         self.used_pools: set[str] = set()
         self.io = {}
@@ -137,7 +138,10 @@ class _Runner:
         return f"({_pool_pointer(pool)} + {offset})"
 
     def constant(self, name: str, data: bytes, comment: str) -> str:
-        self.constants.append(_byte_array(name, data, comment))
+        """Define the array once: an NPU function called at several steps (e.g. a repeated reshape) shares it."""
+        if name not in self.defined:
+            self.defined.add(name)
+            self.constants.append(_byte_array(name, data, comment))
         return name
 
     def npu(self, index: int, step: NpuStep) -> None:
@@ -214,7 +218,8 @@ class _Runner:
 
 def generate(program: Program, workspace: Workspace, user_pools: bool, model_name: str) -> CSources:
     """The header, runner and kernel sources of `program` with buffers placed by `workspace`."""
-    kernels = [step.kernel for step in program.steps if isinstance(step, HostStep)]
+    # Each kernel once, although identical composites (e.g. the reshapes of UNPACK's outputs) share one.
+    kernels = list({step.kernel.name: step.kernel for step in program.steps if isinstance(step, HostStep)}.values())
     runner = _Runner(program, workspace, user_pools).source([k.declaration for k in kernels])
     kernel_text = "\n".join(k.c_source for k in kernels)
     return CSources(header(program, workspace, user_pools, model_name), runner, kernel_text)

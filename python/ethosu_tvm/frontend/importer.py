@@ -15,13 +15,14 @@ import numpy as np
 import tflite
 
 from .model_check import ModelConsistencyError, check_inputs_defined
+from .slicing import SliceSpec, strided_slice_ranges
 from .tflite_file import ModelFormatError, read_model
 
 SOURCE_OPS_ATTR = "ethosu.source_ops"
 TENSOR_QUANT_ATTR = "ethosu.tensor_quant"
 MODEL_IO_ATTR = "ethosu.io"
-VALUE_MOVING_OPS = frozenset({"PAD", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "SLICE", "STRIDED_SLICE", "SPLIT", "PACK",
-                              "RESIZE_NEAREST_NEIGHBOR"})
+VALUE_MOVING_OPS = frozenset({"PAD", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "SLICE", "STRIDED_SLICE", "SPLIT",
+                              "SPLIT_V", "PACK", "UNPACK", "RESIZE_NEAREST_NEIGHBOR"})
 
 
 class ModelImportError(ValueError):
@@ -191,12 +192,84 @@ def _tracking_converter():
             out = relax.op.where(relax.op.less(x, relax.const(0.0, "float32")), below, x)
             return self.quantize(out, output)
 
+        def convert_strided_slice(self, op):
+            # TVM's converter ignores `offset` and reads the masks unlike TFLite: slice what TFLite's kernel copies.
+            data, *indices = self.get_input_tensors(op)
+            options = _options(op, tflite.StridedSliceOptions)
+            spec = SliceSpec(*(tuple(int(v) for v in self.get_tensor_value(t).reshape(-1)) for t in indices),
+                             options.BeginMask(), options.EndMask(), options.EllipsisMask(), options.NewAxisMask(),
+                             options.ShrinkAxisMask(), bool(options.Offset()))
+            ranges, shape = strided_slice_ranges(spec, self._shape(data))
+            return self._slice(data, ranges, shape, self.get_output_tensors(op)[0])
+
+        # SPLIT, SPLIT_V and UNPACK become one strided slice per output (TVM's converters emit a tuple-valued
+        # split, and ignore a -1 size of SPLIT_V): every output is then a single-output host kernel. A ValueError
+        # becomes an UnsupportedModelError naming the operator.
+        def convert_split(self, op):
+            axis_tensor, data = self.get_input_tensors(op)
+            outputs = self.get_output_tensors(op)
+            axis = int(self.get_tensor_value(axis_tensor).reshape(-1)[0]) % len(self._shape(data))
+            size, count = self._shape(data)[axis], len(outputs)
+            if size % count:
+                raise ValueError(f"{size} elements do not split into {count} equal parts")
+            return self._split(data, axis, [size // count] * count, outputs)
+
+        def convert_split_v(self, op):
+            data, sizes_tensor, axis_tensor = self.get_input_tensors(op)
+            if self.has_expr(sizes_tensor.tensor_idx):
+                raise ValueError("sizes computed at run time")
+            axis = int(self.get_tensor_value(axis_tensor).reshape(-1)[0]) % len(self._shape(data))
+            sizes = [int(s) for s in self.get_tensor_value(sizes_tensor).reshape(-1)]
+            if sizes.count(-1) == 1:  # the one unknown size takes what the others leave
+                sizes[sizes.index(-1)] = self._shape(data)[axis] - sum(s for s in sizes if s != -1)
+            if min(sizes) < 0 or sum(sizes) != self._shape(data)[axis]:
+                raise ValueError(f"sizes {sizes} do not split {self._shape(data)[axis]} elements")
+            return self._split(data, axis, sizes, self.get_output_tensors(op))
+
+        def convert_unpack(self, op):
+            (data,) = self.get_input_tensors(op)
+            outputs = self.get_output_tensors(op)
+            axis = _options(op, tflite.UnpackOptions).Axis() % len(self._shape(data))
+            return self._split(data, axis, [1] * self._shape(data)[axis], outputs)
+
+        def convert_pack(self, op):
+            # TVM's converter refuses inputs quantized unlike the output, as LiteRT does; TFLite Micro copies the
+            # integers, and so does the host kernel.
+            inputs = self.get_input_tensors(op)
+            axis = _options(op, tflite.PackOptions).Axis() % (len(self._shape(inputs[0])) + 1)
+            return relax.op.concat([relax.op.expand_dims(self.get_tensor_expr(t), axis) for t in inputs], axis)
+
+        def _shape(self, tensor) -> tuple[int, ...]:
+            """The tensor's shape, () for a scalar (UNPACK of a vector)."""
+            return tuple(int(d) for d in tensor.tensor.ShapeAsNumpy()) if tensor.tensor.ShapeLength() else ()
+
+        def _split(self, data, axis: int, sizes: list[int], outputs):
+            if len(sizes) != len(outputs):
+                raise ValueError(f"{len(outputs)} outputs for {len(sizes)} parts")
+            starts = np.cumsum([0] + sizes).tolist()
+            full = [range(d) for d in self._shape(data)]
+            return relax.Tuple([self._slice(data, full[:axis] + [range(start, stop)] + full[axis + 1:],
+                                            self._shape(output), output)
+                                for start, stop, output in zip(starts, starts[1:], outputs)])
+
+        def _slice(self, data, ranges: list[range], shape: tuple[int, ...], output):
+            """The elements `ranges` select, reshaped to `shape`, which must be the output tensor's."""
+            if shape != self._shape(output):
+                raise ValueError(f"the output shape {self._shape(output)} is not TFLite's {shape}")
+            # Ends past the front of an axis (going backward) are written below -size, as Relax reads them.
+            ends = [r.start + len(r) * r.step for r in ranges]
+            ends = [end if end >= 0 else -size - 1 for end, size in zip(ends, self._shape(data))]
+            sliced = relax.op.strided_slice(self.get_tensor_expr(data), list(range(len(ranges))),
+                                            [r.start for r in ranges], ends, [r.step for r in ranges])
+            if tuple(len(r) for r in ranges) == shape:
+                return sliced
+            sliced = self.bb.emit(sliced)
+            self._record_quant([(sliced, output)])  # the output's values before the reshape
+            return relax.op.reshape(sliced, list(shape))
+
         def convert_softmax(self, op):
             # TVM's converter drops beta; TFLite computes softmax(beta · x) on the real input.
-            options = tflite.SoftmaxOptions()
-            table = op.BuiltinOptions()
-            options.Init(table.Bytes, table.Pos)
-            beta = options.Beta()
+            beta = _options(op, tflite.SoftmaxOptions).Beta()
             if beta == 1.0:
                 return super().convert_softmax(op)
             (data,) = self.get_input_tensors(op)
@@ -222,6 +295,14 @@ def _tracking_converter():
                 self.input_override = None
 
     return _Converter
+
+
+def _options(op, options_class):
+    """The operator's builtin options as `options_class`."""
+    options = options_class()
+    table = op.BuiltinOptions()
+    options.Init(table.Bytes, table.Pos)
+    return options
 
 
 def _as_list(ret):

@@ -1,6 +1,7 @@
 """Host fusion: the bindings partitioning leaves in ``main`` become ``host.<kind>`` composite functions.
 
-Pools, pads, reshapes and nearest-neighbour resizes run on raw integers in Relax, without their quantization:
+Pools, pads, reshapes, slices, transposes, packs and nearest-neighbour resizes run on raw integers in Relax, without
+their quantization:
 :func:`fuse_host_ops` copies it from the importer's tensor map onto the composite (attribute ``QUANT_ATTR``),
 together with the source operator it came from (``SOURCE_ATTR``, for messages).
 """
@@ -19,7 +20,8 @@ from ..qdq.patterns import called_functions
 from .patterns import HOST, QUANT_ATTR, SOURCE_ATTR, concat_arities, host_patterns
 from .spec import UnsupportedHostOp
 
-_RAW_KINDS = frozenset({"avg_pool2d", "max_pool2d", "reshape", "pad", "resize_nearest_neighbor"})
+_RAW_KINDS = frozenset({"avg_pool2d", "max_pool2d", "reshape", "pad", "resize_nearest_neighbor", "strided_slice",
+                        "transpose", "pack"})
 
 
 def host_functions(mod: tvm.IRModule) -> list[tuple[str, relax.Function]]:

@@ -15,6 +15,7 @@ from ..qdq.patterns import (
     CompositePattern,
     concatenation,
     hard_swish,
+    pack,
     pad,
     prelu,
     reduction,
@@ -22,6 +23,8 @@ from ..qdq.patterns import (
     resize,
     softmax,
     transpose_conv,
+    strided_slice,
+    transpose,
     unary,
     weighted_and_elementwise,
 )
@@ -36,7 +39,8 @@ _UNARY_KINDS = ("relu", "clip", "leaky_relu", "requantize", "tanh", "logistic", 
 
 
 def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
-    """Every host pattern, most specific first; concatenation once per input count in `concat_arities`."""
+    """Every host pattern, most specific first; concatenation and pack once per input count in
+    `concat_arities`."""
     return [
         *weighted_and_elementwise(HOST),
         transpose_conv(f"{HOST}.transpose_conv"),
@@ -47,9 +51,12 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         resize(f"{HOST}.resize_nearest_neighbor", qdq=False),
         *(unary(f"{HOST}.{kind}", UNARY_CORES[kind]) for kind in _UNARY_KINDS),
         hard_swish(f"{HOST}.hard_swish"),
+        strided_slice(f"{HOST}.strided_slice"),  # before reshape: it takes the reshape that follows a slice
+        transpose(f"{HOST}.transpose"),
         reshape(f"{HOST}.reshape", ("int8", "int16")),
         pad(f"{HOST}.pad"),
-        *(concatenation(f"{HOST}.concatenation", n) for n in sorted(set(concat_arities))),
+        *(pattern for n in sorted(set(concat_arities))
+          for pattern in (concatenation(f"{HOST}.concatenation", n), pack(f"{HOST}.pack", n))),
     ]
 
 

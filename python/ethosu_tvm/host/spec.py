@@ -143,6 +143,35 @@ class Concatenation:
     axis: int
 
 
+@dataclass(frozen=True)
+class StridedSlice(Unary):
+    """STRIDED_SLICE, SLICE, and one output of SPLIT, SPLIT_V or UNPACK: input[begin + i·strides] per input axis,
+    `extent` elements along each (default: the output's shape), in the output's shape (TFLite's masks are resolved
+    at import; shrunk and new axes only reshape). Values are copied as they are, whatever the output's
+    quantization, as TFLite's kernels do."""
+
+    begin: tuple[int, ...] = ()
+    strides: tuple[int, ...] = ()
+    extent: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Transpose(Unary):
+    """TRANSPOSE: output axis k is input axis perm[k]; values copied as they are, as TFLite's kernel does."""
+
+    perm: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Pack:
+    """PACK along the new output axis `axis`: the integers copied whatever the quantizations (LiteRT refuses
+    differing ones, TFLite Micro copies)."""
+
+    inputs: tuple[QuantTensor, ...]
+    output: QuantTensor
+    axis: int
+
+
 @dataclass(frozen=True, eq=False)
 class Weighted:
     """An op with constant weights (the base of the two below).
@@ -231,12 +260,14 @@ class Resize(Unary):
 
 
 HostOp = Union[Softmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, HardSwish, Requantize, Relu, LeakyRelu, Prelu,
-               Reshape, Pad, Concatenation, Conv2D, TransposeConv2D, FullyConnected, Pool2D, Binary, Reduce, Resize]
+               Reshape, Pad, Concatenation, StridedSlice, Transpose, Pack, Conv2D, TransposeConv2D, FullyConnected,
+               Pool2D, Binary, Reduce, Resize]
 
 
 _NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs", Rsqrt: "rsqrt", HardSwish: "hard_swish",
           Requantize: "quantize", Relu: "relu", LeakyRelu: "leaky_relu", Prelu: "prelu", Reshape: "reshape", Pad: "pad",
-          Concatenation: "concatenation", FullyConnected: "fully_connected", TransposeConv2D: "transpose_conv"}
+          Concatenation: "concatenation", StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack",
+          FullyConnected: "fully_connected", TransposeConv2D: "transpose_conv"}
 
 
 def op_name(op: HostOp) -> str:

@@ -275,6 +275,43 @@ def _concatenation(c: _Composite) -> spec.Concatenation:
                               int(c["concat"].attrs.axis))
 
 
+def _ints(value) -> tuple[int, ...]:
+    """A tuple of integer PrimExprs (a Relax call argument or attribute)."""
+    return tuple(int(v) for v in (value.fields if isinstance(value, relax.Tuple) else value))
+
+
+def _strided_slice(c: _Composite) -> spec.StridedSlice:
+    c.operands("ifm")
+    call = c["slice"]
+    x = c.raw(c["ifm"])
+    axes, begin = _ints(call.args[1]), _ints(call.args[2])
+    strides = _ints(call.args[4]) if len(call.args) > 4 else (1,) * len(begin)
+    if axes != tuple(range(len(x.shape))) or not all(0 <= b < d for b, d in zip(begin, x.shape)):
+        raise UnsupportedHostOp(f"strided slice over axes {axes} from {begin} (the importer gives every axis a "
+                                "start inside it)")
+    reshape = c.get("reshape")
+    return spec.StridedSlice(x, c.raw(call if reshape is None else reshape), begin, strides, shape_of(call))
+
+
+def _transpose(c: _Composite) -> spec.Transpose:
+    c.operands("ifm")
+    x, axes = c.raw(c["ifm"]), c["permute"].attrs.axes
+    perm = tuple(range(len(x.shape)))[::-1] if axes is None else tuple(int(a) % len(x.shape) for a in axes)
+    return spec.Transpose(x, c.raw(c["permute"]), perm)
+
+
+def _pack(c: _Composite) -> spec.Pack:
+    concat = c["concat"]
+    count = len(concat.args[0].fields)
+    roles = [f"input{i}" for i in range(count)]
+    c.operands(*roles)
+    rank = len(shape_of(concat))
+    axis = int(concat.attrs.axis) % rank
+    if any(tuple(a % rank for a in _ints(c[f"expand{i}"].attrs.axis)) != (axis,) for i in range(count)):
+        raise UnsupportedHostOp(f"inputs gain axes other than the concatenation's ({axis})")
+    return spec.Pack(tuple(c.raw(c[r]) for r in roles), c.raw(concat), axis)
+
+
 _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "conv2d": _conv,
     "depthwise_conv2d": _conv,
@@ -300,4 +337,7 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "concatenation": _concatenation,
     **{kind: _reduce for kind in REDUCTION_OPS},
     **{kind: _resize for kind in _RESIZE_METHODS},
+    "strided_slice": _strided_slice,
+    "transpose": _transpose,
+    "pack": _pack,
 }

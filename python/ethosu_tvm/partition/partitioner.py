@@ -23,13 +23,22 @@ class _CheckLog:
     rejected: dict[str, str] = field(default_factory=dict)
 
 
-def _fusion_pattern(pattern: CompositePattern, log: _CheckLog) -> FusionPattern:
+# Operators whose import ends in a reshape of a strided slice (shrunk or new axes): the host kernel of the slice
+# writes the reshaped tensor too, so the NPU leaves that reshape alone.
+_SLICED_OPS = frozenset({"STRIDED_SLICE", "UNPACK"})
+
+
+def _fusion_pattern(pattern: CompositePattern, log: _CheckLog, owners: dict[str, str]) -> FusionPattern:
     """Wrap the pattern's constraint check so that its verdict is remembered for every binding it covered."""
     check = CHECKS[pattern.kind]
 
     def run(ctx) -> bool:
-        reason = check(match_from_context(pattern, ctx))
         names = [var.name for var in ctx.matched_bindings.keys()]
+        sliced = next((owners[n] for n in names if owners.get(n) in _SLICED_OPS), None)
+        if pattern.kind == "reshape" and sliced is not None:
+            reason = f"no NPU pattern for {sliced}"
+        else:
+            reason = check(match_from_context(pattern, ctx))
         if reason:
             for name in names:
                 log.rejected.setdefault(name, reason)
@@ -63,7 +72,8 @@ def partition_for_ethosu(mod: tvm.IRModule, accelerator: str | EthosuTarget = "e
     """
     target = accelerator if isinstance(accelerator, EthosuTarget) else parse_ethosu_target(accelerator)
     log = _CheckLog()
-    patterns = [_fusion_pattern(p, log) for p in npu_patterns()]
+    owners = {name: op.op for op in source_ops(mod) for name in op.bindings}
+    patterns = [_fusion_pattern(p, log, owners) for p in npu_patterns()]
     fused = FuseOpsByPattern(patterns, bind_constants=True, annotate_codegen=False)(mod)
     merged = MergeCompositeFunctions()(fused)
     merged = merged.with_attr("ethosu.accelerator", target.accelerator)

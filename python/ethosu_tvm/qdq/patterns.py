@@ -194,6 +194,31 @@ def concatenation(name: str, arity: int) -> CompositePattern:
     return CompositePattern(name, quantize, roles | dict(concat=concat, quantize=quantize))
 
 
+def strided_slice(name: str) -> CompositePattern:
+    """STRIDED_SLICE, SLICE, and each output of SPLIT, SPLIT_V and UNPACK (the importer slices those): raw integers
+    copied from a strided box of the input, then reshaped when axes shrink or appear."""
+    ifm = wildcard()
+    slice_call = is_op("relax.strided_slice")(ifm, varg_default_wildcard=True)
+    reshape_call = is_op("relax.reshape")(slice_call, wildcard())
+    return CompositePattern(name, reshape_call | slice_call, dict(ifm=ifm, slice=slice_call, reshape=reshape_call))
+
+
+def transpose(name: str) -> CompositePattern:
+    """TRANSPOSE: raw integers under permuted axes."""
+    ifm = wildcard()
+    permute = is_op("relax.permute_dims")(ifm)
+    return CompositePattern(name, permute, dict(ifm=ifm, permute=permute))
+
+
+def pack(name: str, arity: int) -> CompositePattern:
+    """PACK: each raw integer input given the new axis, then concatenated along it; one pattern per input count."""
+    inputs = [wildcard() for _ in range(arity)]
+    expanded = [is_op("relax.expand_dims")(x) for x in inputs]
+    concat = is_op("relax.concat")(is_tuple(expanded))
+    roles = {f"input{i}": x for i, x in enumerate(inputs)} | {f"expand{i}": e for i, e in enumerate(expanded)}
+    return CompositePattern(name, concat, roles | dict(concat=concat))
+
+
 # Float cores of the dequantize → op → quantize functions, by composite kind.
 UNARY_CORES: dict[str, Callable[[DFPattern], DFPattern]] = {
     "relu": lambda x: is_op("relax.nn.relu")(x),

@@ -1,4 +1,5 @@
-"""Small TFLite models the compiler must refuse with a clear error: float arithmetic and dynamic shapes."""
+"""Small TFLite models the compiler must refuse with a clear error: float arithmetic, dynamic shapes, an operator
+no kernel computes."""
 from __future__ import annotations
 
 import numpy as np
@@ -24,4 +25,13 @@ def dynamic_shape_model() -> bytes:
     x = builder.add_tensor("x", (1, -1, 8), np.int8, quantization=quant)
     y = builder.add_tensor("y", (1, -1, 8), np.int8, quantization=quant)
     builder.add_operator(tflite.BuiltinOperator.RELU, [x], [y])
+    return builder.build([x], [y], ["x"], ["y"])
+
+
+def sqrt_model() -> bytes:
+    """An int8 SQRT over 'x' (1, 8): it imports, but neither the NPU nor a host kernel computes it."""
+    builder = ModelBuilder()
+    x = builder.add_tensor("x", (1, 8), np.int8, quantization=Quantization((0.05,), (-128,)))
+    y = builder.add_tensor("y", (1, 8), np.int8, quantization=Quantization((0.02,), (-128,)))
+    builder.add_operator(tflite.BuiltinOperator.SQRT, [x], [y])
     return builder.build([x], [y], ["x"], ["y"])

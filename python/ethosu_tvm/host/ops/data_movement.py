@@ -1,15 +1,18 @@
-"""RESHAPE (and SQUEEZE, EXPAND_DIMS), PAD and CONCATENATION: copies, the runner may alias some of them away.
+"""RESHAPE (and SQUEEZE, EXPAND_DIMS), PAD, CONCATENATION, PACK, strided slices (STRIDED_SLICE, SLICE, SPLIT,
+SPLIT_V, UNPACK) and TRANSPOSE: copies, the runner may alias some of them away.
 
-PAD fills with the zero point (real 0); CONCATENATION needs its inputs to share the output's quantization, as
-TFLite's int8/int16 kernels do, so neither requantizes.
+PAD fills with the zero point (real 0); CONCATENATION needs its inputs to share the output's quantization (TFLite's
+int8/int16 kernels requantize otherwise, which this one does not). PACK, slices and transposes copy the integers
+whatever the quantization, as TFLite's kernels do (LiteRT refuses PACK and UNPACK with another output
+quantization, TFLite Micro copies).
 """
 from __future__ import annotations
 
 import numpy as np
 from tvm import te, tirx
 
-from ..spec import Concatenation, Pad, Reshape, UnsupportedHostOp, op_name
-from ..te_kernel import TeKernel, activation, require_dtype
+from ..spec import Concatenation, Pack, Pad, QuantTensor, Reshape, StridedSlice, Transpose, UnsupportedHostOp, op_name
+from ..te_kernel import TeKernel, activation, require, require_dtype
 
 _DTYPES = ("int8", "int16")
 
@@ -61,3 +64,47 @@ def define_concatenation(op: Concatenation) -> TeKernel:
         return value
 
     return TeKernel(inputs=tuple(xs), output=te.compute(op.output.shape, output, name="output"))
+
+
+def define_pack(op: Pack) -> TeKernel:
+    """A concatenation of the inputs viewed with the new axis (of extent 1) in place, all in the output's
+    quantization: their integers are copied as they are."""
+    for tensor in op.inputs:
+        require_dtype("pack", tensor, _DTYPES)
+        require(tensor.dtype == op.output.dtype, "pack", f"{tensor.dtype} input, {op.output.dtype} output")
+    if not 0 <= op.axis < len(op.output.shape):
+        raise UnsupportedHostOp(f"pack: axis {op.axis} is out of range for {op.output.shape}")
+    out = op.output
+    inputs = tuple(QuantTensor(t.shape[:op.axis] + (1,) + t.shape[op.axis:], t.dtype, out.scale, out.zero_point)
+                   for t in op.inputs)
+    return define_concatenation(Concatenation(inputs, op.output, op.axis))
+
+
+def _require_copy(op, output: QuantTensor) -> None:
+    require_dtype(op_name(op), op.input, _DTYPES)
+    require(output.dtype == op.input.dtype, op_name(op), f"{op.input.dtype} input, {output.dtype} output")
+
+
+def define_strided_slice(op: StridedSlice) -> TeKernel:
+    """Written in the slice's own shape (`extent`): the output param is that view of the output tensor."""
+    _require_copy(op, op.output)
+    shape, extent = op.input.shape, op.extent or op.output.shape
+    fits = len(op.begin) == len(op.strides) == len(extent) == len(shape) and all(
+        0 <= b < d and 0 <= b + (n - 1) * s < d and s != 0 for b, s, n, d in zip(op.begin, op.strides, extent, shape))
+    require(fits and int(np.prod(extent)) == op.output.size, "strided_slice",
+            f"begin {op.begin}, strides {op.strides} do not take {op.output.shape} elements from {shape}")
+    x = activation(op.input, "input")
+    output = te.compute(extent, lambda *i: x[tuple(b + k * s for b, k, s in zip(op.begin, i, op.strides))],
+                        name="output")
+    return TeKernel(inputs=(x,), output=output)
+
+
+def define_transpose(op: Transpose) -> TeKernel:
+    _require_copy(op, op.output)
+    shape = op.input.shape
+    require(sorted(op.perm) == list(range(len(shape))) and op.output.shape == tuple(shape[p] for p in op.perm),
+            "transpose", f"perm {op.perm} does not take {shape} to {op.output.shape}")
+    x = activation(op.input, "input")
+    source = [op.perm.index(axis) for axis in range(len(shape))]  # the output axis each input axis moved to
+    output = te.compute(op.output.shape, lambda *i: x[tuple(i[k] for k in source)], name="output")
+    return TeKernel(inputs=(x,), output=output)

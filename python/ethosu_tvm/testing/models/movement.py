@@ -9,7 +9,8 @@ from .quant import _ACTIVATIONS, _OP, QTensor, _choice, _pair
 
 
 class DataMovementOps(NetBase):
-    """Reshape, concatenation, split, slices, squeeze, expand_dims, transpose, pack, pad and resize."""
+    """Reshape, concatenation, split, split_v, slices, squeeze, expand_dims, transpose, pack, unpack, pad and
+    resize."""
 
     def reshape(self, x: QTensor, new_shape=(1, -1)) -> QTensor:
         shape = list(new_shape)
@@ -48,7 +49,13 @@ class DataMovementOps(NetBase):
                                                                                   "activation")))
         return y
 
-    def split(self, x: QTensor, num_splits: int = 2, axis: int = -1) -> list[QTensor]:
+    def _moved(self, x: QTensor, shape, out_scale, out_zp) -> QTensor:
+        """The output of a copy: `x`'s quantization unless given (TFLite's kernels copy the integers whatever the
+        output's quantization, or refuse)."""
+        return self._activation(shape, x.dtype, x.scale if out_scale is None else out_scale,
+                                x.zero_point if out_zp is None else out_zp)
+
+    def split(self, x: QTensor, num_splits: int = 2, axis: int = -1, out_scale=None, out_zp=None) -> list[QTensor]:
         rank = len(x.shape)
         if not -rank <= axis < rank:
             raise ValueError(f"axis {axis} is out of range for rank {rank}")
@@ -57,40 +64,84 @@ class DataMovementOps(NetBase):
             raise ValueError(f"dimension {x.shape[axis]} cannot be split into {num_splits} equal parts")
         shape = list(x.shape)
         shape[axis] //= num_splits
-        outputs = [self._same_quant(x, shape) for _ in range(num_splits)]
+        outputs = [self._moved(x, shape, out_scale, out_zp) for _ in range(num_splits)]
         axis_t = self._const(np.array(axis, dtype=np.int32))
         self.builder.add_operator(_OP.SPLIT, [axis_t, x.index], [t.index for t in outputs], "SplitOptions",
                                   dict(NumSplits=num_splits))
         return outputs
 
-    def strided_slice(self, x: QTensor, begin=(0, 1, 1, 0), end=(1, 7, 7, 4), strides=(1, 2, 1, 1),
-                      begin_mask: int = 0, end_mask: int = 0) -> QTensor:
+    def split_v(self, x: QTensor, size_splits=(1, -1, 2), axis: int = -1, out_scale=None,
+                out_zp=None) -> list[QTensor]:
+        """SPLIT_V; one size of -1 takes what the others leave."""
         rank = len(x.shape)
-        if not len(begin) == len(end) == len(strides) == rank:
-            raise ValueError(f"begin, end and strides need {rank} values each")
+        if not -rank <= axis < rank:
+            raise ValueError(f"axis {axis} is out of range for rank {rank}")
+        sizes = list(size_splits)
+        if sizes.count(-1) == 1:
+            sizes[sizes.index(-1)] = x.shape[axis] - sum(s for s in sizes if s != -1)
+        if not sizes or min(sizes) < 1 or sum(sizes) != x.shape[axis]:
+            raise ValueError(f"sizes {tuple(size_splits)} do not split {x.shape[axis]} elements")
+        shape = list(x.shape)
+        outputs = []
+        for size in sizes:
+            shape[axis] = size
+            outputs.append(self._moved(x, shape, out_scale, out_zp))
+        consts = [self._const(np.array(size_splits, dtype=np.int32)), self._const(np.array(axis, dtype=np.int32))]
+        self.builder.add_operator(_OP.SPLIT_V, [x.index, *consts], [t.index for t in outputs], "SplitVOptions",
+                                  dict(NumSplits=len(sizes)))
+        return outputs
+
+    def unpack(self, x: QTensor, axis: int = 0, out_scale=None, out_zp=None) -> list[QTensor]:
+        """UNPACK; LiteRT refuses another output quantization, TFLite Micro copies the integers."""
+        rank = len(x.shape)
+        if not -rank <= axis < rank:
+            raise ValueError(f"axis {axis} is out of range for rank {rank}")
+        shape = x.shape[:axis % rank] + x.shape[axis % rank + 1:]
+        outputs = [self._moved(x, shape, out_scale, out_zp) for _ in range(x.shape[axis])]
+        self.builder.add_operator(_OP.UNPACK, [x.index], [t.index for t in outputs], "UnpackOptions",
+                                  dict(Num=len(outputs), Axis=axis))
+        return outputs
+
+    def strided_slice(self, x: QTensor, begin=(0, 1, 1, 0), end=(1, 7, 7, 4), strides=(1, 2, 1, 1),
+                      begin_mask: int = 0, end_mask: int = 0, ellipsis_mask: int = 0, new_axis_mask: int = 0,
+                      shrink_axis_mask: int = 0, offset: bool = False, out_scale=None, out_zp=None) -> QTensor:
+        """STRIDED_SLICE; the output shape is NumPy's for the same index (`offset`: end counts from begin)."""
+        if not len(begin) == len(end) == len(strides):
+            raise ValueError("begin, end and strides differ in length")
         if 0 in strides:
             raise ValueError("strides must be non-zero")
-        shape = []
-        for i, dim in enumerate(x.shape):
-            start = None if begin_mask >> i & 1 else begin[i]
-            stop = None if end_mask >> i & 1 else end[i]
-            shape.append(len(range(*slice(start, stop, strides[i]).indices(dim))))
-        if min(shape) < 1:
+        index = []
+        for i, (b, e, s) in enumerate(zip(begin, end, strides)):
+            if ellipsis_mask >> i & 1:
+                index.append(Ellipsis)
+            elif new_axis_mask >> i & 1:
+                index.append(None)
+            elif shrink_axis_mask >> i & 1:
+                index.append(b)
+            else:
+                index.append(slice(None if begin_mask >> i & 1 else b,
+                                   None if end_mask >> i & 1 else (b + e if offset else e), s))
+        try:
+            shape = np.empty(x.shape, dtype=np.int8)[tuple(index)].shape
+        except IndexError as err:
+            raise ValueError(f"the index {index} does not fit {x.shape}: {err}") from None
+        if min(shape, default=1) < 1:
             raise ValueError(f"the slice of {x.shape} is empty")
-        y = self._same_quant(x, shape)
+        y = self._moved(x, shape, out_scale, out_zp)
         consts = [self._const(np.array(v, dtype=np.int32)) for v in (begin, end, strides)]
         self.builder.add_operator(_OP.STRIDED_SLICE, [x.index, *consts], [y.index], "StridedSliceOptions",
-                                  dict(BeginMask=begin_mask, EndMask=end_mask))
+                                  dict(BeginMask=begin_mask, EndMask=end_mask, EllipsisMask=ellipsis_mask,
+                                       NewAxisMask=new_axis_mask, ShrinkAxisMask=shrink_axis_mask, Offset=offset))
         return y
 
-    def slice(self, x: QTensor, begin=(0, 1, 2, 0), size=(1, 5, 4, -1)) -> QTensor:
+    def slice(self, x: QTensor, begin=(0, 1, 2, 0), size=(1, 5, 4, -1), out_scale=None, out_zp=None) -> QTensor:
         """SLICE; a size of -1 takes the rest of the dimension."""
         if not len(begin) == len(size) == len(x.shape):
             raise ValueError(f"begin and size need {len(x.shape)} values each")
         shape = [d - b if s == -1 else s for d, b, s in zip(x.shape, begin, size)]
         if any(b < 0 or s < 1 or b + s > d for d, b, s in zip(x.shape, begin, shape)):
             raise ValueError(f"slice begin={tuple(begin)} size={tuple(size)} does not fit {x.shape}")
-        y = self._same_quant(x, shape)
+        y = self._moved(x, shape, out_scale, out_zp)
         consts = [self._const(np.array(v, dtype=np.int32)) for v in (begin, size)]
         self.builder.add_operator(_OP.SLICE, [x.index, *consts], [y.index], "SliceOptions")
         return y
@@ -114,16 +165,17 @@ class DataMovementOps(NetBase):
                                   [y.index], "ExpandDimsOptions")
         return y
 
-    def transpose(self, x: QTensor, perm=(0, 2, 1, 3)) -> QTensor:
+    def transpose(self, x: QTensor, perm=(0, 2, 1, 3), out_scale=None, out_zp=None) -> QTensor:
         if sorted(perm) != list(range(len(x.shape))):
             raise ValueError(f"perm {tuple(perm)} is not a permutation of {len(x.shape)} axes")
-        y = self._same_quant(x, [x.shape[p] for p in perm])
+        y = self._moved(x, [x.shape[p] for p in perm], out_scale, out_zp)
         self.builder.add_operator(_OP.TRANSPOSE, [x.index, self._const(np.array(perm, dtype=np.int32))],
                                   [y.index], "TransposeOptions")
         return y
 
-    def pack(self, inputs: list[QTensor], axis: int = 0) -> QTensor:
-        """PACK (stack); like concatenation, inputs share the output's quantization."""
+    def pack(self, inputs: list[QTensor], axis: int = 0, out_scale=None, out_zp=None) -> QTensor:
+        """PACK (stack) of same-quantized inputs; LiteRT refuses another output quantization, TFLite Micro copies
+        the integers."""
         first = inputs[0]
         rank = len(first.shape) + 1
         if not -rank <= axis < rank:
@@ -134,7 +186,7 @@ class DataMovementOps(NetBase):
                 raise ValueError(f"pack needs equal shapes, got {first.shape} and {t.shape}")
         shape = list(first.shape)
         shape.insert(axis % rank, len(inputs))
-        y = self._same_quant(first, shape)
+        y = self._moved(first, shape, out_scale, out_zp)
         self.builder.add_operator(_OP.PACK, [t.index for t in inputs], [y.index], "PackOptions",
                                   dict(ValuesCount=len(inputs), Axis=axis % rank))
         return y

@@ -9,7 +9,7 @@ from .net import Net
 _INT16_OPS = {
     "conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "sub", "mul",
     "minimum", "maximum", "tanh", "logistic", "softmax", "reshape", "quantize", "mean", "sum",
-    "resize_nearest_neighbor",
+    "resize_nearest_neighbor", "split", "split_v", "strided_slice", "slice", "transpose", "pack", "unpack",
 }
 # op kind -> (Net method, number of tensor inputs, default input shape)
 _SINGLE = {
@@ -56,6 +56,8 @@ _SINGLE = {
     "expand_dims": (Net.expand_dims, 1, (8, 8, 4)),
     "transpose": (Net.transpose, 1, (1, 4, 6, 8)),
     "pack": (Net.pack, 2, (1, 4, 4, 8)),
+    "split_v": (Net.split_v, 1, (1, 4, 4, 8)),
+    "unpack": (Net.unpack, 1, (3, 4, 8)),
 }
 OPS: tuple[str, ...] = tuple(_SINGLE)
 # Input quantization defaults of ops defined only for non-negative inputs (LiteRT's RSQRT fails on the others).
