@@ -54,8 +54,11 @@ class _Operator:
 class ModelBuilder:
     """Collects tensors and operators of a single-subgraph model and serialises it."""
 
-    def __init__(self, description: str = "ethosu_tvm.testing"):
+    def __init__(self, description: str = "ethosu_tvm.testing", per_tensor_axis: int | None = None):
+        """`per_tensor_axis`, when given, is the QuantizedDimension written for every single-scale tensor: TFLite
+        ignores it there, and some converters write 3 whatever the tensor's rank (TFLite Micro's person_detect)."""
         self.description = description
+        self.per_tensor_axis = per_tensor_axis
         self._tensors: list[_Tensor] = []
         self._operators: list[_Operator] = []
 
@@ -157,15 +160,15 @@ class ModelBuilder:
         buffer.AddData(fbb, data_vec)
         return buffer.End(fbb)
 
-    @staticmethod
-    def _quantization(fbb, quant: Quantization) -> int:
+    def _quantization(self, fbb, quant: Quantization) -> int:
         table = _schema("QuantizationParameters")
         scales = fbb.CreateNumpyVector(np.array(quant.scales, dtype=np.float32))
         zero_points = fbb.CreateNumpyVector(np.array(quant.zero_points, dtype=np.int64))
         table.Start(fbb)
         table.AddScale(fbb, scales)
         table.AddZeroPoint(fbb, zero_points)
-        table.AddQuantizedDimension(fbb, quant.axis)
+        per_tensor = len(quant.scales) == 1 and self.per_tensor_axis is not None
+        table.AddQuantizedDimension(fbb, self.per_tensor_axis if per_tensor else quant.axis)
         return table.End(fbb)
 
     def _tensor(self, fbb, tensor: _Tensor, buffer_index: int) -> int:

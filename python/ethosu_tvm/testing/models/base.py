@@ -12,9 +12,10 @@ from .quant import QTensor, _quant_for_range
 class NetBase:
     """Model I/O and the shared tensor helpers; `Net` adds a mixin of layer methods per op family."""
 
-    def __init__(self, seed: int = 0, description: str = "ethosu_tvm.testing.models"):
+    def __init__(self, seed: int = 0, description: str = "ethosu_tvm.testing.models",
+                 per_tensor_axis: int | None = None):
         self.rng = np.random.default_rng(seed)
-        self.builder = ModelBuilder(description)
+        self.builder = ModelBuilder(description, per_tensor_axis)
         self._inputs: list[QTensor] = []
         self._outputs: list[QTensor] = []
         self._names = 0
