@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import tflite
 
+from ..qdq.values import const_value, dtype_of, is_const
 from .tflite_file import read_model
 
 SOURCE_OPS_ATTR = "ethosu.source_ops"
@@ -172,6 +173,9 @@ def _tracking_converter():
             out = relax.op.nn.softmax(relax.op.multiply(x, relax.const(np.float32(beta), "float32")), axis=-1)
             return self.quantize(out, output) if output.qnn_params else out
 
+        def convert_conv(self, op, conv_type):
+            return _int32_bias(super().convert_conv(op, conv_type))
+
         def convert_fully_connected(self, op):
             # TVM's converter feeds an N-D input straight into matmul; TFLite flattens it to [-1, n_inputs] (unless
             # keep_num_dims, where the output keeps the input's rank).
@@ -182,11 +186,30 @@ def _tracking_converter():
                 flat = self.bb.emit(relax.op.reshape(self.get_tensor_expr(data), (-1, n_inputs)))
                 self.input_override = (data.tensor_idx, flat)
             try:
-                return super().convert_fully_connected(op)
+                return _int32_bias(super().convert_fully_connected(op))
             finally:
                 self.input_override = None
 
     return _Converter
+
+
+def _int32_bias(expr):
+    """The converted 16x8 op with its int64 bias narrowed to int32 (TVM's dequantize refuses int64 data).
+
+    Exact while every value fits int32 (the host kernel widens it back to its int64 accumulator); a bias beyond
+    int32 is refused (the caller names the operator)."""
+    from tvm import relax
+
+    if not isinstance(expr, relax.Call):
+        return expr
+    args = [_int32_bias(arg) for arg in expr.args]
+    if expr.op.name == "relax.dequantize" and is_const(args[0]) and dtype_of(args[0]) == "int64":
+        values = const_value(args[0])
+        info = np.iinfo(np.int32)
+        if values.size and not info.min <= values.min() <= values.max() <= info.max:
+            raise ValueError(f"int64 bias values up to {int(np.abs(values).max())} exceed the int32 range")
+        args[0] = relax.const(values.astype(np.int32), "int32")
+    return relax.Call(expr.op, args, expr.attrs, expr.ty_args, expr.span)
 
 
 def _as_list(ret):

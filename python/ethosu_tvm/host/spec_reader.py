@@ -137,8 +137,13 @@ def _weight_scales(c: _Composite) -> tuple[float, ...]:
 
 
 def _bias(c: _Composite) -> np.ndarray | None:
+    """The bias in accumulator units; a 16x8 op's int64 bias was imported as int32 (Relax cannot dequantize int64)
+    and is widened back to the accumulator's int64."""
     bias_dq = c.get("bias_dq")
-    return None if bias_dq is None else np.asarray(const_value(bias_dq.args[0]))
+    if bias_dq is None:
+        return None
+    values = np.asarray(const_value(bias_dq.args[0]))
+    return values.astype(np.int64) if dtype_of(c["ifm"]) == "int16" else values
 
 
 def _fully_connected(c: _Composite) -> spec.FullyConnected:

@@ -27,12 +27,17 @@ class WeightedOps(NetBase):
         quant = Quantization(tuple(float(s) for s in scales), (0,) * count, axis if per_channel else 0)
         return self._const(data, quant), np.broadcast_to(scales, (channels,)).astype(np.float32)
 
-    def _bias(self, x: QTensor, w_scales: np.ndarray, accumulation: float, bias: bool) -> int:
-        """Random bias in accumulator units (int32, int64 for 16-bit activations), or -1 without one."""
+    def _bias(self, x: QTensor, w_scales: np.ndarray, accumulation: float, bias: bool, values=None) -> int:
+        """Random (or the given) bias in accumulator units (int32, int64 for 16-bit activations), or -1 without
+        one."""
         if not bias:
             return -1
         dtype = np.int64 if x.dtype == np.int16 else np.int32
-        values = np.round(self.rng.normal(0.0, 0.3 * accumulation, size=w_scales.size)).astype(dtype)
+        if values is None:
+            values = np.round(self.rng.normal(0.0, 0.3 * accumulation, size=w_scales.size))
+        elif np.shape(values) != (w_scales.size,):
+            raise ValueError(f"bias_values needs {w_scales.size} values, got shape {np.shape(values)}")
+        values = np.asarray(values).astype(dtype)
         scales = (np.float32(x.scale) * w_scales).astype(np.float64)
         return self._const(values, Quantization(tuple(scales), (0,) * w_scales.size, 0))
 
@@ -50,22 +55,24 @@ class WeightedOps(NetBase):
 
     def conv2d(self, x: QTensor, out_channels: int = 8, kernel=(3, 3), stride=(1, 1), dilation=(1, 1),
                padding: str = "SAME", activation: str = "NONE", per_channel: bool = True,
-               w_scales=None, out_scale=None, out_zp=None) -> QTensor:
-        """CONV_2D with OHWI weights and a bias (LiteRT cannot run it without one)."""
+               w_scales=None, out_scale=None, out_zp=None, bias_values=None) -> QTensor:
+        """CONV_2D with OHWI weights and a bias (LiteRT cannot run it without one); `bias_values`, one per output
+        channel in accumulator units, replace the random bias."""
         (kh, kw), (sh, sw), (dh, dw) = _pair(kernel, "kernel"), _pair(stride, "stride"), _pair(dilation, "dilation")
         act, pad = _choice(activation, _ACTIVATIONS, "activation"), _choice(padding, _PADDINGS, "padding")
         n, h, w, c = x.shape
         shape = (n, _conv_out_size(h, kh, sh, dh, padding), _conv_out_size(w, kw, sw, dw, padding), out_channels)
         weights, scales = self._weights((out_channels, kh, kw, c), out_channels, 0, per_channel, w_scales)
         y, acc = self._weighted_output(x, shape, kh * kw * c, scales, activation, out_scale, out_zp)
-        self.builder.add_operator(_OP.CONV_2D, [x.index, weights, self._bias(x, scales, acc, True)], [y.index],
+        bias_index = self._bias(x, scales, acc, True, bias_values)
+        self.builder.add_operator(_OP.CONV_2D, [x.index, weights, bias_index], [y.index],
                                   "Conv2DOptions", dict(Padding=pad, StrideW=sw, StrideH=sh, DilationWFactor=dw,
                                                         DilationHFactor=dh, FusedActivationFunction=act))
         return y
 
     def depthwise_conv2d(self, x: QTensor, kernel=(3, 3), stride=(1, 1), dilation=(1, 1), depth_multiplier: int = 1,
                          padding: str = "SAME", activation: str = "NONE", per_channel: bool = True,
-                         w_scales=None, out_scale=None, out_zp=None) -> QTensor:
+                         w_scales=None, out_scale=None, out_zp=None, bias_values=None) -> QTensor:
         """DEPTHWISE_CONV_2D with [1, H, W, C*multiplier] weights and a bias (LiteRT needs one)."""
         (kh, kw), (sh, sw), (dh, dw) = _pair(kernel, "kernel"), _pair(stride, "stride"), _pair(dilation, "dilation")
         act, pad = _choice(activation, _ACTIVATIONS, "activation"), _choice(padding, _PADDINGS, "padding")
@@ -77,14 +84,14 @@ class WeightedOps(NetBase):
         weights, scales = self._weights((1, kh, kw, channels), channels, 3, per_channel, w_scales)
         y, acc = self._weighted_output(x, shape, kh * kw, scales, activation, out_scale, out_zp)
         self.builder.add_operator(
-            _OP.DEPTHWISE_CONV_2D, [x.index, weights, self._bias(x, scales, acc, True)], [y.index],
+            _OP.DEPTHWISE_CONV_2D, [x.index, weights, self._bias(x, scales, acc, True, bias_values)], [y.index],
             "DepthwiseConv2DOptions", dict(Padding=pad, StrideW=sw, StrideH=sh, DepthMultiplier=depth_multiplier,
                                            DilationWFactor=dw, DilationHFactor=dh, FusedActivationFunction=act))
         return y
 
     def fully_connected(self, x: QTensor, units: int = 16, bias: bool = True, keep_num_dims: bool = False,
                         activation: str = "NONE", per_channel: bool = False, w_scales=None, out_scale=None,
-                        out_zp=None) -> QTensor:
+                        out_zp=None, bias_values=None) -> QTensor:
         """FULLY_CONNECTED over the last dimension (inputs of higher rank are flattened unless keep_num_dims)."""
         act = _choice(activation, _ACTIVATIONS, "activation")
         depth = x.shape[-1]
@@ -94,9 +101,9 @@ class WeightedOps(NetBase):
             shape = (int(np.prod(x.shape)) // depth, units)
         weights, scales = self._weights((units, depth), units, 0, per_channel, w_scales)
         y, acc = self._weighted_output(x, shape, depth, scales, activation, out_scale, out_zp)
-        self.builder.add_operator(_OP.FULLY_CONNECTED, [x.index, weights, self._bias(x, scales, acc, bias)],
-                                  [y.index], "FullyConnectedOptions",
-                                  dict(FusedActivationFunction=act, KeepNumDims=keep_num_dims))
+        bias_index = self._bias(x, scales, acc, bias, bias_values)
+        self.builder.add_operator(_OP.FULLY_CONNECTED, [x.index, weights, bias_index], [y.index],
+                                  "FullyConnectedOptions", dict(FusedActivationFunction=act, KeepNumDims=keep_num_dims))
         return y
 
     def transpose_conv(self, x: QTensor, out_channels: int = 8, kernel=(3, 3), stride=(2, 2),
