@@ -1,11 +1,15 @@
 """Models the importer needed fixes for, compiled with `tvmc compile` and bit-exact with the reference kernels."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from aot_support import assert_bit_exact, compile_model, members, npu_target
+from aot_support import assert_bit_exact, compile_model, extract, members, npu_target
 
+from ethosu_tvm.cli import main as tvmc
+from ethosu_tvm.frontend.tflite_file import input_infos, read_model
+from ethosu_tvm.run.host_program import HostProgram
 from ethosu_tvm.testing import models
-from ethosu_tvm.testing.reference import random_inputs, run_litert, run_tflm
+from ethosu_tvm.testing.reference import litert_tensors, random_inputs, run_litert, run_tflm
 
 
 @pytest.mark.parametrize("target", [npu_target("ethos-u55-128"), "c"], ids=["npu", "host"])
@@ -36,3 +40,43 @@ def test_16x8_weighted_ops_run_on_the_host(op, params, tmp_path):
     assert_bit_exact(model, archive, tmp_path, seeds=range(3))
     report = members(archive)["./src/offload_report.txt"].decode()
     assert "host    IFM has data type int16; tensors must be of type int8" in report, report
+
+
+def _float_inputs(model: bytes, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-4.0, 4.0, size=info.shape).astype(np.float32) for info in input_infos(model)]
+
+
+@pytest.mark.parametrize("make", [lambda: models.make_graph("multi_io", float_io=True),
+                                  lambda: models.make("fully_connected", dtype="int16", float_io=True)],
+                         ids=["multi_io", "fc_int16"])
+def test_stripped_float_io_is_bit_exact_inside(make, tmp_path):
+    """--strip-float-io compiles the integer model between the edge QUANTIZE and DEQUANTIZE operators: given the
+    integers LiteRT's QUANTIZE computes from float inputs, it gives exactly the integers LiteRT's DEQUANTIZE
+    reads."""
+    model = make()
+    archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"), "--strip-float-io")
+    program = HostProgram(extract(archive, tmp_path / "mlf"), tmp_path)
+    graph = read_model(model).Subgraphs(0)
+    ops = [graph.Operators(i) for i in range(graph.OperatorsLength())]
+    quantized = {int(op.Inputs(0)): int(op.Outputs(0)) for op in ops}  # float input → QUANTIZE output
+    produced = {int(op.Outputs(0)): int(op.Inputs(0)) for op in ops}  # float output → DEQUANTIZE input
+    for seed in range(3):
+        inputs = _float_inputs(model, seed)
+        tensors = litert_tensors(model, inputs)
+        ints = [tensors[quantized[int(i)]] for i in graph.InputsAsNumpy()]
+        outputs = program.run(ints)
+        for index in graph.OutputsAsNumpy():
+            inner = produced[int(index)]
+            np.testing.assert_array_equal(outputs[graph.Tensors(inner).Name().decode()], tensors[inner])
+
+
+def test_float_io_needs_the_option(tmp_path, capsys):
+    model = models.make("conv2d", float_io=True)
+    (tmp_path / "m.tflite").write_bytes(model)
+    status = tvmc(["compile", str(tmp_path / "m.tflite"), f"--target={npu_target('ethos-u55-128')}",
+                   "-o", str(tmp_path / "m.tar")])
+    assert status == 2 and not (tmp_path / "m.tar").exists()
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "tvmc: error: the model has float32 inputs or outputs (operator #0 QUANTIZE converts one): compile with "
+        "strip_float_io=True (tvmc --strip-float-io) to take and give its int8/int16 tensors instead")

@@ -15,6 +15,7 @@ import numpy as np
 import tflite
 
 from ..qdq.values import const_value, dtype_of, is_const
+from .float_io import float_edges, without_edges
 from .tflite_file import read_model
 
 SOURCE_OPS_ATTR = "ethosu.source_ops"
@@ -59,15 +60,29 @@ def _op_name(model: tflite.Model, op: tflite.Operator, names: dict[int, str]) ->
     return names.get(builtin, f"BUILTIN_{builtin}")
 
 
+def _float_io_view(model: tflite.Model, strip: bool) -> tflite.Model:
+    """The model TVM's frontend converts: float I/O rejected with one clear message, or its edge QUANTIZE and
+    DEQUANTIZE operators hidden when `strip`."""
+    names = _builtin_names()
+    edges = float_edges(model, names)
+    graph = model.Subgraphs(0)
+    if edges.refused:
+        raise FloatModelError(f"tensor {graph.Tensors(edges.refused[0]).Name().decode()!r} is floating point: only "
+                              "int8/int16-quantized models can be compiled")
+    if not edges.stripped:
+        return model
+    if not strip:
+        first = min(edges.stripped)
+        raise FloatModelError(
+            f"the model has float32 inputs or outputs (operator #{first}"
+            f" {_op_name(model, graph.Operators(first), names)}"
+            " converts one): compile with strip_float_io=True (tvmc --strip-float-io) to take and give its"
+            " int8/int16 tensors instead")
+    return without_edges(model, edges)
+
+
 def _check_tensors(graph: tflite.SubGraph) -> None:
-    """Reject float activations and dynamic shapes with one clear message each."""
-    float_types = (tflite.TensorType.FLOAT32, tflite.TensorType.FLOAT16, tflite.TensorType.FLOAT64)
-    for index in list(graph.InputsAsNumpy()) + list(graph.OutputsAsNumpy()):
-        tensor = graph.Tensors(int(index))
-        if tensor.Type() in float_types:
-            raise FloatModelError(
-                f"tensor {tensor.Name().decode()!r} is floating point: only int8/int16-quantized models can be compiled"
-            )
+    """Reject dynamic shapes with one clear message."""
     for i in range(graph.TensorsLength()):
         tensor = graph.Tensors(i)
         shape = tensor.ShapeAsNumpy() if tensor.ShapeLength() else np.zeros(0, np.int32)
@@ -92,7 +107,8 @@ def _tracking_converter():
 
         def __init__(self, model, subgraph, exp_tab, bb):
             super().__init__(model, subgraph, exp_tab, bb)
-            self.position_to_index = {subgraph.Operators(i)._tab.Pos: i for i in range(subgraph.OperatorsLength())}
+            indices = getattr(subgraph, "source_indices", range(subgraph.OperatorsLength()))
+            self.position_to_index = {subgraph.Operators(j)._tab.Pos: i for j, i in enumerate(indices)}
             self.outputs_by_op: dict[int, list[str]] = {}
             self.quant_by_name: dict[str, tuple[float, int]] = {}
             self.builtin_names = _builtin_names()
@@ -221,9 +237,12 @@ def _as_list(ret):
 
 
 def _attribute_bindings(mod, model: tflite.Model, outputs_by_op: dict[int, list[str]]) -> list[SourceOp]:
-    """Give each binding of main to the first operator (in model order) whose outputs it precedes or is."""
+    """Give each binding of main to the first operator (in model order) whose outputs it precedes or is; stripped
+    edge operators have no entry."""
     owner_of_output = {name: index for index, names in outputs_by_op.items() for name in names}
-    bindings: dict[int, list[str]] = {index: [] for index in range(model.Subgraphs(0).OperatorsLength())}
+    graph = model.Subgraphs(0)
+    indices = getattr(graph, "source_indices", range(graph.OperatorsLength()))
+    bindings: dict[int, list[str]] = {index: [] for index in indices}
     pending: list[str] = []
     for block in mod["main"].body.blocks:
         for binding in block.bindings:
@@ -233,14 +252,16 @@ def _attribute_bindings(mod, model: tflite.Model, outputs_by_op: dict[int, list[
                 bindings[owner_of_output[name]].extend(pending)
                 pending = []
     names = _builtin_names()
-    graph = model.Subgraphs(0)
-    return [SourceOp(i, _op_name(model, graph.Operators(i), names), tuple(bindings[i])) for i in bindings]
+    return [SourceOp(i, _op_name(model, model.Subgraphs(0).Operators(j), names), tuple(bindings[i]))
+            for j, i in enumerate(bindings)]
 
 
-def from_tflite(model: str | Path | bytes):
+def from_tflite(model: str | Path | bytes, strip_float_io: bool = False):
     """Import a TFLite file or flatbuffer into a QDQ Relax IRModule (with the source-op map attached).
 
-    Raises ModelFormatError, FloatModelError, DynamicShapeError or UnsupportedModelError.
+    A model with float32 inputs or outputs is refused unless `strip_float_io`: then the QUANTIZE after each float
+    input and the DEQUANTIZE before each float output are left out, and the module takes and gives their integer
+    tensors. Raises ModelFormatError, FloatModelError, DynamicShapeError or UnsupportedModelError.
     """
     import tvm
     from tvm import relax
@@ -248,7 +269,7 @@ def from_tflite(model: str | Path | bytes):
     from tvm.relax.frontend.tflite.tflite_frontend import ExprTable
 
     buf = Path(model).read_bytes() if isinstance(model, (str, Path)) else bytes(model)
-    parsed = read_model(buf)
+    parsed = _float_io_view(read_model(buf), strip_float_io)
     _check_tensors(parsed.Subgraphs(0))
     converter_cls = _tracking_converter()
     instances = []
