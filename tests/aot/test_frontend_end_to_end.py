@@ -85,3 +85,10 @@ def test_float_io_needs_the_option(tmp_path, capsys):
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "tvmc: error: the model has float32 inputs or outputs (operator #0 QUANTIZE converts one): compile with "
         "strip_float_io=True (tvmc --strip-float-io) to take and give its int8/int16 tensors instead")
+
+
+@pytest.mark.parametrize("new_shape", [(1, -1), (1, 16, 8)])
+def test_reshape_to_a_computed_shape(new_shape, tmp_path):
+    """The new shape comes from SHAPE → STRIDED_SLICE → PACK over a dynamic-batch signature, folded at import."""
+    model = models.make("reshape", 0, batch_from_shape=True, new_shape=new_shape)
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target("ethos-u55-128")), tmp_path)

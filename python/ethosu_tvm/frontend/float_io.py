@@ -3,13 +3,12 @@
 TFLite's converter exports most int8/int16 models with float32 inputs and outputs: a QUANTIZE follows each input and
 a DEQUANTIZE precedes each output. The NPU flow has no float kernels; with ``strip_float_io`` the import drops
 these edge operators, so that the compiled model takes the QUANTIZE outputs and gives the DEQUANTIZE inputs
-(integers, with the scale and zero point the interface reports).
+(integers, with the scale and zero point of those tensors).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import tflite
 
 _FLOAT_TYPES = (tflite.TensorType.FLOAT32, tflite.TensorType.FLOAT16, tflite.TensorType.FLOAT64)
@@ -29,15 +28,14 @@ def is_float(tensor: tflite.Tensor) -> bool:
     return tensor.Type() in _FLOAT_TYPES
 
 
-def float_edges(model: tflite.Model, names: dict[int, str]) -> FloatEdges:
-    """The strippable edges of the model's float I/O (`names`: builtin code → operator name).
+def float_edges(model: tflite.Model, kinds: list[str]) -> FloatEdges:
+    """The strippable edges of the model's float I/O (`kinds`: each operator's builtin name).
 
     A float input qualifies when a QUANTIZE is its only consumer, a float output when a DEQUANTIZE of an integer
     tensor produces it and nothing else in the graph reads that output.
     """
     graph = model.Subgraphs(0)
     ops = [graph.Operators(i) for i in range(graph.OperatorsLength())]
-    kinds = [names.get(_builtin(model, op), "") for op in ops]
     consumers: dict[int, list[int]] = {}
     producer: dict[int, int] = {}
     for index, op in enumerate(ops):
@@ -69,60 +67,5 @@ def float_edges(model: tflite.Model, names: dict[int, str]) -> FloatEdges:
     return FloatEdges(frozenset(stripped), tuple(inputs), tuple(outputs), tuple(refused))
 
 
-def _builtin(model: tflite.Model, op: tflite.Operator) -> int:
-    code = model.OperatorCodes(op.OpcodeIndex())
-    return max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
-
-
 def _out(graph: tflite.SubGraph, op: tflite.Operator) -> tflite.Tensor:
     return graph.Tensors(int(op.Outputs(0)))
-
-
-class _SubGraphView(tflite.SubGraph):
-    """The first subgraph with some operators hidden and other inputs and outputs; `source_indices` maps the
-    operators it shows to their indices in the model."""
-
-    def __init__(self, graph: tflite.SubGraph, edges: FloatEdges):
-        self._tab = graph._tab
-        self.source_indices = [i for i in range(graph.OperatorsLength()) if i not in edges.stripped]
-        self._io = {"inputs": np.array(edges.inputs, np.int32), "outputs": np.array(edges.outputs, np.int32)}
-
-    def OperatorsLength(self):  # noqa: N802 (the generated reader's names)
-        return len(self.source_indices)
-
-    def Operators(self, j):  # noqa: N802
-        return super().Operators(self.source_indices[j])
-
-    def InputsLength(self):  # noqa: N802
-        return len(self._io["inputs"])
-
-    def Inputs(self, j):  # noqa: N802
-        return int(self._io["inputs"][j])
-
-    def InputsAsNumpy(self):  # noqa: N802
-        return self._io["inputs"]
-
-    def OutputsLength(self):  # noqa: N802
-        return len(self._io["outputs"])
-
-    def Outputs(self, j):  # noqa: N802
-        return int(self._io["outputs"][j])
-
-    def OutputsAsNumpy(self):  # noqa: N802
-        return self._io["outputs"]
-
-
-class _ModelView(tflite.Model):
-    """The model with its first subgraph seen through a :class:`_SubGraphView`."""
-
-    def __init__(self, model: tflite.Model, graph: _SubGraphView):
-        self._tab = model._tab
-        self._graph = graph
-
-    def Subgraphs(self, j):  # noqa: N802
-        return self._graph if j == 0 else super().Subgraphs(j)
-
-
-def without_edges(model: tflite.Model, edges: FloatEdges) -> tflite.Model:
-    """The model as TVM's frontend should see it: the stripped operators hidden, the integer I/O in their place."""
-    return _ModelView(model, _SubGraphView(model.Subgraphs(0), edges))

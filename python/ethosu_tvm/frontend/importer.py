@@ -15,7 +15,9 @@ import numpy as np
 import tflite
 
 from ..qdq.values import const_value, dtype_of, is_const
-from .float_io import float_edges, without_edges
+from .float_io import float_edges
+from .graph_view import view
+from .shape_folding import fold_shapes
 from .tflite_file import read_model
 
 SOURCE_OPS_ATTR = "ethosu.source_ops"
@@ -60,25 +62,27 @@ def _op_name(model: tflite.Model, op: tflite.Operator, names: dict[int, str]) ->
     return names.get(builtin, f"BUILTIN_{builtin}")
 
 
-def _float_io_view(model: tflite.Model, strip: bool) -> tflite.Model:
-    """The model TVM's frontend converts: float I/O rejected with one clear message, or its edge QUANTIZE and
-    DEQUANTIZE operators hidden when `strip`."""
+def _converted_view(model: tflite.Model, strip_float_io: bool) -> tuple[tflite.Model, dict[int, np.ndarray]]:
+    """The model TVM's frontend converts, and the constant values of folded shape tensors.
+
+    Float I/O is rejected with one clear message, or its edge QUANTIZE and DEQUANTIZE operators hidden when
+    `strip_float_io`; shape arithmetic over static shapes is folded to constants (its operators hidden).
+    """
     names = _builtin_names()
-    edges = float_edges(model, names)
     graph = model.Subgraphs(0)
+    kinds = [_op_name(model, graph.Operators(i), names) for i in range(graph.OperatorsLength())]
+    edges = float_edges(model, kinds)
     if edges.refused:
         raise FloatModelError(f"tensor {graph.Tensors(edges.refused[0]).Name().decode()!r} is floating point: only "
                               "int8/int16-quantized models can be compiled")
-    if not edges.stripped:
-        return model
-    if not strip:
+    if edges.stripped and not strip_float_io:
         first = min(edges.stripped)
         raise FloatModelError(
-            f"the model has float32 inputs or outputs (operator #{first}"
-            f" {_op_name(model, graph.Operators(first), names)}"
-            " converts one): compile with strip_float_io=True (tvmc --strip-float-io) to take and give its"
-            " int8/int16 tensors instead")
-    return without_edges(model, edges)
+            f"the model has float32 inputs or outputs (operator #{first} {kinds[first]} converts one): compile with"
+            " strip_float_io=True (tvmc --strip-float-io) to take and give its int8/int16 tensors instead")
+    folded = fold_shapes(model, kinds)
+    hidden = edges.stripped | folded.ops
+    return (view(model, hidden, edges.inputs, edges.outputs) if hidden else model), folded.values
 
 
 def _check_tensors(graph: tflite.SubGraph) -> None:
@@ -95,8 +99,9 @@ def _check_tensors(graph: tflite.SubGraph) -> None:
             )
 
 
-def _tracking_converter():
-    """An OperatorConverter subclass that fixes known conversion failures and records each operator's bindings."""
+def _tracking_converter(folded: dict[int, np.ndarray]):
+    """An OperatorConverter subclass that fixes known conversion failures and records each operator's bindings;
+    `folded` holds the constant values of the tensors folded shape arithmetic computed."""
     from tvm import relax
     from tvm.relax.frontend.tflite.tflite_frontend import OperatorConverter
 
@@ -161,6 +166,23 @@ def _tracking_converter():
                 if params and len(params["scale"].ty.shape) == 0:
                     params["axis"] = 0
             return wrappers
+
+        def get_tensor_value(self, tensor_wrapper, is_sparse=False):
+            if tensor_wrapper.tensor_idx in folded:
+                return folded[tensor_wrapper.tensor_idx]
+            return super().get_tensor_value(tensor_wrapper, is_sparse)
+
+        def convert_reshape(self, op):
+            # A folded new shape may hold -1; the output tensor has the static shape it resolves to.
+            inputs = self.get_input_tensors(op)
+            if len(inputs) < 2 or inputs[1].tensor_idx not in folded:
+                return super().convert_reshape(op)
+            new_shape = [int(d) for d in folded[inputs[1].tensor_idx].reshape(-1)]
+            (output,) = self.get_output_tensors(op)
+            shape = [int(d) for d in self.get_tensor_shape(output)]
+            if len(new_shape) != len(shape) or any(d not in (-1, o) for d, o in zip(new_shape, shape)):
+                raise ValueError(f"the shape computed at import {new_shape} does not give the output's {shape}")
+            return relax.op.reshape(self.get_tensor_expr(inputs[0]), shape)
 
         def get_tensor_expr(self, tensor, is_sparse=False):
             if self.input_override is not None and self.input_override[0] == tensor.tensor_idx:
@@ -269,9 +291,9 @@ def from_tflite(model: str | Path | bytes, strip_float_io: bool = False):
     from tvm.relax.frontend.tflite.tflite_frontend import ExprTable
 
     buf = Path(model).read_bytes() if isinstance(model, (str, Path)) else bytes(model)
-    parsed = _float_io_view(read_model(buf), strip_float_io)
+    parsed, folded = _converted_view(read_model(buf), strip_float_io)
     _check_tensors(parsed.Subgraphs(0))
-    converter_cls = _tracking_converter()
+    converter_cls = _tracking_converter(folded)
     instances = []
 
     def make_converter(*args):

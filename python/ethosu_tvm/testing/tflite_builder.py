@@ -39,6 +39,7 @@ class _Tensor:
     dtype: np.dtype
     data: np.ndarray | None
     quantization: Quantization | None
+    signature: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -75,6 +76,10 @@ class ModelBuilder:
 
     def rename_tensor(self, index: int, name: str) -> None:
         self._tensors[index].name = name
+
+    def set_shape_signature(self, index: int, signature) -> None:
+        """Write a shape signature (-1 for an unknown dimension, as Keras writes a dynamic batch)."""
+        self._tensors[index].signature = tuple(int(d) for d in signature)
 
     def add_operator(self, builtin: int, inputs, outputs, options_table: str | None = None,
                      options: dict | None = None, version: int = 1) -> None:
@@ -175,9 +180,12 @@ class ModelBuilder:
         table = _schema("Tensor")
         quant = self._quantization(fbb, tensor.quantization) if tensor.quantization else None
         shape = fbb.CreateNumpyVector(np.array(tensor.shape, dtype=np.int32))
+        signature = None if tensor.signature is None else fbb.CreateNumpyVector(np.array(tensor.signature, np.int32))
         name = fbb.CreateString(tensor.name)
         table.Start(fbb)
         table.AddShape(fbb, shape)
+        if signature is not None:
+            table.AddShapeSignature(fbb, signature)
         table.AddType(fbb, _TENSOR_TYPES[tensor.dtype])
         table.AddBuffer(fbb, buffer_index)
         table.AddName(fbb, name)
