@@ -92,3 +92,24 @@ def test_reshape_to_a_computed_shape(new_shape, tmp_path):
     """The new shape comes from SHAPE → STRIDED_SLICE → PACK over a dynamic-batch signature, folded at import."""
     model = models.make("reshape", 0, batch_from_shape=True, new_shape=new_shape)
     assert_bit_exact(model, compile_model(model, tmp_path, npu_target("ethos-u55-128")), tmp_path)
+
+
+@pytest.mark.parametrize("target", [npu_target("ethos-u55-128"), "c"], ids=["npu", "host"])
+@pytest.mark.parametrize("op, params", [
+    ("conv2d", dict(dilation=2)),
+    ("conv2d", dict(dilation=(2, 3), padding="VALID", in_shape=(1, 9, 10, 4), activation="RELU")),
+    ("depthwise_conv2d", dict(dilation=3, in_shape=(1, 7, 8, 4), kernel=(3, 2))),
+    ("depthwise_conv2d", dict(dilation=2, in_shape=(1, 9, 9, 3), activation="RELU6")),
+], ids=["conv2d", "conv2d_valid", "depthwise", "depthwise_relu6"])
+def test_space_to_batch_dilated_convolution(op, params, target, tmp_path):
+    """SPACE_TO_BATCH_ND → convolution → BATCH_TO_SPACE_ND, TensorFlow's dilated convolution, compiles as one
+    dilated convolution. TFLite Micro's SPACE_TO_BATCH_ND differs from LiteRT's on padded inputs; LiteRT agrees
+    with the model written with the dilation on the convolution itself."""
+    model = models.make(op, 2, space_to_batch=True, **params)
+    archive = compile_model(model, tmp_path, target)
+    assert_bit_exact(model, archive, tmp_path, seeds=range(3))
+    (row,) = members(archive)["./src/offload_report.txt"].decode().splitlines()[2:-1]
+    on_npu = target != "c" and max(np.atleast_1d(params["dilation"])) <= 2
+    assert row.split()[:3] == ["1", op.upper().replace("2D", "_2D"), "ethos-u" if on_npu else "host"], row
+    if target != "c" and not on_npu:
+        assert row.endswith("each must be 1 or 2"), row

@@ -203,3 +203,16 @@ def test_shape_arithmetic_folds_to_a_constant_reshape():
     mod = from_tflite(model)
     assert [(op.index, op.op) for op in source_ops(mod)] == [(3, "RESHAPE")]
     assert _main_ops(mod) == ["relax.reshape"] and _out_shape(mod) == (1, 16, 8)
+
+
+def test_space_to_batch_convolution_imports_as_one_dilated_convolution():
+    """TensorFlow's dilated convolution: the reshuffles are hidden, the VALID convolution between them gets the
+    dilation and the padding less the crops (SAME for a 3x3 kernel at dilation 3 on 7 rows: 3 and 3; the phases
+    pad to 9 rows and crop 2 of them)."""
+    model = models.make("conv2d", space_to_batch=True, dilation=3, in_shape=(1, 7, 8, 4))
+    mod = from_tflite(model)
+    assert [(op.index, op.op) for op in source_ops(mod)] == [(1, "CONV_2D")]
+    (conv,) = [b.value for b in mod["main"].body.blocks[0].bindings if _op_of(b) == "relax.nn.conv2d"]
+    assert [int(d) for d in conv.attrs.dilation] == [3, 3]
+    assert [int(p) for p in conv.attrs.padding] == [3, 3, 3, 3]
+    assert _out_shape(mod) == (1, 7, 8, 8)

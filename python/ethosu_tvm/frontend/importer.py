@@ -15,6 +15,7 @@ import numpy as np
 import tflite
 
 from ..qdq.values import const_value, dtype_of, is_const
+from .dilated_conv import DilatedConv, find_dilated_convs
 from .float_io import float_edges
 from .graph_view import view
 from .shape_folding import fold_shapes
@@ -62,11 +63,20 @@ def _op_name(model: tflite.Model, op: tflite.Operator, names: dict[int, str]) ->
     return names.get(builtin, f"BUILTIN_{builtin}")
 
 
-def _converted_view(model: tflite.Model, strip_float_io: bool) -> tuple[tflite.Model, dict[int, np.ndarray]]:
-    """The model TVM's frontend converts, and the constant values of folded shape tensors.
+@dataclass(frozen=True)
+class _Rewrites:
+    """What the converter does besides TVM's conversion: folded shape tensors' values, dilated convolutions."""
+
+    folded: dict[int, np.ndarray]
+    dilated: dict[int, DilatedConv]
+
+
+def _converted_view(model: tflite.Model, strip_float_io: bool) -> tuple[tflite.Model, _Rewrites]:
+    """The model TVM's frontend converts, and the rewrites its converter applies.
 
     Float I/O is rejected with one clear message, or its edge QUANTIZE and DEQUANTIZE operators hidden when
-    `strip_float_io`; shape arithmetic over static shapes is folded to constants (its operators hidden).
+    `strip_float_io`; shape arithmetic over static shapes is folded to constants, and TensorFlow's dilated
+    convolutions become one convolution (the operators they replace hidden).
     """
     names = _builtin_names()
     graph = model.Subgraphs(0)
@@ -81,8 +91,10 @@ def _converted_view(model: tflite.Model, strip_float_io: bool) -> tuple[tflite.M
             f"the model has float32 inputs or outputs (operator #{first} {kinds[first]} converts one): compile with"
             " strip_float_io=True (tvmc --strip-float-io) to take and give its int8/int16 tensors instead")
     folded = fold_shapes(model, kinds)
-    hidden = edges.stripped | folded.ops
-    return (view(model, hidden, edges.inputs, edges.outputs) if hidden else model), folded.values
+    dilated = find_dilated_convs(model, kinds)
+    hidden = edges.stripped | folded.ops | {i for d in dilated.values() for i in (d.space_to_batch, d.batch_to_space)}
+    rewrites = _Rewrites(folded.values, dilated)
+    return (view(model, frozenset(hidden), edges.inputs, edges.outputs) if hidden else model), rewrites
 
 
 def _check_tensors(graph: tflite.SubGraph) -> None:
@@ -99,11 +111,13 @@ def _check_tensors(graph: tflite.SubGraph) -> None:
             )
 
 
-def _tracking_converter(folded: dict[int, np.ndarray]):
-    """An OperatorConverter subclass that fixes known conversion failures and records each operator's bindings;
-    `folded` holds the constant values of the tensors folded shape arithmetic computed."""
+def _tracking_converter(rewrites: _Rewrites):
+    """An OperatorConverter subclass that fixes known conversion failures, applies the `rewrites` and records each
+    operator's bindings."""
     from tvm import relax
-    from tvm.relax.frontend.tflite.tflite_frontend import OperatorConverter
+    from tvm.relax.frontend.tflite.tflite_frontend import OperatorConverter, get_tensor_name
+
+    folded = rewrites.folded
 
     class _Converter(OperatorConverter):
         # These converters only move values (PAD pads with the zero point), so they are exact on quantized
@@ -142,6 +156,8 @@ def _tracking_converter(folded: dict[int, np.ndarray]):
             # also runs the type inference that rejects what TVM cannot express).
             items = [self.bb.emit(r) if not isinstance(r, relax.Var) else r for r in _as_list(ret)]
             self.outputs_by_op[index] = [v.name for v in items]
+            if index in rewrites.dilated:  # the hidden BATCH_TO_SPACE_ND's output is the convolution's
+                self.exp_tab.set_expr(get_tensor_name(self.subgraph, rewrites.dilated[index].result), items[0])
             inputs = [(self.get_expr(t.tensor_idx), t) for t in self.get_input_tensors(op)
                       if t.tensor_idx >= 0 and self.has_expr(t.tensor_idx)]
             self._record_quant(inputs + list(zip(items, self.get_output_tensors(op))))
@@ -212,7 +228,14 @@ def _tracking_converter(folded: dict[int, np.ndarray]):
             return self.quantize(out, output) if output.qnn_params else out
 
         def convert_conv(self, op, conv_type):
-            return _int32_bias(super().convert_conv(op, conv_type))
+            dilated = rewrites.dilated.get(self.position_to_index[op._tab.Pos])
+            if dilated is None:
+                return _int32_bias(super().convert_conv(op, conv_type))
+            # The hidden SPACE_TO_BATCH_ND's output is its input; the VALID convolution TVM builds on it gets the
+            # chain's dilation and padding.
+            inner = self.get_input_tensors(op)[0].tensor_idx
+            self.exp_tab.set_expr(get_tensor_name(self.subgraph, inner), self.get_expr(dilated.source))
+            return _int32_bias(_dilate(super().convert_conv(op, conv_type), dilated))
 
         def convert_fully_connected(self, op):
             # TVM's converter feeds an N-D input straight into matmul; TFLite flattens it to [-1, n_inputs] (unless
@@ -231,6 +254,15 @@ def _tracking_converter(folded: dict[int, np.ndarray]):
     return _Converter
 
 
+def _rewrite_calls(expr, rewrite):
+    """The converter's (not yet bound) expression tree with `rewrite(call, args)` building every call anew."""
+    from tvm import relax
+
+    if not isinstance(expr, relax.Call):
+        return expr
+    return rewrite(expr, [_rewrite_calls(arg, rewrite) for arg in expr.args])
+
+
 def _int32_bias(expr):
     """The converted 16x8 op with its int64 bias narrowed to int32 (TVM's dequantize refuses int64 data).
 
@@ -238,16 +270,32 @@ def _int32_bias(expr):
     int32 is refused (the caller names the operator)."""
     from tvm import relax
 
-    if not isinstance(expr, relax.Call):
-        return expr
-    args = [_int32_bias(arg) for arg in expr.args]
-    if expr.op.name == "relax.dequantize" and is_const(args[0]) and dtype_of(args[0]) == "int64":
-        values = const_value(args[0])
-        info = np.iinfo(np.int32)
-        if values.size and not info.min <= values.min() <= values.max() <= info.max:
-            raise ValueError(f"int64 bias values up to {int(np.abs(values).max())} exceed the int32 range")
-        args[0] = relax.const(values.astype(np.int32), "int32")
-    return relax.Call(expr.op, args, expr.attrs, expr.ty_args, expr.span)
+    def rewrite(call, args):
+        if call.op.name == "relax.dequantize" and is_const(args[0]) and dtype_of(args[0]) == "int64":
+            values = const_value(args[0])
+            info = np.iinfo(np.int32)
+            if values.size and not info.min <= values.min() <= values.max() <= info.max:
+                raise ValueError(f"int64 bias values up to {int(np.abs(values).max())} exceed the int32 range")
+            args[0] = relax.const(values.astype(np.int32), "int32")
+        return relax.Call(call.op, args, call.attrs, call.ty_args, call.span)
+
+    return _rewrite_calls(expr, rewrite)
+
+
+def _dilate(expr, dilated: DilatedConv):
+    """The converted convolution with the dilation and padding of the chain it stands for."""
+    from tvm import relax
+
+    def rewrite(call, args):
+        if call.op.name != "relax.nn.conv2d":
+            return relax.Call(call.op, args, call.attrs, call.ty_args, call.span)
+        attrs = call.attrs
+        return relax.op.nn.conv2d(args[0], args[1], strides=attrs.strides, padding=dilated.padding,
+                                  dilation=dilated.dilation, groups=int(attrs.groups),
+                                  data_layout=str(attrs.data_layout), kernel_layout=str(attrs.kernel_layout),
+                                  out_layout=str(attrs.out_layout), out_dtype=attrs.out_dtype)
+
+    return _rewrite_calls(expr, rewrite)
 
 
 def _as_list(ret):
@@ -291,9 +339,9 @@ def from_tflite(model: str | Path | bytes, strip_float_io: bool = False):
     from tvm.relax.frontend.tflite.tflite_frontend import ExprTable
 
     buf = Path(model).read_bytes() if isinstance(model, (str, Path)) else bytes(model)
-    parsed, folded = _converted_view(read_model(buf), strip_float_io)
+    parsed, rewrites = _converted_view(read_model(buf), strip_float_io)
     _check_tensors(parsed.Subgraphs(0))
-    converter_cls = _tracking_converter(folded)
+    converter_cls = _tracking_converter(rewrites)
     instances = []
 
     def make_converter(*args):

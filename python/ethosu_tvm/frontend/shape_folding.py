@@ -1,9 +1,9 @@
 """Folding shape arithmetic to constants at import: SHAPE, and STRIDED_SLICE and PACK on its results.
 
-Keras exports `tf.reshape(x, [tf.shape(x)[0], -1])` as SHAPE → STRIDED_SLICE → PACK → RESHAPE. The shapes are static
-(a -1 batch in the shape signature is 1 in the shape itself), so the chain is a constant; TVM's frontend would
-instead build a symbolic reshape the rest of the flow cannot take. The folded operators are hidden from TVM and
-their outputs read as constants.
+Keras exports `tf.reshape(x, [tf.shape(x)[0], -1])` as SHAPE → STRIDED_SLICE → PACK → RESHAPE. The shapes are
+static (a -1 batch in the shape signature is 1 in the shape itself), so the chain is a constant; TVM's frontend
+refuses SHAPE in a quantized model instead. The folded operators are hidden from TVM and their outputs read as
+constants.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import tflite
 
-from .tflite_file import TFLITE_DTYPES
+from .tflite_file import TFLITE_DTYPES, constant_value
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def fold_shapes(model: tflite.Model, kinds: list[str]) -> FoldedShapes:
         if kind == "SHAPE":
             value = np.array(graph.Tensors(inputs[0]).ShapeAsNumpy())
         elif kind in ("STRIDED_SLICE", "PACK"):
-            operands = [values[t] if t in values else _constant(model, graph, t) for t in inputs]
+            operands = [values[t] if t in values else constant_value(model, t) for t in inputs]
             if any(v is None for v in operands):
                 continue
             value = _strided_slice(op, *operands) if kind == "STRIDED_SLICE" else _pack(op, operands)
@@ -46,15 +46,6 @@ def fold_shapes(model: tflite.Model, kinds: list[str]) -> FoldedShapes:
         values[int(op.Outputs(0))] = value.astype(TFLITE_DTYPES[out.Type()])
         folded.add(index)
     return FoldedShapes(frozenset(folded), values)
-
-
-def _constant(model: tflite.Model, graph: tflite.SubGraph, index: int) -> np.ndarray | None:
-    tensor = graph.Tensors(index)
-    data = model.Buffers(tensor.Buffer()).DataAsNumpy()
-    if not isinstance(data, np.ndarray) or tensor.Type() not in TFLITE_DTYPES:
-        return None
-    shape = tuple(int(d) for d in tensor.ShapeAsNumpy()) if tensor.ShapeLength() else ()
-    return np.frombuffer(data.tobytes(), TFLITE_DTYPES[tensor.Type()]).reshape(shape)
 
 
 def _options(op: tflite.Operator, table):
