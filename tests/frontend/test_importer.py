@@ -1,5 +1,8 @@
 """Import: the MLPerf Tiny models, the source-operator and quantization maps, the fixes around TVM's converters
-(FC on N-D inputs, SOFTMAX beta) and the typed rejections."""
+(FC on N-D inputs, SOFTMAX beta, QuantizedDimension of per-tensor tensors, 16x8 biases), the rewrites before them
+(float I/O stripped, shape arithmetic folded, space-to-batch dilated convolutions) and the typed rejections."""
+import re
+
 import numpy as np
 import pytest
 import tflite
@@ -216,3 +219,16 @@ def test_space_to_batch_convolution_imports_as_one_dilated_convolution():
     assert [int(d) for d in conv.attrs.dilation] == [3, 3]
     assert [int(p) for p in conv.attrs.padding] == [3, 3, 3, 3]
     assert _out_shape(mod) == (1, 7, 8, 8)
+
+
+@pytest.mark.parametrize("op, failure", [("softmax", "relax.dequantize: axis param is out of range (3)"),
+                                         ("fully_connected", "FC weight QuantizedDimension() must be 0")])
+def test_per_tensor_quantization_ignores_quantized_dimension(op, failure):
+    """TFLite Micro's person_detect writes QuantizedDimension 3 on single-scale tensors of every rank: TVM's
+    frontend takes it for an axis; one scale is per-tensor whatever the dimension says."""
+    from tvm.relax.frontend.tflite import from_tflite as tvm_from_tflite
+
+    model = models.make(op, per_tensor_axis=3)
+    with pytest.raises(Exception, match=re.escape(failure)):
+        tvm_from_tflite(tflite.Model.GetRootAsModel(model, 0))
+    assert [o.op for o in source_ops(from_tflite(model))] == [op.upper()]
