@@ -307,8 +307,8 @@ def _as_list(ret):
 
 
 def _attribute_bindings(mod, model: tflite.Model, outputs_by_op: dict[int, list[str]]) -> list[SourceOp]:
-    """Give each binding of main to the first operator (in model order) whose outputs it precedes or is; stripped
-    edge operators have no entry."""
+    """Give each binding of main to the first operator (in model order) whose outputs it precedes or is; operators
+    hidden from TVM (stripped float I/O, folded shape arithmetic, space-to-batch reshuffles) have no entry."""
     owner_of_output = {name: index for index, names in outputs_by_op.items() for name in names}
     graph = model.Subgraphs(0)
     indices = getattr(graph, "source_indices", range(graph.OperatorsLength()))

@@ -24,14 +24,18 @@ class FoldedShapes:
 
 
 def fold_shapes(model: tflite.Model, kinds: list[str]) -> FoldedShapes:
-    """Fold, in model order, every SHAPE and every 1-D STRIDED_SLICE or PACK whose inputs are all constant."""
+    """Fold, in model order, every SHAPE and every 1-D STRIDED_SLICE or PACK whose inputs are all constant (but
+    none that computes a model output)."""
     graph = model.Subgraphs(0)
+    model_outputs = {int(t) for t in graph.OutputsAsNumpy()}
     values: dict[int, np.ndarray] = {}
     folded = set()
     for index, kind in enumerate(kinds):
         op = graph.Operators(index)
         inputs = [int(t) for t in op.InputsAsNumpy()]
         out = graph.Tensors(int(op.Outputs(0)))
+        if int(op.Outputs(0)) in model_outputs:
+            continue
         if kind == "SHAPE":
             value = np.array(graph.Tensors(inputs[0]).ShapeAsNumpy())
         elif kind in ("STRIDED_SLICE", "PACK"):
