@@ -232,3 +232,11 @@ def test_per_tensor_quantization_ignores_quantized_dimension(op, failure):
     with pytest.raises(Exception, match=re.escape(failure)):
         tvm_from_tflite(tflite.Model.GetRootAsModel(model, 0))
     assert [o.op for o in source_ops(from_tflite(model))] == [op.upper()]
+
+
+def test_vela_compiled_model_is_named():
+    """A model Vela already compiled holds one CUSTOM 'ethos-u' operator: one line saying so (TVM's frontend fails
+    with a NotImplementedError)."""
+    with pytest.raises(UnsupportedModelError, match=r"^operator #0 CUSTOM 'ethos-u' cannot be compiled: the model "
+                                                    r"was already compiled by Vela; compile the model Vela was given$"):
+        from_tflite(shared_model("tflm_person_detect_vela_u55_256.tflite"))

@@ -81,6 +81,11 @@ def _converted_view(model: tflite.Model, strip_float_io: bool) -> tuple[tflite.M
     names = _builtin_names()
     graph = model.Subgraphs(0)
     kinds = [_op_name(model, graph.Operators(i), names) for i in range(graph.OperatorsLength())]
+    if "CUSTOM" in kinds:
+        index = kinds.index("CUSTOM")
+        code = (model.OperatorCodes(graph.Operators(index).OpcodeIndex()).CustomCode() or b"").decode()
+        hint = ": the model was already compiled by Vela; compile the model Vela was given" if code == "ethos-u" else ""
+        raise UnsupportedModelError(f"operator #{index} CUSTOM {code!r} cannot be compiled{hint}")
     edges = float_edges(model, kinds)
     if edges.refused:
         raise FloatModelError(f"tensor {graph.Tensors(edges.refused[0]).Name().decode()!r} is floating point: only "
