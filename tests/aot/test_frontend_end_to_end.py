@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 from aot_support import assert_bit_exact, compile_model, extract, members, npu_target
 
-from ethosu_tvm.cli import main as tvmc
 from ethosu_tvm.frontend.tflite_file import input_infos, read_model
 from ethosu_tvm.run.host_program import HostProgram
 from ethosu_tvm.testing import models
@@ -76,15 +75,21 @@ def test_stripped_float_io_is_bit_exact_inside(make, tmp_path):
             np.testing.assert_array_equal(outputs[graph.Tensors(inner).Name().decode()], tensors[inner])
 
 
-def test_float_io_needs_the_option(tmp_path, capsys):
-    model = models.make("conv2d", float_io=True)
-    (tmp_path / "m.tflite").write_bytes(model)
-    status = tvmc(["compile", str(tmp_path / "m.tflite"), f"--target={npu_target('ethos-u55-128')}",
-                   "-o", str(tmp_path / "m.tar")])
-    assert status == 2 and not (tmp_path / "m.tar").exists()
-    assert capsys.readouterr().err.strip().splitlines()[-1] == (
-        "tvmc: error: the model has float32 inputs or outputs (operator #0 QUANTIZE converts one): compile with "
-        "strip_float_io=True (tvmc --strip-float-io) to take and give its int8/int16 tensors instead")
+@pytest.mark.parametrize("target", [npu_target("ethos-u55-128"), "c"], ids=["npu", "host"])
+@pytest.mark.parametrize("make", [lambda: models.make_graph("multi_io", float_io=True),
+                                  lambda: models.make("fully_connected", dtype="int16", float_io=True),
+                                  lambda: models.make("conv2d", in_scale=0.25, in_zp=3, float_io=True)],
+                         ids=["multi_io", "fc_int16", "conv2d_quarter_scale"])
+def test_float_io_is_bit_exact(make, target, tmp_path):
+    """By default a model with float32 I/O compiles as it is: its QUANTIZE and DEQUANTIZE run as host kernels and
+    the interface takes and gives float32, bit-exact with LiteRT; also on halfway cases (x / scale = k + 0.5,
+    exact with scale 1/4: TFLite rounds them away from zero) and on values far outside the integer range (up to
+    where x / scale leaves int32: TFLite's conversion is undefined there, x86 gives INT_MIN; the kernel saturates)."""
+    model = make()
+    halfway = [np.resize(np.arange(-40.5, 40.5, 0.125, dtype=np.float32), info.shape) for info in input_infos(model)]
+    far = [np.resize(np.float32([1e6, -1e6, 3e4, -3e4]), info.shape) for info in input_infos(model)]
+    archive = compile_model(model, tmp_path, target)
+    assert_bit_exact(model, archive, tmp_path, seeds=range(3), more_inputs=(halfway, far))
 
 
 @pytest.mark.parametrize("new_shape", [(1, -1), (1, 16, 8)])

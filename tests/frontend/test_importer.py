@@ -179,15 +179,17 @@ def test_tensor_quantization_map_covers_raw_integer_ops():
     assert tensor_quant(mod.without_attr("ethosu.tensor_quant")) == {}
 
 
-def test_float_io_edges_are_stripped_on_request():
-    """QUANTIZE after a float input and DEQUANTIZE before a float output: refused by default (one line naming the
-    first), left out with strip_float_io; the source-op map keeps the model's operator indices."""
+def test_float_io_edges_are_kept_or_stripped_on_request():
+    """QUANTIZE after a float input and DEQUANTIZE before a float output: imported by default (float32 params and
+    results), left out with strip_float_io; the source-op map keeps the model's operator indices."""
     from ethosu_tvm.frontend.importer import model_io_names
 
     model = models.make_graph("multi_io", float_io=True)
-    with pytest.raises(FloatModelError, match=r"^the model has float32 inputs or outputs \(operator #0 QUANTIZE "
-                                              r"converts one\): compile with strip_float_io=True"):
-        from_tflite(model)
+    mod = from_tflite(model)
+    assert [op.op for op in source_ops(mod)] == ["QUANTIZE", "QUANTIZE", "CONV_2D", "ADD", "DEQUANTIZE", "MUL",
+                                                 "MAX_POOL_2D", "DEQUANTIZE"]
+    assert model_io_names(mod) == (["input_0", "input_1"], ["output_0", "output_1"])
+    assert [str(p.ty.dtype) for p in mod["main"].params] == ["float32", "float32"]
     mod = from_tflite(model, strip_float_io=True)
     assert [(op.index, op.op) for op in source_ops(mod)] == [(2, "CONV_2D"), (3, "ADD"), (5, "MUL"),
                                                              (6, "MAX_POOL_2D")]

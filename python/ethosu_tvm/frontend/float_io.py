@@ -1,9 +1,10 @@
 """Float32 model I/O around QUANTIZE and DEQUANTIZE: finding those edge operators and hiding them from TVM.
 
 TFLite's converter exports most int8/int16 models with float32 inputs and outputs: a QUANTIZE follows each input and
-a DEQUANTIZE precedes each output. The NPU flow has no float kernels; with ``strip_float_io`` the import drops
-these edge operators, so that the compiled model takes the QUANTIZE outputs and gives the DEQUANTIZE inputs
-(integers, with the scale and zero point of those tensors).
+a DEQUANTIZE precedes each output. By default these edge operators become host kernels and the compiled model
+takes and gives float32; with ``strip_float_io`` the import drops them, so that the compiled model takes the
+QUANTIZE outputs and gives the DEQUANTIZE inputs (integers, with the scale and zero point of those tensors). Float
+tensors anywhere else are refused.
 """
 from __future__ import annotations
 

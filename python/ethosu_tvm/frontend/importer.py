@@ -74,9 +74,10 @@ class _Rewrites:
 def _converted_view(model: tflite.Model, strip_float_io: bool) -> tuple[tflite.Model, _Rewrites]:
     """The model TVM's frontend converts, and the rewrites its converter applies.
 
-    Float I/O is rejected with one clear message, or its edge QUANTIZE and DEQUANTIZE operators hidden when
-    `strip_float_io`; shape arithmetic over static shapes is folded to constants, and TensorFlow's dilated
-    convolutions become one convolution (the operators they replace hidden).
+    Float I/O other than through a QUANTIZE after an input or a DEQUANTIZE before an output is rejected with one
+    clear message; with `strip_float_io` those edge operators are hidden. Shape arithmetic over static shapes is
+    folded to constants, and TensorFlow's dilated convolutions become one convolution (the operators they replace
+    hidden).
     """
     names = _builtin_names()
     graph = model.Subgraphs(0)
@@ -90,16 +91,16 @@ def _converted_view(model: tflite.Model, strip_float_io: bool) -> tuple[tflite.M
     if edges.refused:
         raise FloatModelError(f"tensor {graph.Tensors(edges.refused[0]).Name().decode()!r} is floating point: only "
                               "int8/int16-quantized models can be compiled")
-    if edges.stripped and not strip_float_io:
-        first = min(edges.stripped)
-        raise FloatModelError(
-            f"the model has float32 inputs or outputs (operator #{first} {kinds[first]} converts one): compile with"
-            " strip_float_io=True (tvmc --strip-float-io) to take and give its int8/int16 tensors instead")
     folded = fold_shapes(model, kinds)
     dilated = find_dilated_convs(model, kinds)
-    hidden = edges.stripped | folded.ops | {i for d in dilated.values() for i in (d.space_to_batch, d.batch_to_space)}
+    hidden = folded.ops | {i for d in dilated.values() for i in (d.space_to_batch, d.batch_to_space)}
+    if strip_float_io:
+        hidden |= edges.stripped
+        inputs, outputs = edges.inputs, edges.outputs
+    else:
+        inputs, outputs = graph.InputsAsNumpy(), graph.OutputsAsNumpy()
     rewrites = _Rewrites(folded.values, dilated)
-    return (view(model, frozenset(hidden), edges.inputs, edges.outputs) if hidden else model), rewrites
+    return (view(model, frozenset(hidden), inputs, outputs) if hidden else model), rewrites
 
 
 def _check_tensors(graph: tflite.SubGraph) -> None:
@@ -334,9 +335,9 @@ def _attribute_bindings(mod, model: tflite.Model, outputs_by_op: dict[int, list[
 def from_tflite(model: str | Path | bytes, strip_float_io: bool = False):
     """Import a TFLite file or flatbuffer into a QDQ Relax IRModule (with the source-op map attached).
 
-    A model with float32 inputs or outputs is refused unless `strip_float_io`: then the QUANTIZE after each float
-    input and the DEQUANTIZE before each float output are left out, and the module takes and gives their integer
-    tensors. Raises ModelFormatError, FloatModelError, DynamicShapeError or UnsupportedModelError.
+    A model may take and give float32 through a QUANTIZE after each float input and a DEQUANTIZE before each float
+    output (host kernels compute them); with `strip_float_io` those are left out, and the module takes and gives
+    their integer tensors. Raises ModelFormatError, FloatModelError, DynamicShapeError or UnsupportedModelError.
     """
     import tvm
     from tvm import relax

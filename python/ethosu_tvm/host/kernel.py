@@ -11,7 +11,7 @@ from tvm import s_tir, te
 
 from . import spec
 from .c_emitter import emit_c, host_target
-from .ops import binary, conv, data_movement, fully_connected, leaky_relu, lut, pool, requantize, softmax
+from .ops import binary, conv, data_movement, float_io, fully_connected, leaky_relu, lut, pool, requantize, softmax
 from .spec import HostOp, UnsupportedHostOp, op_name
 from .subroutines import subroutine_scope
 from .te_kernel import TeKernel
@@ -30,6 +30,8 @@ _DEFINITIONS = {
     spec.FullyConnected: fully_connected.define,
     spec.Pool2D: pool.define,
     spec.Binary: binary.define,
+    spec.FloatQuantize: float_io.define_quantize,
+    spec.Dequantize: float_io.define_dequantize,
 }
 
 

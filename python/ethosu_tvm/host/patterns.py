@@ -8,12 +8,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from tvm import relax
+from tvm.relax.dpl import has_dtype, wildcard
 
 from ..qdq.patterns import (
     UNARY_CORES,
     CompositePattern,
     concatenation,
+    dequantized,
     pad,
+    quantized,
     reshape,
     softmax,
     unary,
@@ -37,7 +40,19 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         reshape(f"{HOST}.reshape", ("int8", "int16")),
         pad(f"{HOST}.pad"),
         *(concatenation(f"{HOST}.concatenation", n) for n in sorted(set(concat_arities))),
+        *float_io(),
     ]
+
+
+def float_io() -> list[CompositePattern]:
+    """QUANTIZE from a float32 model input and DEQUANTIZE to a float32 model output: last, so that they only take
+    the quantize and dequantize calls no operator's pattern holds."""
+    ifm = has_dtype("float32", wildcard())
+    quantize = quantized(ifm)
+    raw = wildcard()
+    dequantize = dequantized(raw)
+    return [CompositePattern(f"{HOST}.float_quantize", quantize, dict(ifm=ifm, quantize=quantize)),
+            CompositePattern(f"{HOST}.dequantize", dequantize, dict(ifm=raw, ifm_dq=dequantize))]
 
 
 def concat_arities(func: relax.Function) -> set[int]:

@@ -171,13 +171,28 @@ class Binary:
     clamp: Optional[tuple[int, int]] = None
 
 
+@dataclass(frozen=True)
+class FloatQuantize:
+    """QUANTIZE of a float32 model input (`shape`) to `output`."""
+
+    shape: tuple[int, ...]
+    output: QuantTensor
+
+
+@dataclass(frozen=True)
+class Dequantize:
+    """DEQUANTIZE of `input` to a float32 model output."""
+
+    input: QuantTensor
+
+
 HostOp = Union[Softmax, Logistic, Tanh, Requantize, Relu, LeakyRelu, Reshape, Pad, Concatenation, Conv2D,
-               FullyConnected, Pool2D, Binary]
+               FullyConnected, Pool2D, Binary, FloatQuantize, Dequantize]
 
 
 _NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Requantize: "quantize", Relu: "relu",
           LeakyRelu: "leaky_relu", Reshape: "reshape", Pad: "pad", Concatenation: "concatenation",
-          FullyConnected: "fully_connected"}
+          FullyConnected: "fully_connected", FloatQuantize: "quantize", Dequantize: "dequantize"}
 
 
 def op_name(op: HostOp) -> str:

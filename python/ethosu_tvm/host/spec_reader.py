@@ -209,6 +209,16 @@ def _reshape(c: _Composite) -> spec.Reshape:
     return spec.Reshape(c.raw(c["ifm"]), c.raw(c["reshape"]))
 
 
+def _float_quantize(c: _Composite) -> spec.FloatQuantize:
+    c.operands("ifm")
+    return spec.FloatQuantize(shape_of(c["ifm"]), c.quantized_output())
+
+
+def _dequantize(c: _Composite) -> spec.Dequantize:
+    c.operands("ifm")
+    return spec.Dequantize(c.quantized_input("ifm"))
+
+
 def _pad(c: _Composite) -> spec.Pad:
     c.operands("ifm")
     attrs = c["pad"].attrs
@@ -245,4 +255,6 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "reshape": _reshape,
     "pad": _pad,
     "concatenation": _concatenation,
+    "float_quantize": _float_quantize,
+    "dequantize": _dequantize,
 }
