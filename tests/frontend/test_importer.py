@@ -91,7 +91,7 @@ def test_dynamic_shape_is_rejected():
 
 
 def test_unsupported_operator_and_bad_bytes():
-    with pytest.raises(UnsupportedModelError, match="^the TFLite frontend cannot convert the model: .*'PRELU'"):
+    with pytest.raises(UnsupportedModelError, match="^the TFLite frontend cannot convert operator #0 PRELU: .*'PRELU'"):
         from_tflite(models.make("prelu"))
     with pytest.raises(ModelFormatError):
         from_tflite(b"not a model at all")

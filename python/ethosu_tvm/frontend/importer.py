@@ -120,6 +120,7 @@ def _check_tensors(graph: tflite.SubGraph) -> None:
 def _tracking_converter(rewrites: _Rewrites):
     """An OperatorConverter subclass that fixes known conversion failures, applies the `rewrites` and records each
     operator's bindings."""
+    import tvm
     from tvm import relax
     from tvm.relax.frontend.tflite.tflite_frontend import OperatorConverter, get_tensor_name
 
@@ -178,6 +179,20 @@ def _tracking_converter(rewrites: _Rewrites):
                 scale, zero_point = (params[k].value.numpy().reshape(-1) for k in ("scale", "zero_point"))
                 if scale.size == 1:
                     self.quant_by_name[expr.name] = (float(scale[0]), int(zero_point[0]))
+
+        def check_unsupported_ops(self):
+            # TVM lists the kinds it refuses; name the first operator of one of them.
+            try:
+                super().check_unsupported_ops()
+            except tvm.error.OpNotImplemented as err:
+                for j in range(self.subgraph.OperatorsLength()):
+                    op = self.subgraph.Operators(j)
+                    name = _op_name(self.model, op, self.builtin_names)
+                    if f"'{name}'" in str(err):
+                        raise UnsupportedModelError(f"the TFLite frontend cannot convert operator "
+                                                    f"#{self.position_to_index[op._tab.Pos]} {name}: "
+                                                    f"{_first_line(err)}") from err
+                raise
 
         def get_tensors(self, tensors_idx_list):
             # A single scale is per-tensor whatever QuantizedDimension says (TFLite writes 3 for a one-channel
