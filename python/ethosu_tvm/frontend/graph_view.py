@@ -1,7 +1,8 @@
 """The model as TVM's TFLite frontend should see it: some operators hidden, other tensors as inputs and outputs.
 
-Stripped float I/O operators and folded shape computations are left out this way, without rewriting the flatbuffer:
-the views answer the generated readers' calls TVM makes, and every other call reads the model itself.
+Stripped float I/O operators, folded shape computations and space-to-batch reshuffles are left out this way, without
+rewriting the flatbuffer: the views answer the generated readers' calls TVM makes, and every other call reads the
+model itself.
 """
 from __future__ import annotations
 
@@ -11,35 +12,35 @@ import tflite
 
 class _SubGraphView(tflite.SubGraph):
     """The first subgraph with some operators hidden and other inputs and outputs; `source_indices` maps the
-    operators it shows to their indices in the model."""
+    operators it shows to their indices in the model. The methods are the generated reader's that TVM calls."""
 
     def __init__(self, graph: tflite.SubGraph, hidden: frozenset[int], inputs, outputs):
         self._tab = graph._tab
         self.source_indices = [i for i in range(graph.OperatorsLength()) if i not in hidden]
         self._io = {"inputs": np.array(inputs, np.int32), "outputs": np.array(outputs, np.int32)}
 
-    def OperatorsLength(self):  # noqa: N802 (the generated reader's names)
+    def OperatorsLength(self):
         return len(self.source_indices)
 
-    def Operators(self, j):  # noqa: N802
+    def Operators(self, j):
         return super().Operators(self.source_indices[j])
 
-    def InputsLength(self):  # noqa: N802
+    def InputsLength(self):
         return len(self._io["inputs"])
 
-    def Inputs(self, j):  # noqa: N802
+    def Inputs(self, j):
         return int(self._io["inputs"][j])
 
-    def InputsAsNumpy(self):  # noqa: N802
+    def InputsAsNumpy(self):
         return self._io["inputs"]
 
-    def OutputsLength(self):  # noqa: N802
+    def OutputsLength(self):
         return len(self._io["outputs"])
 
-    def Outputs(self, j):  # noqa: N802
+    def Outputs(self, j):
         return int(self._io["outputs"][j])
 
-    def OutputsAsNumpy(self):  # noqa: N802
+    def OutputsAsNumpy(self):
         return self._io["outputs"]
 
 
@@ -50,7 +51,7 @@ class _ModelView(tflite.Model):
         self._tab = model._tab
         self._graph = graph
 
-    def Subgraphs(self, j):  # noqa: N802
+    def Subgraphs(self, j):
         return self._graph if j == 0 else super().Subgraphs(j)
 
 
