@@ -51,10 +51,13 @@ def tvmc_run(archive: Path, model: bytes, inputs: list[np.ndarray], directory: P
         return [data[info.name] for info in output_infos(model)]
 
 
-def assert_bit_exact(model: bytes, archive: Path, directory: Path, seeds=SEEDS, reference=run_litert) -> None:
-    """Seed 0 through `tvmc run`; every seed through the same host program (one gcc build); all equal the
-    reference (LiteRT's reference kernels unless the test says otherwise)."""
-    expected = {seed: reference(model, random_inputs(model, seed)) for seed in seeds}
+def assert_bit_exact(model: bytes, archive: Path, directory: Path, seeds=SEEDS, reference=run_litert,
+                     more_inputs=()) -> None:
+    """Seed 0 through `tvmc run`; every seed, then each input list of `more_inputs`, through the same host program
+    (one gcc build); all equal the reference (LiteRT; `run_tflm` for models LiteRT rejects)."""
+    cases = {seed: random_inputs(model, seed) for seed in seeds}
+    cases.update({f"input set {i}": inputs for i, inputs in enumerate(more_inputs)})
+    expected = {case: reference(model, inputs) for case, inputs in cases.items()}
     first = next(iter(seeds))
     for got, want in zip(tvmc_run(archive, model, random_inputs(model, first), directory), expected[first]):
         np.testing.assert_array_equal(got.reshape(want.shape), want, err_msg="tvmc run")
@@ -62,10 +65,10 @@ def assert_bit_exact(model: bytes, archive: Path, directory: Path, seeds=SEEDS, 
     assert_plan_valid(json.loads((mlf / "src/memory_plan.json").read_text()))
     program = HostProgram(mlf, directory)
     names = [info.name for info in output_infos(model)]
-    for seed in seeds:
-        outputs = program.run(random_inputs(model, seed))
-        for name, want in zip(names, expected[seed]):
-            np.testing.assert_array_equal(outputs[name].reshape(want.shape), want, err_msg=f"{name}, seed {seed}")
+    for case, inputs in cases.items():
+        outputs = program.run(inputs)
+        for name, want in zip(names, expected[case]):
+            np.testing.assert_array_equal(outputs[name].reshape(want.shape), want, err_msg=f"{name}, seed {case}")
 
 
 def members(archive: Path) -> dict[str, bytes]:

@@ -14,13 +14,11 @@ from ethosu_tvm.testing.reference import reference_runner
 
 # Op kinds with no NPU pattern and no host kernel yet: test_unsupported_ops checks their error.
 UNSUPPORTED = {"squared_difference"}
-UNSUPPORTED_INT16 = {"conv2d", "depthwise_conv2d", "fully_connected"}  # the TFLite frontend rejects 16x8 kernels
 MLPERF = ("mlperf_tiny_kws_dscnn_int8.tflite", "mlperf_tiny_vww_mobilenetv1_96_int8.tflite",
           "mlperf_tiny_ic_resnet8_int8.tflite", "mlperf_tiny_ad_fc_autoencoder_int8.tflite")
 
 CASES = ([pytest.param(op, "int8", id=op) for op in models.OPS if op not in UNSUPPORTED]
-         + [pytest.param(op, "int16", id=f"{op}-int16") for op in sorted(models._INT16_OPS)
-            if op not in UNSUPPORTED_INT16])
+         + [pytest.param(op, "int16", id=f"{op}-int16") for op in sorted(models._INT16_OPS)])
 
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)

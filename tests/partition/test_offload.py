@@ -53,6 +53,10 @@ CONSTRAINT_CASES = {
         models.make("conv2d", in_shape=(1, 70, 4, 2), kernel=(3, 1), dilation=(33, 1), padding="VALID"),
         "dilated kernel height is 67; it must be in the range [1, 64]",
     ),
+    "dilation beyond 2": (
+        models.make("depthwise_conv2d", in_shape=(1, 9, 9, 4), dilation=(1, 3)),
+        "dilation 1x3; each must be 1 or 2",
+    ),
     "depthwise stride 4": (
         models.make("depthwise_conv2d", in_shape=(1, 16, 16, 4), stride=(4, 4)),
         "stride HxW is 4x4; stride values must be in the range [1, 3]",

@@ -320,3 +320,45 @@ def test_pool_sweep(kind, size, pool, stride, padding, channels, dtype, seed):
         assert "does not fit" in str(err)
         return
     _check_against_tflm(model)
+
+
+def test_per_tensor_axis_is_written_on_single_scale_tensors_only():
+    model = models.make("conv2d", per_tensor_axis=3, per_channel=True)
+    graph = read_model(model).Subgraphs(0)
+    ifm, weights, bias = (graph.Tensors(int(i)) for i in graph.Operators(0).InputsAsNumpy())
+    ofm = graph.Tensors(int(graph.Operators(0).Outputs(0)))
+    assert [t.Quantization().QuantizedDimension() for t in (ifm, ofm)] == [3, 3]
+    assert [t.Quantization().QuantizedDimension() for t in (weights, bias)] == [0, 0]  # per-channel: their axis
+
+
+@pytest.mark.parametrize("op", ["conv2d", "depthwise_conv2d"])
+@pytest.mark.parametrize("params", [dict(dilation=2), dict(dilation=(3, 2), in_shape=(1, 10, 7, 4), padding="VALID"),
+                                    dict(dilation=3, in_shape=(1, 7, 8, 4), kernel=(3, 2), activation="RELU")])
+def test_space_to_batch_equals_the_dilated_convolution(op, params):
+    """TensorFlow's form of a dilated convolution computes what the dilated convolution does in LiteRT."""
+    reshuffled, direct = models.make(op, 1, space_to_batch=True, **params), models.make(op, 1, **params)
+    graph = read_model(reshuffled).Subgraphs(0)
+    assert graph.OperatorsLength() == 3
+    for seed in SEEDS:
+        inputs = random_inputs(direct, seed)
+        _assert_same(run_litert(reshuffled, inputs), run_litert(direct, inputs))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+def test_float_io_wraps_the_integer_model(dtype):
+    """float_io adds a QUANTIZE per input and a DEQUANTIZE per output around the same integer model; LiteRT and
+    TFLite Micro agree on it."""
+    model = models.make("add", 2, dtype=dtype, float_io=True)
+    assert [i.dtype for i in input_infos(model) + output_infos(model)] == [np.dtype(np.float32)] * 3
+    rng = np.random.default_rng(0)
+    inputs = [rng.uniform(-3, 3, size=i.shape).astype(np.float32) for i in input_infos(model)]
+    _assert_same(run_litert(model, inputs), run_tflm(model, inputs))
+
+
+def test_batch_from_shape_reshape():
+    model = models.make("reshape", batch_from_shape=True, new_shape=(1, -1))
+    graph = read_model(model).Subgraphs(0)
+    assert graph.OperatorsLength() == 4  # SHAPE, STRIDED_SLICE, PACK, RESHAPE
+    assert tuple(graph.Tensors(0).ShapeSignatureAsNumpy()) == (-1, 4, 4, 8)
+    inputs = random_inputs(model, 0)
+    _assert_same(run_litert(model, inputs), [inputs[0].reshape(1, -1)])

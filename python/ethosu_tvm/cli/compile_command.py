@@ -38,6 +38,9 @@ def add_parser(commands) -> None:
     parser.add_argument("--cascader-sram-limit", type=_bytes, metavar="BYTES",
                         help="NPU scratch the cascader may use (default: the NPU pool's size hint); needs "
                              "-enable-cascader=1 in the ethos-u target")
+    parser.add_argument("--strip-float-io", action="store_true",
+                        help="compile a model with float32 I/O without its edge QUANTIZE/DEQUANTIZE operators: the"
+                             " compiled model takes and gives their int8/int16 tensors")
     parser.add_argument("--dump-offloads", metavar="FILE.json", help="write where each operator runs, and why")
     parser.add_argument("--dump-memory-plan", metavar="FILE.svg|FILE.png", help="draw the memory plan")
     parser.set_defaults(handler=run)
@@ -109,7 +112,7 @@ def run(args) -> int:
     data = read_input_file(args.model, "model")
     _progress(f"importing {args.model}")
     try:
-        mod = from_tflite(data)
+        mod = from_tflite(data, strip_float_io=args.strip_float_io)
     except ModelFormatError as err:
         raise CommandError(f"{args.model} is not a valid TFLite model: {err}") from None
     module = build(mod, target=target, pass_config=_pass_config(args.pass_config),

@@ -14,7 +14,12 @@ from pathlib import Path
 import numpy as np
 import tflite
 
+from ..qdq.values import const_value, dtype_of, is_const
+from .dilated_conv import DilatedConv, find_dilated_convs
+from .float_io import float_edges
+from .graph_view import view
 from .model_check import ModelConsistencyError, check_inputs_defined
+from .shape_folding import fold_shapes
 from .slicing import SliceSpec, strided_slice_ranges
 from .tflite_file import ModelFormatError, read_model
 
@@ -60,15 +65,48 @@ def _op_name(model: tflite.Model, op: tflite.Operator, names: dict[int, str]) ->
     return names.get(builtin, f"BUILTIN_{builtin}")
 
 
+@dataclass(frozen=True)
+class _Rewrites:
+    """What the converter does besides TVM's conversion: folded shape tensors' values, dilated convolutions."""
+
+    folded: dict[int, np.ndarray]
+    dilated: dict[int, DilatedConv]
+
+
+def _converted_view(model: tflite.Model, strip_float_io: bool) -> tuple[tflite.Model, _Rewrites]:
+    """The model TVM's frontend converts, and the rewrites its converter applies.
+
+    Float I/O other than through a QUANTIZE after an input or a DEQUANTIZE before an output is rejected with one
+    clear message; with `strip_float_io` those edge operators are hidden. Shape arithmetic over static shapes is
+    folded to constants, and TensorFlow's dilated convolutions become one convolution (the operators they replace
+    hidden).
+    """
+    names = _builtin_names()
+    graph = model.Subgraphs(0)
+    kinds = [_op_name(model, graph.Operators(i), names) for i in range(graph.OperatorsLength())]
+    if "CUSTOM" in kinds:
+        index = kinds.index("CUSTOM")
+        code = (model.OperatorCodes(graph.Operators(index).OpcodeIndex()).CustomCode() or b"").decode()
+        hint = ": the model was already compiled by Vela; compile the model Vela was given" if code == "ethos-u" else ""
+        raise UnsupportedModelError(f"operator #{index} CUSTOM {code!r} cannot be compiled{hint}")
+    edges = float_edges(model, kinds)
+    if edges.refused:
+        raise FloatModelError(f"tensor {graph.Tensors(edges.refused[0]).Name().decode()!r} is floating point: only "
+                              "int8/int16-quantized models can be compiled")
+    folded = fold_shapes(model, kinds)
+    dilated = find_dilated_convs(model, kinds)
+    hidden = folded.ops | {i for d in dilated.values() for i in (d.space_to_batch, d.batch_to_space)}
+    if strip_float_io:
+        hidden |= edges.stripped
+        inputs, outputs = edges.inputs, edges.outputs
+    else:
+        inputs, outputs = graph.InputsAsNumpy(), graph.OutputsAsNumpy()
+    rewrites = _Rewrites(folded.values, dilated)
+    return (view(model, frozenset(hidden), inputs, outputs) if hidden else model), rewrites
+
+
 def _check_tensors(graph: tflite.SubGraph) -> None:
-    """Reject float activations and dynamic shapes with one clear message each."""
-    float_types = (tflite.TensorType.FLOAT32, tflite.TensorType.FLOAT16, tflite.TensorType.FLOAT64)
-    for index in list(graph.InputsAsNumpy()) + list(graph.OutputsAsNumpy()):
-        tensor = graph.Tensors(int(index))
-        if tensor.Type() in float_types:
-            raise FloatModelError(
-                f"tensor {tensor.Name().decode()!r} is floating point: only int8/int16-quantized models can be compiled"
-            )
+    """Reject dynamic shapes with one clear message."""
     for i in range(graph.TensorsLength()):
         tensor = graph.Tensors(i)
         shape = tensor.ShapeAsNumpy() if tensor.ShapeLength() else np.zeros(0, np.int32)
@@ -81,10 +119,14 @@ def _check_tensors(graph: tflite.SubGraph) -> None:
             )
 
 
-def _tracking_converter():
-    """An OperatorConverter subclass that fixes known conversion failures and records each operator's bindings."""
+def _tracking_converter(rewrites: _Rewrites):
+    """An OperatorConverter subclass that fixes known conversion failures, applies the `rewrites` and records each
+    operator's bindings."""
+    import tvm
     from tvm import relax
-    from tvm.relax.frontend.tflite.tflite_frontend import OperatorConverter
+    from tvm.relax.frontend.tflite.tflite_frontend import OperatorConverter, get_tensor_name
+
+    folded = rewrites.folded
 
     class _Converter(OperatorConverter):
         # These converters only move values (PAD pads with the zero point), so they are exact on quantized
@@ -93,7 +135,8 @@ def _tracking_converter():
 
         def __init__(self, model, subgraph, exp_tab, bb):
             super().__init__(model, subgraph, exp_tab, bb)
-            self.position_to_index = {subgraph.Operators(i)._tab.Pos: i for i in range(subgraph.OperatorsLength())}
+            indices = getattr(subgraph, "source_indices", range(subgraph.OperatorsLength()))
+            self.position_to_index = {subgraph.Operators(j)._tab.Pos: i for j, i in enumerate(indices)}
             self.outputs_by_op: dict[int, list[str]] = {}
             self.quant_by_name: dict[str, tuple[float, int]] = {}
             self.builtin_names = _builtin_names()
@@ -122,6 +165,8 @@ def _tracking_converter():
             # also runs the type inference that rejects what TVM cannot express).
             items = [self.bb.emit(r) if not isinstance(r, relax.Var) else r for r in _as_list(ret)]
             self.outputs_by_op[index] = [v.name for v in items]
+            if index in rewrites.dilated:  # the hidden BATCH_TO_SPACE_ND's output is the convolution's
+                self.exp_tab.set_expr(get_tensor_name(self.subgraph, rewrites.dilated[index].result), items[0])
             inputs = [(self.get_expr(t.tensor_idx), t) for t in self.get_input_tensors(op)
                       if t.tensor_idx >= 0 and self.has_expr(t.tensor_idx)]
             self._record_quant(inputs + list(zip(items, self.get_output_tensors(op))))
@@ -137,6 +182,20 @@ def _tracking_converter():
                 if scale.size == 1:
                     self.quant_by_name[expr.name] = (float(scale[0]), int(zero_point[0]))
 
+        def check_unsupported_ops(self):
+            # TVM lists the kinds it refuses; name the first operator of one of them.
+            try:
+                super().check_unsupported_ops()
+            except tvm.error.OpNotImplemented as err:
+                for j in range(self.subgraph.OperatorsLength()):
+                    op = self.subgraph.Operators(j)
+                    name = _op_name(self.model, op, self.builtin_names)
+                    if f"'{name}'" in str(err):
+                        raise UnsupportedModelError(f"the TFLite frontend cannot convert operator "
+                                                    f"#{self.position_to_index[op._tab.Pos]} {name}: "
+                                                    f"{_first_line(err)}") from err
+                raise
+
         def get_tensors(self, tensors_idx_list):
             # A single scale is per-tensor whatever QuantizedDimension says (TFLite writes 3 for a one-channel
             # depthwise weight); TVM's converters reject per-tensor weights whose axis is not 0.
@@ -146,6 +205,23 @@ def _tracking_converter():
                 if params and len(params["scale"].ty.shape) == 0:
                     params["axis"] = 0
             return wrappers
+
+        def get_tensor_value(self, tensor_wrapper, is_sparse=False):
+            if tensor_wrapper.tensor_idx in folded:
+                return folded[tensor_wrapper.tensor_idx]
+            return super().get_tensor_value(tensor_wrapper, is_sparse)
+
+        def convert_reshape(self, op):
+            # A folded new shape may hold -1; the output tensor has the static shape it resolves to.
+            inputs = self.get_input_tensors(op)
+            if len(inputs) < 2 or inputs[1].tensor_idx not in folded:
+                return super().convert_reshape(op)
+            new_shape = [int(d) for d in folded[inputs[1].tensor_idx].reshape(-1)]
+            (output,) = self.get_output_tensors(op)
+            shape = [int(d) for d in self.get_tensor_shape(output)]
+            if len(new_shape) != len(shape) or any(d not in (-1, o) for d, o in zip(new_shape, shape)):
+                raise ValueError(f"the shape computed at import {new_shape} does not give the output's {shape}")
+            return relax.op.reshape(self.get_tensor_expr(inputs[0]), shape)
 
         def get_tensor_expr(self, tensor, is_sparse=False):
             if self.input_override is not None and self.input_override[0] == tensor.tensor_idx:
@@ -280,6 +356,16 @@ def _tracking_converter():
             out = relax.op.nn.softmax(relax.op.multiply(x, relax.const(np.float32(beta), "float32")), axis=-1)
             return self.quantize(out, output) if output.qnn_params else out
 
+        def convert_conv(self, op, conv_type):
+            dilated = rewrites.dilated.get(self.position_to_index[op._tab.Pos])
+            if dilated is None:
+                return _int32_bias(super().convert_conv(op, conv_type))
+            # The hidden SPACE_TO_BATCH_ND's output is its input; the VALID convolution TVM builds on it gets the
+            # chain's dilation and padding.
+            inner = self.get_input_tensors(op)[0].tensor_idx
+            self.exp_tab.set_expr(get_tensor_name(self.subgraph, inner), self.get_expr(dilated.source))
+            return _int32_bias(_dilate(super().convert_conv(op, conv_type), dilated))
+
         def convert_fully_connected(self, op):
             # TVM's converter feeds an N-D input straight into matmul; TFLite flattens it to [-1, n_inputs] (unless
             # keep_num_dims, where the output keeps the input's rank).
@@ -290,7 +376,7 @@ def _tracking_converter():
                 flat = self.bb.emit(relax.op.reshape(self.get_tensor_expr(data), (-1, n_inputs)))
                 self.input_override = (data.tensor_idx, flat)
             try:
-                return super().convert_fully_connected(op)
+                return _int32_bias(super().convert_fully_connected(op))
             finally:
                 self.input_override = None
 
@@ -305,6 +391,50 @@ def _options(op, options_class):
     return options
 
 
+def _rewrite_calls(expr, rewrite):
+    """The converter's (not yet bound) expression tree with `rewrite(call, args)` building every call anew."""
+    from tvm import relax
+
+    if not isinstance(expr, relax.Call):
+        return expr
+    return rewrite(expr, [_rewrite_calls(arg, rewrite) for arg in expr.args])
+
+
+def _int32_bias(expr):
+    """The converted 16x8 op with its int64 bias narrowed to int32 (TVM's dequantize refuses int64 data).
+
+    Exact while every value fits int32 (the host kernel widens it back to its int64 accumulator); a bias beyond
+    int32 is refused (the caller names the operator)."""
+    from tvm import relax
+
+    def rewrite(call, args):
+        if call.op.name == "relax.dequantize" and is_const(args[0]) and dtype_of(args[0]) == "int64":
+            values = const_value(args[0])
+            info = np.iinfo(np.int32)
+            if values.size and not info.min <= values.min() <= values.max() <= info.max:
+                raise ValueError(f"int64 bias values up to {int(np.abs(values).max())} exceed the int32 range")
+            args[0] = relax.const(values.astype(np.int32), "int32")
+        return relax.Call(call.op, args, call.attrs, call.ty_args, call.span)
+
+    return _rewrite_calls(expr, rewrite)
+
+
+def _dilate(expr, dilated: DilatedConv):
+    """The converted convolution with the dilation and padding of the chain it stands for."""
+    from tvm import relax
+
+    def rewrite(call, args):
+        if call.op.name != "relax.nn.conv2d":
+            return relax.Call(call.op, args, call.attrs, call.ty_args, call.span)
+        attrs = call.attrs
+        return relax.op.nn.conv2d(args[0], args[1], strides=attrs.strides, padding=dilated.padding,
+                                  dilation=dilated.dilation, groups=int(attrs.groups),
+                                  data_layout=str(attrs.data_layout), kernel_layout=str(attrs.kernel_layout),
+                                  out_layout=str(attrs.out_layout), out_dtype=attrs.out_dtype)
+
+    return _rewrite_calls(expr, rewrite)
+
+
 def _as_list(ret):
     from tvm import relax
 
@@ -314,9 +444,12 @@ def _as_list(ret):
 
 
 def _attribute_bindings(mod, model: tflite.Model, outputs_by_op: dict[int, list[str]]) -> list[SourceOp]:
-    """Give each binding of main to the first operator (in model order) whose outputs it precedes or is."""
+    """Give each binding of main to the first operator (in model order) whose outputs it precedes or is; operators
+    hidden from TVM (stripped float I/O, folded shape arithmetic, space-to-batch reshuffles) have no entry."""
     owner_of_output = {name: index for index, names in outputs_by_op.items() for name in names}
-    bindings: dict[int, list[str]] = {index: [] for index in range(model.Subgraphs(0).OperatorsLength())}
+    graph = model.Subgraphs(0)
+    indices = getattr(graph, "source_indices", range(graph.OperatorsLength()))
+    bindings: dict[int, list[str]] = {index: [] for index in indices}
     pending: list[str] = []
     for block in mod["main"].body.blocks:
         for binding in block.bindings:
@@ -326,14 +459,16 @@ def _attribute_bindings(mod, model: tflite.Model, outputs_by_op: dict[int, list[
                 bindings[owner_of_output[name]].extend(pending)
                 pending = []
     names = _builtin_names()
-    graph = model.Subgraphs(0)
-    return [SourceOp(i, _op_name(model, graph.Operators(i), names), tuple(bindings[i])) for i in bindings]
+    return [SourceOp(i, _op_name(model, model.Subgraphs(0).Operators(j), names), tuple(bindings[i]))
+            for j, i in enumerate(bindings)]
 
 
-def from_tflite(model: str | Path | bytes):
+def from_tflite(model: str | Path | bytes, strip_float_io: bool = False):
     """Import a TFLite file or flatbuffer into a QDQ Relax IRModule (with the source-op map attached).
 
-    Raises ModelFormatError, FloatModelError, DynamicShapeError or UnsupportedModelError.
+    A model may take and give float32 through a QUANTIZE after each float input and a DEQUANTIZE before each float
+    output (host kernels compute them); with `strip_float_io` those are left out, and the module takes and gives
+    their integer tensors. Raises ModelFormatError, FloatModelError, DynamicShapeError or UnsupportedModelError.
     """
     import tvm
     from tvm import relax
@@ -346,8 +481,9 @@ def from_tflite(model: str | Path | bytes):
         check_inputs_defined(parsed)
     except ModelConsistencyError as err:
         raise ModelFormatError(str(err)) from None
+    parsed, rewrites = _converted_view(parsed, strip_float_io)
     _check_tensors(parsed.Subgraphs(0))
-    converter_cls = _tracking_converter()
+    converter_cls = _tracking_converter(rewrites)
     instances = []
 
     def make_converter(*args):

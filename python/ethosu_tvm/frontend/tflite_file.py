@@ -55,6 +55,16 @@ def read_model(buf: bytes) -> tflite.Model:
     return model
 
 
+def constant_value(model: tflite.Model, index: int) -> np.ndarray | None:
+    """The value of constant tensor `index` of the first subgraph; None for a tensor without data."""
+    tensor = model.Subgraphs(0).Tensors(index)
+    data = model.Buffers(tensor.Buffer()).DataAsNumpy()
+    if not isinstance(data, np.ndarray) or tensor.Type() not in TFLITE_DTYPES:
+        return None
+    shape = tuple(int(d) for d in tensor.ShapeAsNumpy()) if tensor.ShapeLength() else ()
+    return np.frombuffer(data.tobytes(), TFLITE_DTYPES[tensor.Type()]).reshape(shape)
+
+
 def _tensor_info(graph, index: int) -> TensorInfo:
     tensor = graph.Tensors(index)
     shape = tuple(int(d) for d in tensor.ShapeAsNumpy()) if tensor.ShapeLength() else ()

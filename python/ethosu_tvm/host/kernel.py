@@ -15,6 +15,7 @@ from .ops import (
     binary,
     conv,
     data_movement,
+    float_io,
     fully_connected,
     leaky_relu,
     lut,
@@ -55,6 +56,8 @@ _DEFINITIONS = {
     spec.Binary: binary.define,
     spec.Reduce: reduce.define,
     spec.Resize: resize.define,
+    spec.FloatQuantize: float_io.define_quantize,
+    spec.Dequantize: float_io.define_dequantize,
 }
 
 

@@ -8,16 +8,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from tvm import relax
+from tvm.relax.dpl import has_dtype, wildcard
 
 from ..qdq.patterns import (
     REDUCTION_OPS,
     UNARY_CORES,
     CompositePattern,
     concatenation,
+    dequantized,
     hard_swish,
     pack,
     pad,
     prelu,
+    quantized,
     reduction,
     reshape,
     resize,
@@ -57,7 +60,19 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         pad(f"{HOST}.pad"),
         *(pattern for n in sorted(set(concat_arities))
           for pattern in (concatenation(f"{HOST}.concatenation", n), pack(f"{HOST}.pack", n))),
+        *float_io(),
     ]
+
+
+def float_io() -> list[CompositePattern]:
+    """QUANTIZE from a float32 model input and DEQUANTIZE to a float32 model output: last, so that they only take
+    the quantize and dequantize calls no operator's pattern holds."""
+    ifm = has_dtype("float32", wildcard())
+    quantize = quantized(ifm)
+    raw = wildcard()
+    dequantize = dequantized(raw)
+    return [CompositePattern(f"{HOST}.float_quantize", quantize, dict(ifm=ifm, quantize=quantize)),
+            CompositePattern(f"{HOST}.dequantize", dequantize, dict(ifm=raw, ifm_dq=dequantize))]
 
 
 def concat_arities(func: relax.Function) -> set[int]:

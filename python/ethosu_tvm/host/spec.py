@@ -259,15 +259,30 @@ class Resize(Unary):
     half_pixel_centers: bool = False
 
 
+class FloatQuantize:
+    """QUANTIZE of a float32 model input (`shape`) to `output`."""
+
+    shape: tuple[int, ...]
+    output: QuantTensor
+
+
+@dataclass(frozen=True)
+class Dequantize:
+    """DEQUANTIZE of `input` to a float32 model output."""
+
+    input: QuantTensor
+
+
 HostOp = Union[Softmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, HardSwish, Requantize, Relu, LeakyRelu, Prelu,
                Reshape, Pad, Concatenation, StridedSlice, Transpose, Pack, Conv2D, TransposeConv2D, FullyConnected,
-               Pool2D, Binary, Reduce, Resize]
+               Pool2D, Binary, Reduce, Resize, FloatQuantize, Dequantize]
 
 
 _NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs", Rsqrt: "rsqrt", HardSwish: "hard_swish",
           Requantize: "quantize", Relu: "relu", LeakyRelu: "leaky_relu", Prelu: "prelu", Reshape: "reshape", Pad: "pad",
           Concatenation: "concatenation", StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack",
-          FullyConnected: "fully_connected", TransposeConv2D: "transpose_conv"}
+          FullyConnected: "fully_connected", TransposeConv2D: "transpose_conv", FloatQuantize: "quantize",
+          Dequantize: "dequantize"}
 
 
 def op_name(op: HostOp) -> str:

@@ -156,8 +156,13 @@ def _weight_scales(c: _Composite) -> tuple[float, ...]:
 
 
 def _bias(c: _Composite) -> np.ndarray | None:
+    """The bias in accumulator units; a 16x8 op's int64 bias was imported as int32 (Relax cannot dequantize int64)
+    and is widened back to the accumulator's int64."""
     bias_dq = c.get("bias_dq")
-    return None if bias_dq is None else np.asarray(const_value(bias_dq.args[0]))
+    if bias_dq is None:
+        return None
+    values = np.asarray(const_value(bias_dq.args[0]))
+    return values.astype(np.int64) if dtype_of(c["ifm"]) == "int16" else values
 
 
 def _fully_connected(c: _Composite) -> spec.FullyConnected:
@@ -228,6 +233,16 @@ def _relu(x: spec.QuantTensor, y: spec.QuantTensor, c: _Composite) -> spec.Relu:
 def _reshape(c: _Composite) -> spec.Reshape:
     c.operands("ifm")
     return spec.Reshape(c.raw(c["ifm"]), c.raw(c["reshape"]))
+
+
+def _float_quantize(c: _Composite) -> spec.FloatQuantize:
+    c.operands("ifm")
+    return spec.FloatQuantize(shape_of(c["ifm"]), c.quantized_output())
+
+
+def _dequantize(c: _Composite) -> spec.Dequantize:
+    c.operands("ifm")
+    return spec.Dequantize(c.quantized_input("ifm"))
 
 
 def _pad(c: _Composite) -> spec.Pad:
@@ -340,4 +355,6 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "strided_slice": _strided_slice,
     "transpose": _transpose,
     "pack": _pack,
+    "float_quantize": _float_quantize,
+    "dequantize": _dequantize,
 }

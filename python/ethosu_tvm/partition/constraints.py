@@ -108,6 +108,8 @@ def _conv_common(match: Match, weight_axes: tuple[int, ...]) -> str:
         f"dilated kernel height is {dilated_h}; it must be in the range [1, {MAX_DILATED_KERNEL_HEIGHT}]",
         lambda: "" if dilated_h * dilated_w <= MAX_DILATED_KERNEL_AREA else
         f"dilated kernel area is {dilated_h * dilated_w}; it must be in the range [1, {MAX_DILATED_KERNEL_AREA}]",
+        # The NPU's weight encoding takes dilations 1 and 2 only.
+        lambda: "" if max(dil_h, dil_w) <= 2 else f"dilation {dil_h}x{dil_w}; each must be 1 or 2",
         lambda: _weights(weights, w_q.zero_point, weight_axes),
         lambda: _scale_range(conv_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale)),
     )

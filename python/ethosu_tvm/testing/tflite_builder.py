@@ -39,6 +39,7 @@ class _Tensor:
     dtype: np.dtype
     data: np.ndarray | None
     quantization: Quantization | None
+    signature: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -54,8 +55,11 @@ class _Operator:
 class ModelBuilder:
     """Collects tensors and operators of a single-subgraph model and serialises it."""
 
-    def __init__(self, description: str = "ethosu_tvm.testing"):
+    def __init__(self, description: str = "ethosu_tvm.testing", per_tensor_axis: int | None = None):
+        """`per_tensor_axis`, when given, is the QuantizedDimension written for every single-scale tensor: TFLite
+        ignores it there, and some converters write 3 whatever the tensor's rank (TFLite Micro's person_detect)."""
         self.description = description
+        self.per_tensor_axis = per_tensor_axis
         self._tensors: list[_Tensor] = []
         self._operators: list[_Operator] = []
 
@@ -72,6 +76,10 @@ class ModelBuilder:
 
     def rename_tensor(self, index: int, name: str) -> None:
         self._tensors[index].name = name
+
+    def set_shape_signature(self, index: int, signature) -> None:
+        """Write a shape signature (-1 for an unknown dimension, as Keras writes a dynamic batch)."""
+        self._tensors[index].signature = tuple(int(d) for d in signature)
 
     def add_operator(self, builtin: int, inputs, outputs, options_table: str | None = None,
                      options: dict | None = None, version: int = 1) -> None:
@@ -157,24 +165,27 @@ class ModelBuilder:
         buffer.AddData(fbb, data_vec)
         return buffer.End(fbb)
 
-    @staticmethod
-    def _quantization(fbb, quant: Quantization) -> int:
+    def _quantization(self, fbb, quant: Quantization) -> int:
         table = _schema("QuantizationParameters")
         scales = fbb.CreateNumpyVector(np.array(quant.scales, dtype=np.float32))
         zero_points = fbb.CreateNumpyVector(np.array(quant.zero_points, dtype=np.int64))
         table.Start(fbb)
         table.AddScale(fbb, scales)
         table.AddZeroPoint(fbb, zero_points)
-        table.AddQuantizedDimension(fbb, quant.axis)
+        per_tensor = len(quant.scales) == 1 and self.per_tensor_axis is not None
+        table.AddQuantizedDimension(fbb, self.per_tensor_axis if per_tensor else quant.axis)
         return table.End(fbb)
 
     def _tensor(self, fbb, tensor: _Tensor, buffer_index: int) -> int:
         table = _schema("Tensor")
         quant = self._quantization(fbb, tensor.quantization) if tensor.quantization else None
         shape = fbb.CreateNumpyVector(np.array(tensor.shape, dtype=np.int32))
+        signature = None if tensor.signature is None else fbb.CreateNumpyVector(np.array(tensor.signature, np.int32))
         name = fbb.CreateString(tensor.name)
         table.Start(fbb)
         table.AddShape(fbb, shape)
+        if signature is not None:
+            table.AddShapeSignature(fbb, signature)
         table.AddType(fbb, _TENSOR_TYPES[tensor.dtype])
         table.AddBuffer(fbb, buffer_index)
         table.AddName(fbb, name)

@@ -6,17 +6,23 @@ import math
 import numpy as np
 
 from ..tflite_builder import ModelBuilder, Quantization
-from .quant import QTensor, _quant_for_range
+from .quant import _OP, QTensor, _quant_for_range
 
 
 class NetBase:
     """Model I/O and the shared tensor helpers; `Net` adds a mixin of layer methods per op family."""
 
-    def __init__(self, seed: int = 0, description: str = "ethosu_tvm.testing.models"):
+    def __init__(self, seed: int = 0, description: str = "ethosu_tvm.testing.models",
+                 per_tensor_axis: int | None = None, float_io: bool = False):
+        """`float_io`: the model takes and gives float32, as TFLite's converter exports it, with a QUANTIZE after
+        each input and a DEQUANTIZE before each output (the integer tensors are then `input_<i>_int` and
+        `output_<i>_int`)."""
         self.rng = np.random.default_rng(seed)
-        self.builder = ModelBuilder(description)
+        self.builder = ModelBuilder(description, per_tensor_axis)
+        self.float_io = float_io
         self._inputs: list[QTensor] = []
         self._outputs: list[QTensor] = []
+        self._io_tensors: dict[str, list[int]] = {"inputs": [], "outputs": []}
         self._names = 0
 
     def _name(self, kind: str) -> str:
@@ -49,19 +55,32 @@ class NetBase:
         is16 = np.dtype(dtype) == np.int16
         scale = scale if scale is not None else (1 / 2048 if is16 else 0.02)
         zero_point = zero_point if zero_point is not None else (0 if is16 else -3)
-        tensor = self._activation(shape, dtype, scale, zero_point, name=f"input_{len(self._inputs)}")
+        name = f"input_{len(self._inputs)}"
+        tensor = self._activation(shape, dtype, scale, zero_point, name=f"{name}_int" if self.float_io else name)
         self._inputs.append(tensor)
+        self._io_tensors["inputs"].append(self._float_edge(tensor, name, _OP.QUANTIZE) if self.float_io
+                                          else tensor.index)
         return tensor
 
     def output(self, tensor: QTensor) -> None:
         """Mark a model output; it is named output_0, output_1, ... in order."""
-        self.builder.rename_tensor(tensor.index, f"output_{len(self._outputs)}")
+        name = f"output_{len(self._outputs)}"
+        self.builder.rename_tensor(tensor.index, f"{name}_int" if self.float_io else name)
         self._outputs.append(tensor)
+        self._io_tensors["outputs"].append(self._float_edge(tensor, name, _OP.DEQUANTIZE) if self.float_io
+                                           else tensor.index)
+
+    def _float_edge(self, tensor: QTensor, name: str, builtin: int) -> int:
+        """The float32 tensor `name` that a QUANTIZE turns into `tensor`, or a DEQUANTIZE computes from it."""
+        edge = self.builder.add_tensor(name, tensor.shape, np.float32)
+        inputs, outputs = ([edge], [tensor.index]) if builtin == _OP.QUANTIZE else ([tensor.index], [edge])
+        self.builder.add_operator(builtin, inputs, outputs)
+        return edge
 
     def build(self) -> bytes:
-        return self.builder.build(
-            [t.index for t in self._inputs], [t.index for t in self._outputs],
-            [f"input_{i}" for i in range(len(self._inputs))], [f"output_{i}" for i in range(len(self._outputs))])
+        inputs, outputs = self._io_tensors["inputs"], self._io_tensors["outputs"]
+        return self.builder.build(inputs, outputs, [f"input_{i}" for i in range(len(inputs))],
+                                  [f"output_{i}" for i in range(len(outputs))])
 
     def _result(self, x: QTensor, shape, lo: float, hi: float, out_scale, out_zp, rms=None) -> QTensor:
         """The output tensor: given quantization, or one covering [lo, hi]."""

@@ -82,10 +82,10 @@ _GRAPHS = {"ds_cnn": _ds_cnn, "resnet_block": _resnet_block, "inverted_residual"
 GRAPHS: tuple[str, ...] = tuple(_GRAPHS)
 
 
-def make_graph(name: str, seed: int = 0) -> bytes:
-    """A small multi-operator model (one of `GRAPHS`)."""
+def make_graph(name: str, seed: int = 0, per_tensor_axis: int | None = None, float_io: bool = False) -> bytes:
+    """A small multi-operator model (one of `GRAPHS`); `per_tensor_axis` and `float_io` as for :func:`make`."""
     if name not in _GRAPHS:
         raise ValueError(f"unknown graph {name!r}; known: {', '.join(GRAPHS)}")
-    net = Net(seed, description=f"ethosu_tvm.testing.models:{name}")
+    net = Net(seed, f"ethosu_tvm.testing.models:{name}", per_tensor_axis, float_io)
     _GRAPHS[name](net)
     return net.build()

@@ -12,7 +12,10 @@ class DataMovementOps(NetBase):
     """Reshape, concatenation, split, split_v, slices, squeeze, expand_dims, transpose, pack, unpack, pad and
     resize."""
 
-    def reshape(self, x: QTensor, new_shape=(1, -1)) -> QTensor:
+    def reshape(self, x: QTensor, new_shape=(1, -1), batch_from_shape: bool = False) -> QTensor:
+        """RESHAPE; `batch_from_shape` computes the new shape as Keras exports `tf.reshape(x, [tf.shape(x)[0],
+        *new_shape[1:]])` from a model with a dynamic batch: SHAPE → STRIDED_SLICE → PACK, with shape signatures
+        of batch -1."""
         shape = list(new_shape)
         total = int(np.prod(x.shape))
         if shape.count(-1) > 1:
@@ -25,9 +28,24 @@ class DataMovementOps(NetBase):
         if int(np.prod(shape)) != total or min(shape) < 1:
             raise ValueError(f"cannot reshape {x.shape} to {tuple(new_shape)}")
         y = self._same_quant(x, shape)
-        shape_t = self._const(np.array(shape, dtype=np.int32))
-        self.builder.add_operator(_OP.RESHAPE, [x.index, shape_t], [y.index], "ReshapeOptions",
-                                  dict(NewShape=list(shape)))
+        if not batch_from_shape:
+            shape_t = self._const(np.array(shape, dtype=np.int32))
+            self.builder.add_operator(_OP.RESHAPE, [x.index, shape_t], [y.index], "ReshapeOptions",
+                                      dict(NewShape=list(shape)))
+            return y
+        for tensor in (x, y):
+            self.builder.set_shape_signature(tensor.index, (-1,) + tensor.shape[1:])
+        dims = self.builder.add_tensor(self._name("shape"), (len(x.shape),), np.int32)
+        self.builder.add_operator(_OP.SHAPE, [x.index], [dims], "ShapeOptions", dict(OutType=2))  # INT32
+        batch = self.builder.add_tensor(self._name("batch"), (), np.int32)
+        ends = [self._const(np.array([v], dtype=np.int32)) for v in (0, 1, 1)]
+        self.builder.add_operator(_OP.STRIDED_SLICE, [dims, *ends], [batch], "StridedSliceOptions",
+                                  dict(ShrinkAxisMask=1))
+        rest = [self._const(np.array(d, dtype=np.int32)) for d in new_shape[1:]]
+        packed = self.builder.add_tensor(self._name("new_shape"), (len(shape),), np.int32)
+        self.builder.add_operator(_OP.PACK, [batch, *rest], [packed], "PackOptions",
+                                  dict(ValuesCount=len(shape), Axis=0))
+        self.builder.add_operator(_OP.RESHAPE, [x.index, packed], [y.index])
         return y
 
     def concatenation(self, inputs: list[QTensor], axis: int = -1, activation: str = "NONE") -> QTensor:

@@ -73,14 +73,16 @@ def _op_params(method) -> list[str]:
 def make(op: str, seed: int = 0, **params) -> bytes:
     """A .tflite model with the single operator `op` (one of `OPS`), its inputs named input_0, input_1, ...
 
-    Input parameters: `in_shape`, `dtype` ("int8" or "int16"), `in_scale`, `in_zp`; binary ops also take
+    Input parameters: `in_shape`, `dtype` ("int8" or "int16"), `in_scale`, `in_zp`; `per_tensor_axis` sets the
+    QuantizedDimension of every single-scale tensor (as TFLite Micro's person_detect has 3); `float_io=True` gives
+    the model float32 inputs and outputs around QUANTIZE and DEQUANTIZE operators; binary ops also take
     `in2_shape`, `in2_scale`, `in2_zp` (broadcasting allowed); concatenation takes `num_inputs`. Every other
     parameter is the op's own (see the `Net` method of the same name). Bad values raise ValueError.
     """
     if op not in _SINGLE:
         raise ValueError(f"unknown op kind {op!r}; known: {', '.join(OPS)}")
     method, arity, default_shape = _SINGLE[op]
-    allowed = set(_op_params(method)) | {"in_shape", "dtype", "in_scale", "in_zp"}
+    allowed = set(_op_params(method)) | {"in_shape", "dtype", "in_scale", "in_zp", "per_tensor_axis", "float_io"}
     allowed |= {"in2_shape", "in2_scale", "in2_zp"} if arity == 2 and op not in _LIST_OPS else set()
     allowed |= {"num_inputs"} if op in _LIST_OPS else set()
     unknown = sorted(set(params) - allowed)
@@ -94,7 +96,8 @@ def make(op: str, seed: int = 0, **params) -> bytes:
     if dtype == "int16" and op not in _INT16_OPS:
         raise ValueError(f"op {op!r} has no int16 variant here; int16 ops: {', '.join(sorted(_INT16_OPS))}")
     shape = tuple(params.pop("in_shape", default_shape))
-    net = Net(seed, description=f"ethosu_tvm.testing.models:{op}")
+    net = Net(seed, f"ethosu_tvm.testing.models:{op}", params.pop("per_tensor_axis", None),
+              params.pop("float_io", False))
     first = net.input(shape, dtype, params.pop("in_scale", None), params.pop("in_zp", None))
     if op in _LIST_OPS:
         count = params.pop("num_inputs", 2)

@@ -27,12 +27,17 @@ class WeightedOps(NetBase):
         quant = Quantization(tuple(float(s) for s in scales), (0,) * count, axis if per_channel else 0)
         return self._const(data, quant), np.broadcast_to(scales, (channels,)).astype(np.float32)
 
-    def _bias(self, x: QTensor, w_scales: np.ndarray, accumulation: float, bias: bool) -> int:
-        """Random bias in accumulator units (int32, int64 for 16-bit activations), or -1 without one."""
+    def _bias(self, x: QTensor, w_scales: np.ndarray, accumulation: float, bias: bool, values=None) -> int:
+        """Random (or the given) bias in accumulator units (int32, int64 for 16-bit activations), or -1 without
+        one."""
         if not bias:
             return -1
         dtype = np.int64 if x.dtype == np.int16 else np.int32
-        values = np.round(self.rng.normal(0.0, 0.3 * accumulation, size=w_scales.size)).astype(dtype)
+        if values is None:
+            values = np.round(self.rng.normal(0.0, 0.3 * accumulation, size=w_scales.size))
+        elif np.shape(values) != (w_scales.size,):
+            raise ValueError(f"bias_values needs {w_scales.size} values, got shape {np.shape(values)}")
+        values = np.asarray(values).astype(dtype)
         scales = (np.float32(x.scale) * w_scales).astype(np.float64)
         return self._const(values, Quantization(tuple(scales), (0,) * w_scales.size, 0))
 
@@ -48,25 +53,68 @@ class WeightedOps(NetBase):
             return self._result(x, shape, 0.0, 3.0 * rms, out_scale, out_zp, rms / math.sqrt(2)), accumulation
         return self._result(x, shape, -3.0 * rms, 3.0 * rms, out_scale, out_zp, rms), accumulation
 
+    def _space_to_batch(self, x: QTensor, kernel, dilation, padding: str) -> tuple[QTensor, list[list[int]]]:
+        """SPACE_TO_BATCH_ND as TensorFlow writes it for a dilated convolution (the convolution itself then runs
+        VALID without dilation between it and :meth:`_batch_to_space`): the input padded as the dilated
+        convolution pads it, plus rows and columns up to a multiple of the dilation that the crops remove again.
+        Returns the space-to-batch output and the crops of the BATCH_TO_SPACE_ND."""
+        if x.shape[0] != 1:
+            raise ValueError("space_to_batch needs a batch of 1")
+        pads, crops, blocks = [], [], []
+        for size, k, d in zip(x.shape[1:3], kernel, dilation):
+            total = (k - 1) * d if padding == "SAME" else 0
+            extra = -(size + total) % d
+            pads.append([total // 2, total - total // 2 + extra])
+            crops.append([0, extra])
+            blocks.append((size + total + extra) // d)
+        inner = self._same_quant(x, (dilation[0] * dilation[1], blocks[0], blocks[1], x.shape[3]))
+        self.builder.add_operator(_OP.SPACE_TO_BATCH_ND, [x.index, self._const(np.array(dilation, np.int32)),
+                                                          self._const(np.array(pads, np.int32))], [inner.index])
+        return inner, crops
+
+    def _add_conv(self, builtin: int, table: str, options: dict, x: QTensor, constants: list[int], y: QTensor,
+                  kernel, padding: str, space_to_batch: bool) -> None:
+        """The convolution x → y; with `space_to_batch`, its dilation written as TensorFlow writes it:
+        SPACE_TO_BATCH_ND → the convolution, VALID and undilated → BATCH_TO_SPACE_ND."""
+        if not space_to_batch:
+            self.builder.add_operator(builtin, [x.index, *constants], [y.index], table, options)
+            return
+        if (options["StrideH"], options["StrideW"]) != (1, 1):
+            raise ValueError("space_to_batch needs stride 1")
+        dilation = (options["DilationHFactor"], options["DilationWFactor"])
+        inner_x, crops = self._space_to_batch(x, kernel, dilation, padding)
+        _, bh, bw, _ = inner_x.shape
+        inner_y = self._same_quant(y, (inner_x.shape[0], bh - kernel[0] + 1, bw - kernel[1] + 1, y.shape[3]))
+        self.builder.add_operator(builtin, [inner_x.index, *constants], [inner_y.index], table,
+                                  dict(options, Padding=_PADDINGS["VALID"], DilationWFactor=1, DilationHFactor=1))
+        self.builder.add_operator(_OP.BATCH_TO_SPACE_ND, [inner_y.index, self._const(np.array(dilation, np.int32)),
+                                                          self._const(np.array(crops, np.int32))], [y.index])
+
     def conv2d(self, x: QTensor, out_channels: int = 8, kernel=(3, 3), stride=(1, 1), dilation=(1, 1),
                padding: str = "SAME", activation: str = "NONE", per_channel: bool = True,
-               w_scales=None, out_scale=None, out_zp=None) -> QTensor:
-        """CONV_2D with OHWI weights and a bias (LiteRT cannot run it without one)."""
+               w_scales=None, out_scale=None, out_zp=None, bias_values=None, space_to_batch: bool = False) -> QTensor:
+        """CONV_2D with OHWI weights and a bias (LiteRT cannot run it without one); `bias_values`, one per output
+        channel in accumulator units, replace the random bias. `space_to_batch` writes the dilation as TensorFlow
+        does: SPACE_TO_BATCH_ND → CONV_2D → BATCH_TO_SPACE_ND."""
         (kh, kw), (sh, sw), (dh, dw) = _pair(kernel, "kernel"), _pair(stride, "stride"), _pair(dilation, "dilation")
         act, pad = _choice(activation, _ACTIVATIONS, "activation"), _choice(padding, _PADDINGS, "padding")
         n, h, w, c = x.shape
         shape = (n, _conv_out_size(h, kh, sh, dh, padding), _conv_out_size(w, kw, sw, dw, padding), out_channels)
         weights, scales = self._weights((out_channels, kh, kw, c), out_channels, 0, per_channel, w_scales)
         y, acc = self._weighted_output(x, shape, kh * kw * c, scales, activation, out_scale, out_zp)
-        self.builder.add_operator(_OP.CONV_2D, [x.index, weights, self._bias(x, scales, acc, True)], [y.index],
-                                  "Conv2DOptions", dict(Padding=pad, StrideW=sw, StrideH=sh, DilationWFactor=dw,
-                                                        DilationHFactor=dh, FusedActivationFunction=act))
+        bias_index = self._bias(x, scales, acc, True, bias_values)
+        options = dict(Padding=pad, StrideW=sw, StrideH=sh, DilationWFactor=dw, DilationHFactor=dh,
+                       FusedActivationFunction=act)
+        self._add_conv(_OP.CONV_2D, "Conv2DOptions", options, x, [weights, bias_index], y, (kh, kw), padding,
+                       space_to_batch)
         return y
 
     def depthwise_conv2d(self, x: QTensor, kernel=(3, 3), stride=(1, 1), dilation=(1, 1), depth_multiplier: int = 1,
                          padding: str = "SAME", activation: str = "NONE", per_channel: bool = True,
-                         w_scales=None, out_scale=None, out_zp=None) -> QTensor:
-        """DEPTHWISE_CONV_2D with [1, H, W, C*multiplier] weights and a bias (LiteRT needs one)."""
+                         w_scales=None, out_scale=None, out_zp=None, bias_values=None,
+                         space_to_batch: bool = False) -> QTensor:
+        """DEPTHWISE_CONV_2D with [1, H, W, C*multiplier] weights and a bias (LiteRT needs one); `space_to_batch`
+        as for :meth:`conv2d`."""
         (kh, kw), (sh, sw), (dh, dw) = _pair(kernel, "kernel"), _pair(stride, "stride"), _pair(dilation, "dilation")
         act, pad = _choice(activation, _ACTIVATIONS, "activation"), _choice(padding, _PADDINGS, "padding")
         if depth_multiplier < 1:
@@ -76,15 +124,16 @@ class WeightedOps(NetBase):
         shape = (n, _conv_out_size(h, kh, sh, dh, padding), _conv_out_size(w, kw, sw, dw, padding), channels)
         weights, scales = self._weights((1, kh, kw, channels), channels, 3, per_channel, w_scales)
         y, acc = self._weighted_output(x, shape, kh * kw, scales, activation, out_scale, out_zp)
-        self.builder.add_operator(
-            _OP.DEPTHWISE_CONV_2D, [x.index, weights, self._bias(x, scales, acc, True)], [y.index],
-            "DepthwiseConv2DOptions", dict(Padding=pad, StrideW=sw, StrideH=sh, DepthMultiplier=depth_multiplier,
-                                           DilationWFactor=dw, DilationHFactor=dh, FusedActivationFunction=act))
+        bias_index = self._bias(x, scales, acc, True, bias_values)
+        options = dict(Padding=pad, StrideW=sw, StrideH=sh, DepthMultiplier=depth_multiplier, DilationWFactor=dw,
+                       DilationHFactor=dh, FusedActivationFunction=act)
+        self._add_conv(_OP.DEPTHWISE_CONV_2D, "DepthwiseConv2DOptions", options, x, [weights, bias_index], y,
+                       (kh, kw), padding, space_to_batch)
         return y
 
     def fully_connected(self, x: QTensor, units: int = 16, bias: bool = True, keep_num_dims: bool = False,
                         activation: str = "NONE", per_channel: bool = False, w_scales=None, out_scale=None,
-                        out_zp=None) -> QTensor:
+                        out_zp=None, bias_values=None) -> QTensor:
         """FULLY_CONNECTED over the last dimension (inputs of higher rank are flattened unless keep_num_dims)."""
         act = _choice(activation, _ACTIVATIONS, "activation")
         depth = x.shape[-1]
@@ -94,9 +143,9 @@ class WeightedOps(NetBase):
             shape = (int(np.prod(x.shape)) // depth, units)
         weights, scales = self._weights((units, depth), units, 0, per_channel, w_scales)
         y, acc = self._weighted_output(x, shape, depth, scales, activation, out_scale, out_zp)
-        self.builder.add_operator(_OP.FULLY_CONNECTED, [x.index, weights, self._bias(x, scales, acc, bias)],
-                                  [y.index], "FullyConnectedOptions",
-                                  dict(FusedActivationFunction=act, KeepNumDims=keep_num_dims))
+        bias_index = self._bias(x, scales, acc, bias, bias_values)
+        self.builder.add_operator(_OP.FULLY_CONNECTED, [x.index, weights, bias_index], [y.index],
+                                  "FullyConnectedOptions", dict(FusedActivationFunction=act, KeepNumDims=keep_num_dims))
         return y
 
     def transpose_conv(self, x: QTensor, out_channels: int = 8, kernel=(3, 3), stride=(2, 2),
