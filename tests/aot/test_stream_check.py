@@ -12,12 +12,15 @@ from ethosu_tvm.codegen.operations import OperationBuilder
 from ethosu_tvm.testing import models
 
 
-@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("target", [npu_target(a) for a in ACCELERATORS] + ["c"])
+@pytest.mark.parametrize("per_channel", [True, False])
 @pytest.mark.parametrize("multiplier", [2, 8])
-def test_depth_multiplier_on_one_channel_runs_on_the_npu_bit_exactly(multiplier, accelerator, tmp_path, capsys):
-    model = models.make("depthwise_conv2d", 0, in_shape=(1, 9, 7, 1), depth_multiplier=multiplier)
-    archive = compile_model(model, tmp_path, npu_target(accelerator))
-    assert "Offload: 1 operators on" in capsys.readouterr().out
+def test_depth_multiplier_on_one_channel_runs_bit_exactly(multiplier, per_channel, target, tmp_path, capsys):
+    """On the NPU (as a convolution) and, with --target=c, as a host convolution."""
+    model = models.make("depthwise_conv2d", 0, in_shape=(1, 9, 7, 1), depth_multiplier=multiplier,
+                        per_channel=per_channel)
+    archive = compile_model(model, tmp_path, target)
+    assert ("Offload: 1 operators on" if target != "c" else "Offload: 0 operators") in capsys.readouterr().out
     assert_bit_exact(model, archive, tmp_path)
 
 

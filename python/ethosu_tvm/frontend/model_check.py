@@ -29,6 +29,7 @@ _WINDOW_OPTIONS = {
     tflite.BuiltinOptions.TransposeConvOptions: (tflite.TransposeConvOptions, ("StrideH", "StrideW")),
 }
 MAX_WINDOW = 1 << 16
+_BUILTIN_CODES = frozenset(v for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_"))
 
 
 _INTEGER_DTYPES = {tflite.TensorType.INT8: np.int8, tflite.TensorType.UINT8: np.uint8, tflite.TensorType.INT16: np.int16,
@@ -167,6 +168,12 @@ def check_inputs_defined(model: tflite.Model) -> None:
 
 def check_model(model: tflite.Model) -> None:
     """Raise ModelConsistencyError at the first inconsistency of `model` (already structurally verified)."""
+    for index in range(model.OperatorCodesLength()):
+        code = model.OperatorCodes(index)
+        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        if builtin not in _BUILTIN_CODES:
+            raise ModelConsistencyError(f"operator code {index} has builtin code {builtin}, which is no TFLite "
+                                        "operator")
     for subgraph in range(model.SubgraphsLength()):
         graph = model.Subgraphs(subgraph)
         count = graph.TensorsLength()

@@ -259,6 +259,7 @@ class Resize(Unary):
     half_pixel_centers: bool = False
 
 
+@dataclass(frozen=True)
 class FloatQuantize:
     """QUANTIZE of a float32 model input (`shape`) to `output`."""
 

@@ -120,9 +120,13 @@ def _conv(c: _Composite) -> spec.Conv2D:
     if int(attrs.groups) != (channels_in if depthwise else 1):
         raise UnsupportedHostOp(f"grouped convolution (groups={int(attrs.groups)})")
     raw = np.asarray(const_value(c["weights"]))
-    # The depthwise pattern's constant is TFLite's [1, H, W, C·m] (reshaped in the graph); otherwise the constant
-    # was transposed at import, HWIO (→ OHWI) or HWOI with I = 1 (→ [1, H, W, C·m]).
-    weights = raw if c.match.kind == "depthwise_conv2d" else np.ascontiguousarray(raw.transpose(3, 0, 1, 2))
+    # The depthwise pattern's constant is TFLite's [1, H, W, C·m] (reshaped in the graph; with one input channel
+    # to HWIO, a plain convolution whose OHWI weights are [m, H, W, 1]); otherwise the constant was transposed at
+    # import, HWIO (→ OHWI) or HWOI with I = 1 (→ [1, H, W, C·m]).
+    if c.match.kind == "depthwise_conv2d":
+        weights = raw if depthwise else np.ascontiguousarray(raw.transpose(3, 1, 2, 0))
+    else:
+        weights = np.ascontiguousarray(raw.transpose(3, 0, 1, 2))
     stride, dilation = _window(attrs)
     output = c.quantized_output()
     return spec.Conv2D(c.quantized_input("ifm"), output, weights, _weight_scales(c), _bias(c),
