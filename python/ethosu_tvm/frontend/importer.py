@@ -476,12 +476,12 @@ def from_tflite(model: str | Path | bytes, strip_float_io: bool = False):
     from tvm.relax.frontend.tflite.tflite_frontend import ExprTable
 
     buf = Path(model).read_bytes() if isinstance(model, (str, Path)) else bytes(model)
-    parsed = read_model(buf)
+    original = read_model(buf)
+    parsed, rewrites = _converted_view(original, strip_float_io)  # refuses CUSTOM (Vela) operators first
     try:
-        check_inputs_defined(parsed)
+        check_inputs_defined(original)
     except ModelConsistencyError as err:
         raise ModelFormatError(str(err)) from None
-    parsed, rewrites = _converted_view(parsed, strip_float_io)
     _check_tensors(parsed.Subgraphs(0))
     converter_cls = _tracking_converter(rewrites)
     instances = []

@@ -77,8 +77,24 @@ def _efficientnet_lite(net: Net) -> None:
     net.output(net.softmax(logits, beta=1.0 / logits.rms))
 
 
+def _unet(net: Net) -> None:
+    """UNet style: an encoder step down, a TRANSPOSE_CONV and a RESIZE_NEAREST_NEIGHBOR step up, skip connections
+    by CONCATENATION, and a STRIDED_SLICE crop of the result."""
+    x = net.input((1, 16, 16, 4))
+    skip = net.conv2d(x, out_channels=8, activation="RELU")
+    down = net.conv2d(skip, out_channels=16, stride=(2, 2), activation="RELU")
+    bottom = net.conv2d(down, out_channels=16, activation="RELU")
+    up = net.transpose_conv(bottom, out_channels=8, out_scale=skip.scale, out_zp=skip.zero_point)
+    y = net.conv2d(net.concatenation([up, skip]), out_channels=8, activation="RELU")
+    coarse = net.conv2d(bottom, out_channels=8, kernel=(1, 1), out_scale=y.scale, out_zp=y.zero_point)
+    coarse = net.resize_nearest_neighbor(coarse, size=(16, 16))
+    y = net.conv2d(net.concatenation([y, coarse]), out_channels=2, kernel=(1, 1))
+    net.output(net.strided_slice(y, begin=(0, 2, 2, 0), end=(1, 14, 14, 2), strides=(1, 1, 1, 1)))
+
+
 _GRAPHS = {"ds_cnn": _ds_cnn, "resnet_block": _resnet_block, "inverted_residual": _inverted_residual,
-           "multi_io": _multi_io, "mobilenet_v2": _mobilenet_v2, "efficientnet_lite": _efficientnet_lite}
+           "multi_io": _multi_io, "mobilenet_v2": _mobilenet_v2, "efficientnet_lite": _efficientnet_lite,
+           "unet": _unet}
 GRAPHS: tuple[str, ...] = tuple(_GRAPHS)
 
 
