@@ -160,15 +160,21 @@ class Pool2D:
     clamp: Optional[tuple[int, int]] = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Binary:
-    """Elementwise ADD, SUB, MUL, MINIMUM or MAXIMUM (`kind` "add", ...) with NumPy broadcasting."""
+    """Elementwise ADD, SUB, MUL, MINIMUM or MAXIMUM (`kind` "add", ...) with NumPy broadcasting.
+
+    An operand with values (`lhs_values`, `rhs_values`: integers of its shape and dtype) is a model constant, not a
+    kernel input; at most one operand is.
+    """
 
     kind: str
     lhs: QuantTensor
     rhs: QuantTensor
     output: QuantTensor
     clamp: Optional[tuple[int, int]] = None
+    lhs_values: Optional[np.ndarray] = None
+    rhs_values: Optional[np.ndarray] = None
 
 
 HostOp = Union[Softmax, Logistic, Tanh, Requantize, Relu, LeakyRelu, Reshape, Pad, Concatenation, Conv2D,

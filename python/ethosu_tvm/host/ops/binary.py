@@ -1,5 +1,5 @@
 """Elementwise ADD, SUB, MUL, MINIMUM, MAXIMUM (int8, int16) with NumPy broadcasting: TFLite's reference
-arithmetic.
+arithmetic. Either operand may be a model constant (a kernel constant array, as conv weights are).
 
 ADD/SUB: both inputs are offset, shifted left by 20 bits (int16: 15) and scaled to a common scale 2·max(s1, s2),
 added or subtracted, then rescaled to the output (TFLite's Add/Sub preparation, every multiplier double-rounding).
@@ -12,17 +12,26 @@ from tvm import te, tirx
 
 from ...quantization import quantize_multiplier
 from ..fixed_point import multiply_by_quantized_multiplier
-from ..spec import Binary, UnsupportedHostOp
-from ..te_kernel import TeKernel, activation, require, require_dtype, saturate
+from ..spec import Binary, QuantTensor, UnsupportedHostOp
+from ..te_kernel import Constant, TeKernel, activation, constant, require, require_dtype, saturate
 
 # ADD/SUB shift both operands left before rescaling them: 20 bits for int8, 15 for int16 (keeps 32 bits)
 _ADD_LEFT_SHIFT = {"int8": 20, "int16": 15}
 
 
-def _broadcast(tensor: te.Tensor, out_rank: int):
-    """Index `tensor` with output indices: right-aligned, size-1 dimensions pinned to 0."""
-    offset = out_rank - len(tensor.shape)
-    return lambda *index: tensor[tuple(0 if int(d) == 1 else index[offset + k] for k, d in enumerate(tensor.shape))]
+def _broadcast(tensor, shape: tuple[int, ...], out_rank: int):
+    """Index `tensor` (of `shape`) with output indices: right-aligned, size-1 dimensions pinned to 0."""
+    offset = out_rank - len(shape)
+    return lambda *index: tensor[tuple(0 if d == 1 else index[offset + k] for k, d in enumerate(shape))]
+
+
+def _operand(tensor: QuantTensor, values, name: str):
+    """A kernel input, or for a model constant the kernel constant of its values."""
+    if values is None:
+        return activation(tensor, name)
+    require(values.shape == tensor.shape and str(values.dtype) == tensor.dtype, name,
+            f"constant of {values.dtype} {values.shape} for a {tensor.dtype} {tensor.shape} operand")
+    return constant(values, name)
 
 
 def _requantized(value, multiplier_shift: tuple[int, int]):
@@ -74,8 +83,10 @@ def define(op: Binary) -> TeKernel:
         broadcast = None
     require(broadcast == op.output.shape, op.kind, f"{op.lhs.shape} and {op.rhs.shape} do not broadcast to "
             f"{op.output.shape}")
+    require(op.lhs_values is None or op.rhs_values is None, op.kind, "both operands are constants")
     rank = len(op.output.shape)
-    lhs, rhs = activation(op.lhs, "lhs"), activation(op.rhs, "rhs")
-    y = te.compute(op.output.shape, _KINDS[op.kind](op, _broadcast(lhs, rank), _broadcast(rhs, rank)),
-                   name="output")
-    return TeKernel(inputs=(lhs, rhs), output=y)
+    lhs, rhs = _operand(op.lhs, op.lhs_values, "lhs"), _operand(op.rhs, op.rhs_values, "rhs")
+    y = te.compute(op.output.shape, _KINDS[op.kind](op, _broadcast(lhs, op.lhs.shape, rank),
+                                                    _broadcast(rhs, op.rhs.shape, rank)), name="output")
+    return TeKernel(inputs=tuple(t for t in (lhs, rhs) if not isinstance(t, Constant)), output=y,
+                    constants=tuple(t for t in (lhs, rhs) if isinstance(t, Constant)))
