@@ -113,6 +113,7 @@ def _tracking_converter():
             return run
 
         def _convert_and_bind(self, convert, op, index: int):
+            self._check_pot_scale_int16(op, index)
             ret = convert(op=op)
             if ret is None:
                 return None
@@ -124,6 +125,22 @@ def _tracking_converter():
                       if t.tensor_idx >= 0 and self.has_expr(t.tensor_idx)]
             self._record_quant(inputs + list(zip(items, self.get_output_tensors(op))))
             return items[0] if not isinstance(ret, (list, tuple, relax.Tuple)) else relax.Tuple(items)
+
+        def _check_pot_scale_int16(self, op, index: int) -> None:
+            """int16 ADD/SUB asking for power-of-two scaling (pot_scale_int16, the schema's default) with every
+            scale a power of two: TFLite then runs a shift-only kernel of its own, not the rescaling one we build."""
+            name = _op_name(self.model, op, self.builtin_names)
+            options = {"ADD": tflite.AddOptions, "SUB": tflite.SubOptions}.get(name)
+            tensors = self.get_input_tensors(op)[:2] + self.get_output_tensors(op)
+            if options is None or any(t.tensor.Type() != tflite.TensorType.INT16 for t in tensors):
+                return
+            table, parsed = op.BuiltinOptions(), options()
+            if table is not None:
+                parsed.Init(table.Bytes, table.Pos)
+            if (table is None or parsed.PotScaleInt16()) and all(_is_power_of_two(t) for t in tensors):
+                raise UnsupportedModelError(
+                    f"operator #{index} {name}: int16 with power-of-two scaling (pot_scale_int16) is not supported; "
+                    "convert the model with pot_scale_int16 false")
 
         def _record_quant(self, pairs) -> None:
             """Per-tensor quantization of the (Relax var, TFLite tensor) pairs."""
@@ -187,6 +204,15 @@ def _tracking_converter():
                 self.input_override = None
 
     return _Converter
+
+
+def _is_power_of_two(tensor) -> bool:
+    """A per-tensor scale within 1e-3 of a power of two in log2 (TFLite's test for its shift-only int16 path)."""
+    quant = tensor.tensor.Quantization()
+    if quant is None or quant.ScaleLength() != 1:
+        return False
+    log2 = np.log2(float(quant.Scale(0)))
+    return abs(log2 - np.round(log2)) < 1e-3
 
 
 def _as_list(ret):

@@ -16,6 +16,7 @@ from ..qdq.patterns import (
     pad,
     reshape,
     softmax,
+    squared_difference,
     unary,
     weighted_and_elementwise,
 )
@@ -31,6 +32,7 @@ _UNARY_KINDS = ("relu", "clip", "leaky_relu", "requantize", "tanh", "logistic")
 def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
     """Every host pattern, most specific first; concatenation once per input count in `concat_arities`."""
     return [
+        squared_difference(f"{HOST}.squared_difference"),
         *weighted_and_elementwise(HOST),
         softmax(f"{HOST}.softmax"),
         *(unary(f"{HOST}.{kind}", UNARY_CORES[kind]) for kind in _UNARY_KINDS),

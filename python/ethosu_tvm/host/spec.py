@@ -162,7 +162,8 @@ class Pool2D:
 
 @dataclass(frozen=True, eq=False)
 class Binary:
-    """Elementwise ADD, SUB, MUL, MINIMUM or MAXIMUM (`kind` "add", ...) with NumPy broadcasting.
+    """Elementwise ADD, SUB, MUL, MINIMUM, MAXIMUM or SQUARED_DIFFERENCE (`kind` "add", ..., "squared_difference")
+    with NumPy broadcasting.
 
     An operand with values (`lhs_values`, `rhs_values`: integers of its shape and dtype) is a model constant, not a
     kernel input; at most one operand is.

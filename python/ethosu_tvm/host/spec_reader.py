@@ -19,7 +19,8 @@ from . import spec
 from .patterns import HOST, QUANT_ATTR, SOURCE_ATTR, concat_arities, host_patterns
 from .spec import UnsupportedHostOp
 
-_BINARY_KINDS = {"add": "add", "subtract": "sub", "multiply": "mul", "minimum": "minimum", "maximum": "maximum"}
+_BINARY_KINDS = {"add": "add", "subtract": "sub", "multiply": "mul", "minimum": "minimum", "maximum": "maximum",
+                 "squared_difference": "squared_difference"}
 
 
 def host_spec(func: relax.Function) -> spec.HostOp:

@@ -4,6 +4,7 @@ arithmetic. Either operand may be a model constant (a kernel constant array, as 
 ADD/SUB: both inputs are offset, shifted left by 20 bits (int16: 15) and scaled to a common scale 2·max(s1, s2),
 added or subtracted, then rescaled to the output (TFLite's Add/Sub preparation, every multiplier double-rounding).
 MUL: (x1 − zp1)·(x2 − zp2) requantized by s1·s2/s_out. MINIMUM/MAXIMUM compare raw values (shared quantization).
+SQUARED_DIFFERENCE (int8): ADD's operand rescaling with a 7-bit shift, the difference squared, rescaled.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ..te_kernel import Constant, TeKernel, activation, constant, require, requi
 
 # ADD/SUB shift both operands left before rescaling them: 20 bits for int8, 15 for int16 (keeps 32 bits)
 _ADD_LEFT_SHIFT = {"int8": 20, "int16": 15}
+_SQUARED_DIFFERENCE_LEFT_SHIFT = 7  # int8 only
 
 
 def _broadcast(tensor, shape: tuple[int, ...], out_rank: int):
@@ -26,12 +28,14 @@ def _broadcast(tensor, shape: tuple[int, ...], out_rank: int):
 
 
 def _operand(tensor: QuantTensor, values, name: str):
-    """A kernel input, or for a model constant the kernel constant of its values."""
+    """A kernel input, or for a model constant the kernel constant of its values; a scalar (shape ()) is viewed as
+    shape (1,), which broadcasts the same (TE indexes no rank-0 tensor)."""
+    shape = tensor.shape or (1,)
     if values is None:
-        return activation(tensor, name)
+        return activation(tensor, name, shape), shape
     require(values.shape == tensor.shape and str(values.dtype) == tensor.dtype, name,
             f"constant of {values.dtype} {values.shape} for a {tensor.dtype} {tensor.shape} operand")
-    return constant(values, name)
+    return constant(values.reshape(shape), name), shape
 
 
 def _requantized(value, multiplier_shift: tuple[int, int]):
@@ -62,19 +66,38 @@ def _mul(op: Binary, a, b):
         op.output, op.clamp)
 
 
+def _squared_difference(op: Binary, a, b):
+    """TFLite's quantized SQUARED_DIFFERENCE: like ADD/SUB with a 7-bit left shift, the difference squared (at most
+    255²·2^14, inside 32 bits), rescaled by (2·max(s1, s2))² / (2^14 · s_out)."""
+    left_shift = _SQUARED_DIFFERENCE_LEFT_SHIFT
+    twice_max = 2.0 * max(op.lhs.scale, op.rhs.scale)
+    lhs_scale = quantize_multiplier(op.lhs.scale / twice_max)
+    rhs_scale = quantize_multiplier(op.rhs.scale / twice_max)
+    out_scale = quantize_multiplier(twice_max * twice_max / ((1 << 2 * left_shift) * op.output.scale))
+
+    def compute(*i):
+        lhs = _requantized((a(*i).astype("int32") - op.lhs.zero_point) * (1 << left_shift), lhs_scale)
+        rhs = _requantized((b(*i).astype("int32") - op.rhs.zero_point) * (1 << left_shift), rhs_scale)
+        return saturate(_requantized((lhs - rhs) * (lhs - rhs), out_scale), op.output, op.clamp)
+
+    return compute
+
+
 def _min_or_max(op: Binary, a, b):
     pick = tirx.min if op.kind == "minimum" else tirx.max
     return lambda *i: pick(a(*i), b(*i))
 
 
-_DTYPES = ("int8", "int16")
-_KINDS = {"add": _add_or_sub, "sub": _add_or_sub, "mul": _mul, "minimum": _min_or_max, "maximum": _min_or_max}
+_KINDS = {"add": _add_or_sub, "sub": _add_or_sub, "mul": _mul, "minimum": _min_or_max, "maximum": _min_or_max,
+          "squared_difference": _squared_difference}
+# TFLite's SQUARED_DIFFERENCE has no int16 kernel
+_DTYPES = {"squared_difference": ("int8",)}
 
 
 def define(op: Binary) -> TeKernel:
     if op.kind not in _KINDS:
         raise UnsupportedHostOp(f"{op.kind}: no host kernel for this elementwise op")
-    require_dtype(op.kind, op.output, _DTYPES)
+    require_dtype(op.kind, op.output, _DTYPES.get(op.kind, ("int8", "int16")))
     require_dtype(op.kind, op.lhs, (op.output.dtype,))
     require_dtype(op.kind, op.rhs, (op.output.dtype,))
     try:
@@ -85,8 +108,8 @@ def define(op: Binary) -> TeKernel:
             f"{op.output.shape}")
     require(op.lhs_values is None or op.rhs_values is None, op.kind, "both operands are constants")
     rank = len(op.output.shape)
-    lhs, rhs = _operand(op.lhs, op.lhs_values, "lhs"), _operand(op.rhs, op.rhs_values, "rhs")
-    y = te.compute(op.output.shape, _KINDS[op.kind](op, _broadcast(lhs, op.lhs.shape, rank),
-                                                    _broadcast(rhs, op.rhs.shape, rank)), name="output")
+    (lhs, lhs_shape), (rhs, rhs_shape) = _operand(op.lhs, op.lhs_values, "lhs"), _operand(op.rhs, op.rhs_values, "rhs")
+    y = te.compute(op.output.shape, _KINDS[op.kind](op, _broadcast(lhs, lhs_shape, rank),
+                                                    _broadcast(rhs, rhs_shape, rank)), name="output")
     return TeKernel(inputs=tuple(t for t in (lhs, rhs) if not isinstance(t, Constant)), output=y,
                     constants=tuple(t for t in (lhs, rhs) if isinstance(t, Constant)))
