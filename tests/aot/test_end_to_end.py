@@ -12,7 +12,7 @@ from ethosu_tvm.testing import models, shared_model
 
 # Op kinds with no NPU pattern and no host kernel yet: test_unsupported_ops checks their error.
 UNSUPPORTED = {"split", "strided_slice", "slice", "resize_nearest_neighbor", "resize_bilinear", "transpose_conv",
-               "exp", "squared_difference", "sum", "transpose", "pack", "prelu"}
+               "exp", "sum", "transpose", "pack", "prelu"}
 UNSUPPORTED_INT16 = {"conv2d", "depthwise_conv2d", "fully_connected"}  # the TFLite frontend rejects 16x8 kernels
 MLPERF = ("mlperf_tiny_kws_dscnn_int8.tflite", "mlperf_tiny_vww_mobilenetv1_96_int8.tflite",
           "mlperf_tiny_ic_resnet8_int8.tflite", "mlperf_tiny_ad_fc_autoencoder_int8.tflite")
@@ -52,8 +52,7 @@ def test_host_only_graph(graph, tmp_path):
 
 TFLITE_NAMES = {"split": "SPLIT", "strided_slice": "STRIDED_SLICE", "slice": "SLICE",
                 "resize_nearest_neighbor": "RESIZE_NEAREST_NEIGHBOR", "resize_bilinear": "RESIZE_BILINEAR",
-                "transpose_conv": "TRANSPOSE_CONV", "exp": "EXP", "squared_difference": "SQUARED_DIFFERENCE",
-                "sum": "SUM", "transpose": "TRANSPOSE", "pack": "PACK", "prelu": "PRELU",
+                "transpose_conv": "TRANSPOSE_CONV", "exp": "EXP", "sum": "SUM", "transpose": "TRANSPOSE", "pack": "PACK", "prelu": "PRELU",
                 "conv2d-int16": "CONV_2D", "depthwise_conv2d-int16": "DEPTHWISE_CONV_2D",
                 "fully_connected-int16": "FULLY_CONNECTED"}
 

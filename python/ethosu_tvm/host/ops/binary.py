@@ -42,18 +42,29 @@ def _requantized(value, multiplier_shift: tuple[int, int]):
     return multiply_by_quantized_multiplier(value, *multiplier_shift)
 
 
-def _add_or_sub(op: Binary, a, b):
-    """TFLite's quantized ADD/SUB: both operands rescaled to 2·max(s1, s2) / 2^20 units, summed, rescaled."""
-    left_shift = _ADD_LEFT_SHIFT[op.output.dtype]
+def _common_scale(op: Binary, a, b, left_shift: int):
+    """TFLite's operand rescaling for ADD, SUB and SQUARED_DIFFERENCE: each operand offset, shifted left by
+    `left_shift` bits and scaled to units of 2·max(s1, s2); returns 2·max(s1, s2) and the per-index pair."""
     twice_max = 2.0 * max(op.lhs.scale, op.rhs.scale)
     lhs_scale = quantize_multiplier(op.lhs.scale / twice_max)
     rhs_scale = quantize_multiplier(op.rhs.scale / twice_max)
+
+    def operands(*i):
+        return (_requantized((a(*i).astype("int32") - op.lhs.zero_point) * (1 << left_shift), lhs_scale),
+                _requantized((b(*i).astype("int32") - op.rhs.zero_point) * (1 << left_shift), rhs_scale))
+
+    return twice_max, operands
+
+
+def _add_or_sub(op: Binary, a, b):
+    """TFLite's quantized ADD/SUB: both operands rescaled to 2·max(s1, s2) / 2^20 units, summed, rescaled."""
+    left_shift = _ADD_LEFT_SHIFT[op.output.dtype]
+    twice_max, operands = _common_scale(op, a, b, left_shift)
     out_scale = quantize_multiplier(twice_max / ((1 << left_shift) * op.output.scale))
     sign = 1 if op.kind == "add" else -1
 
     def compute(*i):
-        lhs = _requantized((a(*i).astype("int32") - op.lhs.zero_point) * (1 << left_shift), lhs_scale)
-        rhs = _requantized((b(*i).astype("int32") - op.rhs.zero_point) * (1 << left_shift), rhs_scale)
+        lhs, rhs = operands(*i)
         return saturate(_requantized(lhs + sign * rhs, out_scale), op.output, op.clamp)
 
     return compute
@@ -67,17 +78,14 @@ def _mul(op: Binary, a, b):
 
 
 def _squared_difference(op: Binary, a, b):
-    """TFLite's quantized SQUARED_DIFFERENCE: like ADD/SUB with a 7-bit left shift, the difference squared (at most
-    255²·2^14, inside 32 bits), rescaled by (2·max(s1, s2))² / (2^14 · s_out)."""
-    left_shift = _SQUARED_DIFFERENCE_LEFT_SHIFT
-    twice_max = 2.0 * max(op.lhs.scale, op.rhs.scale)
-    lhs_scale = quantize_multiplier(op.lhs.scale / twice_max)
-    rhs_scale = quantize_multiplier(op.rhs.scale / twice_max)
-    out_scale = quantize_multiplier(twice_max * twice_max / ((1 << 2 * left_shift) * op.output.scale))
+    """TFLite's quantized SQUARED_DIFFERENCE: ADD's operand rescaling with a 7-bit left shift, the difference
+    squared (at most 255²·2^14, inside 32 bits), rescaled by (2·max(s1, s2))² / (2^14 · s_out)."""
+    twice_max, operands = _common_scale(op, a, b, _SQUARED_DIFFERENCE_LEFT_SHIFT)
+    out_scale = quantize_multiplier(twice_max * twice_max / ((1 << 2 * _SQUARED_DIFFERENCE_LEFT_SHIFT)
+                                                             * op.output.scale))
 
     def compute(*i):
-        lhs = _requantized((a(*i).astype("int32") - op.lhs.zero_point) * (1 << left_shift), lhs_scale)
-        rhs = _requantized((b(*i).astype("int32") - op.rhs.zero_point) * (1 << left_shift), rhs_scale)
+        lhs, rhs = operands(*i)
         return saturate(_requantized((lhs - rhs) * (lhs - rhs), out_scale), op.output, op.clamp)
 
     return compute

@@ -25,7 +25,8 @@ class NetBase:
 
     def _activation(self, shape, dtype, scale: float, zero_point: int, name: str | None = None,
                     rms: float | None = None, data: np.ndarray | None = None) -> QTensor:
-        """A new activation tensor (a constant with `data`); without an `rms` estimate its values are taken as uniform over its range."""
+        """A new activation tensor (a constant with `data`); without an `rms` estimate its values are taken as
+        uniform over its range."""
         dtype = np.dtype(dtype)
         if dtype not in (np.dtype(np.int8), np.dtype(np.int16)):
             raise ValueError(f"activations must be int8 or int16, got {dtype}")

@@ -83,8 +83,9 @@ def make(op: str, seed: int = 0, **params) -> bytes:
 
     Input parameters: `in_shape`, `dtype` ("int8" or "int16"), `in_scale`, `in_zp`; binary ops also take
     `in2_shape`, `in2_scale`, `in2_zp` (broadcasting allowed), or make one operand a constant of that
-    quantization with `constant_lhs=shape` or `constant_rhs=shape` (values from the seed); concatenation takes `num_inputs`. Every other
-    parameter is the op's own (see the `Net` method of the same name). Bad values raise ValueError.
+    quantization with `constant_lhs=shape` or `constant_rhs=shape` (values from the seed); concatenation takes
+    `num_inputs`. Every other parameter is the op's own (see the `Net` method of the same name). Bad values raise
+    ValueError.
     """
     if op not in _SINGLE:
         raise ValueError(f"unknown op kind {op!r}; known: {', '.join(OPS)}")

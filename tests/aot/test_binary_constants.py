@@ -1,0 +1,85 @@
+"""Binary elementwise operators with a constant operand (either side) and broadcasting operands, through `tvmc
+compile` / `tvmc run`, bit-exact with LiteRT's reference kernels on ethos-u55-128 and -256."""
+from __future__ import annotations
+
+import re
+import tarfile
+
+import pytest
+from aot_support import ACCELERATORS, assert_bit_exact, compile_model, npu_target
+
+from ethosu_tvm.cli import main as tvmc
+from ethosu_tvm.testing import models
+from ethosu_tvm.testing.models.net import Net
+from ethosu_tvm.testing.models.quant import _OP
+
+OPS = ("add", "sub", "mul", "minimum", "maximum")
+# constant shapes against the (1, 8, 8, 8) feature map: scalar, per-channel, [1,1,1,C], [1,H,1,1], rank 3
+CONSTANT_SHAPES = ((), (8,), (1, 1, 1, 8), (1, 8, 1, 1), (8, 1, 8))
+# int8 quantization of the constant unlike the feature map's, so ADD/SUB/MUL rescale it
+INT8_CONSTANT_QUANT = {"in2_scale": 0.037, "in2_zp": 11}
+CASES = ([pytest.param(op, "int8", id=op) for op in OPS] + [pytest.param(op, "int16", id=f"{op}-int16") for op in OPS]
+         + [pytest.param("squared_difference", "int8", id="squared_difference")])
+
+
+def _quant(op: str, dtype: str) -> dict:
+    """MINIMUM/MAXIMUM keep one quantization for all tensors (the factory's default); int16 keeps zero point 0."""
+    if op in ("minimum", "maximum"):
+        return {}
+    return INT8_CONSTANT_QUANT if dtype == "int8" else {"in2_scale": 3e-4}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("shape", CONSTANT_SHAPES, ids=str)
+@pytest.mark.parametrize("side", ("lhs", "rhs"))
+@pytest.mark.parametrize("op,dtype", CASES)
+def test_constant_operand(op, dtype, side, shape, accelerator, tmp_path):
+    model = models.make(op, 0, dtype=dtype, **{f"constant_{side}": shape}, **_quant(op, dtype))
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path)
+
+
+# feature-map shape, constant shape: lower ranks, a constant wider than the feature map, rank 5 and 6
+RANK_CASES = (((8,), ()), ((4, 8), (4, 1)), ((1, 8), (3, 1, 1)), ((2, 3, 4, 5, 6), (3, 1, 5, 1)),
+              ((1, 2, 3, 1, 4, 5), (3, 6, 1, 5)))
+
+
+@pytest.mark.parametrize("shapes", RANK_CASES, ids=str)
+@pytest.mark.parametrize("op,dtype", [p for p in CASES if p.values[0] != "squared_difference"])
+def test_constant_operand_of_any_rank(op, dtype, shapes, tmp_path):
+    in_shape, constant = shapes
+    model = models.make(op, 1, dtype=dtype, in_shape=in_shape, constant_rhs=constant, **_quant(op, dtype))
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target("ethos-u55-128")), tmp_path)
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("shapes", (((1, 8, 1, 8), (1, 1, 8, 1)), ((1, 1, 1, 8), (1, 8, 8, 1)), ((8, 1), (1, 8))),
+                         ids=str)
+@pytest.mark.parametrize("op,dtype", CASES)
+def test_both_feature_maps_broadcast(op, dtype, shapes, accelerator, tmp_path):
+    model = models.make(op, 2, dtype=dtype, in_shape=shapes[0], in2_shape=shapes[1], **_quant(op, dtype))
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path)
+
+
+def test_constant_operand_report_says_why_the_host_runs_it(tmp_path):
+    model = models.make("add", 0, constant_rhs=(8,))
+    archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
+    with tarfile.open(archive) as tar:
+        report = tar.extractfile("./src/offload_report.txt").read().decode()
+    assert re.search(r"^0\s+ADD\s+host\s+constant elementwise operands are not supported yet$", report, re.M), report
+
+
+@pytest.mark.parametrize("op,options", (("add", "AddOptions"), ("sub", "SubOptions")))
+def test_int16_power_of_two_scaling_is_named(op, options, tmp_path, capsys):
+    """pot_scale_int16 with power-of-two scales selects TFLite's shift-only int16 kernel, which no kernel here
+    computes: the import names the operator."""
+    net = Net(0)
+    a, b = net.input((1, 4, 4, 8), "int16", 2 ** -11, 0), net.input((1, 4, 4, 8), "int16", 2 ** -12, 0)
+    y = net._activation((1, 4, 4, 8), "int16", 2 ** -11, 0)
+    net.builder.add_operator(getattr(_OP, op.upper()), [a.index, b.index], [y.index], options, {"PotScaleInt16": True})
+    net.output(y)
+    (tmp_path / "m.tflite").write_bytes(net.build())
+    status = tvmc(["compile", str(tmp_path / "m.tflite"), "--target=c", "-o", str(tmp_path / "m.tar")])
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert status == 2 and error == (f"tvmc: error: operator #0 {op.upper()}: int16 with power-of-two scaling "
+                                     "(pot_scale_int16) is not supported; convert the model with pot_scale_int16 false")
+    assert not (tmp_path / "m.tar").exists()
