@@ -220,7 +220,7 @@ def _binary(match: Match, same_quant: bool) -> str:
         return ""
 
     return _first(
-        lambda: "constant elementwise operands are not supported yet"
+        lambda: "a constant operand (the NPU elementwise path takes two feature maps: no IFM2 scalar yet)"
         if is_const(match["lhs"]) or is_const(match["rhs"]) else "",
         lambda: _feature_map(match["lhs"], "IFM"),
         lambda: _feature_map(match["rhs"], "IFM2"),
