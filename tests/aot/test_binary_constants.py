@@ -86,18 +86,32 @@ def test_constant_operand_report_says_why_the_host_runs_it(tmp_path):
     assert re.search(rf"^0\s+ADD\s+host\s+{re.escape(reason)}$", report, re.M), report
 
 
-@pytest.mark.parametrize("op,options", (("add", "AddOptions"), ("sub", "SubOptions")))
-def test_int16_power_of_two_scaling_is_named(op, options, tmp_path, capsys):
-    """pot_scale_int16 with power-of-two scales selects TFLite's shift-only int16 kernel, which no kernel here
-    computes: the import names the operator."""
+def _pot_scaled(op: str, lhs_scale: float, rhs_scale: float, out_scale: float) -> bytes:
+    """An int16 ADD/SUB of two inputs with pot_scale_int16 set."""
     net = Net(0)
-    a, b = net.input((1, 4, 4, 8), "int16", 2 ** -11, 0), net.input((1, 4, 4, 8), "int16", 2 ** -12, 0)
-    y = net._activation((1, 4, 4, 8), "int16", 2 ** -11, 0)
-    net.builder.add_operator(getattr(_OP, op.upper()), [a.index, b.index], [y.index], options, {"PotScaleInt16": True})
+    a, b = net.input((1, 4, 4, 8), "int16", lhs_scale, 0), net.input((1, 4, 4, 8), "int16", rhs_scale, 0)
+    y = net._activation((1, 4, 4, 8), "int16", out_scale, 0)
+    net.builder.add_operator(getattr(_OP, op.upper()), [a.index, b.index], [y.index], f"{op.capitalize()}Options",
+                             {"PotScaleInt16": True})
     net.output(y)
-    (tmp_path / "m.tflite").write_bytes(net.build())
+    return net.build()
+
+
+@pytest.mark.parametrize("op", ("add", "sub"))
+def test_int16_power_of_two_scaling_of_unequal_scales_is_named(op, tmp_path, capsys):
+    """pot_scale_int16 with power-of-two scales selects TFLite's shift-only int16 kernel, which rounds the shifted
+    operand on its own (LiteRT differs from the rescaling kernel by one LSB): the import names the operator."""
+    (tmp_path / "m.tflite").write_bytes(_pot_scaled(op, 2 ** -11, 2 ** -12, 2 ** -11))
     status = tvmc(["compile", str(tmp_path / "m.tflite"), "--target=c", "-o", str(tmp_path / "m.tar")])
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert status == 2 and error == (f"tvmc: error: operator #0 {op.upper()}: int16 with power-of-two scaling "
-                                     "(pot_scale_int16) is not supported; convert the model with pot_scale_int16 false")
+                                     "(pot_scale_int16) of unequal scales is not supported; convert the model with "
+                                     "pot_scale_int16 false")
     assert not (tmp_path / "m.tar").exists()
+
+
+@pytest.mark.parametrize("op", ("add", "sub"))
+def test_int16_power_of_two_scaling_of_equal_scales(op, tmp_path):
+    """With equal scales TFLite's shift-only kernel shifts nothing: the rescaling kernel gives its results."""
+    model = _pot_scaled(op, 2 ** -11, 2 ** -11, 2 ** -11)
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target("ethos-u55-128")), tmp_path)

@@ -128,7 +128,8 @@ def _tracking_converter():
 
         def _check_pot_scale_int16(self, op, index: int) -> None:
             """int16 ADD/SUB asking for power-of-two scaling (pot_scale_int16, the schema's default) with every
-            scale a power of two: TFLite then runs a shift-only kernel of its own, not the rescaling one we build."""
+            scale a power of two: TFLite then runs a shift-only kernel of its own, which rounds the shifted operand
+            alone; with equal scales nothing shifts and it equals the rescaling kernel we build, otherwise not."""
             name = _op_name(self.model, op, self.builtin_names)
             options = {"ADD": tflite.AddOptions, "SUB": tflite.SubOptions}.get(name)
             tensors = self.get_input_tensors(op)[:2] + self.get_output_tensors(op)
@@ -137,10 +138,11 @@ def _tracking_converter():
             table, parsed = op.BuiltinOptions(), options()
             if table is not None:
                 parsed.Init(table.Bytes, table.Pos)
-            if (table is None or parsed.PotScaleInt16()) and all(_is_power_of_two(t) for t in tensors):
+            scales = {float(t.tensor.Quantization().Scale(0)) for t in tensors if _is_power_of_two(t)}
+            if (table is None or parsed.PotScaleInt16()) and len(scales) > 1 and all(map(_is_power_of_two, tensors)):
                 raise UnsupportedModelError(
-                    f"operator #{index} {name}: int16 with power-of-two scaling (pot_scale_int16) is not supported; "
-                    "convert the model with pot_scale_int16 false")
+                    f"operator #{index} {name}: int16 with power-of-two scaling (pot_scale_int16) of unequal scales is "
+                    "not supported; convert the model with pot_scale_int16 false")
 
         def _record_quant(self, pairs) -> None:
             """Per-tensor quantization of the (Relax var, TFLite tensor) pairs."""
