@@ -115,3 +115,22 @@ def test_int16_power_of_two_scaling_of_equal_scales(op, tmp_path):
     """With equal scales TFLite's shift-only kernel shifts nothing: the rescaling kernel gives its results."""
     model = _pot_scaled(op, 2 ** -11, 2 ** -11, 2 ** -11)
     assert_bit_exact(model, compile_model(model, tmp_path, npu_target("ethos-u55-128")), tmp_path)
+
+
+@pytest.mark.parametrize("op,dtype", [("mul", "int16"), ("add", "int16"), ("maximum", "int16"), ("minimum", "int8"),
+                                      ("squared_difference", "int8")])
+def test_one_feature_map_as_both_operands(op, dtype, tmp_path):
+    """x·x and the like: the host kernel takes the one input once (int8 ADD/MUL of x with itself runs on the NPU)."""
+    net = Net(5)
+    x = net.input((1, 4, 4, 8), dtype)
+    net.output(getattr(net, op)(x, x))
+    model = net.build()
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target("ethos-u55-128")), tmp_path)
+
+
+def test_int16_mul_multiplier_is_float32(tmp_path):
+    """LiteRT computes s1·s2/s_out in float32: with these scales a double multiplier is 1 LSB off on a few of the
+    16384 products."""
+    model = models.make("mul", 0, dtype="int16", in_shape=(1, 32, 32, 16), in_scale=3e-4, in2_scale=7e-4,
+                        out_scale=0.01)
+    assert_bit_exact(model, compile_model(model, tmp_path, "c"), tmp_path)

@@ -166,7 +166,8 @@ class Binary:
     with NumPy broadcasting.
 
     An operand with values (`lhs_values`, `rhs_values`: integers of its shape and dtype) is a model constant, not a
-    kernel input; at most one operand is.
+    kernel input; at most one operand is. With `one_input` both operands are one feature map (x·x), the kernel's
+    only input.
     """
 
     kind: str
@@ -176,6 +177,7 @@ class Binary:
     clamp: Optional[tuple[int, int]] = None
     lhs_values: Optional[np.ndarray] = None
     rhs_values: Optional[np.ndarray] = None
+    one_input: bool = False
 
 
 HostOp = Union[Softmax, Logistic, Tanh, Requantize, Relu, LeakyRelu, Reshape, Pad, Concatenation, Conv2D,

@@ -49,11 +49,14 @@ class _Composite:
     def get(self, role: str):
         return self.match.get(role)
 
-    def operands(self, *roles: str, constants: int = 0) -> None:
+    def operands(self, *roles: str, constants: int = 0, repeats: bool = False) -> None:
         """The matched operands must be the parameters, in order: the spec's inputs follow them. Up to `constants`
-        of them may be constants instead (the kernel holds their values)."""
+        of them may be constants instead (the kernel holds their values); with `repeats` one feature map may be
+        several operands (the kernel takes it once)."""
         exprs = [self.match[r] for r in roles]
         maps = [e for e in exprs if not is_constant(e)]
+        if repeats:
+            maps = [e for k, e in enumerate(maps) if not any(e.same_as(f) for f in maps[:k])]
         if (len(exprs) - len(maps) > constants or len(maps) != len(self.func.params)
                 or not all(e.same_as(p) for e, p in zip(maps, self.func.params))):
             kinds = ", ".join("a constant" if is_constant(e) else "a feature map" for e in exprs)
@@ -168,9 +171,11 @@ def _pool(c: _Composite) -> spec.Pool2D:
 
 
 def _binary(c: _Composite) -> spec.Binary:
-    """A constant operand (one at most: TVM's frontend folds two) becomes the kernel's constant values."""
-    c.operands("lhs", "rhs", constants=1)
+    """A constant operand (one at most: TVM's frontend folds two) becomes the kernel's constant values; an op of
+    one feature map with itself (x·x) takes it once."""
+    c.operands("lhs", "rhs", constants=1, repeats=True)
     values = {f"{role}_values": np.asarray(const_value(c[role])) for role in ("lhs", "rhs") if is_constant(c[role])}
+    values["one_input"] = c["lhs"].same_as(c["rhs"])
     output = c.quantized_output()
     clamp = None
     if c.get("relu") is not None:

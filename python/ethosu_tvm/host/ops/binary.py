@@ -3,7 +3,7 @@ arithmetic. Either operand may be a model constant (a kernel constant array, as 
 
 ADD/SUB: both inputs are offset, shifted left by 20 bits (int16: 15) and scaled to a common scale 2·max(s1, s2),
 added or subtracted, then rescaled to the output (TFLite's Add/Sub preparation, every multiplier double-rounding).
-MUL: (x1 − zp1)·(x2 − zp2) requantized by s1·s2/s_out. MINIMUM/MAXIMUM compare raw values (shared quantization).
+MUL: (x1 − zp1)·(x2 − zp2) requantized by s1·s2/s_out (in float32). MINIMUM/MAXIMUM compare raw values (shared quantization).
 SQUARED_DIFFERENCE (int8): ADD's operand rescaling with a 7-bit shift, the difference squared, rescaled.
 """
 from __future__ import annotations
@@ -71,7 +71,10 @@ def _add_or_sub(op: Binary, a, b):
 
 
 def _mul(op: Binary, a, b):
-    scale = quantize_multiplier(op.lhs.scale * op.rhs.scale / op.output.scale)
+    """LiteRT computes MUL's s1·s2/s_out in float32, the scales' type (double arithmetic is off by 1 LSB on rare
+    products close to a rounding tie)."""
+    f32 = np.float32
+    scale = quantize_multiplier(float(f32(op.lhs.scale) * f32(op.rhs.scale) / f32(op.output.scale)))
     return lambda *i: saturate(_requantized(
         (a(*i).astype("int32") - op.lhs.zero_point) * (b(*i).astype("int32") - op.rhs.zero_point), scale),
         op.output, op.clamp)
@@ -92,6 +95,9 @@ def _squared_difference(op: Binary, a, b):
 
 
 def _min_or_max(op: Binary, a, b):
+    """Of one input with itself, the input (C compilers warn about comparing a value with itself)."""
+    if op.one_input:
+        return a
     pick = tirx.min if op.kind == "minimum" else tirx.max
     return lambda *i: pick(a(*i), b(*i))
 
@@ -116,8 +122,13 @@ def define(op: Binary) -> TeKernel:
             f"{op.output.shape}")
     require(op.lhs_values is None or op.rhs_values is None, op.kind, "both operands are constants")
     rank = len(op.output.shape)
+    require(not op.one_input or (op.lhs == op.rhs and op.lhs_values is None and op.rhs_values is None), op.kind,
+            "one input for two operands of different tensors")
     (lhs, lhs_shape), (rhs, rhs_shape) = _operand(op.lhs, op.lhs_values, "lhs"), _operand(op.rhs, op.rhs_values, "rhs")
+    if op.one_input:
+        rhs = lhs
     y = te.compute(op.output.shape, _KINDS[op.kind](op, _broadcast(lhs, lhs_shape, rank),
                                                     _broadcast(rhs, rhs_shape, rank)), name="output")
-    return TeKernel(inputs=tuple(t for t in (lhs, rhs) if not isinstance(t, Constant)), output=y,
+    inputs = (lhs,) if op.one_input else (lhs, rhs)
+    return TeKernel(inputs=tuple(t for t in inputs if not isinstance(t, Constant)), output=y,
                     constants=tuple(t for t in (lhs, rhs) if isinstance(t, Constant)))
