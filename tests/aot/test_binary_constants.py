@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import tarfile
 
+import numpy as np
 import pytest
 from aot_support import ACCELERATORS, assert_bit_exact, compile_model, npu_target
 
@@ -62,7 +63,7 @@ def test_both_feature_maps_broadcast(op, dtype, shapes, accelerator, tmp_path):
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 def test_constants_between_npu_operators(accelerator, tmp_path):
-    """A per-channel scale and a scalar offset between two convolutions (a normalisation): NPU, host, host, NPU."""
+    """A per-channel scale (host) and a scalar offset (the NPU's IFM2 scalar) between two convolutions."""
     net = Net(4)
     x = net.input((1, 8, 8, 8))
     y = net.conv2d(x, out_channels=8)
@@ -71,10 +72,38 @@ def test_constants_between_npu_operators(accelerator, tmp_path):
     net.output(net.conv2d(y, out_channels=4, kernel=(1, 1)))
     model = net.build()
     assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path)
+    assert _placements(tmp_path / "module.tar") == [("CONV_2D", "ethos-u"), ("MUL", "host"), ("ADD", "ethos-u"),
+                                                    ("CONV_2D", "ethos-u")]
+
+
+def _placements(archive) -> list[tuple[str, str]]:
+    with tarfile.open(archive) as tar:
+        report = tar.extractfile("./src/offload_report.txt").read().decode()
+    return re.findall(r"^\d+\s+(\w+)\s+(\S+)", report, re.M)
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("side", ("lhs", "rhs"))
+@pytest.mark.parametrize("op", OPS)
+def test_int8_scalar_runs_on_the_npu(op, side, accelerator, tmp_path):
+    """A one-element int8 constant is the NPU's IFM2 scalar (reversed operands when it is the left one)."""
+    model = models.make(op, 6, **{f"constant_{side}": (1, 1, 1, 1) if side == "lhs" else ()}, **_quant(op, "int8"))
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path)
+    assert _placements(tmp_path / "module.tar") == [(op.upper(), "ethos-u")]
+
+
+@pytest.mark.parametrize("op,value", (("mul", 5), ("minimum", -128), ("maximum", 127)))
+def test_scalar_making_the_result_constant_runs_on_the_host(op, value, tmp_path):
+    """x · real 0, min(x, −128), max(x, 127) do not depend on x: the NPU stream would read no IFM."""
+    net = Net(0)
+    x = net.input((1, 4, 4, 8), "int8", 0.02, 5)
+    scalar = net._activation((), "int8", 0.02, 5, data=np.array(value, np.int8))
+    net.output(getattr(net, op)(x, scalar))
+    model = net.build()
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target("ethos-u55-128")), tmp_path)
     with tarfile.open(tmp_path / "module.tar") as tar:
         report = tar.extractfile("./src/offload_report.txt").read().decode()
-    assert re.findall(r"^\d+\s+(\w+)\s+(\S+)", report, re.M) == [
-        ("CONV_2D", "ethos-u"), ("MUL", "host"), ("ADD", "host"), ("CONV_2D", "ethos-u")], report
+    assert f"a constant operand {value} that makes the result independent of the IFM" in report, report
 
 
 def test_constant_operand_report_says_why_the_host_runs_it(tmp_path):
@@ -82,7 +111,7 @@ def test_constant_operand_report_says_why_the_host_runs_it(tmp_path):
     archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
     with tarfile.open(archive) as tar:
         report = tar.extractfile("./src/offload_report.txt").read().decode()
-    reason = "a constant operand (the NPU elementwise path takes two feature maps: no IFM2 scalar yet)"
+    reason = "a constant operand of shape (8,); the NPU takes a constant only as a one-element IFM2 scalar"
     assert re.search(rf"^0\s+ADD\s+host\s+{re.escape(reason)}$", report, re.M), report
 
 
