@@ -13,6 +13,7 @@ from ethosu_tvm.legalize import legalize
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.target import EthosuTarget
 from ethosu_tvm.testing import models, shared_models_dir
+from ethosu_tvm.testing.models.net import Net
 
 from aot_support import assert_bit_exact, compile_model, members, npu_target
 
@@ -61,6 +62,22 @@ def uncascaded_scratch(model: bytes, tmp_path) -> dict[str, int]:
 @pytest.mark.parametrize("which", ["smallest", "middle"])
 def test_factory_graphs_bit_exact_at_several_limits(name, which, tmp_path):
     model = models.make_graph(name, seed=2)
+    plain = uncascaded_scratch(model, tmp_path)
+    sizes = check(model, tmp_path, limits(model)[which], seeds=range(3))
+    if which == "smallest":
+        assert sum(sizes.values()) < sum(plain.values())
+
+
+@pytest.mark.parametrize("which", ["smallest", "middle"])
+def test_ifm2_scalars_between_convolutions_at_several_limits(which, tmp_path):
+    """Elementwise operations with an IFM2 scalar (one on the left: reversed operands) inside a cascade."""
+    net = Net(3)
+    x = net.input((1, 16, 16, 8))
+    y = net.conv2d(x, out_channels=8)
+    y = net.sub(net.constant((), "int8", 0.03, 5), y)
+    y = net.mul(y, net.constant((1,), "int8", 0.02, -4))
+    net.output(net.conv2d(y, out_channels=8))
+    model = net.build()
     plain = uncascaded_scratch(model, tmp_path)
     sizes = check(model, tmp_path, limits(model)[which], seeds=range(3))
     if which == "smallest":

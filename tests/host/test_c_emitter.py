@@ -137,6 +137,11 @@ def test_scratch_goes_to_the_workspace():
     (dataclasses.replace(_conv(), weights=_conv().weights.astype(np.int16)), "conv2d: weights must be int8"),
     (spec.FullyConnected(X, X, np.zeros((3, 7), np.int8), (0.1,), None), "fully_connected: weights"),
     (spec.Binary("add", X, spec.QuantTensor((3, 10), "int8", 0.1, 3), X), "add: .* do not broadcast"),
+    (spec.Binary("sub", X, X, X, lhs_values=np.zeros((2, 10), np.int8), rhs_values=np.zeros((2, 10), np.int8)),
+     "sub: both operands are constants"),
+    (spec.Binary("mul", X, X, X, rhs_values=np.zeros((10,), np.int8)), r"rhs: constant of int8 \(10,\)"),
+    (spec.Binary("squared_difference", *(spec.QuantTensor((2, 10), "int16", 0.1, 0),) * 3),
+     "squared_difference: int16 tensors are not supported"),
     (spec.Pool2D("max", spec.QuantTensor((1, 4, 4, 2), "int8", 0.1, 3), spec.QuantTensor((1, 3, 3, 2), "int8", 0.1, 3),
                  (2, 2), (2, 2)), "max_pool2d: output"),
 ])

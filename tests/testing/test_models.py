@@ -80,6 +80,24 @@ def test_litert_and_tflm_agree(op, dtype):
             _assert_same(expected, run_tflm(model, inputs))
 
 
+@pytest.mark.parametrize("op,dtype", [(op, dtype) for op in ("add", "sub", "mul", "minimum", "maximum",
+                                                               "squared_difference")
+                                      for dtype in ("int8", "int16") if dtype == "int8" or op in models._INT16_OPS])
+@pytest.mark.parametrize("side,shape", [("lhs", ()), ("rhs", (8,)), ("lhs", (1, 8, 1, 1))])
+def test_constant_operand(op, dtype, side, shape):
+    """A constant operand is a buffer of the model, not an input; both runtimes agree on it."""
+    model = models.make(op, seed=3, dtype=dtype, **{f"constant_{side}": shape})
+    assert len(input_infos(model)) == 1
+    subgraph = read_model(model).Subgraphs(0)
+    operands = subgraph.Operators(0).InputsAsNumpy()
+    constant = subgraph.Tensors(int(operands[0 if side == "lhs" else 1]))
+    assert tuple(constant.Shape(i) for i in range(constant.ShapeLength())) == shape
+    assert read_model(model).Buffers(constant.Buffer()).DataLength() == int(np.prod(shape)) * np.dtype(dtype).itemsize
+    for seed in SEEDS:
+        inputs = random_inputs(model, seed)
+        _assert_same(run_litert(model, inputs), run_tflm(model, inputs))
+
+
 def test_sum_reference_divergence_against_float():
     """Evidence for REF_KERNEL_WRONG: TFLite Micro's SUM equals the rounded float result, BUILTIN_REF does not."""
     model = models.make("sum", seed=1)
@@ -248,6 +266,10 @@ def test_deterministic_and_seeded():
     ("pad", {"dtype": "int16"}, "op 'pad' has no int16 variant"),
     ("add", {"in2_shape": (1, 3, 8, 8)}, "do not broadcast"),
     ("minimum", {"in2_scale": 0.5}, "minimum needs both operands to share one scale"),
+    ("add", {"constant_lhs": (8,), "constant_rhs": (8,)}, "give constant_lhs or constant_rhs, not both"),
+    ("mul", {"constant_rhs": (8,), "in2_shape": (8,)}, "constant_rhs gives the constant's shape"),
+    ("add", {"constant_rhs": (3,)}, "do not broadcast"),
+    ("conv2d", {"constant_rhs": (3,)}, "unknown parameter(s) constant_rhs"),
     ("reshape", {"new_shape": (3, -1)}, "cannot reshape"),
     ("split", {"num_splits": 3}, "cannot be split into 3 equal parts"),
     ("strided_slice", {"begin": (0, 0)}, "begin, end and strides differ in length"),

@@ -79,6 +79,18 @@ def _feature_map(operand: Operand, region: FeatureMapRegion, placement: Placemen
     return fm
 
 
+def _scalar(operand: Operand, ifm: vapi.NpuFeatureMap) -> vapi.NpuFeatureMap:
+    """IFM2 of an operation with an IFM2 scalar: only its data type and quantization are read (the IFM's region and
+    tiles stand in for the rest)."""
+    fm = vapi.NpuFeatureMap()
+    fm.data_type, fm.region, fm.tiles, fm.layout = ifm.data_type, ifm.region, ifm.tiles, ifm.layout
+    fm.shape = vapi.NpuShape3D(height=1, width=1, depth=1)
+    fm.strides = ifm.strides
+    fm.quantization = vapi.NpuQuantization(scale_f32=operand.scale, zero_point=operand.zero_point)
+    fm.name = operand.tensor.name
+    return fm
+
+
 def _strides(strides: tuple[int, int], ofm: FeatureMapRegion) -> tuple[int, int]:
     """(y, x) strides with those of single-element output axes set to 1: they never move the window, and the
     hardware only takes strides up to 3 (partitioning admits larger ones on such axes)."""
@@ -210,15 +222,20 @@ class OperationBuilder:
     def elementwise(self, op: BinaryElementwise, stripe: Stripe, what: str) -> vapi.NpuOperation:
         """The NPU broadcasts only IFM2: when the first operand is the broadcast one, swap and say so."""
         npu_op = vapi.NpuElementWiseOperation(_ELEMENTWISE[op.operator])
-        first, second = (op.ifm, stripe.ifms[0]), (op.ifm2, stripe.ifms[1])
-        if first[1].shape != stripe.ofm.shape:
-            first, second = second, first
-            npu_op.reversed_operands = True
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL
         if op.operator == "MUL":
             npu_op.rescale = (int(op.requant.scale[0]), int(op.requant.shift[0]))
-        npu_op.ifm = self.fm(*first)
-        npu_op.ifm2 = self.fm(*second)
+        if op.ifm2_scalar is not None:
+            npu_op.ifm = self.fm(op.ifm, stripe.ifms[0])
+            npu_op.ifm2, npu_op.ifm2_scalar = _scalar(op.ifm2, npu_op.ifm), performance.scalar_value(op)
+            npu_op.reversed_operands = op.reversed_operands
+        else:
+            first, second = (op.ifm, stripe.ifms[0]), (op.ifm2, stripe.ifms[1])
+            if first[1].shape != stripe.ofm.shape:
+                first, second = second, first
+                npu_op.reversed_operands = True
+            npu_op.ifm = self.fm(*first)
+            npu_op.ifm2 = self.fm(*second)
         npu_op.ofm = self.fm(op.ofm, stripe.ofm)
         npu_op.activation = _activation(op.clamp, op.ofm)
         npu_op.block_config = choose_block_config(npu_op, self.accelerator, what)

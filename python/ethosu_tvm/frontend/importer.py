@@ -158,6 +158,7 @@ def _tracking_converter(rewrites: _Rewrites):
             return run
 
         def _convert_and_bind(self, convert, op, index: int):
+            self._check_pot_scale_int16(op, index)
             ret = convert(op=op)
             if ret is None:
                 return None
@@ -171,6 +172,24 @@ def _tracking_converter(rewrites: _Rewrites):
                       if t.tensor_idx >= 0 and self.has_expr(t.tensor_idx)]
             self._record_quant(inputs + list(zip(items, self.get_output_tensors(op))))
             return items[0] if not isinstance(ret, (list, tuple, relax.Tuple)) else relax.Tuple(items)
+
+        def _check_pot_scale_int16(self, op, index: int) -> None:
+            """int16 ADD/SUB asking for power-of-two scaling (pot_scale_int16, the schema's default) with every
+            scale a power of two: TFLite then runs a shift-only kernel of its own, which rounds the shifted operand
+            alone; with equal scales nothing shifts and it equals the rescaling kernel we build, otherwise not."""
+            name = _op_name(self.model, op, self.builtin_names)
+            options = {"ADD": tflite.AddOptions, "SUB": tflite.SubOptions}.get(name)
+            tensors = self.get_input_tensors(op)[:2] + self.get_output_tensors(op)
+            if options is None or any(t.tensor.Type() != tflite.TensorType.INT16 for t in tensors):
+                return
+            table, parsed = op.BuiltinOptions(), options()
+            if table is not None:
+                parsed.Init(table.Bytes, table.Pos)
+            scales = {float(t.tensor.Quantization().Scale(0)) for t in tensors if _is_power_of_two(t)}
+            if (table is None or parsed.PotScaleInt16()) and len(scales) > 1 and all(map(_is_power_of_two, tensors)):
+                raise UnsupportedModelError(
+                    f"operator #{index} {name}: int16 with power-of-two scaling (pot_scale_int16) of unequal scales is "
+                    "not supported; convert the model with pot_scale_int16 false")
 
         def _record_quant(self, pairs) -> None:
             """Per-tensor quantization of the (Relax var, TFLite tensor) pairs."""
@@ -433,6 +452,15 @@ def _dilate(expr, dilated: DilatedConv):
                                   out_layout=str(attrs.out_layout), out_dtype=attrs.out_dtype)
 
     return _rewrite_calls(expr, rewrite)
+
+
+def _is_power_of_two(tensor) -> bool:
+    """A per-tensor scale within 1e-3 of a power of two in log2 (TFLite's test for its shift-only int16 path)."""
+    quant = tensor.tensor.Quantization()
+    if quant is None or quant.ScaleLength() != 1:
+        return False
+    log2 = np.log2(float(quant.Scale(0)))
+    return abs(log2 - np.round(log2)) < 1e-3
 
 
 def _as_list(ret):

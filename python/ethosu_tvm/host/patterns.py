@@ -28,6 +28,7 @@ from ..qdq.patterns import (
     transpose_conv,
     strided_slice,
     transpose,
+    squared_difference,
     unary,
     weighted_and_elementwise,
 )
@@ -45,6 +46,7 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
     """Every host pattern, most specific first; concatenation and pack once per input count in
     `concat_arities`."""
     return [
+        squared_difference(f"{HOST}.squared_difference"),
         *weighted_and_elementwise(HOST),
         transpose_conv(f"{HOST}.transpose_conv"),
         softmax(f"{HOST}.softmax"),

@@ -229,15 +229,24 @@ class Pool2D:
     clamp: Optional[tuple[int, int]] = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Binary:
-    """Elementwise ADD, SUB, MUL, MINIMUM or MAXIMUM (`kind` "add", ...) with NumPy broadcasting."""
+    """Elementwise ADD, SUB, MUL, MINIMUM, MAXIMUM or SQUARED_DIFFERENCE (`kind` "add", ..., "squared_difference")
+    with NumPy broadcasting.
+
+    An operand with values (`lhs_values`, `rhs_values`: integers of its shape and dtype) is a model constant, not a
+    kernel input; at most one operand is. With `one_input` both operands are one feature map (x·x), the kernel's
+    only input.
+    """
 
     kind: str
     lhs: QuantTensor
     rhs: QuantTensor
     output: QuantTensor
     clamp: Optional[tuple[int, int]] = None
+    lhs_values: Optional[np.ndarray] = None
+    rhs_values: Optional[np.ndarray] = None
+    one_input: bool = False
 
 
 @dataclass(frozen=True)

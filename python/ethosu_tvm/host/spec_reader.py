@@ -20,7 +20,8 @@ from . import spec
 from .patterns import HOST, QUANT_ATTR, SOURCE_ATTR, concat_arities, host_patterns
 from .spec import UnsupportedHostOp
 
-_BINARY_KINDS = {"add": "add", "subtract": "sub", "multiply": "mul", "minimum": "minimum", "maximum": "maximum"}
+_BINARY_KINDS = {"add": "add", "subtract": "sub", "multiply": "mul", "minimum": "minimum", "maximum": "maximum",
+                 "squared_difference": "squared_difference"}
 
 
 def host_spec(func: relax.Function) -> spec.HostOp:
@@ -49,10 +50,16 @@ class _Composite:
     def get(self, role: str):
         return self.match.get(role)
 
-    def operands(self, *roles: str) -> None:
-        """The matched operands must be the parameters, in order: the spec's inputs follow them."""
+    def operands(self, *roles: str, constants: int = 0, repeats: bool = False) -> None:
+        """The matched operands must be the parameters, in order: the spec's inputs follow them. Up to `constants`
+        of them may be constants instead (the kernel holds their values); with `repeats` one feature map may be
+        several operands (the kernel takes it once)."""
         exprs = [self.match[r] for r in roles]
-        if len(exprs) != len(self.func.params) or not all(e.same_as(p) for e, p in zip(exprs, self.func.params)):
+        maps = [e for e in exprs if not is_constant(e)]
+        if repeats:
+            maps = [e for k, e in enumerate(maps) if not any(e.same_as(f) for f in maps[:k])]
+        if (len(exprs) - len(maps) > constants or len(maps) != len(self.func.params)
+                or not all(e.same_as(p) for e, p in zip(maps, self.func.params))):
             kinds = ", ".join("a constant" if is_constant(e) else "a feature map" for e in exprs)
             raise UnsupportedHostOp(f"operands ({kinds}) are not distinct feature maps (the kernel takes only those)")
 
@@ -192,7 +199,11 @@ def _pool(c: _Composite) -> spec.Pool2D:
 
 
 def _binary(c: _Composite) -> spec.Binary:
-    c.operands("lhs", "rhs")
+    """A constant operand (one at most: TVM's frontend folds two) becomes the kernel's constant values; an op of
+    one feature map with itself (x·x) takes it once."""
+    c.operands("lhs", "rhs", constants=1, repeats=True)
+    values = {f"{role}_values": np.asarray(const_value(c[role])) for role in ("lhs", "rhs") if is_constant(c[role])}
+    values["one_input"] = c["lhs"].same_as(c["rhs"])
     output = c.quantized_output()
     clamp = None
     if c.get("relu") is not None:
@@ -200,7 +211,7 @@ def _binary(c: _Composite) -> spec.Binary:
     elif c.get("float_clip") is not None:
         clamp = _real_clamp(output, *_clip_bounds(c["float_clip"]))
     return spec.Binary(_BINARY_KINDS[c.match.kind], c.quantized_input("lhs"), c.quantized_input("rhs"), output,
-                       clamp)
+                       clamp, **values)
 
 
 def _unary(make: Callable[[spec.QuantTensor, spec.QuantTensor, _Composite], spec.HostOp]):

@@ -118,7 +118,9 @@ class BinaryElementwise:
 
     ADD/SUB rescale each operand ((x − zp) << input_shift, then ifm_requant/ifm2_requant) before combining, as
     TFLite does; MUL multiplies the centred operands; MIN/MAX compare raw values (quantizations are equal).
-    `requant` (None for MIN/MAX) scales the combined value to the output.
+    `requant` (None for MIN/MAX) scales the combined value to the output. With `ifm2_scalar` IFM2 is that raw
+    integer (a model constant of one element, `ifm2` giving its quantization) and the IFM the only input;
+    `reversed_operands` then puts the scalar on the left (SUB: scalar − IFM).
     """
 
     op_name: ClassVar[str] = "ethosu.binary_elementwise"
@@ -132,10 +134,12 @@ class BinaryElementwise:
     input_shift: int = 0
     clamp: Clamp = field(default_factory=Clamp)
     source: str = ""
+    ifm2_scalar: int | None = None
+    reversed_operands: bool = False
 
     @property
     def inputs(self) -> tuple[Operand, ...]:
-        return (self.ifm, self.ifm2)
+        return (self.ifm,) if self.ifm2_scalar is not None else (self.ifm, self.ifm2)
 
 
 @dataclass(frozen=True, eq=False)

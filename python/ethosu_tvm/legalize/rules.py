@@ -10,7 +10,7 @@ import numpy as np
 from tvm import relax
 
 from ..qdq.match import Match
-from ..qdq.values import Quant, const_value, prim_float, quant_of
+from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of
 from ..quantization import (
     conv_multipliers,
     fully_connected_multipliers,
@@ -179,6 +179,8 @@ def _binary(operator: str) -> Rule:
             )
         elif operator == "MUL":
             params = dict(requant=_single(s1 * s2 / so))
+        if is_const(match["lhs"]) or is_const(match["rhs"]):
+            return _with_scalar(operator, match, tensors, ofm, source, params)
         return BinaryElementwise(
             operator=operator,
             ifm=_operand(_tensor_of(match["lhs"], tensors), lhs_q),
@@ -190,6 +192,28 @@ def _binary(operator: str) -> Rule:
         )
 
     return rule
+
+
+def _with_scalar(operator: str, match: Match, tensors: dict, ofm: Tensor, source: str, params: dict) -> NpuOp:
+    """A one-element constant operand as the NPU's IFM2 scalar; on the left it is IFM2 with reversed operands (each
+    operand keeps its own rescaling)."""
+    reversed_operands = is_const(match["lhs"])
+    constant, feature_map = ("lhs", "rhs") if reversed_operands else ("rhs", "lhs")
+    if reversed_operands and "ifm_requant" in params:
+        params = dict(params, ifm_requant=params["ifm2_requant"], ifm2_requant=params["ifm_requant"])
+    ifm = _tensor_of(match[feature_map], tensors)
+    scalar = Tensor(f"{ifm.name}_scalar", (1, 1, 1, 1), ifm.dtype)
+    return BinaryElementwise(
+        operator=operator,
+        ifm=_operand(ifm, quant_of(match[f"{feature_map}_dq"])),
+        ifm2=_operand(scalar, quant_of(match[f"{constant}_dq"])),
+        ofm=_operand(ofm, quant_of(match["quantize"])),
+        clamp=_float_clamp(match, quant_of(match["quantize"])),
+        source=source,
+        ifm2_scalar=int(np.asarray(const_value(match[constant])).reshape(-1)[0]),
+        reversed_operands=reversed_operands,
+        **params,
+    )
 
 
 def _tensor_of(expr, tensors: dict) -> Tensor:

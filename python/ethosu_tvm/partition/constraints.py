@@ -210,6 +210,31 @@ def _broadcast(lhs: tuple[int, ...], rhs: tuple[int, ...], out: tuple[int, ...])
     return ""
 
 
+# Scalars that make the result independent of the IFM (code generation finds the IFM through its reads):
+# a MUL by real 0, a MINIMUM with the dtype's minimum, a MAXIMUM with its maximum.
+_ABSORBING = {"multiply": lambda value, zero_point, info: value == zero_point,
+              "minimum": lambda value, zero_point, info: value == info.min,
+              "maximum": lambda value, zero_point, info: value == info.max}
+
+
+def _scalar_operand(match: Match) -> str:
+    """A constant operand runs as the NPU's IFM2 scalar, so it must have one element."""
+    roles = [role for role in ("lhs", "rhs") if is_const(match[role])]
+    if len(roles) == 2:
+        return "both operands are constants"
+    if not roles:
+        return ""
+    constant = match[roles[0]]
+    if int(np.prod(shape_of(constant))) != 1:
+        return (f"a constant operand of shape {shape_of(constant)}; the NPU takes a constant only as a one-element "
+                "IFM2 scalar")
+    value = int(np.asarray(const_value(constant)).reshape(-1)[0])
+    absorbing = _ABSORBING.get(match.kind, lambda *_: False)
+    if absorbing(value, quant_of(match[f"{roles[0]}_dq"]).scalar_zero_point, np.iinfo(dtype_of(constant))):
+        return f"a constant operand {value} that makes the result independent of the IFM"
+    return ""
+
+
 def _binary(match: Match, same_quant: bool) -> str:
     lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
 
@@ -222,10 +247,9 @@ def _binary(match: Match, same_quant: bool) -> str:
         return ""
 
     return _first(
-        lambda: "constant elementwise operands are not supported yet"
-        if is_const(match["lhs"]) or is_const(match["rhs"]) else "",
-        lambda: _feature_map(match["lhs"], "IFM"),
-        lambda: _feature_map(match["rhs"], "IFM2"),
+        lambda: _scalar_operand(match),
+        lambda: "" if is_const(match["lhs"]) else _feature_map(match["lhs"], "IFM"),
+        lambda: "" if is_const(match["rhs"]) else _feature_map(match["rhs"], "IFM2"),
         lambda: _feature_map(match["quantize"], "OFM"),
         lambda: _activation_quant(lhs_q, "IFM"),
         lambda: _activation_quant(rhs_q, "IFM2"),

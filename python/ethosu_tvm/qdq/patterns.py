@@ -105,6 +105,18 @@ def binary(name: str, relax_op: str) -> CompositePattern:
     return CompositePattern(name, quantize, roles)
 
 
+def squared_difference(name: str) -> CompositePattern:
+    """The frontend's SQUARED_DIFFERENCE: dequantize both operands → subtract → multiply the difference by itself
+    → quantize."""
+    lhs, rhs = wildcard(), wildcard()
+    lhs_dq, rhs_dq = dequantized(lhs), dequantized(rhs)
+    difference = is_op("relax.subtract")(lhs_dq, rhs_dq)
+    core = is_op("relax.multiply")(difference, difference)
+    quantize = quantized(core)
+    return CompositePattern(name, quantize, dict(lhs=lhs, rhs=rhs, lhs_dq=lhs_dq, rhs_dq=rhs_dq,
+                                                 difference=difference, core=core, quantize=quantize))
+
+
 def reduction(name: str, relax_op: str) -> CompositePattern:
     """MEAN, SUM, REDUCE_MAX or REDUCE_MIN: dequantize → reduce over axes → quantize."""
     ifm = wildcard()

@@ -61,7 +61,7 @@ class _Builder:
         if isinstance(op, Pooling):
             return pooling(op, ifms[0], name, attrs)
         if isinstance(op, BinaryElementwise):
-            return binary_elementwise(op, ifms[0], ifms[1], name, attrs)
+            return binary_elementwise(op, ifms[0], ifms[1] if len(ifms) > 1 else None, name, attrs)
         if isinstance(op, Identity):
             lut = None if op.lut is None else self.constant(f"{name}_lut", op.lut)
             return identity(op, ifms[0], lut, name, attrs)

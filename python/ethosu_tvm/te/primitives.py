@@ -134,24 +134,32 @@ def _broadcast_read(tensor: te.Tensor, index):
     return tensor[tuple(i if int(d) > 1 else 0 for i, d in zip(index, tensor.shape))]
 
 
-def binary_elementwise(op: BinaryElementwise, lhs: te.Tensor, rhs: te.Tensor, name: str, attrs: dict) -> te.Tensor:
-    """ADD/SUB (TFLite's rescale-both-operands scheme), MUL (requant of the centred product), MIN/MAX (raw)."""
+def binary_elementwise(op: BinaryElementwise, lhs: te.Tensor, rhs: te.Tensor | None, name: str,
+                       attrs: dict) -> te.Tensor:
+    """ADD/SUB (TFLite's rescale-both-operands scheme), MUL (requant of the centred product), MIN/MAX (raw).
+    Without `rhs` IFM2 is the op's scalar; with reversed operands it is the left one."""
+
+    def raw(tensor, index):
+        return tirx.const(op.ifm2_scalar, "int64") if tensor is None else i64(_broadcast_read(tensor, index))
 
     def centred(tensor, operand, index):
-        return i64(_broadcast_read(tensor, index)) - operand.zero_point
+        return raw(tensor, index) - operand.zero_point
 
     def rescaled(tensor, operand, requant, index):
         shifted = centred(tensor, operand, index) * (1 << op.input_shift)
         return requantize(shifted, int(requant.scale[0]), int(requant.shift[0]), requant.rounding)
 
+    def ordered(a, b):
+        return (b, a) if op.reversed_operands else (a, b)
+
     def combined(index):
         if op.operator in ("ADD", "SUB"):
-            a = rescaled(lhs, op.ifm, op.ifm_requant, index)
-            b = rescaled(rhs, op.ifm2, op.ifm2_requant, index)
+            a, b = ordered(rescaled(lhs, op.ifm, op.ifm_requant, index),
+                           rescaled(rhs, op.ifm2, op.ifm2_requant, index))
             return a + b if op.operator == "ADD" else a - b
         if op.operator == "MUL":
             return centred(lhs, op.ifm, index) * centred(rhs, op.ifm2, index)
-        a, b = i64(_broadcast_read(lhs, index)), i64(_broadcast_read(rhs, index))
+        a, b = raw(lhs, index), raw(rhs, index)
         return tirx.min(a, b) if op.operator == "MIN" else tirx.max(a, b)
 
     def output(*index):

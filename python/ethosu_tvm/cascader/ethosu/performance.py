@@ -257,6 +257,13 @@ def choose_block_config(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAcc
     return min(configs, key=rank)
 
 
+def scalar_value(op: BinaryElementwise) -> float:
+    """Vela takes an IFM2 scalar as a real value and quantizes it with IFM2's quantization (in float32): the real
+    value of the raw integer, which quantizes back to it exactly (|q − zp| < 2^17 needs far less than float32's
+    precision)."""
+    return float(np.float32(op.ifm2_scalar - op.ifm2.zero_point) * np.float32(op.ifm2.scale))
+
+
 def _feature_map(operand: Operand, shape: tuple[int, int, int]) -> vapi.NpuFeatureMap:
     fm = vapi.NpuFeatureMap()
     fm.data_type = vapi.NpuDataType[operand.tensor.dtype.upper()]
@@ -299,11 +306,15 @@ def _stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple) -> vapi.NpuBlockOperat
         npu_op.kernel, npu_op.padding = _window(op, ofm, ifms[0], op.pool_shape, (1, 1))
     elif isinstance(op, BinaryElementwise):
         npu_op = vapi.NpuElementWiseOperation(vapi.NpuElementWiseOp[op.operator])
-        second = (op.ifm2, ifms[1])
-        if ifms[0] != ofm:  # the NPU broadcasts only IFM2
-            ifm, second = second, ifm
-            npu_op.reversed_operands = True
-        npu_op.ifm2 = _feature_map(*second)
+        if op.ifm2_scalar is not None:
+            npu_op.ifm2, npu_op.ifm2_scalar = _feature_map(op.ifm2, (1, 1, 1)), scalar_value(op)
+            npu_op.reversed_operands = op.reversed_operands
+        else:
+            second = (op.ifm2, ifms[1])
+            if ifms[0] != ofm:  # the NPU broadcasts only IFM2
+                ifm, second = second, ifm
+                npu_op.reversed_operands = True
+            npu_op.ifm2 = _feature_map(*second)
     elif isinstance(op, Identity):
         # A 1x1 max pool reading the IFM's bytes in the OFM's shape (so a reshape's IFM shape does not matter).
         npu_op = vapi.NpuPoolingOperation(vapi.NpuPoolingOp.MAX)

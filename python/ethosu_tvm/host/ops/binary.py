@@ -1,9 +1,10 @@
 """Elementwise ADD, SUB, MUL, MINIMUM, MAXIMUM (int8, int16) with NumPy broadcasting: TFLite's reference
-arithmetic.
+arithmetic. Either operand may be a model constant (a kernel constant array, as conv weights are).
 
 ADD/SUB: both inputs are offset, shifted left by 20 bits (int16: 15) and scaled to a common scale 2·max(s1, s2),
 added or subtracted, then rescaled to the output (TFLite's Add/Sub preparation, every multiplier double-rounding).
-MUL: (x1 − zp1)·(x2 − zp2) requantized by s1·s2/s_out. MINIMUM/MAXIMUM compare raw values (shared quantization).
+MUL: (x1 − zp1)·(x2 − zp2) requantized by s1·s2/s_out (in float32). MINIMUM/MAXIMUM compare raw values (shared quantization).
+SQUARED_DIFFERENCE (int8): ADD's operand rescaling with a 7-bit shift, the difference squared, rescaled.
 """
 from __future__ import annotations
 
@@ -12,60 +13,105 @@ from tvm import te, tirx
 
 from ...quantization import quantize_multiplier
 from ..fixed_point import multiply_by_quantized_multiplier
-from ..spec import Binary, UnsupportedHostOp
-from ..te_kernel import TeKernel, activation, require, require_dtype, saturate
+from ..spec import Binary, QuantTensor, UnsupportedHostOp
+from ..te_kernel import Constant, TeKernel, activation, constant, require, require_dtype, saturate
 
 # ADD/SUB shift both operands left before rescaling them: 20 bits for int8, 15 for int16 (keeps 32 bits)
 _ADD_LEFT_SHIFT = {"int8": 20, "int16": 15}
+_SQUARED_DIFFERENCE_LEFT_SHIFT = 7  # int8 only
 
 
-def _broadcast(tensor: te.Tensor, out_rank: int):
-    """Index `tensor` with output indices: right-aligned, size-1 dimensions pinned to 0."""
-    offset = out_rank - len(tensor.shape)
-    return lambda *index: tensor[tuple(0 if int(d) == 1 else index[offset + k] for k, d in enumerate(tensor.shape))]
+def _broadcast(tensor, shape: tuple[int, ...], out_rank: int):
+    """Index `tensor` (of `shape`) with output indices: right-aligned, size-1 dimensions pinned to 0."""
+    offset = out_rank - len(shape)
+    return lambda *index: tensor[tuple(0 if d == 1 else index[offset + k] for k, d in enumerate(shape))]
+
+
+def _operand(tensor: QuantTensor, values, name: str):
+    """A kernel input, or for a model constant the kernel constant of its values; a scalar (shape ()) is viewed as
+    shape (1,), which broadcasts the same (TE indexes no rank-0 tensor)."""
+    shape = tensor.shape or (1,)
+    if values is None:
+        return activation(tensor, name, shape), shape
+    require(values.shape == tensor.shape and str(values.dtype) == tensor.dtype, name,
+            f"constant of {values.dtype} {values.shape} for a {tensor.dtype} {tensor.shape} operand")
+    return constant(values.reshape(shape), name), shape
 
 
 def _requantized(value, multiplier_shift: tuple[int, int]):
     return multiply_by_quantized_multiplier(value, *multiplier_shift)
 
 
-def _add_or_sub(op: Binary, a, b):
-    """TFLite's quantized ADD/SUB: both operands rescaled to 2·max(s1, s2) / 2^20 units, summed, rescaled."""
-    left_shift = _ADD_LEFT_SHIFT[op.output.dtype]
+def _common_scale(op: Binary, a, b, left_shift: int):
+    """TFLite's operand rescaling for ADD, SUB and SQUARED_DIFFERENCE: each operand offset, shifted left by
+    `left_shift` bits and scaled to units of 2·max(s1, s2); returns 2·max(s1, s2) and the per-index pair."""
     twice_max = 2.0 * max(op.lhs.scale, op.rhs.scale)
     lhs_scale = quantize_multiplier(op.lhs.scale / twice_max)
     rhs_scale = quantize_multiplier(op.rhs.scale / twice_max)
+
+    def operands(*i):
+        return (_requantized((a(*i).astype("int32") - op.lhs.zero_point) * (1 << left_shift), lhs_scale),
+                _requantized((b(*i).astype("int32") - op.rhs.zero_point) * (1 << left_shift), rhs_scale))
+
+    return twice_max, operands
+
+
+def _add_or_sub(op: Binary, a, b):
+    """TFLite's quantized ADD/SUB: both operands rescaled to 2·max(s1, s2) / 2^20 units, summed, rescaled."""
+    left_shift = _ADD_LEFT_SHIFT[op.output.dtype]
+    twice_max, operands = _common_scale(op, a, b, left_shift)
     out_scale = quantize_multiplier(twice_max / ((1 << left_shift) * op.output.scale))
     sign = 1 if op.kind == "add" else -1
 
     def compute(*i):
-        lhs = _requantized((a(*i).astype("int32") - op.lhs.zero_point) * (1 << left_shift), lhs_scale)
-        rhs = _requantized((b(*i).astype("int32") - op.rhs.zero_point) * (1 << left_shift), rhs_scale)
+        lhs, rhs = operands(*i)
         return saturate(_requantized(lhs + sign * rhs, out_scale), op.output, op.clamp)
 
     return compute
 
 
 def _mul(op: Binary, a, b):
-    scale = quantize_multiplier(op.lhs.scale * op.rhs.scale / op.output.scale)
+    """LiteRT computes MUL's s1·s2/s_out in float32, the scales' type (double arithmetic is off by 1 LSB on rare
+    products close to a rounding tie)."""
+    f32 = np.float32
+    scale = quantize_multiplier(float(f32(op.lhs.scale) * f32(op.rhs.scale) / f32(op.output.scale)))
     return lambda *i: saturate(_requantized(
         (a(*i).astype("int32") - op.lhs.zero_point) * (b(*i).astype("int32") - op.rhs.zero_point), scale),
         op.output, op.clamp)
 
 
+def _squared_difference(op: Binary, a, b):
+    """TFLite's quantized SQUARED_DIFFERENCE: ADD's operand rescaling with a 7-bit left shift, the difference
+    squared (at most 255²·2^14, inside 32 bits), rescaled by (2·max(s1, s2))² / (2^14 · s_out)."""
+    twice_max, operands = _common_scale(op, a, b, _SQUARED_DIFFERENCE_LEFT_SHIFT)
+    out_scale = quantize_multiplier(twice_max * twice_max / ((1 << 2 * _SQUARED_DIFFERENCE_LEFT_SHIFT)
+                                                             * op.output.scale))
+
+    def compute(*i):
+        lhs, rhs = operands(*i)
+        return saturate(_requantized((lhs - rhs) * (lhs - rhs), out_scale), op.output, op.clamp)
+
+    return compute
+
+
 def _min_or_max(op: Binary, a, b):
+    """Of one input with itself, the input (C compilers warn about comparing a value with itself)."""
+    if op.one_input:
+        return a
     pick = tirx.min if op.kind == "minimum" else tirx.max
     return lambda *i: pick(a(*i), b(*i))
 
 
-_DTYPES = ("int8", "int16")
-_KINDS = {"add": _add_or_sub, "sub": _add_or_sub, "mul": _mul, "minimum": _min_or_max, "maximum": _min_or_max}
+_KINDS = {"add": _add_or_sub, "sub": _add_or_sub, "mul": _mul, "minimum": _min_or_max, "maximum": _min_or_max,
+          "squared_difference": _squared_difference}
+# TFLite's SQUARED_DIFFERENCE has no int16 kernel
+_DTYPES = {"squared_difference": ("int8",)}
 
 
 def define(op: Binary) -> TeKernel:
     if op.kind not in _KINDS:
         raise UnsupportedHostOp(f"{op.kind}: no host kernel for this elementwise op")
-    require_dtype(op.kind, op.output, _DTYPES)
+    require_dtype(op.kind, op.output, _DTYPES.get(op.kind, ("int8", "int16")))
     require_dtype(op.kind, op.lhs, (op.output.dtype,))
     require_dtype(op.kind, op.rhs, (op.output.dtype,))
     try:
@@ -74,8 +120,15 @@ def define(op: Binary) -> TeKernel:
         broadcast = None
     require(broadcast == op.output.shape, op.kind, f"{op.lhs.shape} and {op.rhs.shape} do not broadcast to "
             f"{op.output.shape}")
+    require(op.lhs_values is None or op.rhs_values is None, op.kind, "both operands are constants")
     rank = len(op.output.shape)
-    lhs, rhs = activation(op.lhs, "lhs"), activation(op.rhs, "rhs")
-    y = te.compute(op.output.shape, _KINDS[op.kind](op, _broadcast(lhs, rank), _broadcast(rhs, rank)),
-                   name="output")
-    return TeKernel(inputs=(lhs, rhs), output=y)
+    require(not op.one_input or (op.lhs == op.rhs and op.lhs_values is None and op.rhs_values is None), op.kind,
+            "one input for two operands of different tensors")
+    (lhs, lhs_shape), (rhs, rhs_shape) = _operand(op.lhs, op.lhs_values, "lhs"), _operand(op.rhs, op.rhs_values, "rhs")
+    if op.one_input:
+        rhs = lhs
+    y = te.compute(op.output.shape, _KINDS[op.kind](op, _broadcast(lhs, lhs_shape, rank),
+                                                    _broadcast(rhs, rhs_shape, rank)), name="output")
+    inputs = (lhs,) if op.one_input else (lhs, rhs)
+    return TeKernel(inputs=tuple(t for t in inputs if not isinstance(t, Constant)), output=y,
+                    constants=tuple(t for t in (lhs, rhs) if isinstance(t, Constant)))

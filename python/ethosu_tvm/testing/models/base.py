@@ -30,8 +30,9 @@ class NetBase:
         return f"{kind}_{self._names}"
 
     def _activation(self, shape, dtype, scale: float, zero_point: int, name: str | None = None,
-                    rms: float | None = None) -> QTensor:
-        """A new activation tensor; without an `rms` estimate its values are taken as uniform over its range."""
+                    rms: float | None = None, data: np.ndarray | None = None) -> QTensor:
+        """A new activation tensor (a constant with `data`); without an `rms` estimate its values are taken as
+        uniform over its range."""
         dtype = np.dtype(dtype)
         if dtype not in (np.dtype(np.int8), np.dtype(np.int16)):
             raise ValueError(f"activations must be int8 or int16, got {dtype}")
@@ -44,7 +45,7 @@ class NetBase:
             raise ValueError(f"scales must be positive, got {scale}")
         if any(int(d) < 1 for d in shape):
             raise ValueError(f"every dimension must be positive, got shape {tuple(shape)}")
-        index = self.builder.add_tensor(name or self._name("t"), shape, dtype,
+        index = self.builder.add_tensor(name or self._name("t"), shape, dtype, data,
                                         quantization=Quantization((float(scale),), (int(zero_point),)))
         lo, hi = scale * (info.min - zero_point), scale * (info.max - zero_point)
         rms = rms if rms is not None else math.sqrt((lo * lo + lo * hi + hi * hi) / 3)
@@ -61,6 +62,12 @@ class NetBase:
         self._io_tensors["inputs"].append(self._float_edge(tensor, name, _OP.QUANTIZE) if self.float_io
                                           else tensor.index)
         return tensor
+
+    def constant(self, shape, dtype, scale: float, zero_point: int) -> QTensor:
+        """A quantized constant operand with values drawn from the seed over the whole integer range."""
+        info = np.iinfo(dtype)
+        data = self.rng.integers(info.min, info.max, size=tuple(int(d) for d in shape), endpoint=True, dtype=dtype)
+        return self._activation(shape, dtype, scale, zero_point, name=self._name("const"), data=data)
 
     def output(self, tensor: QTensor) -> None:
         """Mark a model output; it is named output_0, output_1, ... in order."""

@@ -62,6 +62,8 @@ _SINGLE = {
 OPS: tuple[str, ...] = tuple(_SINGLE)
 # Input quantization defaults of ops defined only for non-negative inputs (LiteRT's RSQRT fails on the others).
 _INPUT_DEFAULTS = {"log": {"in_zp": -128}, "rsqrt": {"in_zp": -128}}
+# Parameters of a binary op's second operand, a feature map or (constant_lhs/constant_rhs) a constant.
+_SECOND_OPERAND = {"in2_shape", "in2_scale", "in2_zp", "constant_lhs", "constant_rhs"}
 # Ops taking a list of same-quantized inputs (`num_inputs` of them).
 _LIST_OPS = ("concatenation", "pack")
 
@@ -70,20 +72,38 @@ def _op_params(method) -> list[str]:
     return [p for p in inspect.signature(method).parameters if p not in ("self", "x", "a", "b", "inputs")]
 
 
+def _operands(net: Net, first, params: dict, shape, dtype, quant) -> tuple:
+    """The two operands of a binary op: `first` and a second input, or a constant on the side named."""
+    sides = [side for side in ("lhs", "rhs") if f"constant_{side}" in params]
+    if len(sides) == 2:
+        raise ValueError("give constant_lhs or constant_rhs, not both")
+    if sides and "in2_shape" in params:
+        raise ValueError(f"constant_{sides[0]} gives the constant's shape; in2_shape is for a second input")
+    if not sides:
+        return first, net.input(tuple(params.pop("in2_shape", shape)), dtype, *quant)
+    scale, zero_point = quant
+    default_scale, default_zp = (1 / 2048, 0) if dtype == "int16" else (0.02, -3)
+    constant = net.constant(tuple(params.pop(f"constant_{sides[0]}")), dtype,
+                            default_scale if scale is None else scale, default_zp if zero_point is None else zero_point)
+    return (constant, first) if sides[0] == "lhs" else (first, constant)
+
+
 def make(op: str, seed: int = 0, **params) -> bytes:
     """A .tflite model with the single operator `op` (one of `OPS`), its inputs named input_0, input_1, ...
 
     Input parameters: `in_shape`, `dtype` ("int8" or "int16"), `in_scale`, `in_zp`; `per_tensor_axis` sets the
     QuantizedDimension of every single-scale tensor (as TFLite Micro's person_detect has 3); `float_io=True` gives
     the model float32 inputs and outputs around QUANTIZE and DEQUANTIZE operators; binary ops also take
-    `in2_shape`, `in2_scale`, `in2_zp` (broadcasting allowed); concatenation takes `num_inputs`. Every other
-    parameter is the op's own (see the `Net` method of the same name). Bad values raise ValueError.
+    `in2_shape`, `in2_scale`, `in2_zp` (broadcasting allowed), or make one operand a constant of that
+    quantization with `constant_lhs=shape` or `constant_rhs=shape` (values from the seed); concatenation takes
+    `num_inputs`. Every other parameter is the op's own (see the `Net` method of the same name). Bad values raise
+    ValueError.
     """
     if op not in _SINGLE:
         raise ValueError(f"unknown op kind {op!r}; known: {', '.join(OPS)}")
     method, arity, default_shape = _SINGLE[op]
     allowed = set(_op_params(method)) | {"in_shape", "dtype", "in_scale", "in_zp", "per_tensor_axis", "float_io"}
-    allowed |= {"in2_shape", "in2_scale", "in2_zp"} if arity == 2 and op not in _LIST_OPS else set()
+    allowed |= _SECOND_OPERAND if arity == 2 and op not in _LIST_OPS else set()
     allowed |= {"num_inputs"} if op in _LIST_OPS else set()
     unknown = sorted(set(params) - allowed)
     if unknown:
@@ -108,9 +128,9 @@ def make(op: str, seed: int = 0, **params) -> bytes:
     elif arity == 2:
         same = op in ("minimum", "maximum")
         default_scale, default_zp = (first.scale, first.zero_point) if same else (None, None)
-        second = net.input(tuple(params.pop("in2_shape", shape)), dtype, params.pop("in2_scale", default_scale),
-                           params.pop("in2_zp", default_zp if same else (None if dtype == "int8" else 0)))
-        result = method(net, first, second, **params)
+        quant = (params.pop("in2_scale", default_scale),
+                 params.pop("in2_zp", default_zp if same else (None if dtype == "int8" else 0)))
+        result = method(net, *_operands(net, first, params, shape, dtype, quant), **params)
     else:
         result = method(net, first, **params)
     for tensor in result if isinstance(result, list) else [result]:
