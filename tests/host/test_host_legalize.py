@@ -97,7 +97,8 @@ UNPARTITIONED_CASES = [
     ("mul", dict(in2_shape=(1, 1, 8, 8), activation="RELU")),
     ("minimum", dict(in2_shape=(1, 1, 1, 8))),
 ]
-# factory op -> (TFLite operator, the Relax op the message names)
+
+
 def _ids(cases):
     return [f"{op}-{i}" for i, (op, _) in enumerate(cases)]
 
