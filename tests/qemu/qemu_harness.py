@@ -119,6 +119,34 @@ def c_array(name: str, array: np.ndarray, const: bool = True, section: str | Non
             f"  {rows}\n}};\n")
 
 
+def single_io_main_c(inputs: list[np.ndarray], output: np.ndarray) -> str:
+    """A main() that runs the model (one input, one output like `output`) on each of `inputs`, dumping the output
+    of run i as `output_<i>`. Float arrays travel as their int32 bit patterns (c_array writes integers)."""
+    stored = [x.reshape(-1).view(np.int32) if x.dtype == np.float32 else x.reshape(-1) for x in inputs]
+    output_type = "float" if output.dtype == np.float32 else _C_TYPES[output.dtype]
+    arrays = "\n".join(c_array(f"input_{i}", x) for i, x in enumerate(stored))
+    names = ", ".join(f"input_{i}" for i in range(len(inputs)))
+    return f"""#include <stdint.h>
+#include "tvmgen_default.h"
+{DUMP_HELPER_C}
+{arrays}
+static const {_C_TYPES[stored[0].dtype]}* const input_sets[{len(inputs)}] = {{{names}}};
+static {output_type} output[{output.size}] __attribute__((aligned(16)));
+
+int main(void) {{
+  char name[16] = "output_0";
+  for (int i = 0; i < {len(inputs)}; ++i) {{
+    struct tvmgen_default_inputs in = {{(void*)input_sets[i]}};
+    struct tvmgen_default_outputs out = {{output}};
+    if (tvmgen_default_run(&in, &out) != 0) return 1;
+    name[7] = (char)('0' + i);
+    ethosu_tvm_dump(name, output, sizeof(output));
+  }}
+  return 0;
+}}
+"""
+
+
 def parse_dumps(stdout: str) -> dict[str, bytes]:
     """The arrays printed by ethosu_tvm_dump, by name (no spaces); truncated or inconsistent dumps raise AssertionError."""
     dumps = {}

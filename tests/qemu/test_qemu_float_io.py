@@ -5,35 +5,11 @@ from __future__ import annotations
 import tarfile
 
 import numpy as np
-from qemu_harness import DUMP_HELPER_C, build_and_run, c_array, parse_dumps
+from qemu_harness import build_and_run, parse_dumps, single_io_main_c
 
 import ethosu_tvm
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import random_inputs, run_litert
-
-
-def _main_c(inputs: list[np.ndarray], output_size: int) -> str:
-    # Floats travel as their int32 bit patterns: the harness writes integer arrays.
-    arrays = "\n".join(c_array(f"input_{i}", x.reshape(-1).view(np.int32)) for i, x in enumerate(inputs))
-    return f"""#include <stdint.h>
-#include "tvmgen_default.h"
-{DUMP_HELPER_C}
-{arrays}
-static const int32_t* const input_sets[{len(inputs)}] = {{{", ".join(f"input_{i}" for i in range(len(inputs)))}}};
-static float output[{output_size}] __attribute__((aligned(16)));
-
-int main(void) {{
-  char name[16] = "output_0";
-  for (int i = 0; i < {len(inputs)}; ++i) {{
-    struct tvmgen_default_inputs in = {{(void*)input_sets[i]}};
-    struct tvmgen_default_outputs out = {{output}};
-    if (tvmgen_default_run(&in, &out) != 0) return 1;
-    name[7] = (char)('0' + i);
-    ethosu_tvm_dump(name, output, sizeof(output));
-  }}
-  return 0;
-}}
-"""
 
 
 def test_float_io_host_only_on_cortex_m55(tmp_path):
@@ -48,7 +24,7 @@ def test_float_io_host_only_on_cortex_m55(tmp_path):
     inputs = [halfway, random_inputs(model, 1)[0], (random_inputs(model, 2)[0] * 30).astype(np.float32)]
     expected = [run_litert(model, [x])[0] for x in inputs]
     result = build_and_run(sorted((mlf / "codegen/host/src").glob("*.c")), [mlf / "codegen/host/include"],
-                           _main_c(inputs, expected[0].size), tmp_path)
+                           single_io_main_c(inputs, expected[0]), tmp_path)
     assert result.exit_code == 0, result.stderr
     dumps = parse_dumps(result.stdout)
     for i, want in enumerate(expected):

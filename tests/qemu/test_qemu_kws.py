@@ -5,36 +5,13 @@ from __future__ import annotations
 import tarfile
 
 import numpy as np
-from qemu_harness import DUMP_HELPER_C, build_and_run, c_array, parse_dumps
+from qemu_harness import build_and_run, parse_dumps, single_io_main_c
 
 import ethosu_tvm
 from ethosu_tvm.testing import shared_model
 from ethosu_tvm.testing.reference import random_inputs, run_litert
 
 SEEDS = range(5)
-
-
-def _main_c(inputs: list[np.ndarray], output_size: int) -> str:
-    arrays = "\n".join(c_array(f"input_{seed}", x.reshape(-1)) for seed, x in enumerate(inputs))
-    return f"""#include <stdint.h>
-#include "tvmgen_default.h"
-{DUMP_HELPER_C}
-{arrays}
-static const int8_t* const inputs_by_seed[{len(inputs)}] = {{{", ".join(f"input_{s}" for s in SEEDS)}}};
-static int8_t output[{output_size}] __attribute__((aligned(16)));
-
-int main(void) {{
-  char name[16] = "output_0";
-  for (int seed = 0; seed < {len(inputs)}; ++seed) {{
-    struct tvmgen_default_inputs in = {{(void*)inputs_by_seed[seed]}};
-    struct tvmgen_default_outputs out = {{output}};
-    if (tvmgen_default_run(&in, &out) != 0) return 1;
-    name[7] = (char)('0' + seed);
-    ethosu_tvm_dump(name, output, sizeof(output));
-  }}
-  return 0;
-}}
-"""
 
 
 def test_kws_host_only_on_cortex_m55(tmp_path):
@@ -49,7 +26,7 @@ def test_kws_host_only_on_cortex_m55(tmp_path):
     expected = [run_litert(model, [x])[0] for x in inputs]
     assert len({e.tobytes() for e in expected}) > 1  # the inputs lead to different outputs
     result = build_and_run(sorted((mlf / "codegen/host/src").glob("*.c")), [mlf / "codegen/host/include"],
-                           _main_c(inputs, expected[0].size), tmp_path)
+                           single_io_main_c(inputs, expected[0]), tmp_path)
     assert result.exit_code == 0, result.stderr
     dumps = parse_dumps(result.stdout)
     for seed in SEEDS:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from tvm import te, tirx
 
 from ..fixed_point import multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_wide
-from ..spec import Conv2D, op_name
+from ..spec import Conv2D, Weighted, op_name
 from ..te_kernel import (
     TeKernel,
     activation,
@@ -45,7 +45,6 @@ def _check_shapes(op: Conv2D) -> None:
 def define(op: Conv2D) -> TeKernel:
     accumulator = accumulator_dtype(op)
     _check_shapes(op)
-    requantize = REQUANTIZE[op.input.dtype]
     _, height, width, depth = op.input.shape
     channels, (kernel_h, kernel_w) = op.output.shape[3], op.weights.shape[1:3]
     (stride_h, stride_w), (dilation_h, dilation_w), (top, left) = op.stride, op.dilation, op.padding[:2]
@@ -70,6 +69,14 @@ def define(op: Conv2D) -> TeKernel:
         c = te.reduce_axis((0, depth), "c")
         acc = te.compute(op.output.shape, lambda b, y, x_, o: te.sum(
             tap(b, y, x_, c, weights[o, ky, kx, c]), axis=[ky, kx, c]), name="acc")
+    return requantized_kernel(op, x, acc, (weights, bias, multiplier, shift))
+
+
+def requantized_kernel(op: Weighted, x: te.Tensor, acc: te.Tensor, constants: tuple) -> TeKernel:
+    """The kernel whose output is the NHWC accumulator `acc` plus bias, requantized per channel, + output zero point,
+    clamped (CONV_2D's and TRANSPOSE_CONV's last step); `constants` are (weights, bias, multiplier, shift)."""
+    _, bias, multiplier, shift = constants
+    requantize = REQUANTIZE[op.input.dtype]
     y = te.compute(op.output.shape, lambda b, y, x_, o: saturate(requantize(
         acc[b, y, x_, o] + bias[o], multiplier[o], shift[o]), op.output, op.clamp), name="output")
 
@@ -77,4 +84,4 @@ def define(op: Conv2D) -> TeKernel:
         attach(sch, "acc", "output", 4)
         split_reduction_init(sch, "acc", 4)
 
-    return TeKernel(inputs=(x,), output=y, constants=(weights, bias, multiplier, shift), schedule=schedule)
+    return TeKernel(inputs=(x,), output=y, constants=constants, schedule=schedule)

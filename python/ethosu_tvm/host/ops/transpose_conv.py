@@ -10,9 +10,9 @@ from __future__ import annotations
 from tvm import te, tirx
 
 from ..spec import TransposeConv2D, op_name
-from ..te_kernel import TeKernel, activation, attach, constant, require, saturate, split_reduction_init
+from ..te_kernel import TeKernel, activation, constant, require
 from . import weighted
-from .conv import REQUANTIZE
+from .conv import requantized_kernel
 from .weighted import accumulator_dtype
 
 
@@ -39,12 +39,4 @@ def define(op: TransposeConv2D) -> TeKernel:
         return tirx.if_then_else(inside, value.astype(accumulator), tirx.const(0, accumulator))
 
     acc = te.compute(op.output.shape, lambda b, oy, ox, o: te.sum(tap(b, oy, ox, o), axis=[ky, kx, c]), name="acc")
-    requantize = REQUANTIZE[op.input.dtype]
-    y = te.compute(op.output.shape, lambda b, oy, ox, o: saturate(requantize(
-        acc[b, oy, ox, o] + bias[o], multiplier[o], shift[o]), op.output, op.clamp), name="output")
-
-    def schedule(sch):
-        attach(sch, "acc", "output", 4)
-        split_reduction_init(sch, "acc", 4)
-
-    return TeKernel(inputs=(x,), output=y, constants=(weights, bias, multiplier, shift), schedule=schedule)
+    return requantized_kernel(op, x, acc, (weights, bias, multiplier, shift))
