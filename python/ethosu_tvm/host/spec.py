@@ -129,9 +129,11 @@ class Reshape(Unary):
 
 @dataclass(frozen=True)
 class Pad(Unary):
-    """PAD with the zero point (real 0): `paddings` has one (before, after) pair per dimension."""
+    """PAD (with the zero point, real 0) and PADV2 (with a constant): `paddings` has one (before, after) pair per
+    dimension, the border holds the integer `value`."""
 
     paddings: tuple[tuple[int, int], ...] = ()
+    value: int = 0
 
 
 @dataclass(frozen=True)

@@ -264,11 +264,12 @@ def _pad(c: _Composite) -> spec.Pad:
     c.operands("ifm")
     attrs = c["pad"].attrs
     x, y = c.raw(c["ifm"]), c.raw(c["pad"])
-    if str(attrs.pad_mode) != "constant" or float(attrs.pad_value) != x.zero_point:
-        raise UnsupportedHostOp(f"{attrs.pad_mode} padding with {float(attrs.pad_value)} (the kernel pads with the "
-                                f"zero point {x.zero_point})")
+    value = float(attrs.pad_value)  # the zero point (PAD) or PADV2's constant, in the input's quantization
+    info = np.iinfo(x.dtype)
+    if str(attrs.pad_mode) != "constant" or not value.is_integer() or not info.min <= value <= info.max:
+        raise UnsupportedHostOp(f"{attrs.pad_mode} padding with {value} (the kernel pads {x.dtype} with a constant)")
     widths = [int(w) for w in attrs.pad_width]
-    return spec.Pad(x, y, tuple(zip(widths[0::2], widths[1::2])))
+    return spec.Pad(x, y, tuple(zip(widths[0::2], widths[1::2])), int(value))
 
 
 def _reduce(c: _Composite) -> spec.Reduce:

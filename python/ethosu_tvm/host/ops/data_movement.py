@@ -1,10 +1,10 @@
-"""RESHAPE (and SQUEEZE, EXPAND_DIMS), PAD, CONCATENATION, PACK, strided slices (STRIDED_SLICE, SLICE, SPLIT,
-SPLIT_V, UNPACK) and TRANSPOSE: copies, the runner may alias some of them away.
+"""RESHAPE (and SQUEEZE, EXPAND_DIMS), PAD (and PADV2), CONCATENATION, PACK, strided slices (STRIDED_SLICE, SLICE,
+SPLIT, SPLIT_V, UNPACK) and TRANSPOSE: copies, the runner may alias some of them away.
 
-PAD fills with the zero point (real 0); CONCATENATION needs its inputs to share the output's quantization (TFLite's
-int8/int16 kernels requantize otherwise, which this one does not). PACK, slices and transposes copy the integers
-whatever the quantization, as TFLite's kernels do (LiteRT refuses PACK and UNPACK with another output
-quantization, TFLite Micro copies).
+PAD fills with the zero point (real 0), PADV2 with its constant; CONCATENATION needs its inputs to share the output's
+quantization (TFLite's int8/int16 kernels requantize otherwise, which this one does not). PACK, slices and
+transposes copy the integers whatever the quantization, as TFLite's kernels do (LiteRT refuses PACK and UNPACK with
+another output quantization, TFLite Micro copies).
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def define_pad(op: Pad) -> TeKernel:
     def output(*index):
         source = [i - before for i, (before, _) in zip(index, op.paddings)]
         inside = tirx.all(*[tirx.all(s >= 0, s < d) for s, d in zip(source, op.input.shape)])
-        return tirx.if_then_else(inside, x[tuple(source)], tirx.const(op.output.zero_point, op.output.dtype))
+        return tirx.if_then_else(inside, x[tuple(source)], tirx.const(op.value, op.output.dtype))
 
     return TeKernel(inputs=(x,), output=te.compute(op.output.shape, output, name="output"))
 

@@ -9,8 +9,8 @@ from .quant import _ACTIVATIONS, _OP, QTensor, _choice, _pair
 
 
 class DataMovementOps(NetBase):
-    """Reshape, concatenation, split, split_v, slices, squeeze, expand_dims, transpose, pack, unpack, pad and
-    resize."""
+    """Reshape, concatenation, split, split_v, slices, squeeze, expand_dims, transpose, pack, unpack, pad,
+    resize, depth_to_space, space_to_depth, mirror_pad, padv2, reverse_v2, gather and broadcast_to."""
 
     def reshape(self, x: QTensor, new_shape=(1, -1), batch_from_shape: bool = False) -> QTensor:
         """RESHAPE; `batch_from_shape` computes the new shape as Keras exports `tf.reshape(x, [tf.shape(x)[0],
@@ -237,3 +237,90 @@ class DataMovementOps(NetBase):
                         half_pixel_centers: bool = False) -> QTensor:
         return self._resize(_OP.RESIZE_BILINEAR, "ResizeBilinearOptions", x, size, align_corners,
                             half_pixel_centers)
+
+    def _block_move(self, builtin, options_table, x: QTensor, block_size: int, shape) -> QTensor:
+        if block_size < 2:
+            raise ValueError(f"block_size must be at least 2, got {block_size}")
+        y = self._same_quant(x, shape)
+        self.builder.add_operator(builtin, [x.index], [y.index], options_table, dict(BlockSize=block_size))
+        return y
+
+    def depth_to_space(self, x: QTensor, block_size: int = 2) -> QTensor:
+        """DEPTH_TO_SPACE (NHWC): channel blocks of block_size² become block_size × block_size pixels."""
+        n, h, w, c = x.shape
+        if block_size < 1 or c % (block_size * block_size):
+            raise ValueError(f"{c} channels do not divide into blocks of {block_size}x{block_size}")
+        return self._block_move(_OP.DEPTH_TO_SPACE, "DepthToSpaceOptions", x, block_size,
+                                (n, h * block_size, w * block_size, c // block_size ** 2))
+
+    def space_to_depth(self, x: QTensor, block_size: int = 2) -> QTensor:
+        """SPACE_TO_DEPTH (NHWC): block_size × block_size pixels become channels."""
+        n, h, w, c = x.shape
+        if block_size < 1 or h % block_size or w % block_size:
+            raise ValueError(f"{h}x{w} does not divide into blocks of {block_size}x{block_size}")
+        return self._block_move(_OP.SPACE_TO_DEPTH, "SpaceToDepthOptions", x, block_size,
+                                (n, h // block_size, w // block_size, c * block_size ** 2))
+
+    def mirror_pad(self, x: QTensor, paddings=((0, 0), (2, 1), (1, 2), (0, 0)), mode: str = "REFLECT") -> QTensor:
+        """MIRROR_PAD; REFLECT leaves out the edge element (pads < size), SYMMETRIC repeats it (pads ≤ size)."""
+        modes = {"REFLECT": 0, "SYMMETRIC": 1}
+        pads = np.array(paddings, dtype=np.int32)
+        if pads.shape != (len(x.shape), 2) or pads.min() < 0:
+            raise ValueError(f"paddings must be {len(x.shape)} non-negative (before, after) pairs")
+        limit = [d - (mode == "REFLECT") for d in x.shape]
+        if any(p.max() > m for p, m in zip(pads, limit)):
+            raise ValueError(f"{mode} paddings {pads.tolist()} exceed {x.shape}")
+        y = self._same_quant(x, tuple(d + int(p.sum()) for d, p in zip(x.shape, pads)))
+        self.builder.add_operator(_OP.MIRROR_PAD, [x.index, self._const(pads)], [y.index], "MirrorPadOptions",
+                                  dict(Mode=_choice(mode, modes, "mode")))
+        return y
+
+    def padv2(self, x: QTensor, paddings=((0, 0), (1, 1), (2, 1), (0, 0)), value: int = 5) -> QTensor:
+        """PADV2 with the integer `value` (a constant in the input's quantization)."""
+        pads = np.array(paddings, dtype=np.int32)
+        if pads.shape != (len(x.shape), 2) or pads.min() < 0:
+            raise ValueError(f"paddings must be {len(x.shape)} non-negative (before, after) pairs")
+        info = np.iinfo(x.dtype)
+        if not info.min <= value <= info.max:
+            raise ValueError(f"value {value} does not fit {x.dtype}")
+        y = self._same_quant(x, tuple(d + int(p.sum()) for d, p in zip(x.shape, pads)))
+        fill = self._activation((), x.dtype, x.scale, x.zero_point, name=self._name("const"),
+                                data=np.array(value, dtype=x.dtype))
+        self.builder.add_operator(_OP.PADV2, [x.index, self._const(pads), fill.index], [y.index], "PadV2Options")
+        return y
+
+    def reverse_v2(self, x: QTensor, axis=(1,)) -> QTensor:
+        """REVERSE_V2 along the axes (TFLite's kernels take one)."""
+        if any(not -len(x.shape) <= a < len(x.shape) for a in axis):
+            raise ValueError(f"axes {tuple(axis)} are out of range for rank {len(x.shape)}")
+        y = self._same_quant(x, x.shape)
+        self.builder.add_operator(_OP.REVERSE_V2, [x.index, self._const(np.array(axis, dtype=np.int32))],
+                                  [y.index], "ReverseV2Options")
+        return y
+
+    def gather(self, x: QTensor, indices=(3, 0, 0, 5), axis: int = -1) -> QTensor:
+        """GATHER with constant indices (any shape) along `axis`."""
+        rank = len(x.shape)
+        if not -rank <= axis < rank:
+            raise ValueError(f"axis {axis} is out of range for rank {rank}")
+        axis %= rank
+        idx = np.array(indices, dtype=np.int32)
+        if idx.size == 0 or idx.min() < 0 or idx.max() >= x.shape[axis]:
+            raise ValueError(f"indices {idx.tolist()} are out of range for dimension {x.shape[axis]}")
+        y = self._same_quant(x, x.shape[:axis] + idx.shape + x.shape[axis + 1:])
+        self.builder.add_operator(_OP.GATHER, [x.index, self._const(idx)], [y.index], "GatherOptions",
+                                  dict(Axis=axis))
+        return y
+
+    def broadcast_to(self, x: QTensor, shape=(1, 8, 8, 4)) -> QTensor:
+        """BROADCAST_TO by NumPy's rules."""
+        try:
+            out = np.broadcast_shapes(x.shape, tuple(shape))
+        except ValueError as err:
+            raise ValueError(f"cannot broadcast {x.shape} to {tuple(shape)}: {err}") from None
+        if out != tuple(shape):
+            raise ValueError(f"cannot broadcast {x.shape} to {tuple(shape)}")
+        y = self._same_quant(x, out)
+        self.builder.add_operator(_OP.BROADCAST_TO, [x.index, self._const(np.array(shape, dtype=np.int32))],
+                                  [y.index], "BroadcastToOptions")
+        return y
