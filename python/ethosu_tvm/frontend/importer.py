@@ -360,7 +360,8 @@ def _tracking_converter(rewrites: _Rewrites):
             (output,) = self.get_output_tensors(op)
             symmetric = _options(op, tflite.MirrorPadOptions).Mode() == tflite.MirrorPadMode.SYMMETRIC
             widths = self.get_tensor_value(pads).reshape(-1, 2).tolist()
-            x, shape = self.get_tensor_expr(data), list(self._shape(data))
+            shape = list(self._shape(data))
+            x = self._copy(relax.op.reshape(self.get_tensor_expr(data), shape), output)  # a copy if none pads
             for axis, (before, after) in enumerate(widths):
                 size, edge = shape[axis], 0 if symmetric else 1
                 if max(before, after) > size - edge:
@@ -402,6 +403,23 @@ def _tracking_converter(rewrites: _Rewrites):
             x = self.get_tensor_expr(data)
             x = self._concat([self._take(x, shape, axis, range(i, i + 1)) for i in picks], axis, output)
             return relax.op.reshape(x, list(self._shape(output)))
+
+        def convert_broadcast_to(self, op):
+            # TVM's converter emits a broadcast_to, which has no host kernel: the input with the output's rank,
+            # then per broadcast axis a concatenation of copies.
+            data, shape_tensor = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            if self.has_expr(shape_tensor.tensor_idx):
+                raise ValueError("a shape computed at run time")
+            target = self._shape(output)
+            shape = (1,) * (len(target) - len(self._shape(data))) + self._shape(data)
+            if len(shape) != len(target) or any(d not in (1, t) for d, t in zip(shape, target)):
+                raise ValueError(f"{self._shape(data)} does not broadcast to {target}")
+            x = self._copy(relax.op.reshape(self.get_tensor_expr(data), list(shape)), output)
+            for axis, (d, t) in enumerate(zip(shape, target)):
+                if d != t:
+                    x = self._concat([x] * t, axis, output)
+            return x
 
         def _take(self, x, shape: list[int], axis: int, r: range):
             """The elements of `x` (of `shape`) at `r` along `axis`."""

@@ -322,5 +322,5 @@ class DataMovementOps(NetBase):
             raise ValueError(f"cannot broadcast {x.shape} to {tuple(shape)}")
         y = self._same_quant(x, out)
         self.builder.add_operator(_OP.BROADCAST_TO, [x.index, self._const(np.array(shape, dtype=np.int32))],
-                                  [y.index], "BroadcastToOptions")
+                                  [y.index], "BroadcastToOptions", version=2)
         return y

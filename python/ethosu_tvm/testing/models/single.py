@@ -10,7 +10,7 @@ _INT16_OPS = {
     "conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "sub", "mul",
     "minimum", "maximum", "tanh", "logistic", "softmax", "reshape", "quantize", "mean", "sum",
     "resize_nearest_neighbor", "split", "split_v", "strided_slice", "slice", "transpose", "pack", "unpack", "padv2",
-    "reverse_v2",
+    "reverse_v2", "broadcast_to",
 }
 # op kind -> (Net method, number of tensor inputs, default input shape)
 _SINGLE = {
