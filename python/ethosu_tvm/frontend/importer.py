@@ -28,7 +28,8 @@ TENSOR_QUANT_ATTR = "ethosu.tensor_quant"
 MODEL_IO_ATTR = "ethosu.io"
 VALUE_MOVING_OPS = frozenset({"PAD", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "SLICE", "STRIDED_SLICE", "SPLIT",
                               "SPLIT_V", "PACK", "UNPACK", "RESIZE_NEAREST_NEIGHBOR", "DEPTH_TO_SPACE",
-                              "SPACE_TO_DEPTH", "MIRROR_PAD", "PADV2", "REVERSE_V2", "GATHER", "BROADCAST_TO"})
+                              "SPACE_TO_DEPTH", "MIRROR_PAD", "PADV2", "REVERSE_V2", "GATHER", "BROADCAST_TO",
+                              "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND"})
 
 
 class ModelImportError(ValueError):
@@ -404,22 +405,42 @@ def _tracking_converter(rewrites: _Rewrites):
             x = self._concat([self._take(x, shape, axis, range(i, i + 1)) for i in picks], axis, output)
             return relax.op.reshape(x, list(self._shape(output)))
 
-        def convert_broadcast_to(self, op):
-            # TVM's converter emits a broadcast_to, which has no host kernel: the input with the output's rank,
-            # then per broadcast axis a concatenation of copies.
-            data, shape_tensor = self.get_input_tensors(op)
+        # SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND outside a dilated convolution (the chains are folded before):
+        # TVM's converters call TOPI functions that have no host kernel; these are a pad or crop around a reshape →
+        # transpose → reshape, each a host copy in the output's quantization.
+        def convert_space_to_batch_nd(self, op):
+            data, blocks, pads = self.get_input_tensors(op)
             (output,) = self.get_output_tensors(op)
-            if self.has_expr(shape_tensor.tensor_idx):
-                raise ValueError("a shape computed at run time")
-            target = self._shape(output)
-            shape = (1,) * (len(target) - len(self._shape(data))) + self._shape(data)
-            if len(shape) != len(target) or any(d not in (1, t) for d, t in zip(shape, target)):
-                raise ValueError(f"{self._shape(data)} does not broadcast to {target}")
-            x = self._copy(relax.op.reshape(self.get_tensor_expr(data), list(shape)), output)
-            for axis, (d, t) in enumerate(zip(shape, target)):
-                if d != t:
-                    x = self._concat([x] * t, axis, output)
-            return x
+            bh, bw, n, h, w, c = self._batch_blocks(data, blocks)
+            widths = [[0, 0], *self.get_tensor_value(pads).reshape(-1, 2).tolist(), [0, 0]]
+            zero_point = int(output.qnn_params["zero_point"].value.numpy()) if output.qnn_params else 0
+            x = self._copy(relax.op.nn.pad(self.get_tensor_expr(data), [int(v) for pair in widths for v in pair],
+                                           pad_value=float(zero_point)), output)
+            h, w = h + sum(widths[1]), w + sum(widths[2])
+            x = self._copy(relax.op.reshape(x, [n, h // bh, bh, w // bw, bw, c]), output)
+            x = self._copy(relax.op.permute_dims(x, [2, 4, 0, 1, 3, 5]), output)
+            return relax.op.reshape(x, list(self._shape(output)))
+
+        def convert_batch_to_space_nd(self, op):
+            data, blocks, crops = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            bh, bw, n, h, w, c = self._batch_blocks(data, blocks)
+            x = self._copy(relax.op.reshape(self.get_tensor_expr(data), [bh, bw, n // (bh * bw), h, w, c]), output)
+            x = self._copy(relax.op.permute_dims(x, [2, 3, 0, 4, 1, 5]), output)
+            shape = [n // (bh * bw), h * bh, w * bw, c]
+            x = self._copy(relax.op.reshape(x, shape), output)
+            (top, bottom), (left, right) = self.get_tensor_value(crops).reshape(2, 2).tolist()
+            ranges = [range(shape[0]), range(top, shape[1] - bottom), range(left, shape[2] - right), range(c)]
+            if tuple(len(r) for r in ranges) != self._shape(output):
+                raise ValueError(f"crops {[[top, bottom], [left, right]]} do not give the output {self._shape(output)}")
+            return _strided_slice(x, ranges, shape)
+
+        def _batch_blocks(self, data, blocks) -> tuple[int, ...]:
+            """The block height and width and the NHWC shape of `data`; two spatial dimensions only."""
+            block_shape = [int(b) for b in self.get_tensor_value(blocks).reshape(-1)]
+            if len(self._shape(data)) != 4 or len(block_shape) != 2:
+                raise ValueError(f"a block shape {block_shape} on a {len(self._shape(data))}-D input (only 2 on 4-D)")
+            return (*block_shape, *self._shape(data))
 
         def _take(self, x, shape: list[int], axis: int, r: range):
             """The elements of `x` (of `shape`) at `r` along `axis`."""

@@ -165,6 +165,12 @@ class Transpose(Unary):
 
 
 @dataclass(frozen=True)
+class BroadcastTo(Unary):
+    """BROADCAST_TO: the input's axes aligned with the output's last ones, those of extent 1 repeated; values copied
+    as they are."""
+
+
+@dataclass(frozen=True)
 class Pack:
     """PACK along the new output axis `axis`: the integers copied whatever the quantizations (LiteRT refuses
     differing ones, TFLite Micro copies)."""
@@ -286,13 +292,14 @@ class Dequantize:
 
 
 HostOp = Union[Softmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, HardSwish, Requantize, Relu, LeakyRelu, Prelu,
-               Reshape, Pad, Concatenation, StridedSlice, Transpose, Pack, Conv2D, TransposeConv2D, FullyConnected,
+               Reshape, Pad, Concatenation, StridedSlice, Transpose, BroadcastTo, Pack, Conv2D, TransposeConv2D, FullyConnected,
                Pool2D, Binary, Reduce, Resize, FloatQuantize, Dequantize]
 
 
 _NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs", Rsqrt: "rsqrt", HardSwish: "hard_swish",
           Requantize: "quantize", Relu: "relu", LeakyRelu: "leaky_relu", Prelu: "prelu", Reshape: "reshape", Pad: "pad",
           Concatenation: "concatenation", StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack",
+          BroadcastTo: "broadcast_to",
           FullyConnected: "fully_connected", TransposeConv2D: "transpose_conv", FloatQuantize: "quantize",
           Dequantize: "dequantize"}
 

@@ -331,6 +331,11 @@ def _transpose(c: _Composite) -> spec.Transpose:
     return spec.Transpose(x, c.raw(c["permute"]), perm)
 
 
+def _broadcast_to(c: _Composite) -> spec.BroadcastTo:
+    c.operands("ifm")
+    return spec.BroadcastTo(c.raw(c["ifm"]), c.raw(c["broadcast"]))
+
+
 def _pack(c: _Composite) -> spec.Pack:
     concat = c["concat"]
     count = len(concat.args[0].fields)
@@ -370,6 +375,7 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     **{kind: _resize for kind in _RESIZE_METHODS},
     "strided_slice": _strided_slice,
     "transpose": _transpose,
+    "broadcast_to": _broadcast_to,
     "pack": _pack,
     "float_quantize": _float_quantize,
     "dequantize": _dequantize,

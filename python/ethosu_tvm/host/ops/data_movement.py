@@ -1,5 +1,5 @@
 """RESHAPE (and SQUEEZE, EXPAND_DIMS), PAD (and PADV2), CONCATENATION, PACK, strided slices (STRIDED_SLICE, SLICE,
-SPLIT, SPLIT_V, UNPACK) and TRANSPOSE: copies, the runner may alias some of them away.
+SPLIT, SPLIT_V, UNPACK), TRANSPOSE and BROADCAST_TO: copies, the runner may alias some of them away.
 
 PAD fills with the zero point (real 0), PADV2 with its constant; CONCATENATION needs its inputs to share the output's
 quantization (TFLite's int8/int16 kernels requantize otherwise, which this one does not). PACK, slices and
@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 from tvm import te, tirx
 
-from ..spec import Concatenation, Pack, Pad, QuantTensor, Reshape, StridedSlice, Transpose, UnsupportedHostOp, op_name
+from ..spec import (BroadcastTo, Concatenation, Pack, Pad, QuantTensor, Reshape, StridedSlice, Transpose,
+                    UnsupportedHostOp, op_name)
 from ..te_kernel import TeKernel, activation, require, require_dtype
 
 _DTYPES = ("int8", "int16")
@@ -107,4 +108,16 @@ def define_transpose(op: Transpose) -> TeKernel:
     x = activation(op.input, "input")
     source = [op.perm.index(axis) for axis in range(len(shape))]  # the output axis each input axis moved to
     output = te.compute(op.output.shape, lambda *i: x[tuple(i[k] for k in source)], name="output")
+    return TeKernel(inputs=(x,), output=output)
+
+
+def define_broadcast_to(op: BroadcastTo) -> TeKernel:
+    _require_copy(op, op.output)
+    shape, out = op.input.shape, op.output.shape
+    lead = len(out) - len(shape)
+    require(lead >= 0 and all(d in (1, o) for d, o in zip(shape, out[lead:])), "broadcast_to",
+            f"{shape} does not broadcast to {out}")
+    x = activation(op.input, "input")
+    output = te.compute(out, lambda *i: x[tuple(0 if d == 1 else k for d, k in zip(shape, i[lead:]))],
+                        name="output")
     return TeKernel(inputs=(x,), output=output)

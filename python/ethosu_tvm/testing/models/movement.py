@@ -10,7 +10,8 @@ from .quant import _ACTIVATIONS, _OP, QTensor, _choice, _pair
 
 class DataMovementOps(NetBase):
     """Reshape, concatenation, split, split_v, slices, squeeze, expand_dims, transpose, pack, unpack, pad,
-    resize, depth_to_space, space_to_depth, mirror_pad, padv2, reverse_v2, gather and broadcast_to."""
+    resize, depth_to_space, space_to_depth, mirror_pad, padv2, reverse_v2, gather, broadcast_to,
+    space_to_batch_nd and batch_to_space_nd."""
 
     def reshape(self, x: QTensor, new_shape=(1, -1), batch_from_shape: bool = False) -> QTensor:
         """RESHAPE; `batch_from_shape` computes the new shape as Keras exports `tf.reshape(x, [tf.shape(x)[0],
@@ -323,4 +324,33 @@ class DataMovementOps(NetBase):
         y = self._same_quant(x, out)
         self.builder.add_operator(_OP.BROADCAST_TO, [x.index, self._const(np.array(shape, dtype=np.int32))],
                                   [y.index], "BroadcastToOptions", version=2)
+        return y
+
+    def space_to_batch_nd(self, x: QTensor, block_shape=(2, 2), paddings=((1, 1), (0, 2))) -> QTensor:
+        """SPACE_TO_BATCH_ND of an NHWC tensor on its own: padded with the zero point, then block_shape blocks of
+        pixels become batches."""
+        (bh, bw), pads = _pair(block_shape, "block_shape"), np.array(paddings, dtype=np.int32)
+        if pads.shape != (2, 2) or pads.min() < 0:
+            raise ValueError("paddings must be 2 non-negative (before, after) pairs")
+        n, h, w, c = x.shape
+        h, w = h + int(pads[0].sum()), w + int(pads[1].sum())
+        if bh < 1 or bw < 1 or h % bh or w % bw:
+            raise ValueError(f"the padded {h}x{w} does not divide into {bh}x{bw} blocks")
+        y = self._same_quant(x, (n * bh * bw, h // bh, w // bw, c))
+        self.builder.add_operator(_OP.SPACE_TO_BATCH_ND, [x.index, self._const(np.array([bh, bw], np.int32)),
+                                                          self._const(pads)], [y.index])
+        return y
+
+    def batch_to_space_nd(self, x: QTensor, block_shape=(2, 2), crops=((1, 0), (0, 2))) -> QTensor:
+        """BATCH_TO_SPACE_ND of an NHWC tensor on its own: batches become block_shape blocks of pixels, then the
+        crops are cut off."""
+        (bh, bw), cut = _pair(block_shape, "block_shape"), np.array(crops, dtype=np.int32)
+        n, h, w, c = x.shape
+        if bh < 1 or bw < 1 or n % (bh * bw):
+            raise ValueError(f"a batch of {n} does not divide into {bh}x{bw} blocks")
+        if cut.shape != (2, 2) or cut.min() < 0 or cut[0].sum() >= h * bh or cut[1].sum() >= w * bw:
+            raise ValueError(f"crops {cut.tolist()} do not fit {h * bh}x{w * bw}")
+        y = self._same_quant(x, (n // (bh * bw), h * bh - int(cut[0].sum()), w * bw - int(cut[1].sum()), c))
+        self.builder.add_operator(_OP.BATCH_TO_SPACE_ND, [x.index, self._const(np.array([bh, bw], np.int32)),
+                                                          self._const(cut)], [y.index])
         return y

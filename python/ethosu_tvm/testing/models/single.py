@@ -66,6 +66,8 @@ _SINGLE = {
     "reverse_v2": (Net.reverse_v2, 1, (1, 8, 8, 4)),
     "gather": (Net.gather, 1, (1, 8, 8, 6)),
     "broadcast_to": (Net.broadcast_to, 1, (1, 1, 8, 4)),
+    "space_to_batch_nd": (Net.space_to_batch_nd, 1, (1, 6, 6, 4)),
+    "batch_to_space_nd": (Net.batch_to_space_nd, 1, (4, 4, 4, 4)),
 }
 OPS: tuple[str, ...] = tuple(_SINGLE)
 # Input quantization defaults of ops defined only for non-negative inputs (LiteRT's RSQRT fails on the others).
