@@ -1,7 +1,8 @@
-"""Hypothesis sweeps over the data-movement operators the importer rewrites into slices, transposes and
-concatenations: each generated model, compiled for the host (`--target=c`) and run as C, returns LiteRT's outputs
+"""Hypothesis sweeps over the remaining data-movement operators (most rewritten by the importer into slices,
+transposes, pads and concatenations): each generated model, compiled for the host (`--target=c`) and run as C, returns LiteRT's outputs
 exactly: DEPTH_TO_SPACE and SPACE_TO_DEPTH block sizes, MIRROR_PAD modes and widths, PADV2 widths and values,
-REVERSE_V2 axes, GATHER axes and indices, BROADCAST_TO shapes."""
+REVERSE_V2 axes, GATHER axes and indices, BROADCAST_TO shapes, SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND blocks,
+paddings and crops."""
 from hypothesis import given
 from hypothesis import strategies as st
 from test_data_movement_sweeps import SWEEP, _check, dtypes, shapes
@@ -63,3 +64,19 @@ def test_broadcast_to(dtype, target, data):
     rank = data.draw(st.integers(1, len(target)))
     shape = tuple(data.draw(st.sampled_from([1, d])) for d in target[len(target) - rank:])
     _check("broadcast_to", dtype=dtype, in_shape=shape, shape=target)
+
+
+@SWEEP
+@given(block=st.tuples(blocks, blocks), n=st.integers(1, 2), c=st.integers(1, 3), data=st.data())
+def test_space_to_batch_nd(block, n, c, data):
+    pads = [(data.draw(st.integers(0, 3)), data.draw(st.integers(0, 3))) for _ in block]
+    size = [b * data.draw(st.integers(1, 3)) - sum(p) for b, p in zip(block, pads)]
+    _check("space_to_batch_nd", in_shape=(n, *size, c), block_shape=block, paddings=pads)
+
+
+@SWEEP
+@given(block=st.tuples(blocks, blocks), n=st.integers(1, 2), h=st.integers(1, 3), w=st.integers(1, 3),
+       c=st.integers(1, 3), data=st.data())
+def test_batch_to_space_nd(block, n, h, w, c, data):
+    crops = [(data.draw(st.integers(0, b)), data.draw(st.integers(0, b))) for b in block]
+    _check("batch_to_space_nd", in_shape=(n * block[0] * block[1], h, w, c), block_shape=block, crops=crops)
