@@ -8,6 +8,14 @@ from .base import NetBase
 from .quant import _ACTIVATIONS, _OP, QTensor, _choice, _pair
 
 
+def _pairs(paddings, x: QTensor) -> np.ndarray:
+    """Paddings as an int32 [rank, 2] array of non-negative (before, after) pairs."""
+    pads = np.array(paddings, dtype=np.int32)
+    if pads.shape != (len(x.shape), 2) or pads.min() < 0:
+        raise ValueError(f"paddings must be {len(x.shape)} non-negative (before, after) pairs")
+    return pads
+
+
 class DataMovementOps(NetBase):
     """Reshape, concatenation, split, split_v, slices, squeeze, expand_dims, transpose, pack, unpack, pad,
     resize, depth_to_space, space_to_depth, mirror_pad, padv2, reverse_v2, gather, broadcast_to,
@@ -212,9 +220,7 @@ class DataMovementOps(NetBase):
 
     def pad(self, x: QTensor, paddings=((0, 0), (1, 1), (2, 1), (0, 0))) -> QTensor:
         """PAD with the zero point (real 0.0)."""
-        pads = np.array(paddings, dtype=np.int32)
-        if pads.shape != (len(x.shape), 2) or pads.min() < 0:
-            raise ValueError(f"paddings must be {len(x.shape)} non-negative (before, after) pairs")
+        pads = _pairs(paddings, x)
         y = self._same_quant(x, tuple(d + int(p.sum()) for d, p in zip(x.shape, pads)))
         self.builder.add_operator(_OP.PAD, [x.index, self._const(pads)], [y.index], "PadOptions")
         return y
@@ -239,35 +245,30 @@ class DataMovementOps(NetBase):
         return self._resize(_OP.RESIZE_BILINEAR, "ResizeBilinearOptions", x, size, align_corners,
                             half_pixel_centers)
 
-    def _block_move(self, builtin, options_table, x: QTensor, block_size: int, shape) -> QTensor:
-        if block_size < 2:
-            raise ValueError(f"block_size must be at least 2, got {block_size}")
-        y = self._same_quant(x, shape)
-        self.builder.add_operator(builtin, [x.index], [y.index], options_table, dict(BlockSize=block_size))
-        return y
-
     def depth_to_space(self, x: QTensor, block_size: int = 2) -> QTensor:
         """DEPTH_TO_SPACE (NHWC): channel blocks of block_size² become block_size × block_size pixels."""
         n, h, w, c = x.shape
         if block_size < 1 or c % (block_size * block_size):
             raise ValueError(f"{c} channels do not divide into blocks of {block_size}x{block_size}")
-        return self._block_move(_OP.DEPTH_TO_SPACE, "DepthToSpaceOptions", x, block_size,
-                                (n, h * block_size, w * block_size, c // block_size ** 2))
+        y = self._same_quant(x, (n, h * block_size, w * block_size, c // block_size ** 2))
+        self.builder.add_operator(_OP.DEPTH_TO_SPACE, [x.index], [y.index], "DepthToSpaceOptions",
+                                  dict(BlockSize=block_size))
+        return y
 
     def space_to_depth(self, x: QTensor, block_size: int = 2) -> QTensor:
         """SPACE_TO_DEPTH (NHWC): block_size × block_size pixels become channels."""
         n, h, w, c = x.shape
         if block_size < 1 or h % block_size or w % block_size:
             raise ValueError(f"{h}x{w} does not divide into blocks of {block_size}x{block_size}")
-        return self._block_move(_OP.SPACE_TO_DEPTH, "SpaceToDepthOptions", x, block_size,
-                                (n, h // block_size, w // block_size, c * block_size ** 2))
+        y = self._same_quant(x, (n, h // block_size, w // block_size, c * block_size ** 2))
+        self.builder.add_operator(_OP.SPACE_TO_DEPTH, [x.index], [y.index], "SpaceToDepthOptions",
+                                  dict(BlockSize=block_size))
+        return y
 
     def mirror_pad(self, x: QTensor, paddings=((0, 0), (2, 1), (1, 2), (0, 0)), mode: str = "REFLECT") -> QTensor:
         """MIRROR_PAD; REFLECT leaves out the edge element (pads < size), SYMMETRIC repeats it (pads ≤ size)."""
         modes = {"REFLECT": 0, "SYMMETRIC": 1}
-        pads = np.array(paddings, dtype=np.int32)
-        if pads.shape != (len(x.shape), 2) or pads.min() < 0:
-            raise ValueError(f"paddings must be {len(x.shape)} non-negative (before, after) pairs")
+        pads = _pairs(paddings, x)
         limit = [d - (mode == "REFLECT") for d in x.shape]
         if any(p.max() > m for p, m in zip(pads, limit)):
             raise ValueError(f"{mode} paddings {pads.tolist()} exceed {x.shape}")
@@ -278,9 +279,7 @@ class DataMovementOps(NetBase):
 
     def padv2(self, x: QTensor, paddings=((0, 0), (1, 1), (2, 1), (0, 0)), value: int = 5) -> QTensor:
         """PADV2 with the integer `value` (a constant in the input's quantization)."""
-        pads = np.array(paddings, dtype=np.int32)
-        if pads.shape != (len(x.shape), 2) or pads.min() < 0:
-            raise ValueError(f"paddings must be {len(x.shape)} non-negative (before, after) pairs")
+        pads = _pairs(paddings, x)
         info = np.iinfo(x.dtype)
         if not info.min <= value <= info.max:
             raise ValueError(f"value {value} does not fit {x.dtype}")
