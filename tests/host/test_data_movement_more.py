@@ -1,11 +1,17 @@
 """Hypothesis sweeps over the remaining data-movement operators (most rewritten by the importer into slices,
-transposes, pads and concatenations): each generated model, compiled for the host (`--target=c`) and run as C, returns LiteRT's outputs
-exactly: DEPTH_TO_SPACE and SPACE_TO_DEPTH block sizes, MIRROR_PAD modes and widths, PADV2 widths and values,
+transposes, pads and concatenations): each generated model, compiled for the host (`--target=c`) and run as C,
+returns LiteRT's outputs exactly: DEPTH_TO_SPACE and SPACE_TO_DEPTH block sizes, MIRROR_PAD modes and widths, PADV2 widths and values,
 REVERSE_V2 axes, GATHER axes and indices, BROADCAST_TO shapes, SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND blocks,
 paddings and crops."""
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from test_data_movement_sweeps import SWEEP, _check, dtypes, shapes
+
+import ethosu_tvm
+from ethosu_tvm.frontend.importer import UnsupportedModelError
+from ethosu_tvm.testing import models
+from ethosu_tvm.testing.reference import random_inputs, run_litert
 
 blocks = st.integers(2, 4)
 
@@ -80,3 +86,11 @@ def test_space_to_batch_nd(block, n, c, data):
 def test_batch_to_space_nd(block, n, h, w, c, data):
     crops = [(data.draw(st.integers(0, b)), data.draw(st.integers(0, b))) for b in block]
     _check("batch_to_space_nd", in_shape=(n * block[0] * block[1], h, w, c), block_shape=block, crops=crops)
+
+
+def test_gather_with_batch_dims_is_refused():
+    model = models.make("gather", indices=[[1, 0, 4]], batch_dims=1)
+    assert run_litert(model, random_inputs(model, 0))[0].shape == (1, 8, 8, 3)  # a model LiteRT runs
+    with pytest.raises(UnsupportedModelError, match=r"^the TFLite frontend cannot convert operator #0 GATHER: "
+                                                    r"batch_dims 1 is not supported$"):
+        ethosu_tvm.from_tflite(model)

@@ -19,7 +19,8 @@ NOT_ON_NPU = ("sum", "pack", "reduce_max", "reduce_min", "elu", "log", "padv2", 
               "gather", "space_to_batch_nd", "batch_to_space_nd", "reverse_v2", "broadcast_to")  # left on the CPU
 # The legacy core writes MIRROR_PAD's reflection through a negative OFM row stride, which the simulator refuses (as
 # test_factory_models shows for Regor's stream).
-CASES = sorted(set(models.OPS) - set(NOT_ON_NPU) - {"mirror_pad"}) + [f"graph_{g}" for g in models.GRAPHS] + list(MLPERF)
+CASES = (sorted(set(models.OPS) - set(NOT_ON_NPU) - {"mirror_pad"}) + [f"graph_{g}" for g in models.GRAPHS]
+         + list(MLPERF))
 
 
 @functools.lru_cache(maxsize=None)

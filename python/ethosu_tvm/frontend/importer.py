@@ -390,8 +390,10 @@ def _tracking_converter(rewrites: _Rewrites):
             (output,) = self.get_output_tensors(op)
             if self.has_expr(indices.tensor_idx):
                 raise ValueError("indices computed at run time")
-            shape = self._shape(data)
-            axis = _options(op, tflite.GatherOptions).Axis() % len(shape)
+            shape, options = self._shape(data), _options(op, tflite.GatherOptions)
+            if options.BatchDims():
+                raise ValueError(f"batch_dims {options.BatchDims()} is not supported")
+            axis = options.Axis() % len(shape)
             picks = [int(i) for i in self.get_tensor_value(indices).reshape(-1)]
             if min(picks) < 0 or max(picks) >= shape[axis]:
                 raise ValueError(f"indices {picks} are out of range for dimension {shape[axis]}")
@@ -449,6 +451,8 @@ def _tracking_converter(rewrites: _Rewrites):
         def _concat(self, parts, axis: int, output) -> relax.Var:
             """The concatenation of `parts` (raw integers) in the output's quantization, as the host kernel for
             CONCATENATION takes it: the integers are copied."""
+            if not output.qnn_params:
+                return self._copy(relax.op.concat(parts, axis), output)
             parts = [self.dequantize(self._copy(part, output), output) for part in parts]
             return self._copy(self.quantize(relax.op.concat(parts, axis), output), output)
 

@@ -292,8 +292,8 @@ class Dequantize:
 
 
 HostOp = Union[Softmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, HardSwish, Requantize, Relu, LeakyRelu, Prelu,
-               Reshape, Pad, Concatenation, StridedSlice, Transpose, BroadcastTo, Pack, Conv2D, TransposeConv2D, FullyConnected,
-               Pool2D, Binary, Reduce, Resize, FloatQuantize, Dequantize]
+               Reshape, Pad, Concatenation, StridedSlice, Transpose, BroadcastTo, Pack, Conv2D, TransposeConv2D,
+               FullyConnected, Pool2D, Binary, Reduce, Resize, FloatQuantize, Dequantize]
 
 
 _NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs", Rsqrt: "rsqrt", HardSwish: "hard_swish",

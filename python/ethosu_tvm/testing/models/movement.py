@@ -298,8 +298,9 @@ class DataMovementOps(NetBase):
                                   [y.index], "ReverseV2Options")
         return y
 
-    def gather(self, x: QTensor, indices=(3, 0, 0, 5), axis: int = -1) -> QTensor:
-        """GATHER with constant indices (any shape) along `axis`."""
+    def gather(self, x: QTensor, indices=(3, 0, 0, 5), axis: int = -1, batch_dims: int = 0) -> QTensor:
+        """GATHER with constant indices (any shape) along `axis`; the first `batch_dims` axes of the indices pair
+        with those of `x`."""
         rank = len(x.shape)
         if not -rank <= axis < rank:
             raise ValueError(f"axis {axis} is out of range for rank {rank}")
@@ -307,9 +308,11 @@ class DataMovementOps(NetBase):
         idx = np.array(indices, dtype=np.int32)
         if idx.size == 0 or idx.min() < 0 or idx.max() >= x.shape[axis]:
             raise ValueError(f"indices {idx.tolist()} are out of range for dimension {x.shape[axis]}")
-        y = self._same_quant(x, x.shape[:axis] + idx.shape + x.shape[axis + 1:])
+        if not 0 <= batch_dims <= min(axis, idx.ndim) or idx.shape[:batch_dims] != x.shape[:batch_dims]:
+            raise ValueError(f"batch_dims {batch_dims} does not pair indices {idx.shape} with {x.shape}")
+        y = self._same_quant(x, x.shape[:axis] + idx.shape[batch_dims:] + x.shape[axis + 1:])
         self.builder.add_operator(_OP.GATHER, [x.index, self._const(idx)], [y.index], "GatherOptions",
-                                  dict(Axis=axis))
+                                  dict(Axis=axis, BatchDims=batch_dims))
         return y
 
     def broadcast_to(self, x: QTensor, shape=(1, 8, 8, 4)) -> QTensor:
