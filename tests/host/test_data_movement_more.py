@@ -1,8 +1,8 @@
 """Hypothesis sweeps over the remaining data-movement operators (most rewritten by the importer into slices,
 transposes, pads and concatenations): each generated model, compiled for the host (`--target=c`) and run as C,
-returns LiteRT's outputs exactly: DEPTH_TO_SPACE and SPACE_TO_DEPTH block sizes, MIRROR_PAD modes and widths, PADV2 widths and values,
-REVERSE_V2 axes, GATHER axes and indices, BROADCAST_TO shapes, SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND blocks,
-paddings and crops."""
+returns LiteRT's outputs exactly: DEPTH_TO_SPACE and SPACE_TO_DEPTH block sizes, MIRROR_PAD modes and widths, PADV2
+widths and values, REVERSE_V2 axes, GATHER axes and indices, BROADCAST_TO shapes, SPACE_TO_BATCH_ND and
+BATCH_TO_SPACE_ND blocks, paddings and crops."""
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
