@@ -130,10 +130,10 @@ class Reshape(Unary):
 @dataclass(frozen=True)
 class Pad(Unary):
     """PAD (with the zero point, real 0) and PADV2 (with a constant): `paddings` has one (before, after) pair per
-    dimension, the border holds the integer `value`."""
+    dimension, the border holds the integer `value` (None: the output's zero point)."""
 
     paddings: tuple[tuple[int, int], ...] = ()
-    value: int = 0
+    value: int | None = None
 
 
 @dataclass(frozen=True)

@@ -269,7 +269,7 @@ def _pad(c: _Composite) -> spec.Pad:
     if str(attrs.pad_mode) != "constant" or not value.is_integer() or not info.min <= value <= info.max:
         raise UnsupportedHostOp(f"{attrs.pad_mode} padding with {value} (the kernel pads {x.dtype} with a constant)")
     widths = [int(w) for w in attrs.pad_width]
-    return spec.Pad(x, y, tuple(zip(widths[0::2], widths[1::2])), int(value))
+    return spec.Pad(x, y, tuple(zip(widths[0::2], widths[1::2])), None if value == y.zero_point else int(value))
 
 
 def _reduce(c: _Composite) -> spec.Reduce:

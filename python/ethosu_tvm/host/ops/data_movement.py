@@ -40,11 +40,12 @@ def define_pad(op: Pad) -> TeKernel:
     if len(op.paddings) != len(op.input.shape) or expected != op.output.shape:
         raise UnsupportedHostOp(f"pad: paddings {op.paddings} do not take {op.input.shape} to {op.output.shape}")
     x = activation(op.input, "input")
+    fill = tirx.const(op.output.zero_point if op.value is None else op.value, op.output.dtype)
 
     def output(*index):
         source = [i - before for i, (before, _) in zip(index, op.paddings)]
         inside = tirx.all(*[tirx.all(s >= 0, s < d) for s, d in zip(source, op.input.shape)])
-        return tirx.if_then_else(inside, x[tuple(source)], tirx.const(op.value, op.output.dtype))
+        return tirx.if_then_else(inside, x[tuple(source)], fill)
 
     return TeKernel(inputs=(x,), output=te.compute(op.output.shape, output, name="output"))
 
