@@ -138,8 +138,10 @@ def host_op(model: bytes) -> spec.HostOp:
         return spec.LeakyRelu(op.input, op.output, float(op.options(tflite.LeakyReluOptions).Alpha()))
     if code in (_OP.RESHAPE, _OP.SQUEEZE, _OP.EXPAND_DIMS):
         return spec.Reshape(op.input, op.output)
-    if code == _OP.PAD:
-        return spec.Pad(op.input, op.output, tuple((int(a), int(b)) for a, b in op.constant(1)))
+    if code in (_OP.PAD, _OP.PADV2):
+        fill = op.constant(2)  # PADV2's constant (in the input's quantization), PAD's zero point otherwise
+        return spec.Pad(op.input, op.output, tuple((int(a), int(b)) for a, b in op.constant(1)),
+                        None if fill is None or int(fill) == op.output.zero_point else int(fill))
     if code == _OP.CONCATENATION:
         inputs = tuple(op.tensor(i) for i in op.inputs)
         return spec.Concatenation(inputs, op.output, op.options(tflite.ConcatenationOptions).Axis())

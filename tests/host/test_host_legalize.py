@@ -31,6 +31,8 @@ HOST_CASES = [
     ("concatenation", dict(num_inputs=3, axis=1)),
     ("pad", {}),
     ("pad", dict(in_zp=50, paddings=((0, 0), (0, 3), (2, 0), (1, 1)))),
+    ("padv2", dict(in_zp=50, value=-7)),
+    ("padv2", dict(I16, value=300)),
     ("avg_pool2d", I16),
     ("avg_pool2d", dict(I16, pool=(3, 3), stride=(2, 2), padding="SAME", activation="RELU6")),
     ("max_pool2d", I16),

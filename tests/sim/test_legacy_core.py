@@ -15,8 +15,12 @@ from simhelpers import patch_fc_rounding
 
 MLPERF = ("mlperf_tiny_kws_dscnn_int8", "mlperf_tiny_vww_mobilenetv1_96_int8", "mlperf_tiny_ic_resnet8_int8",
           "mlperf_tiny_ad_fc_autoencoder_int8", "tflm_hello_world_int8")
-NOT_ON_NPU = ("sum", "pack", "reduce_max", "reduce_min", "elu", "log")  # the legacy core leaves these on the CPU
-CASES = sorted(set(models.OPS) - set(NOT_ON_NPU)) + [f"graph_{g}" for g in models.GRAPHS] + list(MLPERF)
+NOT_ON_NPU = ("sum", "pack", "reduce_max", "reduce_min", "elu", "log", "padv2", "depth_to_space", "space_to_depth",
+              "gather", "space_to_batch_nd", "batch_to_space_nd", "reverse_v2", "broadcast_to")  # left on the CPU
+# The legacy core writes MIRROR_PAD's reflection through a negative OFM row stride, which the simulator refuses (as
+# test_factory_models shows for Regor's stream).
+CASES = (sorted(set(models.OPS) - set(NOT_ON_NPU) - {"mirror_pad"}) + [f"graph_{g}" for g in models.GRAPHS]
+         + list(MLPERF))
 
 
 @functools.lru_cache(maxsize=None)

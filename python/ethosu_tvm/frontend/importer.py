@@ -27,7 +27,9 @@ SOURCE_OPS_ATTR = "ethosu.source_ops"
 TENSOR_QUANT_ATTR = "ethosu.tensor_quant"
 MODEL_IO_ATTR = "ethosu.io"
 VALUE_MOVING_OPS = frozenset({"PAD", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "SLICE", "STRIDED_SLICE", "SPLIT",
-                              "SPLIT_V", "PACK", "UNPACK", "RESIZE_NEAREST_NEIGHBOR"})
+                              "SPLIT_V", "PACK", "UNPACK", "RESIZE_NEAREST_NEIGHBOR", "DEPTH_TO_SPACE",
+                              "SPACE_TO_DEPTH", "MIRROR_PAD", "PADV2", "REVERSE_V2", "GATHER", "BROADCAST_TO",
+                              "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND"})
 
 
 class ModelImportError(ValueError):
@@ -334,6 +336,132 @@ def _tracking_converter(rewrites: _Rewrites):
             axis = _options(op, tflite.PackOptions).Axis() % (len(self._shape(inputs[0])) + 1)
             return relax.op.concat([relax.op.expand_dims(self.get_tensor_expr(t), axis) for t in inputs], axis)
 
+        def convert_depth_to_space(self, op):
+            return self._block_move(op, _options(op, tflite.DepthToSpaceOptions).BlockSize(), to_depth=False)
+
+        def convert_space_to_depth(self, op):
+            return self._block_move(op, _options(op, tflite.SpaceToDepthOptions).BlockSize(), to_depth=True)
+
+        def _block_move(self, op, block: int, to_depth: bool):
+            """DEPTH_TO_SPACE and SPACE_TO_DEPTH as reshape → transpose → reshape, each step a host copy in the
+            output's quantization (TVM's converters nest the three, which leaves the inner two unquantized)."""
+            (data,) = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            n, h, w, c = self._shape(data)
+            blocks = (n, h // block, block, w // block, block, c) if to_depth else (n, h, w, block, block,
+                                                                                      c // (block * block))
+            x = self._copy(relax.op.reshape(self.get_tensor_expr(data), blocks), output)
+            x = self._copy(relax.op.permute_dims(x, [0, 1, 3, 2, 4, 5]), output)
+            return relax.op.reshape(x, list(self._shape(output)))
+
+        def convert_mirror_pad(self, op):
+            # TVM's converter refuses SYMMETRIC and emits a reflect pad that has no host kernel: per axis, a
+            # concatenation of the reversed edge slices and the tensor.
+            data, pads = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            symmetric = _options(op, tflite.MirrorPadOptions).Mode() == tflite.MirrorPadMode.SYMMETRIC
+            widths = self.get_tensor_value(pads).reshape(-1, 2).tolist()
+            shape = list(self._shape(data))
+            x = self._copy(relax.op.reshape(self.get_tensor_expr(data), shape), output)  # a copy if none pads
+            for axis, (before, after) in enumerate(widths):
+                size, edge = shape[axis], 0 if symmetric else 1
+                if max(before, after) > size - edge:
+                    raise ValueError(f"paddings {widths} exceed the input shape {self._shape(data)}")
+                if before == after == 0:
+                    continue
+                parts = [range(before - 1 + edge, edge - 1, -1), range(size), range(size - 1 - edge,
+                                                                                  size - 1 - edge - after, -1)]
+                x = self._concat([self._take(x, shape, axis, r) for r in parts if len(r)], axis, output)
+                shape[axis] += before + after
+            return x
+
+        def convert_reverse_v2(self, op):
+            # TVM's converter emits a flip, which has no host kernel: a slice with stride -1 on the axes.
+            data, axes = self.get_input_tensors(op)
+            shape = self._shape(data)
+            axes = {int(a) % len(shape) for a in self.get_tensor_value(axes).reshape(-1)}
+            ranges = [range(d - 1, -1, -1) if i in axes else range(d) for i, d in enumerate(shape)]
+            return self._slice(data, ranges, shape, self.get_output_tensors(op)[0])
+
+        def convert_gather(self, op):
+            # TVM's converter emits a take, which has no host kernel: with constant indices, a strided slice when
+            # they step evenly, else a concatenation of one slice per index; then the output's shape.
+            data, indices = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            if self.has_expr(indices.tensor_idx):
+                raise ValueError("indices computed at run time")
+            shape, options = self._shape(data), _options(op, tflite.GatherOptions)
+            if options.BatchDims():
+                raise ValueError(f"batch_dims {options.BatchDims()} is not supported")
+            axis = options.Axis() % len(shape)
+            picks = [int(i) for i in self.get_tensor_value(indices).reshape(-1)]
+            if min(picks) < 0 or max(picks) >= shape[axis]:
+                raise ValueError(f"indices {picks} are out of range for dimension {shape[axis]}")
+            steps = {b - a for a, b in zip(picks, picks[1:])}
+            if len(steps) <= 1 and 0 not in steps:
+                step = steps.pop() if steps else 1
+                ranges = [range(d) for d in shape]
+                ranges[axis] = range(picks[0], picks[-1] + step, step)
+                return self._slice(data, ranges, self._shape(output), output)
+            x = self.get_tensor_expr(data)
+            x = self._concat([self._take(x, shape, axis, range(i, i + 1)) for i in picks], axis, output)
+            return relax.op.reshape(x, list(self._shape(output)))
+
+        # SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND outside a dilated convolution (the chains are folded before):
+        # TVM's converters call TOPI functions that have no host kernel; these are a pad or crop around a reshape →
+        # transpose → reshape, each a host copy in the output's quantization.
+        def convert_space_to_batch_nd(self, op):
+            data, blocks, pads = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            bh, bw, n, h, w, c = self._batch_blocks(data, blocks)
+            widths = [[0, 0], *self.get_tensor_value(pads).reshape(-1, 2).tolist(), [0, 0]]
+            zero_point = int(output.qnn_params["zero_point"].value.numpy()) if output.qnn_params else 0
+            x = self._copy(relax.op.nn.pad(self.get_tensor_expr(data), [int(v) for pair in widths for v in pair],
+                                           pad_value=float(zero_point)), output)
+            h, w = h + sum(widths[1]), w + sum(widths[2])
+            x = self._copy(relax.op.reshape(x, [n, h // bh, bh, w // bw, bw, c]), output)
+            x = self._copy(relax.op.permute_dims(x, [2, 4, 0, 1, 3, 5]), output)
+            return relax.op.reshape(x, list(self._shape(output)))
+
+        def convert_batch_to_space_nd(self, op):
+            data, blocks, crops = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            bh, bw, n, h, w, c = self._batch_blocks(data, blocks)
+            x = self._copy(relax.op.reshape(self.get_tensor_expr(data), [bh, bw, n // (bh * bw), h, w, c]), output)
+            x = self._copy(relax.op.permute_dims(x, [2, 3, 0, 4, 1, 5]), output)
+            shape = [n // (bh * bw), h * bh, w * bw, c]
+            x = self._copy(relax.op.reshape(x, shape), output)
+            (top, bottom), (left, right) = self.get_tensor_value(crops).reshape(2, 2).tolist()
+            ranges = [range(shape[0]), range(top, shape[1] - bottom), range(left, shape[2] - right), range(c)]
+            if tuple(len(r) for r in ranges) != self._shape(output):
+                raise ValueError(f"crops {[[top, bottom], [left, right]]} do not give the output {self._shape(output)}")
+            return _strided_slice(x, ranges, shape)
+
+        def _batch_blocks(self, data, blocks) -> tuple[int, ...]:
+            """The block height and width and the NHWC shape of `data`; two spatial dimensions only."""
+            block_shape = [int(b) for b in self.get_tensor_value(blocks).reshape(-1)]
+            if len(self._shape(data)) != 4 or len(block_shape) != 2:
+                raise ValueError(f"a block shape {block_shape} on a {len(self._shape(data))}-D input (only 2 on 4-D)")
+            return (*block_shape, *self._shape(data))
+
+        def _take(self, x, shape: list[int], axis: int, r: range):
+            """The elements of `x` (of `shape`) at `r` along `axis`."""
+            return _strided_slice(x, [r if i == axis else range(d) for i, d in enumerate(shape)], shape)
+
+        def _concat(self, parts, axis: int, output) -> relax.Var:
+            """The concatenation of `parts` (raw integers) in the output's quantization, as the host kernel for
+            CONCATENATION takes it: the integers are copied."""
+            if not output.qnn_params:
+                return self._copy(relax.op.concat(parts, axis), output)
+            parts = [self.dequantize(self._copy(part, output), output) for part in parts]
+            return self._copy(self.quantize(relax.op.concat(parts, axis), output), output)
+
+        def _copy(self, expr, output) -> relax.Var:
+            """`expr` bound, in the quantization of the TFLite tensor `output`."""
+            var = self.bb.emit(expr)
+            self._record_quant([(var, output)])
+            return var
+
         def _shape(self, tensor) -> tuple[int, ...]:
             """The tensor's shape, () for a scalar (UNPACK of a vector)."""
             return tuple(int(d) for d in tensor.tensor.ShapeAsNumpy()) if tensor.tensor.ShapeLength() else ()
@@ -351,11 +479,7 @@ def _tracking_converter(rewrites: _Rewrites):
             """The elements `ranges` select, reshaped to `shape`, which must be the output tensor's."""
             if shape != self._shape(output):
                 raise ValueError(f"the output shape {self._shape(output)} is not TFLite's {shape}")
-            # Ends past the front of an axis (going backward) are written below -size, as Relax reads them.
-            ends = [r.start + len(r) * r.step for r in ranges]
-            ends = [end if end >= 0 else -size - 1 for end, size in zip(ends, self._shape(data))]
-            sliced = relax.op.strided_slice(self.get_tensor_expr(data), list(range(len(ranges))),
-                                            [r.start for r in ranges], ends, [r.step for r in ranges])
+            sliced = _strided_slice(self.get_tensor_expr(data), ranges, self._shape(data))
             if tuple(len(r) for r in ranges) == shape:
                 return sliced
             sliced = self.bb.emit(sliced)
@@ -400,6 +524,17 @@ def _tracking_converter(rewrites: _Rewrites):
                 self.input_override = None
 
     return _Converter
+
+
+def _strided_slice(x, ranges: list[range], shape):
+    """The elements of `x` (of `shape`) at `ranges`, one per axis."""
+    from tvm import relax
+
+    # Ends past the front of an axis (going backward) are written below -size, as Relax reads them.
+    ends = [r.start + len(r) * r.step for r in ranges]
+    ends = [end if end >= 0 else -size - 1 for end, size in zip(ends, shape)]
+    return relax.op.strided_slice(x, list(range(len(ranges))), [r.start for r in ranges], ends,
+                                  [r.step for r in ranges])
 
 
 def _options(op, options_class):

@@ -21,7 +21,7 @@ from .patterns import HOST, QUANT_ATTR, SOURCE_ATTR, concat_arities, host_patter
 from .spec import UnsupportedHostOp
 
 _RAW_KINDS = frozenset({"avg_pool2d", "max_pool2d", "reshape", "pad", "resize_nearest_neighbor", "strided_slice",
-                        "transpose", "pack"})
+                        "transpose", "pack", "broadcast_to"})
 
 
 def host_functions(mod: tvm.IRModule) -> list[tuple[str, relax.Function]]:

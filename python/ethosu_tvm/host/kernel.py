@@ -49,6 +49,7 @@ _DEFINITIONS = {
     spec.Pack: data_movement.define_pack,
     spec.StridedSlice: data_movement.define_strided_slice,
     spec.Transpose: data_movement.define_transpose,
+    spec.BroadcastTo: data_movement.define_broadcast_to,
     spec.Conv2D: conv.define,
     spec.TransposeConv2D: transpose_conv.define,
     spec.FullyConnected: fully_connected.define,

@@ -14,6 +14,7 @@ from ..qdq.patterns import (
     REDUCTION_OPS,
     UNARY_CORES,
     CompositePattern,
+    broadcast_to,
     concatenation,
     dequantized,
     hard_swish,
@@ -58,6 +59,7 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         hard_swish(f"{HOST}.hard_swish"),
         strided_slice(f"{HOST}.strided_slice"),  # before reshape: it takes the reshape that follows a slice
         transpose(f"{HOST}.transpose"),
+        broadcast_to(f"{HOST}.broadcast_to"),
         reshape(f"{HOST}.reshape", ("int8", "int16")),
         pad(f"{HOST}.pad"),
         *(pattern for n in sorted(set(concat_arities))

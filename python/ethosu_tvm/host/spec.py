@@ -129,9 +129,11 @@ class Reshape(Unary):
 
 @dataclass(frozen=True)
 class Pad(Unary):
-    """PAD with the zero point (real 0): `paddings` has one (before, after) pair per dimension."""
+    """PAD (with the zero point, real 0) and PADV2 (with a constant): `paddings` has one (before, after) pair per
+    dimension, the border holds the integer `value` (None: the output's zero point)."""
 
     paddings: tuple[tuple[int, int], ...] = ()
+    value: int | None = None
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,12 @@ class Transpose(Unary):
     """TRANSPOSE: output axis k is input axis perm[k]; values copied as they are, as TFLite's kernel does."""
 
     perm: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class BroadcastTo(Unary):
+    """BROADCAST_TO: the input's axes aligned with the output's last ones, those of extent 1 repeated; values copied
+    as they are."""
 
 
 @dataclass(frozen=True)
@@ -284,13 +292,14 @@ class Dequantize:
 
 
 HostOp = Union[Softmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, HardSwish, Requantize, Relu, LeakyRelu, Prelu,
-               Reshape, Pad, Concatenation, StridedSlice, Transpose, Pack, Conv2D, TransposeConv2D, FullyConnected,
-               Pool2D, Binary, Reduce, Resize, FloatQuantize, Dequantize]
+               Reshape, Pad, Concatenation, StridedSlice, Transpose, BroadcastTo, Pack, Conv2D, TransposeConv2D,
+               FullyConnected, Pool2D, Binary, Reduce, Resize, FloatQuantize, Dequantize]
 
 
 _NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs", Rsqrt: "rsqrt", HardSwish: "hard_swish",
           Requantize: "quantize", Relu: "relu", LeakyRelu: "leaky_relu", Prelu: "prelu", Reshape: "reshape", Pad: "pad",
           Concatenation: "concatenation", StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack",
+          BroadcastTo: "broadcast_to",
           FullyConnected: "fully_connected", TransposeConv2D: "transpose_conv", FloatQuantize: "quantize",
           Dequantize: "dequantize"}
 

@@ -264,11 +264,12 @@ def _pad(c: _Composite) -> spec.Pad:
     c.operands("ifm")
     attrs = c["pad"].attrs
     x, y = c.raw(c["ifm"]), c.raw(c["pad"])
-    if str(attrs.pad_mode) != "constant" or float(attrs.pad_value) != x.zero_point:
-        raise UnsupportedHostOp(f"{attrs.pad_mode} padding with {float(attrs.pad_value)} (the kernel pads with the "
-                                f"zero point {x.zero_point})")
+    value = float(attrs.pad_value)  # the zero point (PAD) or PADV2's constant, in the input's quantization
+    info = np.iinfo(x.dtype)
+    if str(attrs.pad_mode) != "constant" or not value.is_integer() or not info.min <= value <= info.max:
+        raise UnsupportedHostOp(f"{attrs.pad_mode} padding with {value} (the kernel pads {x.dtype} with a constant)")
     widths = [int(w) for w in attrs.pad_width]
-    return spec.Pad(x, y, tuple(zip(widths[0::2], widths[1::2])))
+    return spec.Pad(x, y, tuple(zip(widths[0::2], widths[1::2])), None if value == y.zero_point else int(value))
 
 
 def _reduce(c: _Composite) -> spec.Reduce:
@@ -330,6 +331,11 @@ def _transpose(c: _Composite) -> spec.Transpose:
     return spec.Transpose(x, c.raw(c["permute"]), perm)
 
 
+def _broadcast_to(c: _Composite) -> spec.BroadcastTo:
+    c.operands("ifm")
+    return spec.BroadcastTo(c.raw(c["ifm"]), c.raw(c["broadcast"]))
+
+
 def _pack(c: _Composite) -> spec.Pack:
     concat = c["concat"]
     count = len(concat.args[0].fields)
@@ -369,6 +375,7 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     **{kind: _resize for kind in _RESIZE_METHODS},
     "strided_slice": _strided_slice,
     "transpose": _transpose,
+    "broadcast_to": _broadcast_to,
     "pack": _pack,
     "float_quantize": _float_quantize,
     "dequantize": _dequantize,

@@ -222,6 +222,13 @@ def transpose(name: str) -> CompositePattern:
     return CompositePattern(name, permute, dict(ifm=ifm, permute=permute))
 
 
+def broadcast_to(name: str) -> CompositePattern:
+    """BROADCAST_TO: raw integers repeated along the axes of extent 1 (NumPy's rules)."""
+    ifm = wildcard()
+    broadcast = is_op("relax.broadcast_to")(ifm, wildcard())
+    return CompositePattern(name, broadcast, dict(ifm=ifm, broadcast=broadcast))
+
+
 def pack(name: str, arity: int) -> CompositePattern:
     """PACK: each raw integer input given the new axis, then concatenated along it; one pattern per input count."""
     inputs = [wildcard() for _ in range(arity)]

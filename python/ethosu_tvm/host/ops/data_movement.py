@@ -1,17 +1,18 @@
-"""RESHAPE (and SQUEEZE, EXPAND_DIMS), PAD, CONCATENATION, PACK, strided slices (STRIDED_SLICE, SLICE, SPLIT,
-SPLIT_V, UNPACK) and TRANSPOSE: copies, the runner may alias some of them away.
+"""RESHAPE (and SQUEEZE, EXPAND_DIMS), PAD (and PADV2), CONCATENATION, PACK, strided slices (STRIDED_SLICE, SLICE,
+SPLIT, SPLIT_V, UNPACK), TRANSPOSE and BROADCAST_TO: copies, the runner may alias some of them away.
 
-PAD fills with the zero point (real 0); CONCATENATION needs its inputs to share the output's quantization (TFLite's
-int8/int16 kernels requantize otherwise, which this one does not). PACK, slices and transposes copy the integers
-whatever the quantization, as TFLite's kernels do (LiteRT refuses PACK and UNPACK with another output
-quantization, TFLite Micro copies).
+PAD fills with the zero point (real 0), PADV2 with its constant; CONCATENATION needs its inputs to share the output's
+quantization (TFLite's int8/int16 kernels requantize otherwise, which this one does not). PACK, slices and
+transposes copy the integers whatever the quantization, as TFLite's kernels do (LiteRT refuses PACK and UNPACK with
+another output quantization, TFLite Micro copies).
 """
 from __future__ import annotations
 
 import numpy as np
 from tvm import te, tirx
 
-from ..spec import Concatenation, Pack, Pad, QuantTensor, Reshape, StridedSlice, Transpose, UnsupportedHostOp, op_name
+from ..spec import (BroadcastTo, Concatenation, Pack, Pad, QuantTensor, Reshape, StridedSlice, Transpose,
+                    UnsupportedHostOp, op_name)
 from ..te_kernel import TeKernel, activation, require, require_dtype
 
 _DTYPES = ("int8", "int16")
@@ -39,11 +40,12 @@ def define_pad(op: Pad) -> TeKernel:
     if len(op.paddings) != len(op.input.shape) or expected != op.output.shape:
         raise UnsupportedHostOp(f"pad: paddings {op.paddings} do not take {op.input.shape} to {op.output.shape}")
     x = activation(op.input, "input")
+    fill = tirx.const(op.output.zero_point if op.value is None else op.value, op.output.dtype)
 
     def output(*index):
         source = [i - before for i, (before, _) in zip(index, op.paddings)]
         inside = tirx.all(*[tirx.all(s >= 0, s < d) for s, d in zip(source, op.input.shape)])
-        return tirx.if_then_else(inside, x[tuple(source)], tirx.const(op.output.zero_point, op.output.dtype))
+        return tirx.if_then_else(inside, x[tuple(source)], fill)
 
     return TeKernel(inputs=(x,), output=te.compute(op.output.shape, output, name="output"))
 
@@ -107,4 +109,16 @@ def define_transpose(op: Transpose) -> TeKernel:
     x = activation(op.input, "input")
     source = [op.perm.index(axis) for axis in range(len(shape))]  # the output axis each input axis moved to
     output = te.compute(op.output.shape, lambda *i: x[tuple(i[k] for k in source)], name="output")
+    return TeKernel(inputs=(x,), output=output)
+
+
+def define_broadcast_to(op: BroadcastTo) -> TeKernel:
+    _require_copy(op, op.output)
+    shape, out = op.input.shape, op.output.shape
+    lead = len(out) - len(shape)
+    require(lead >= 0 and all(d in (1, o) for d, o in zip(shape, out[lead:])), "broadcast_to",
+            f"{shape} does not broadcast to {out}")
+    x = activation(op.input, "input")
+    output = te.compute(out, lambda *i: x[tuple(0 if d == 1 else k for d, k in zip(shape, i[lead:]))],
+                        name="output")
     return TeKernel(inputs=(x,), output=output)

@@ -8,9 +8,18 @@ from .base import NetBase
 from .quant import _ACTIVATIONS, _OP, QTensor, _choice, _pair
 
 
+def _pairs(paddings, x: QTensor) -> np.ndarray:
+    """Paddings as an int32 [rank, 2] array of non-negative (before, after) pairs."""
+    pads = np.array(paddings, dtype=np.int32)
+    if pads.shape != (len(x.shape), 2) or pads.min() < 0:
+        raise ValueError(f"paddings must be {len(x.shape)} non-negative (before, after) pairs")
+    return pads
+
+
 class DataMovementOps(NetBase):
-    """Reshape, concatenation, split, split_v, slices, squeeze, expand_dims, transpose, pack, unpack, pad and
-    resize."""
+    """Reshape, concatenation, split, split_v, slices, squeeze, expand_dims, transpose, pack, unpack, pad,
+    resize, depth_to_space, space_to_depth, mirror_pad, padv2, reverse_v2, gather, broadcast_to,
+    space_to_batch_nd and batch_to_space_nd."""
 
     def reshape(self, x: QTensor, new_shape=(1, -1), batch_from_shape: bool = False) -> QTensor:
         """RESHAPE; `batch_from_shape` computes the new shape as Keras exports `tf.reshape(x, [tf.shape(x)[0],
@@ -211,9 +220,7 @@ class DataMovementOps(NetBase):
 
     def pad(self, x: QTensor, paddings=((0, 0), (1, 1), (2, 1), (0, 0))) -> QTensor:
         """PAD with the zero point (real 0.0)."""
-        pads = np.array(paddings, dtype=np.int32)
-        if pads.shape != (len(x.shape), 2) or pads.min() < 0:
-            raise ValueError(f"paddings must be {len(x.shape)} non-negative (before, after) pairs")
+        pads = _pairs(paddings, x)
         y = self._same_quant(x, tuple(d + int(p.sum()) for d, p in zip(x.shape, pads)))
         self.builder.add_operator(_OP.PAD, [x.index, self._const(pads)], [y.index], "PadOptions")
         return y
@@ -237,3 +244,115 @@ class DataMovementOps(NetBase):
                         half_pixel_centers: bool = False) -> QTensor:
         return self._resize(_OP.RESIZE_BILINEAR, "ResizeBilinearOptions", x, size, align_corners,
                             half_pixel_centers)
+
+    def depth_to_space(self, x: QTensor, block_size: int = 2) -> QTensor:
+        """DEPTH_TO_SPACE (NHWC): channel blocks of block_size² become block_size × block_size pixels."""
+        n, h, w, c = x.shape
+        if block_size < 1 or c % (block_size * block_size):
+            raise ValueError(f"{c} channels do not divide into blocks of {block_size}x{block_size}")
+        y = self._same_quant(x, (n, h * block_size, w * block_size, c // block_size ** 2))
+        self.builder.add_operator(_OP.DEPTH_TO_SPACE, [x.index], [y.index], "DepthToSpaceOptions",
+                                  dict(BlockSize=block_size))
+        return y
+
+    def space_to_depth(self, x: QTensor, block_size: int = 2) -> QTensor:
+        """SPACE_TO_DEPTH (NHWC): block_size × block_size pixels become channels."""
+        n, h, w, c = x.shape
+        if block_size < 1 or h % block_size or w % block_size:
+            raise ValueError(f"{h}x{w} does not divide into blocks of {block_size}x{block_size}")
+        y = self._same_quant(x, (n, h // block_size, w // block_size, c * block_size ** 2))
+        self.builder.add_operator(_OP.SPACE_TO_DEPTH, [x.index], [y.index], "SpaceToDepthOptions",
+                                  dict(BlockSize=block_size))
+        return y
+
+    def mirror_pad(self, x: QTensor, paddings=((0, 0), (2, 1), (1, 2), (0, 0)), mode: str = "REFLECT") -> QTensor:
+        """MIRROR_PAD; REFLECT leaves out the edge element (pads < size), SYMMETRIC repeats it (pads ≤ size)."""
+        modes = {"REFLECT": 0, "SYMMETRIC": 1}
+        pads = _pairs(paddings, x)
+        limit = [d - (mode == "REFLECT") for d in x.shape]
+        if any(p.max() > m for p, m in zip(pads, limit)):
+            raise ValueError(f"{mode} paddings {pads.tolist()} exceed {x.shape}")
+        y = self._same_quant(x, tuple(d + int(p.sum()) for d, p in zip(x.shape, pads)))
+        self.builder.add_operator(_OP.MIRROR_PAD, [x.index, self._const(pads)], [y.index], "MirrorPadOptions",
+                                  dict(Mode=_choice(mode, modes, "mode")))
+        return y
+
+    def padv2(self, x: QTensor, paddings=((0, 0), (1, 1), (2, 1), (0, 0)), value: int = 5) -> QTensor:
+        """PADV2 with the integer `value` (a constant in the input's quantization)."""
+        pads = _pairs(paddings, x)
+        info = np.iinfo(x.dtype)
+        if not info.min <= value <= info.max:
+            raise ValueError(f"value {value} does not fit {x.dtype}")
+        y = self._same_quant(x, tuple(d + int(p.sum()) for d, p in zip(x.shape, pads)))
+        fill = self._activation((), x.dtype, x.scale, x.zero_point, name=self._name("const"),
+                                data=np.array(value, dtype=x.dtype))
+        self.builder.add_operator(_OP.PADV2, [x.index, self._const(pads), fill.index], [y.index], "PadV2Options")
+        return y
+
+    def reverse_v2(self, x: QTensor, axis=(1,)) -> QTensor:
+        """REVERSE_V2 along the axes (TFLite's kernels take one)."""
+        if any(not -len(x.shape) <= a < len(x.shape) for a in axis):
+            raise ValueError(f"axes {tuple(axis)} are out of range for rank {len(x.shape)}")
+        y = self._same_quant(x, x.shape)
+        self.builder.add_operator(_OP.REVERSE_V2, [x.index, self._const(np.array(axis, dtype=np.int32))],
+                                  [y.index], "ReverseV2Options")
+        return y
+
+    def gather(self, x: QTensor, indices=(3, 0, 0, 5), axis: int = -1, batch_dims: int = 0) -> QTensor:
+        """GATHER with constant indices (any shape) along `axis`; the first `batch_dims` axes of the indices pair
+        with those of `x`."""
+        rank = len(x.shape)
+        if not -rank <= axis < rank:
+            raise ValueError(f"axis {axis} is out of range for rank {rank}")
+        axis %= rank
+        idx = np.array(indices, dtype=np.int32)
+        if idx.size == 0 or idx.min() < 0 or idx.max() >= x.shape[axis]:
+            raise ValueError(f"indices {idx.tolist()} are out of range for dimension {x.shape[axis]}")
+        if not 0 <= batch_dims <= min(axis, idx.ndim) or idx.shape[:batch_dims] != x.shape[:batch_dims]:
+            raise ValueError(f"batch_dims {batch_dims} does not pair indices {idx.shape} with {x.shape}")
+        y = self._same_quant(x, x.shape[:axis] + idx.shape[batch_dims:] + x.shape[axis + 1:])
+        self.builder.add_operator(_OP.GATHER, [x.index, self._const(idx)], [y.index], "GatherOptions",
+                                  dict(Axis=axis, BatchDims=batch_dims))
+        return y
+
+    def broadcast_to(self, x: QTensor, shape=(1, 8, 8, 4)) -> QTensor:
+        """BROADCAST_TO by NumPy's rules."""
+        try:
+            out = np.broadcast_shapes(x.shape, tuple(shape))
+        except ValueError as err:
+            raise ValueError(f"cannot broadcast {x.shape} to {tuple(shape)}: {err}") from None
+        if out != tuple(shape):
+            raise ValueError(f"cannot broadcast {x.shape} to {tuple(shape)}")
+        y = self._same_quant(x, out)
+        self.builder.add_operator(_OP.BROADCAST_TO, [x.index, self._const(np.array(shape, dtype=np.int32))],
+                                  [y.index], "BroadcastToOptions", version=2)
+        return y
+
+    def space_to_batch_nd(self, x: QTensor, block_shape=(2, 2), paddings=((1, 1), (0, 2))) -> QTensor:
+        """SPACE_TO_BATCH_ND of an NHWC tensor on its own: padded with the zero point, then block_shape blocks of
+        pixels become batches."""
+        (bh, bw), pads = _pair(block_shape, "block_shape"), np.array(paddings, dtype=np.int32)
+        if pads.shape != (2, 2) or pads.min() < 0:
+            raise ValueError("paddings must be 2 non-negative (before, after) pairs")
+        n, h, w, c = x.shape
+        h, w = h + int(pads[0].sum()), w + int(pads[1].sum())
+        if bh < 1 or bw < 1 or h % bh or w % bw:
+            raise ValueError(f"the padded {h}x{w} does not divide into {bh}x{bw} blocks")
+        y = self._same_quant(x, (n * bh * bw, h // bh, w // bw, c))
+        self.builder.add_operator(_OP.SPACE_TO_BATCH_ND, [x.index, self._const(np.array([bh, bw], np.int32)),
+                                                          self._const(pads)], [y.index])
+        return y
+
+    def batch_to_space_nd(self, x: QTensor, block_shape=(2, 2), crops=((1, 0), (0, 2))) -> QTensor:
+        """BATCH_TO_SPACE_ND of an NHWC tensor on its own: batches become block_shape blocks of pixels, then the
+        crops are cut off."""
+        (bh, bw), cut = _pair(block_shape, "block_shape"), np.array(crops, dtype=np.int32)
+        n, h, w, c = x.shape
+        if bh < 1 or bw < 1 or n % (bh * bw):
+            raise ValueError(f"a batch of {n} does not divide into {bh}x{bw} blocks")
+        if cut.shape != (2, 2) or cut.min() < 0 or cut[0].sum() >= h * bh or cut[1].sum() >= w * bw:
+            raise ValueError(f"crops {cut.tolist()} do not fit {h * bh}x{w * bw}")
+        y = self._same_quant(x, (n // (bh * bw), h * bh - int(cut[0].sum()), w * bw - int(cut[1].sum()), c))
+        self.builder.add_operator(_OP.BATCH_TO_SPACE_ND, [x.index, self._const(np.array([bh, bw], np.int32)),
+                                                          self._const(cut)], [y.index])
+        return y

@@ -9,7 +9,8 @@ from .net import Net
 _INT16_OPS = {
     "conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "sub", "mul",
     "minimum", "maximum", "tanh", "logistic", "softmax", "reshape", "quantize", "mean", "sum",
-    "resize_nearest_neighbor", "split", "split_v", "strided_slice", "slice", "transpose", "pack", "unpack",
+    "resize_nearest_neighbor", "split", "split_v", "strided_slice", "slice", "transpose", "pack", "unpack", "padv2",
+    "reverse_v2", "broadcast_to",
 }
 # op kind -> (Net method, number of tensor inputs, default input shape)
 _SINGLE = {
@@ -58,6 +59,15 @@ _SINGLE = {
     "pack": (Net.pack, 2, (1, 4, 4, 8)),
     "split_v": (Net.split_v, 1, (1, 4, 4, 8)),
     "unpack": (Net.unpack, 1, (3, 4, 8)),
+    "depth_to_space": (Net.depth_to_space, 1, (1, 4, 4, 8)),
+    "space_to_depth": (Net.space_to_depth, 1, (1, 8, 8, 4)),
+    "mirror_pad": (Net.mirror_pad, 1, (1, 8, 8, 4)),
+    "padv2": (Net.padv2, 1, (1, 8, 8, 4)),
+    "reverse_v2": (Net.reverse_v2, 1, (1, 8, 8, 4)),
+    "gather": (Net.gather, 1, (1, 8, 8, 6)),
+    "broadcast_to": (Net.broadcast_to, 1, (1, 1, 8, 4)),
+    "space_to_batch_nd": (Net.space_to_batch_nd, 1, (1, 6, 6, 4)),
+    "batch_to_space_nd": (Net.batch_to_space_nd, 1, (4, 4, 4, 4)),
 }
 OPS: tuple[str, ...] = tuple(_SINGLE)
 # Input quantization defaults of ops defined only for non-negative inputs (LiteRT's RSQRT fails on the others).
