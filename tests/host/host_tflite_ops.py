@@ -15,7 +15,7 @@ _OP = tflite.BuiltinOperator
 _ACTIVATIONS = {0: None, 1: (0.0, None), 2: (-1.0, 1.0), 3: (0.0, 6.0)}  # NONE, RELU, RELU_N1_TO_1, RELU6
 _BINARY = {_OP.ADD: "add", _OP.SUB: "sub", _OP.MUL: "mul", _OP.MINIMUM: "minimum", _OP.MAXIMUM: "maximum"}
 _TABLES = {_OP.LOGISTIC: spec.Logistic, _OP.TANH: spec.Tanh, _OP.HARD_SWISH: spec.HardSwish, _OP.RSQRT: spec.Rsqrt,
-           _OP.ABS: spec.Abs}
+           _OP.ABS: spec.Abs, _OP.SQRT: spec.Sqrt, _OP.NEG: spec.Neg}
 _FLOAT_FUNCTIONS = {_OP.EXP: "exp", _OP.LOG: "log"}
 _REDUCTIONS = {_OP.MEAN: "mean", _OP.SUM: "sum", _OP.REDUCE_MAX: "reduce_max", _OP.REDUCE_MIN: "reduce_min"}
 _RESIZES = {_OP.RESIZE_BILINEAR: ("resize_bilinear", tflite.ResizeBilinearOptions),

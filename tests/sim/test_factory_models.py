@@ -6,6 +6,8 @@ Exceptions, each checked by its own test below:
   single-axis SUM is within 1 LSB (float rounding in TFLM) and its multi-axis SUM is wrong (the stream sums one axis).
 * MEAN over the channel axis: Vela leaves it on the CPU, so there is no NPU stream to simulate.
 * ELU: LiteRT's reference resolver has no ELU kernel; TFLite Micro is the oracle (`reference_runner`).
+* SQRT: Vela leaves it on the CPU.
+* NEG: Vela saturates −(−128) to 127 (newer TFLite does too); LiteRT 2.3 wraps it to −128, as we do.
 """
 import functools
 
@@ -54,7 +56,7 @@ VARIANTS = {  # name -> (op, parameters): features the default single-op models 
     "mean_height": ("mean", dict(axis=(1,))),
     "concatenation_height": ("concatenation", dict(axis=1, num_inputs=3)),
 }
-NOT_ON_NPU = {"mean_channels": ("mean", dict(axis=(3,)))}
+NOT_ON_NPU = {"mean_channels": ("mean", dict(axis=(3,))), "sqrt": ("sqrt", {})}
 
 
 def _has_int16(op: str) -> bool:
@@ -65,7 +67,9 @@ def _has_int16(op: str) -> bool:
     return True
 
 
-ORACLE_OPS = [op for op in models.OPS if op not in REF_KERNEL_WRONG]  # SUM: LiteRT is no oracle (see above)
+VELA_DIFFERS = ("neg",)  # Vela saturates where LiteRT wraps (see above)
+# SUM: LiteRT is no oracle (see above)
+ORACLE_OPS = [op for op in models.OPS if op not in REF_KERNEL_WRONG and op not in NOT_ON_NPU and op not in VELA_DIFFERS]
 CASES = {op: (op, {}) for op in ORACLE_OPS}
 CASES |= {f"{op}_int16": (op, dict(dtype="int16")) for op in ORACLE_OPS if _has_int16(op)}
 CASES |= VARIANTS
@@ -114,6 +118,16 @@ def test_factory_model_bit_exact(name, accelerator, optimise, vela):
 def test_models_vela_leaves_on_the_cpu(name, vela):
     compiled = vela(name, _model(name), "ethos-u55-128", "Performance")
     assert "ethos-u" not in _operators(compiled)
+
+
+@pytest.mark.parametrize("in_zp", [-3, 60])
+def test_vela_neg_saturates_where_litert_wraps(in_zp, vela):
+    model = models.make("neg", 0, in_shape=(1, 16, 16, 1), in_zp=in_zp)
+    compiled = vela(f"neg_every_value_{in_zp}", model, "ethos-u55-128", "Performance")
+    x = np.arange(-128, 128, dtype=np.int8).reshape(1, 16, 16, 1)
+    npu, litert = run_vela_tflite(compiled, [x], "ethos-u55-128")[0], run_litert(model, [x])[0]
+    assert npu.flat[0] == 127 and litert.flat[0] == -128
+    np.testing.assert_array_equal(npu.flat[1:], litert.flat[1:])
 
 
 def _sum_model(**params) -> bytes:

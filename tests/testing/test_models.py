@@ -15,6 +15,8 @@ TFLM_LACKS = {
     "relu_n1_to_1": "TFLite Micro registers no RELU_N1_TO_1 kernel",
     "exp": "TFLite Micro's EXP kernel accepts float32 only",
     "log": "TFLite Micro's LOG kernel accepts float32 only",
+    "sqrt": "TFLite Micro's SQRT kernel accepts float32 only",
+    "neg": "TFLite Micro's NEG kernel accepts float32 only",
 }
 # (op, dtype) where TFLite Micro rounds differently from LiteRT's reference kernel (by one LSB at most);
 # test_int16_fully_connected_rounding shows LiteRT's result is TFLite's double-rounding requantization.

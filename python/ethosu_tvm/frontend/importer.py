@@ -141,7 +141,8 @@ def _tracking_converter(rewrites: _Rewrites):
             self.quant_by_name: dict[str, tuple[float, int]] = {}
             self.builtin_names = _builtin_names()
             self.input_override: tuple[int, relax.Expr] | None = None
-            self.convert_map = {name: self._tracked(func) for name, func in self.convert_map.items()}
+            self.convert_map = {name: self._tracked(func) for name, func in
+                                (self.convert_map | {"NEG": self.convert_neg}).items()}
 
         def _tracked(self, convert):
             def run(op):
@@ -286,6 +287,19 @@ def _tracking_converter(rewrites: _Rewrites):
             below = relax.op.subtract(relax.op.exp(x), relax.const(1.0, "float32"))
             out = relax.op.where(relax.op.less(x, relax.const(0.0, "float32")), below, x)
             return self.quantize(out, output)
+
+        def convert_neg(self, op):
+            # LiteRT's int8 NEG negates the raw integers (wrapping −128 to itself) whatever the quantization: that
+            # is −x on the real values only with equal scales and opposite zero points; refuse the rest.
+            (data,) = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            if data.qnn_params:
+                (in_scale, in_zp), (out_scale, out_zp) = (
+                    (t.tensor.Quantization().Scale(0), t.tensor.Quantization().ZeroPoint(0)) for t in (data, output))
+                if in_scale != out_scale or in_zp + out_zp:
+                    raise ValueError(f"int8 NEG needs equal scales and opposite zero points, got scale {in_scale:g} "
+                                     f"zero point {in_zp} → scale {out_scale:g} zero point {out_zp}")
+            return self._convert_unary_elemwise(op, relax.op.negative)
 
         def convert_strided_slice(self, op):
             # TVM's converter ignores `offset` and reads the masks unlike TFLite: slice what TFLite's kernel copies.

@@ -39,6 +39,8 @@ _DEFINITIONS = {
     spec.FloatFunction: lut.define,
     spec.Rsqrt: lut.define,
     spec.Abs: lut.define,
+    spec.Sqrt: lut.define,
+    spec.Neg: lut.define,
     spec.Requantize: requantize.define,
     spec.Relu: requantize.define,
     spec.LeakyRelu: leaky_relu.define,

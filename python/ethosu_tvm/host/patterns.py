@@ -39,7 +39,7 @@ HOST = "host"
 QUANT_ATTR = "ethosu.quantization"  # the TFLite quantization of a raw-integer op's tensors (JSON [scale, zp])
 SOURCE_ATTR = "ethosu.source_op"  # the source operator, for messages
 _UNARY_KINDS = ("relu", "clip", "leaky_relu", "requantize", "tanh", "logistic", "exp", "log", "rsqrt",
-                "abs", "elu")
+                "abs", "elu", "sqrt", "neg")
 
 
 def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:

@@ -101,6 +101,15 @@ class Rsqrt(Unary):
     """RSQRT (int8: TFLite computes 1/sqrt in gemmlowp fixed point; LiteRT refuses inputs below the zero point)."""
 
 
+class Sqrt(Unary):
+    """SQRT (int8: TFLite computes each element in float32 and truncates; LiteRT refuses inputs below the zero
+    point)."""
+
+
+class Neg(Unary):
+    """NEG (int8: LiteRT negates the raw integers; the importer checks that the quantization allows it)."""
+
+
 class HardSwish(Unary):
     """HARD_SWISH, x · relu6(x + 3) / 6 (int8: TFLite's kernel computes it in 16-bit fixed point)."""
 
@@ -283,12 +292,13 @@ class Dequantize:
     input: QuantTensor
 
 
-HostOp = Union[Softmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, HardSwish, Requantize, Relu, LeakyRelu, Prelu,
-               Reshape, Pad, Concatenation, StridedSlice, Transpose, Pack, Conv2D, TransposeConv2D, FullyConnected,
-               Pool2D, Binary, Reduce, Resize, FloatQuantize, Dequantize]
+HostOp = Union[Softmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, Sqrt, Neg, HardSwish, Requantize, Relu, LeakyRelu,
+               Prelu, Reshape, Pad, Concatenation, StridedSlice, Transpose, Pack, Conv2D, TransposeConv2D,
+               FullyConnected, Pool2D, Binary, Reduce, Resize, FloatQuantize, Dequantize]
 
 
-_NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs", Rsqrt: "rsqrt", HardSwish: "hard_swish",
+_NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs", Rsqrt: "rsqrt", Sqrt: "sqrt", Neg: "neg",
+          HardSwish: "hard_swish",
           Requantize: "quantize", Relu: "relu", LeakyRelu: "leaky_relu", Prelu: "prelu", Reshape: "reshape", Pad: "pad",
           Concatenation: "concatenation", StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack",
           FullyConnected: "fully_connected", TransposeConv2D: "transpose_conv", FloatQuantize: "quantize",

@@ -361,6 +361,8 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     **{kind: _unary(lambda x, y, c: spec.FloatFunction(x, y, c.match.kind)) for kind in ("exp", "log", "elu")},
     "rsqrt": _unary(lambda x, y, _: spec.Rsqrt(x, y)),
     "abs": _unary(lambda x, y, _: spec.Abs(x, y)),
+    "sqrt": _unary(lambda x, y, _: spec.Sqrt(x, y)),
+    "neg": _unary(lambda x, y, _: spec.Neg(x, y)),
     "prelu": _unary(_prelu),
     "reshape": _reshape,
     "pad": _pad,

@@ -243,6 +243,8 @@ UNARY_CORES: dict[str, Callable[[DFPattern], DFPattern]] = {
     "exp": lambda x: is_op("relax.exp")(x),
     "log": lambda x: is_op("relax.log")(x),
     "rsqrt": lambda x: is_op("relax.rsqrt")(x),
+    "sqrt": lambda x: is_op("relax.sqrt")(x),
+    "neg": lambda x: is_op("relax.negative")(x),
     # our importer's ELU: where(x < 0, exp(x) − 1, x)
     "elu": lambda x: is_op("relax.where")(is_op("relax.less")(x, is_const()),
                                           is_op("relax.subtract")(is_op("relax.exp")(x), is_const()), x),

@@ -58,10 +58,12 @@ _SINGLE = {
     "pack": (Net.pack, 2, (1, 4, 4, 8)),
     "split_v": (Net.split_v, 1, (1, 4, 4, 8)),
     "unpack": (Net.unpack, 1, (3, 4, 8)),
+    "neg": (Net.neg, 1, (1, 8, 8, 8)),
+    "sqrt": (Net.sqrt, 1, (1, 8, 8, 8)),
 }
 OPS: tuple[str, ...] = tuple(_SINGLE)
 # Input quantization defaults of ops defined only for non-negative inputs (LiteRT's RSQRT fails on the others).
-_INPUT_DEFAULTS = {"log": {"in_zp": -128}, "rsqrt": {"in_zp": -128}}
+_INPUT_DEFAULTS = {"log": {"in_zp": -128}, "rsqrt": {"in_zp": -128}, "sqrt": {"in_zp": -128}}
 # Parameters of a binary op's second operand, a feature map or (constant_lhs/constant_rhs) a constant.
 _SECOND_OPERAND = {"in2_shape", "in2_scale", "in2_zp", "constant_lhs", "constant_rhs"}
 # Ops taking a list of same-quantized inputs (`num_inputs` of them).

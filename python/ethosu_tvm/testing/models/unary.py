@@ -109,3 +109,17 @@ class UnaryOps(NetBase):
         lo, hi = x.real_range
         y = self._result(x, x.shape, 0.8 * lo, 1.3 * hi, out_scale, out_zp)
         return self._unary(_OP.QUANTIZE, "QuantizeOptions", x, y)
+
+    def neg(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
+        """NEG; LiteRT's int8 kernel negates the raw integers, right for equal scales and opposite zero points (the
+        default)."""
+        mirrored = min(max(-x.zero_point, -128), 127)
+        y = self._activation(x.shape, x.dtype, x.scale if out_scale is None else out_scale,
+                             mirrored if out_zp is None else out_zp)
+        return self._unary(_OP.NEG, "NegOptions", x, y)
+
+    def sqrt(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
+        """SQRT over the non-negative part of the input's range (LiteRT refuses negative inputs at run time)."""
+        lo, hi = x.real_range
+        return self._unary(_OP.SQRT, None, x, self._result(x, x.shape, 0.0, math.sqrt(max(hi, 0.0)), out_scale,
+                                                           out_zp))

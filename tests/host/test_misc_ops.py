@@ -1,0 +1,60 @@
+"""NEG and SQRT (int8) on the host: every input value against LiteRT's kernels, for several quantizations."""
+import numpy as np
+import pytest
+from host_tflite_ops import host_op
+
+from ethosu_tvm.frontend.importer import UnsupportedModelError, from_tflite
+from ethosu_tvm.host import build_kernel
+from ethosu_tvm.quantization import sqrt_lut
+from ethosu_tvm.testing import models
+from ethosu_tvm.testing.reference import run_litert
+
+EVERY_INT8 = np.arange(-128, 128, dtype=np.int8).reshape(1, 256)
+
+
+def _every_value(model: bytes, compile_kernel) -> tuple[np.ndarray, np.ndarray]:
+    kernel = compile_kernel(build_kernel(host_op(model)))
+    return kernel(EVERY_INT8).reshape(1, 256), run_litert(model, [EVERY_INT8])[0]
+
+
+@pytest.mark.parametrize("params", [{}, dict(in_zp=5), dict(in_zp=127), dict(in_zp=-100, in_scale=0.3)])
+def test_neg_every_input_value(params, compile_kernel):
+    """LiteRT negates the raw integers: −128 stays −128 (newer TFLite's kernel saturates it to 127)."""
+    host, expected = _every_value(models.make("neg", seed=1, in_shape=(1, 256), **params), compile_kernel)
+    np.testing.assert_array_equal(host, expected)
+    assert host[0, 0] == -128
+
+
+@pytest.mark.parametrize("params,message", [
+    (dict(in_zp=-128), "scale 0.02 zero point -128 → scale 0.02 zero point 127"),
+    (dict(in_zp=4, out_zp=0), "scale 0.02 zero point 4 → scale 0.02 zero point 0"),
+    (dict(in_zp=4, out_scale=0.03), "scale 0.02 zero point 4 → scale 0.03 zero point -4"),
+])
+def test_neg_quantization_litert_gets_wrong_is_refused(params, message):
+    """LiteRT's −x is wrong on the real values unless the scales are equal and the zero points opposite."""
+    with pytest.raises(UnsupportedModelError) as err:
+        from_tflite(models.make("neg", seed=1, **params))
+    assert str(err.value) == ("the TFLite frontend cannot convert operator #0 NEG: int8 NEG needs equal scales and "
+                              f"opposite zero points, got {message}")
+
+
+@pytest.mark.parametrize("params", [
+    {}, dict(in_scale=0.7), dict(in_scale=0.0031, out_scale=0.004, out_zp=-100), dict(in_scale=1.9, out_zp=0),
+    dict(in_scale=0.05, out_scale=0.011, out_zp=-128),
+])
+def test_sqrt_every_input_value(params, compile_kernel):
+    """SQRT truncates its float32 quotient (it does not round): every non-negative input (in_zp = −128)."""
+    host, expected = _every_value(models.make("sqrt", seed=1, in_shape=(1, 256), **params), compile_kernel)
+    np.testing.assert_array_equal(host, expected)
+
+
+def test_sqrt_above_a_zero_point():
+    """LiteRT refuses an input below the zero point at run time; the ones above it match."""
+    model = models.make("sqrt", seed=1, in_shape=(1, 256), in_zp=-20, in_scale=0.02)
+    with pytest.raises(RuntimeError, match="Sqrt is only defined for non-negative values"):
+        run_litert(model, [EVERY_INT8])
+    valid = EVERY_INT8[:, 108:]
+    op = host_op(model)
+    table = sqrt_lut(op.input.scale, op.input.zero_point, op.output.scale, op.output.zero_point)
+    np.testing.assert_array_equal(table[valid.astype(np.int64) + 128], run_litert(
+        models.make("sqrt", seed=1, in_shape=(1, 148), in_zp=-20, in_scale=0.02), [valid])[0])
