@@ -163,6 +163,12 @@ def host_op(model: bytes) -> spec.HostOp:
         return _pool(op, "avg" if code == _OP.AVERAGE_POOL_2D else "max")
     if code in _BINARY:
         return _binary(op)
+    if code == _OP.BATCH_MATMUL:
+        options = op.options(tflite.BatchMatMulOptions)
+        values = {f"{side}_values": op.constant(k) for k, side in enumerate(("lhs", "rhs"))
+                  if op.model.Buffers(op.graph.Tensors(op.inputs[k]).Buffer()).DataLength()}
+        return spec.BatchMatMul(op.input, op.tensor(op.inputs[1]), op.output, bool(options.AdjX()),
+                                bool(options.AdjY()), **values)
     if code in _REDUCTIONS:
         rank = len(op.input.shape)
         axes = tuple(sorted({int(a) % rank for a in op.constant(1).reshape(-1)}))

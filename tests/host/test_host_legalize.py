@@ -73,6 +73,11 @@ HOST_CASES = [
     ("resize_nearest_neighbor", dict(I16, size=(3, 4), half_pixel_centers=True)),
     ("resize_bilinear", dict(size=(13, 6), half_pixel_centers=True)),
     ("resize_bilinear", dict(size=(3, 15), align_corners=True)),
+    ("batch_matmul", {}),
+    ("batch_matmul", dict(adj_x=True, adj_y=True, in2_zp=7)),
+    ("batch_matmul", dict(in_shape=(2, 3, 5), in2_shape=(4, 1, 7, 5), adj_y=True)),
+    ("batch_matmul", dict(in_shape=(3, 4, 6), constant_rhs=(6, 5))),
+    ("batch_matmul", dict(in_shape=(2, 8, 6), constant_lhs=(8, 4), adj_x=True)),
 ]
 # int8 operators the NPU takes: their host patterns, checked on the module before partitioning.
 UNPARTITIONED_CASES = [
@@ -96,6 +101,8 @@ UNPARTITIONED_CASES = [
     ("sub", dict(in2_shape=(1, 8, 1, 1), activation="RELU6")),
     ("mul", dict(in2_shape=(1, 1, 8, 8), activation="RELU")),
     ("minimum", dict(in2_shape=(1, 1, 1, 8))),
+    ("neg", dict(in_zp=30, in_scale=0.1)),
+    ("sqrt", dict(in_scale=0.3, out_zp=0)),
 ]
 
 

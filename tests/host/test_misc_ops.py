@@ -1,6 +1,7 @@
 """NEG and SQRT (int8) on the host: every input value against LiteRT's kernels, for several quantizations."""
 import numpy as np
 import pytest
+from host_harness import assert_bit_exact
 from host_tflite_ops import host_op
 
 from ethosu_tvm.frontend.importer import UnsupportedModelError, from_tflite
@@ -58,3 +59,15 @@ def test_sqrt_above_a_zero_point():
     table = sqrt_lut(op.input.scale, op.input.zero_point, op.output.scale, op.output.zero_point)
     np.testing.assert_array_equal(table[valid.astype(np.int64) + 128], run_litert(
         models.make("sqrt", seed=1, in_shape=(1, 148), in_zp=-20, in_scale=0.02), [valid])[0])
+
+
+@pytest.mark.parametrize("params", [
+    {}, dict(adj_x=True), dict(adj_y=True), dict(adj_x=True, adj_y=True),
+    dict(in_shape=(2, 3, 5), in2_shape=(1, 5, 7)),  # batch axes broadcast
+    dict(in_shape=(4, 1, 3, 6), in2_shape=(2, 6, 5), adj_y=False, in2_zp=9, out_scale=0.05, out_zp=-20),
+    dict(in_shape=(1, 2, 8, 8), constant_rhs=(8, 8)), dict(in_shape=(3, 4, 6), constant_rhs=(6, 5)),
+    dict(in_shape=(2, 8, 8), constant_lhs=(8, 8), adj_x=True), dict(in_shape=(1, 16), in2_shape=(16, 3)),
+    dict(in_shape=(2, 5, 32), in2_shape=(2, 4, 32), adj_y=True, in_scale=0.1, in2_scale=0.004),
+])
+def test_batch_matmul_matches_litert(params, compile_kernel):
+    assert_bit_exact(models.make("batch_matmul", seed=4, **params), compile_kernel)

@@ -16,7 +16,7 @@ from simhelpers import patch_fc_rounding
 MLPERF = ("mlperf_tiny_kws_dscnn_int8", "mlperf_tiny_vww_mobilenetv1_96_int8", "mlperf_tiny_ic_resnet8_int8",
           "mlperf_tiny_ad_fc_autoencoder_int8", "tflm_hello_world_int8")
 # the legacy core leaves these on the CPU
-NOT_ON_NPU = ("sum", "pack", "reduce_max", "reduce_min", "elu", "log", "neg", "sqrt")
+NOT_ON_NPU = ("sum", "pack", "reduce_max", "reduce_min", "elu", "log", "neg", "sqrt", "batch_matmul")
 CASES = sorted(set(models.OPS) - set(NOT_ON_NPU)) + [f"graph_{g}" for g in models.GRAPHS] + list(MLPERF)
 
 

@@ -130,8 +130,10 @@ def _tracking_converter(rewrites: _Rewrites):
 
     class _Converter(OperatorConverter):
         # These converters only move values (PAD pads with the zero point), so they are exact on quantized
-        # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's and ELU's are ours (below).
-        _SUPPORTED_QUANTIZED_OPS = OperatorConverter._SUPPORTED_QUANTIZED_OPS | VALUE_MOVING_OPS | {"PRELU", "ELU"}
+        # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's, ELU's and
+        # BATCH_MATMUL's are ours (below).
+        _SUPPORTED_QUANTIZED_OPS = (OperatorConverter._SUPPORTED_QUANTIZED_OPS | VALUE_MOVING_OPS
+                                    | {"PRELU", "ELU", "BATCH_MATMUL"})
 
         def __init__(self, model, subgraph, exp_tab, bb):
             super().__init__(model, subgraph, exp_tab, bb)
@@ -287,6 +289,23 @@ def _tracking_converter(rewrites: _Rewrites):
             below = relax.op.subtract(relax.op.exp(x), relax.const(1.0, "float32"))
             out = relax.op.where(relax.op.less(x, relax.const(0.0, "float32")), below, x)
             return self.quantize(out, output)
+
+        def convert_batch_matmul(self, op):
+            # TVM's converter has no quantized form: dequantize both operands, swap the last two axes of the ones
+            # adj_x/adj_y name, matmul (batch axes broadcast), quantize.
+            lhs, rhs = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            if not lhs.qnn_params:
+                return super().convert_batch_matmul(op)
+            options = _options(op, tflite.BatchMatMulOptions)
+            operands = []
+            for tensor, adjoint in ((lhs, options.AdjX()), (rhs, options.AdjY())):
+                value = self.dequantize(self.get_tensor_expr(tensor), tensor)
+                if adjoint:
+                    rank = len(self._shape(tensor))
+                    value = relax.op.permute_dims(value, [*range(rank - 2), rank - 1, rank - 2])
+                operands.append(value)
+            return self.quantize(relax.op.matmul(*operands), output)
 
         def convert_neg(self, op):
             # LiteRT's int8 NEG negates the raw integers (wrapping −128 to itself) whatever the quantization: that

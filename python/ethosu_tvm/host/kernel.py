@@ -12,6 +12,7 @@ from tvm import s_tir, te
 from . import spec
 from .c_emitter import emit_c, host_target
 from .ops import (
+    batch_matmul,
     binary,
     conv,
     data_movement,
@@ -56,6 +57,7 @@ _DEFINITIONS = {
     spec.FullyConnected: fully_connected.define,
     spec.Pool2D: pool.define,
     spec.Binary: binary.define,
+    spec.BatchMatMul: batch_matmul.define,
     spec.Reduce: reduce.define,
     spec.Resize: resize.define,
     spec.FloatQuantize: float_io.define_quantize,

@@ -258,6 +258,20 @@ class Binary:
     one_input: bool = False
 
 
+@dataclass(frozen=True, eq=False)
+class BatchMatMul:
+    """BATCH_MATMUL: lhs [..., rows, depth] by rhs [..., depth, columns] (the last two axes swapped with adj_x,
+    adj_y), batch axes broadcasting. An operand with values is a model constant, not a kernel input."""
+
+    lhs: QuantTensor
+    rhs: QuantTensor
+    output: QuantTensor
+    adj_x: bool = False
+    adj_y: bool = False
+    lhs_values: Optional[np.ndarray] = None
+    rhs_values: Optional[np.ndarray] = None
+
+
 @dataclass(frozen=True)
 class Reduce(Unary):
     """MEAN, SUM, REDUCE_MAX or REDUCE_MIN (`kind`, the TFLite op name in lower case) over `axes` (non-negative,
@@ -294,14 +308,14 @@ class Dequantize:
 
 HostOp = Union[Softmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, Sqrt, Neg, HardSwish, Requantize, Relu, LeakyRelu,
                Prelu, Reshape, Pad, Concatenation, StridedSlice, Transpose, Pack, Conv2D, TransposeConv2D,
-               FullyConnected, Pool2D, Binary, Reduce, Resize, FloatQuantize, Dequantize]
+               FullyConnected, Pool2D, Binary, BatchMatMul, Reduce, Resize, FloatQuantize, Dequantize]
 
 
 _NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs", Rsqrt: "rsqrt", Sqrt: "sqrt", Neg: "neg",
           HardSwish: "hard_swish",
           Requantize: "quantize", Relu: "relu", LeakyRelu: "leaky_relu", Prelu: "prelu", Reshape: "reshape", Pad: "pad",
           Concatenation: "concatenation", StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack",
-          FullyConnected: "fully_connected", TransposeConv2D: "transpose_conv", FloatQuantize: "quantize",
+          FullyConnected: "fully_connected", BatchMatMul: "batch_matmul", TransposeConv2D: "transpose_conv", FloatQuantize: "quantize",
           Dequantize: "dequantize"}
 
 

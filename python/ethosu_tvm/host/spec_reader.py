@@ -184,6 +184,15 @@ def _fully_connected(c: _Composite) -> spec.FullyConnected:
                                _int_clamp(c, output.dtype))
 
 
+def _batch_matmul(c: _Composite) -> spec.BatchMatMul:
+    """A constant operand (one at most) becomes the kernel's constant values; the permutes are adj_x, adj_y."""
+    c.operands("lhs", "rhs", constants=1)
+    values = {f"{role}_values": np.asarray(const_value(c[role])) for role in ("lhs", "rhs") if is_constant(c[role])}
+    adjoints = [c.get(f"{role}_t") is not None for role in ("lhs", "rhs")]
+    return spec.BatchMatMul(c.quantized_input("lhs"), c.quantized_input("rhs"), c.quantized_output(), *adjoints,
+                            **values)
+
+
 def _pool(c: _Composite) -> spec.Pool2D:
     c.operands("ifm")
     attrs = c["pool"].attrs
@@ -347,6 +356,7 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "depthwise_conv2d": _conv,
     "fully_connected": _fully_connected,
     "transpose_conv": _transpose_conv,
+    "batch_matmul": _batch_matmul,
     "avg_pool2d": _pool,
     "max_pool2d": _pool,
     **{kind: _binary for kind in _BINARY_KINDS},

@@ -105,6 +105,18 @@ def binary(name: str, relax_op: str) -> CompositePattern:
     return CompositePattern(name, quantize, roles)
 
 
+def batch_matmul(name: str) -> CompositePattern:
+    """Our importer's BATCH_MATMUL: dequantize both operands, each optionally with its last two axes swapped
+    (adj_x, adj_y) → matmul → quantize."""
+    lhs, rhs = wildcard(), wildcard()
+    lhs_dq, rhs_dq = dequantized(lhs), dequantized(rhs)
+    lhs_t, rhs_t = is_op("relax.permute_dims")(lhs_dq), is_op("relax.permute_dims")(rhs_dq)
+    core = is_op("relax.matmul")(lhs_t | lhs_dq, rhs_t | rhs_dq)
+    quantize = quantized(core)
+    return CompositePattern(name, quantize, dict(lhs=lhs, rhs=rhs, lhs_dq=lhs_dq, rhs_dq=rhs_dq, lhs_t=lhs_t,
+                                                 rhs_t=rhs_t, core=core, quantize=quantize))
+
+
 def squared_difference(name: str) -> CompositePattern:
     """The frontend's SQUARED_DIFFERENCE: dequantize both operands → subtract → multiply the difference by itself
     → quantize."""

@@ -1,5 +1,7 @@
-"""Elementwise ops of two tensors, with numpy broadcasting."""
+"""Ops of two tensors, with numpy broadcasting: elementwise ones and BATCH_MATMUL."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -8,7 +10,8 @@ from .quant import _ACTIVATIONS, _OP, QTensor, _choice
 
 
 class BinaryOps(NetBase):
-    """Add, sub, mul, minimum, maximum and squared difference; the output covers the operands' combined range."""
+    """Add, sub, mul, minimum, maximum and squared difference (the output covers the operands' combined range);
+    batch matmul."""
 
     def _binary(self, builtin, options_table, a: QTensor, b: QTensor, lo, hi, activation, out_scale, out_zp,
                 extra=None) -> QTensor:
@@ -56,3 +59,25 @@ class BinaryOps(NetBase):
         spread = max(abs(ahi - blo), abs(bhi - alo))
         return self._binary(_OP.SQUARED_DIFFERENCE, "SquaredDifferenceOptions", a, b, 0.0, spread * spread, None,
                             out_scale, out_zp)
+
+    def batch_matmul(self, a: QTensor, b: QTensor, adj_x: bool = False, adj_y: bool = False, out_scale=None,
+                     out_zp=None) -> QTensor:
+        """BATCH_MATMUL of a [..., rows, depth] by b [..., depth, columns] (the last two axes swapped by adj_x,
+        adj_y), the batch axes broadcasting; the output covers 3 RMS of the sum of depth products."""
+        if a.dtype != b.dtype:
+            raise ValueError("both operands must have the same dtype")
+        if len(a.shape) < 2 or len(b.shape) < 2:
+            raise ValueError("BATCH_MATMUL operands need at least two axes")
+        rows, depth = a.shape[-2:][::-1] if adj_x else a.shape[-2:]
+        rhs_depth, columns = b.shape[-2:][::-1] if adj_y else b.shape[-2:]
+        if depth != rhs_depth:
+            raise ValueError(f"shapes {a.shape} (adj_x={adj_x}) and {b.shape} (adj_y={adj_y}) do not multiply")
+        try:
+            batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+        except ValueError:
+            raise ValueError(f"batch axes of {a.shape} and {b.shape} do not broadcast") from None
+        rms = math.sqrt(depth) * a.rms * b.rms
+        y = self._result(a, batch + (rows, columns), -3.0 * rms, 3.0 * rms, out_scale, out_zp, rms)
+        self.builder.add_operator(_OP.BATCH_MATMUL, [a.index, b.index], [y.index], "BatchMatMulOptions",
+                                  {"AdjX": adj_x, "AdjY": adj_y})
+        return y

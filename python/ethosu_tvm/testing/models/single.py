@@ -60,6 +60,7 @@ _SINGLE = {
     "unpack": (Net.unpack, 1, (3, 4, 8)),
     "neg": (Net.neg, 1, (1, 8, 8, 8)),
     "sqrt": (Net.sqrt, 1, (1, 8, 8, 8)),
+    "batch_matmul": (Net.batch_matmul, 2, (1, 2, 8, 8)),
 }
 OPS: tuple[str, ...] = tuple(_SINGLE)
 # Input quantization defaults of ops defined only for non-negative inputs (LiteRT's RSQRT fails on the others).
