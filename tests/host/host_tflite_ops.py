@@ -163,6 +163,12 @@ def host_op(model: bytes) -> spec.HostOp:
         return _pool(op, "avg" if code == _OP.AVERAGE_POOL_2D else "max")
     if code in _BINARY:
         return _binary(op)
+    if code in (_OP.ARG_MAX, _OP.ARG_MIN):
+        rank = len(op.input.shape)
+        output = op.graph.Tensors(op.output_index)
+        return spec.ArgMinMax(op.input, tuple(int(d) for d in output.ShapeAsNumpy()),
+                              "arg_max" if code == _OP.ARG_MAX else "arg_min", int(op.constant(1).reshape(-1)[0]) % rank,
+                              str(TFLITE_DTYPES[output.Type()]))
     if code == _OP.BATCH_MATMUL:
         options = op.options(tflite.BatchMatMulOptions)
         values = {f"{side}_values": op.constant(k) for k, side in enumerate(("lhs", "rhs"))

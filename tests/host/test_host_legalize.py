@@ -78,6 +78,9 @@ HOST_CASES = [
     ("batch_matmul", dict(in_shape=(2, 3, 5), in2_shape=(4, 1, 7, 5), adj_y=True)),
     ("batch_matmul", dict(in_shape=(3, 4, 6), constant_rhs=(6, 5))),
     ("batch_matmul", dict(in_shape=(2, 8, 6), constant_lhs=(8, 4), adj_x=True)),
+    ("arg_max", {}),
+    ("arg_max", dict(in_shape=(3, 10), axis=0)),
+    ("arg_min", dict(axis=-3, output_type="int64")),
 ]
 # int8 operators the NPU takes: their host patterns, checked on the module before partitioning.
 UNPARTITIONED_CASES = [

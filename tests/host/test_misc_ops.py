@@ -71,3 +71,23 @@ def test_sqrt_above_a_zero_point():
 ])
 def test_batch_matmul_matches_litert(params, compile_kernel):
     assert_bit_exact(models.make("batch_matmul", seed=4, **params), compile_kernel)
+
+
+@pytest.mark.parametrize("op", ["arg_max", "arg_min"])
+@pytest.mark.parametrize("params", [
+    {}, dict(axis=0, in_shape=(5, 3)), dict(axis=1), dict(axis=-3, in_shape=(2, 7, 3, 4)), dict(in_shape=(9,)),
+    dict(axis=2, output_type="int64"),
+])
+def test_arg_min_max_matches_litert(op, params, compile_kernel):
+    assert_bit_exact(models.make(op, seed=6, **params), compile_kernel)
+
+
+@pytest.mark.parametrize("op,expected", [("arg_max", [[1, 0, 2], [0, 0, 0]]), ("arg_min", [[2, 0, 0], [1, 0, 1]])])
+def test_arg_min_max_ties_give_the_first_index(op, expected, compile_kernel):
+    """Equal extremes: the first index, as LiteRT (its comparison replaces the candidate only when strict)."""
+    x = np.array([[[3, 5, -1, 5], [0, 0, 0, 0], [-2, -2, 7, 7]],
+                  [[4, 1, 4, 4], [9, 9, 9, 9], [-6, -8, -6, -8]]], dtype=np.int8)
+    model = models.make(op, seed=0, in_shape=(2, 3, 4))
+    kernel = compile_kernel(build_kernel(host_op(model)))
+    np.testing.assert_array_equal(kernel(x).reshape(2, 3), run_litert(model, [x])[0])
+    assert run_litert(model, [x])[0].tolist() == expected

@@ -21,7 +21,7 @@ from .graph_view import view
 from .model_check import ModelConsistencyError, check_inputs_defined
 from .shape_folding import fold_shapes
 from .slicing import SliceSpec, strided_slice_ranges
-from .tflite_file import ModelFormatError, read_model
+from .tflite_file import TFLITE_DTYPES, ModelFormatError, read_model
 
 SOURCE_OPS_ATTR = "ethosu.source_ops"
 TENSOR_QUANT_ATTR = "ethosu.tensor_quant"
@@ -130,10 +130,10 @@ def _tracking_converter(rewrites: _Rewrites):
 
     class _Converter(OperatorConverter):
         # These converters only move values (PAD pads with the zero point), so they are exact on quantized
-        # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's, ELU's and
-        # BATCH_MATMUL's are ours (below).
+        # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's, ELU's, BATCH_MATMUL's,
+        # ARG_MAX's and ARG_MIN's are ours (below).
         _SUPPORTED_QUANTIZED_OPS = (OperatorConverter._SUPPORTED_QUANTIZED_OPS | VALUE_MOVING_OPS
-                                    | {"PRELU", "ELU", "BATCH_MATMUL"})
+                                    | {"PRELU", "ELU", "BATCH_MATMUL", "ARG_MAX", "ARG_MIN"})
 
         def __init__(self, model, subgraph, exp_tab, bb):
             super().__init__(model, subgraph, exp_tab, bb)
@@ -144,7 +144,8 @@ def _tracking_converter(rewrites: _Rewrites):
             self.builtin_names = _builtin_names()
             self.input_override: tuple[int, relax.Expr] | None = None
             self.convert_map = {name: self._tracked(func) for name, func in
-                                (self.convert_map | {"NEG": self.convert_neg}).items()}
+                                (self.convert_map | {"NEG": self.convert_neg, "ARG_MAX": self.convert_arg_max,
+                                                     "ARG_MIN": self.convert_arg_min}).items()}
 
         def _tracked(self, convert):
             def run(op):
@@ -306,6 +307,21 @@ def _tracking_converter(rewrites: _Rewrites):
                     value = relax.op.permute_dims(value, [*range(rank - 2), rank - 1, rank - 2])
                 operands.append(value)
             return self.quantize(relax.op.matmul(*operands), output)
+
+        # ARG_MAX and ARG_MIN: the order of the raw integers is the order of the real values, so TVM's argmax and
+        # argmin of them are exact; TVM's converter leaves them int64 where TFLite's output is int32 (or int64).
+        def convert_arg_max(self, op):
+            return self._arg_min_max(op, relax.op.argmax)
+
+        def convert_arg_min(self, op):
+            return self._arg_min_max(op, relax.op.argmin)
+
+        def _arg_min_max(self, op, relax_op):
+            data, axis_tensor = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            axis = int(self.get_tensor_value(axis_tensor).reshape(-1)[0]) % len(self._shape(data))
+            index = relax_op(self.get_tensor_expr(data), axis=axis, keepdims=False)
+            return relax.op.astype(index, str(TFLITE_DTYPES[output.tensor.Type()]))
 
         def convert_neg(self, op):
             # LiteRT's int8 NEG negates the raw integers (wrapping −128 to itself) whatever the quantization: that

@@ -12,6 +12,7 @@ from tvm import s_tir, te
 from . import spec
 from .c_emitter import emit_c, host_target
 from .ops import (
+    arg_min_max,
     batch_matmul,
     binary,
     conv,
@@ -58,6 +59,7 @@ _DEFINITIONS = {
     spec.Pool2D: pool.define,
     spec.Binary: binary.define,
     spec.BatchMatMul: batch_matmul.define,
+    spec.ArgMinMax: arg_min_max.define,
     spec.Reduce: reduce.define,
     spec.Resize: resize.define,
     spec.FloatQuantize: float_io.define_quantize,

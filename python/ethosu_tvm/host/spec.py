@@ -273,6 +273,18 @@ class BatchMatMul:
 
 
 @dataclass(frozen=True)
+class ArgMinMax:
+    """ARG_MAX or ARG_MIN (`kind` "arg_max" or "arg_min") over `axis` of the raw integers: the index of the first
+    extreme value, as `index_dtype` ("int32" or "int64"), in `output_shape` (the input's without the axis)."""
+
+    input: QuantTensor
+    output_shape: tuple[int, ...]
+    kind: str = "arg_max"
+    axis: int = 0
+    index_dtype: str = "int32"
+
+
+@dataclass(frozen=True)
 class Reduce(Unary):
     """MEAN, SUM, REDUCE_MAX or REDUCE_MIN (`kind`, the TFLite op name in lower case) over `axes` (non-negative,
     sorted); keep_dims only shapes the output. REDUCE_MAX/MIN keep the input's quantization (TFLite requires it)."""
@@ -308,7 +320,7 @@ class Dequantize:
 
 HostOp = Union[Softmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, Sqrt, Neg, HardSwish, Requantize, Relu, LeakyRelu,
                Prelu, Reshape, Pad, Concatenation, StridedSlice, Transpose, Pack, Conv2D, TransposeConv2D,
-               FullyConnected, Pool2D, Binary, BatchMatMul, Reduce, Resize, FloatQuantize, Dequantize]
+               FullyConnected, Pool2D, Binary, BatchMatMul, ArgMinMax, Reduce, Resize, FloatQuantize, Dequantize]
 
 
 _NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs", Rsqrt: "rsqrt", Sqrt: "sqrt", Neg: "neg",
@@ -324,7 +336,7 @@ def op_name(op: HostOp) -> str:
         return "depthwise_conv2d" if op.depthwise else "conv2d"
     if isinstance(op, Pool2D):
         return f"{op.kind}_pool2d"
-    if isinstance(op, (Binary, Reduce, Resize)):
+    if isinstance(op, (Binary, Reduce, Resize, ArgMinMax)):
         return op.kind
     if isinstance(op, FloatFunction):
         return op.function

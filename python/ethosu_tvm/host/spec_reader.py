@@ -193,6 +193,12 @@ def _batch_matmul(c: _Composite) -> spec.BatchMatMul:
                             **values)
 
 
+def _arg_min_max(c: _Composite) -> spec.ArgMinMax:
+    c.operands("ifm")
+    cast = c["cast"]
+    return spec.ArgMinMax(c.raw(c["ifm"]), shape_of(cast), c.match.kind, int(c["arg"].attrs.axis), dtype_of(cast))
+
+
 def _pool(c: _Composite) -> spec.Pool2D:
     c.operands("ifm")
     attrs = c["pool"].attrs
@@ -357,6 +363,8 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "fully_connected": _fully_connected,
     "transpose_conv": _transpose_conv,
     "batch_matmul": _batch_matmul,
+    "arg_max": _arg_min_max,
+    "arg_min": _arg_min_max,
     "avg_pool2d": _pool,
     "max_pool2d": _pool,
     **{kind: _binary for kind in _BINARY_KINDS},

@@ -117,6 +117,14 @@ def batch_matmul(name: str) -> CompositePattern:
                                                  rhs_t=rhs_t, core=core, quantize=quantize))
 
 
+def arg_min_max(name: str, relax_op: str) -> CompositePattern:
+    """ARG_MAX or ARG_MIN: argmax/argmin of the raw integers, cast to the output's index dtype."""
+    ifm = wildcard()
+    arg = is_op(relax_op)(ifm)
+    cast = is_op("relax.astype")(arg)
+    return CompositePattern(name, cast, dict(ifm=ifm, arg=arg, cast=cast))
+
+
 def squared_difference(name: str) -> CompositePattern:
     """The frontend's SQUARED_DIFFERENCE: dequantize both operands → subtract → multiply the difference by itself
     → quantize."""

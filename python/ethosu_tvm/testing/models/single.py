@@ -61,6 +61,8 @@ _SINGLE = {
     "neg": (Net.neg, 1, (1, 8, 8, 8)),
     "sqrt": (Net.sqrt, 1, (1, 8, 8, 8)),
     "batch_matmul": (Net.batch_matmul, 2, (1, 2, 8, 8)),
+    "arg_max": (Net.arg_max, 1, (1, 8, 8, 8)),
+    "arg_min": (Net.arg_min, 1, (1, 8, 8, 8)),
 }
 OPS: tuple[str, ...] = tuple(_SINGLE)
 # Input quantization defaults of ops defined only for non-negative inputs (LiteRT's RSQRT fails on the others).
