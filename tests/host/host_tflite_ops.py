@@ -166,8 +166,8 @@ def host_op(model: bytes) -> spec.HostOp:
     if code in (_OP.ARG_MAX, _OP.ARG_MIN):
         rank = len(op.input.shape)
         output = op.graph.Tensors(op.output_index)
-        return spec.ArgMinMax(op.input, tuple(int(d) for d in output.ShapeAsNumpy()),
-                              "arg_max" if code == _OP.ARG_MAX else "arg_min", int(op.constant(1).reshape(-1)[0]) % rank,
+        kind, axis = "arg_max" if code == _OP.ARG_MAX else "arg_min", int(op.constant(1).reshape(-1)[0]) % rank
+        return spec.ArgMinMax(op.input, tuple(int(d) for d in output.ShapeAsNumpy()), kind, axis,
                               str(TFLITE_DTYPES[output.Type()]))
     if code == _OP.BATCH_MATMUL:
         options = op.options(tflite.BatchMatMulOptions)
