@@ -169,6 +169,9 @@ def host_op(model: bytes) -> spec.HostOp:
         kind, axis = "arg_max" if code == _OP.ARG_MAX else "arg_min", int(op.constant(1).reshape(-1)[0]) % rank
         return spec.ArgMinMax(op.input, tuple(int(d) for d in output.ShapeAsNumpy()), kind, axis,
                               str(TFLITE_DTYPES[output.Type()]))
+    if code == _OP.CAST:
+        output = op.graph.Tensors(op.output_index)
+        return spec.Cast(op.input.shape, op.input.dtype, str(TFLITE_DTYPES[output.Type()]))
     if code == _OP.BATCH_MATMUL:
         options = op.options(tflite.BatchMatMulOptions)
         values = {f"{side}_values": op.constant(k) for k, side in enumerate(("lhs", "rhs"))

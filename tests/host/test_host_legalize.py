@@ -81,6 +81,8 @@ HOST_CASES = [
     ("arg_max", {}),
     ("arg_max", dict(in_shape=(3, 10), axis=0)),
     ("arg_min", dict(axis=-3, output_type="int64")),
+    ("cast", {}),
+    ("cast", dict(I16, out_type="int8")),
 ]
 # int8 operators the NPU takes: their host patterns, checked on the module before partitioning.
 UNPARTITIONED_CASES = [

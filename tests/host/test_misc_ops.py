@@ -91,3 +91,21 @@ def test_arg_min_max_ties_give_the_first_index(op, expected, compile_kernel):
     kernel = compile_kernel(build_kernel(host_op(model)))
     np.testing.assert_array_equal(kernel(x).reshape(2, 3), run_litert(model, [x])[0])
     assert run_litert(model, [x])[0].tolist() == expected
+
+
+@pytest.mark.parametrize("out_type", ["int32", "int16", "int8"])
+def test_cast_every_int8_value(out_type, compile_kernel):
+    host, expected = _every_value(models.make("cast", seed=1, in_shape=(1, 256), out_type=out_type), compile_kernel)
+    np.testing.assert_array_equal(host, expected)
+    assert expected.dtype == np.dtype(out_type)
+
+
+@pytest.mark.parametrize("out_type", ["int32", "int8"])
+def test_cast_int16(out_type, compile_kernel):
+    """int16 to int8 keeps the low byte (LiteRT's static_cast)."""
+    x = (np.arange(512) * 128 - 32768).astype(np.int16).reshape(1, 512)
+    model = models.make("cast", seed=1, dtype="int16", in_shape=(1, 512), out_type=out_type)
+    kernel = compile_kernel(build_kernel(host_op(model)))
+    expected = run_litert(model, [x])[0]
+    np.testing.assert_array_equal(kernel(x).reshape(1, 512), expected)
+    np.testing.assert_array_equal(expected, x.astype(out_type))

@@ -131,9 +131,9 @@ def _tracking_converter(rewrites: _Rewrites):
     class _Converter(OperatorConverter):
         # These converters only move values (PAD pads with the zero point), so they are exact on quantized
         # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's, ELU's, BATCH_MATMUL's,
-        # ARG_MAX's and ARG_MIN's are ours (below).
+        # ARG_MAX's, ARG_MIN's and CAST's are ours (below).
         _SUPPORTED_QUANTIZED_OPS = (OperatorConverter._SUPPORTED_QUANTIZED_OPS | VALUE_MOVING_OPS
-                                    | {"PRELU", "ELU", "BATCH_MATMUL", "ARG_MAX", "ARG_MIN"})
+                                    | {"PRELU", "ELU", "BATCH_MATMUL", "ARG_MAX", "ARG_MIN", "CAST"})
 
         def __init__(self, model, subgraph, exp_tab, bb):
             super().__init__(model, subgraph, exp_tab, bb)
@@ -322,6 +322,15 @@ def _tracking_converter(rewrites: _Rewrites):
             axis = int(self.get_tensor_value(axis_tensor).reshape(-1)[0]) % len(self._shape(data))
             index = relax_op(self.get_tensor_expr(data), axis=axis, keepdims=False)
             return relax.op.astype(index, str(TFLITE_DTYPES[output.tensor.Type()]))
+
+        def convert_cast(self, op):
+            # TFLite's CAST converts the stored integers as C does, whatever their quantization.
+            (data,) = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            dtypes = [str(TFLITE_DTYPES[t.tensor.Type()]) for t in (data, output)]
+            if not all(d in ("int8", "int16", "int32") for d in dtypes):
+                raise ValueError(f"CAST from {dtypes[0]} to {dtypes[1]}: only int8, int16 and int32 are supported")
+            return relax.op.astype(self.get_tensor_expr(data), dtypes[1])
 
         def convert_neg(self, op):
             # LiteRT's int8 NEG negates the raw integers (wrapping −128 to itself) whatever the quantization: that

@@ -16,6 +16,7 @@ from ..qdq.patterns import (
     CompositePattern,
     arg_min_max,
     batch_matmul,
+    cast,
     concatenation,
     dequantized,
     hard_swish,
@@ -67,6 +68,7 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         pad(f"{HOST}.pad"),
         *(pattern for n in sorted(set(concat_arities))
           for pattern in (concatenation(f"{HOST}.concatenation", n), pack(f"{HOST}.pack", n))),
+        cast(f"{HOST}.cast"),  # after every pattern with an astype of its own
         *float_io(),
     ]
 

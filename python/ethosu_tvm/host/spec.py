@@ -285,6 +285,15 @@ class ArgMinMax:
 
 
 @dataclass(frozen=True)
+class Cast:
+    """CAST between int8, int16 and int32: the stored integers converted as C converts them (no quantization)."""
+
+    shape: tuple[int, ...]
+    input_dtype: str
+    output_dtype: str
+
+
+@dataclass(frozen=True)
 class Reduce(Unary):
     """MEAN, SUM, REDUCE_MAX or REDUCE_MIN (`kind`, the TFLite op name in lower case) over `axes` (non-negative,
     sorted); keep_dims only shapes the output. REDUCE_MAX/MIN keep the input's quantization (TFLite requires it)."""
@@ -320,13 +329,13 @@ class Dequantize:
 
 HostOp = Union[Softmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, Sqrt, Neg, HardSwish, Requantize, Relu, LeakyRelu,
                Prelu, Reshape, Pad, Concatenation, StridedSlice, Transpose, Pack, Conv2D, TransposeConv2D,
-               FullyConnected, Pool2D, Binary, BatchMatMul, ArgMinMax, Reduce, Resize, FloatQuantize, Dequantize]
+               FullyConnected, Pool2D, Binary, BatchMatMul, ArgMinMax, Cast, Reduce, Resize, FloatQuantize, Dequantize]
 
 
 _NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs", Rsqrt: "rsqrt", Sqrt: "sqrt", Neg: "neg",
           HardSwish: "hard_swish", Requantize: "quantize", Relu: "relu", LeakyRelu: "leaky_relu", Prelu: "prelu",
           Reshape: "reshape", Pad: "pad", Concatenation: "concatenation", StridedSlice: "strided_slice",
-          Transpose: "transpose", Pack: "pack", FullyConnected: "fully_connected", BatchMatMul: "batch_matmul",
+          Transpose: "transpose", Pack: "pack", FullyConnected: "fully_connected", BatchMatMul: "batch_matmul", Cast: "cast",
           TransposeConv2D: "transpose_conv", FloatQuantize: "quantize", Dequantize: "dequantize"}
 
 

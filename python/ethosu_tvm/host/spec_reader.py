@@ -199,6 +199,11 @@ def _arg_min_max(c: _Composite) -> spec.ArgMinMax:
     return spec.ArgMinMax(c.raw(c["ifm"]), shape_of(cast), c.match.kind, int(c["arg"].attrs.axis), dtype_of(cast))
 
 
+def _cast(c: _Composite) -> spec.Cast:
+    c.operands("ifm")
+    return spec.Cast(shape_of(c["ifm"]), dtype_of(c["ifm"]), dtype_of(c["cast"]))
+
+
 def _pool(c: _Composite) -> spec.Pool2D:
     c.operands("ifm")
     attrs = c["pool"].attrs
@@ -365,6 +370,7 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "batch_matmul": _batch_matmul,
     "arg_max": _arg_min_max,
     "arg_min": _arg_min_max,
+    "cast": _cast,
     "avg_pool2d": _pool,
     "max_pool2d": _pool,
     **{kind: _binary for kind in _BINARY_KINDS},

@@ -125,6 +125,13 @@ def arg_min_max(name: str, relax_op: str) -> CompositePattern:
     return CompositePattern(name, cast, dict(ifm=ifm, arg=arg, cast=cast))
 
 
+def cast(name: str) -> CompositePattern:
+    """CAST: an astype of raw integers (one no other pattern holds)."""
+    ifm = wildcard()
+    cast_call = is_op("relax.astype")(ifm)
+    return CompositePattern(name, cast_call, dict(ifm=ifm, cast=cast_call))
+
+
 def squared_difference(name: str) -> CompositePattern:
     """The frontend's SQUARED_DIFFERENCE: dequantize both operands → subtract → multiply the difference by itself
     → quantize."""

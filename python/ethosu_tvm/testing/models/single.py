@@ -9,7 +9,7 @@ from .net import Net
 _INT16_OPS = {
     "conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "sub", "mul",
     "minimum", "maximum", "tanh", "logistic", "softmax", "reshape", "quantize", "mean", "sum",
-    "resize_nearest_neighbor", "split", "split_v", "strided_slice", "slice", "transpose", "pack", "unpack",
+    "resize_nearest_neighbor", "split", "split_v", "strided_slice", "slice", "transpose", "pack", "unpack", "cast",
 }
 # op kind -> (Net method, number of tensor inputs, default input shape)
 _SINGLE = {
@@ -63,6 +63,7 @@ _SINGLE = {
     "batch_matmul": (Net.batch_matmul, 2, (1, 2, 8, 8)),
     "arg_max": (Net.arg_max, 1, (1, 8, 8, 8)),
     "arg_min": (Net.arg_min, 1, (1, 8, 8, 8)),
+    "cast": (Net.cast, 1, (1, 8, 8, 8)),
 }
 OPS: tuple[str, ...] = tuple(_SINGLE)
 # Input quantization defaults of ops defined only for non-negative inputs (LiteRT's RSQRT fails on the others).

@@ -123,3 +123,12 @@ class UnaryOps(NetBase):
         lo, hi = x.real_range
         return self._unary(_OP.SQRT, None, x, self._result(x, x.shape, 0.0, math.sqrt(max(hi, 0.0)), out_scale,
                                                            out_zp))
+
+    def cast(self, x: QTensor, out_type: str = "int32") -> QTensor:
+        """CAST of the raw integers to `out_type` (int8, int16 or int32; quantization is not applied: TFLite's CAST
+        converts the stored values, as C does)."""
+        if out_type not in ("int8", "int16", "int32"):
+            raise ValueError(f"out_type must be 'int8', 'int16' or 'int32', got {out_type!r}")
+        index = self.builder.add_tensor(self._name("cast"), x.shape, out_type)
+        self.builder.add_operator(_OP.CAST, [x.index], [index])
+        return QTensor(index, x.shape, np.dtype(out_type), 1.0, 0, 0.0)
