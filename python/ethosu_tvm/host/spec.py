@@ -335,8 +335,8 @@ HostOp = Union[Softmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, Sqrt, Neg, Ha
 _NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs", Rsqrt: "rsqrt", Sqrt: "sqrt", Neg: "neg",
           HardSwish: "hard_swish", Requantize: "quantize", Relu: "relu", LeakyRelu: "leaky_relu", Prelu: "prelu",
           Reshape: "reshape", Pad: "pad", Concatenation: "concatenation", StridedSlice: "strided_slice",
-          Transpose: "transpose", Pack: "pack", FullyConnected: "fully_connected", BatchMatMul: "batch_matmul", Cast: "cast",
-          TransposeConv2D: "transpose_conv", FloatQuantize: "quantize", Dequantize: "dequantize"}
+          Transpose: "transpose", Pack: "pack", FullyConnected: "fully_connected", BatchMatMul: "batch_matmul",
+          Cast: "cast", TransposeConv2D: "transpose_conv", FloatQuantize: "quantize", Dequantize: "dequantize"}
 
 
 def op_name(op: HostOp) -> str:
