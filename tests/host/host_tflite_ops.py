@@ -124,6 +124,8 @@ def host_op(model: bytes) -> spec.HostOp:
     """The host op description of a single-operator model."""
     op = _Operator(model)
     code = op.builtin
+    if code == _OP.LOG_SOFTMAX:
+        return spec.LogSoftmax(op.input, op.output)
     if code == _OP.SOFTMAX:
         return spec.Softmax(op.input, op.output, float(op.options(tflite.SoftmaxOptions).Beta()))
     if code in _TABLES:

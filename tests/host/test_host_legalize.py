@@ -82,6 +82,8 @@ HOST_CASES = [
     ("arg_max", dict(in_shape=(3, 10), axis=0)),
     ("arg_min", dict(axis=-3, output_type="int64")),
     ("cast", {}),
+    ("log_softmax", {}),
+    ("log_softmax", dict(in_shape=(1, 3, 5, 9), in_scale=0.3, in_zp=60)),
     ("cast", dict(I16, out_type="int8")),
 ]
 # int8 operators the NPU takes: their host patterns, checked on the module before partitioning.

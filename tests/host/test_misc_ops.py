@@ -109,3 +109,23 @@ def test_cast_int16(out_type, compile_kernel):
     expected = run_litert(model, [x])[0]
     np.testing.assert_array_equal(kernel(x).reshape(1, 512), expected)
     np.testing.assert_array_equal(expected, x.astype(out_type))
+
+
+@pytest.mark.parametrize("params", [
+    {}, dict(in_scale=0.1, in_zp=20), dict(in_scale=0.005), dict(in_shape=(3, 1000), in_scale=0.08),
+    dict(in_shape=(1, 4, 4, 7), in_scale=0.5, in_zp=-100), dict(in_shape=(5, 1)), dict(in_scale=2.0),
+])
+def test_log_softmax_matches_litert(params, compile_kernel):
+    assert_bit_exact(models.make("log_softmax", seed=8, **params), compile_kernel)
+
+
+@pytest.mark.parametrize("in_scale", [0.004, 0.03, 0.2, 1.0, 7.5])
+def test_log_softmax_rows_of_every_value(in_scale, compile_kernel):
+    """Rows holding every int8 value, and rows of a few values far apart (most beyond diff_min), at scales from
+    fine to coarse."""
+    model = models.make("log_softmax", seed=0, in_shape=(4, 256), in_scale=in_scale)
+    kernel = compile_kernel(build_kernel(host_op(model)))
+    rng = np.random.default_rng(1)
+    x = np.stack([EVERY_INT8[0], rng.permutation(EVERY_INT8[0]), np.repeat([-128, 0, 90, 127], 64).astype(np.int8),
+                  np.full(256, 5, dtype=np.int8)])
+    np.testing.assert_array_equal(kernel(x).reshape(4, 256), run_litert(model, [x])[0])

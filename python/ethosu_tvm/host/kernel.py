@@ -21,6 +21,7 @@ from .ops import (
     float_io,
     fully_connected,
     leaky_relu,
+    log_softmax,
     lut,
     pool,
     prelu,
@@ -36,6 +37,7 @@ from .te_kernel import TeKernel
 
 _DEFINITIONS = {
     spec.Softmax: softmax.define,
+    spec.LogSoftmax: log_softmax.define,
     spec.Logistic: lut.define,
     spec.Tanh: lut.define,
     spec.HardSwish: lut.define,

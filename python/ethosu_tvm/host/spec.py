@@ -77,6 +77,10 @@ class Softmax(Unary):
     beta: float = 1.0
 
 
+class LogSoftmax(Unary):
+    """LOG_SOFTMAX over the last axis; TFLite fixes the int8 output quantization (scale 16/256, zero point 127)."""
+
+
 class Logistic(Unary):
     """LOGISTIC (sigmoid); int8 output is scale 1/256, zero point −128."""
 
@@ -327,16 +331,17 @@ class Dequantize:
     input: QuantTensor
 
 
-HostOp = Union[Softmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, Sqrt, Neg, HardSwish, Requantize, Relu, LeakyRelu,
-               Prelu, Reshape, Pad, Concatenation, StridedSlice, Transpose, Pack, Conv2D, TransposeConv2D,
+HostOp = Union[Softmax, LogSoftmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, Sqrt, Neg, HardSwish, Requantize, Relu,
+               LeakyRelu, Prelu, Reshape, Pad, Concatenation, StridedSlice, Transpose, Pack, Conv2D, TransposeConv2D,
                FullyConnected, Pool2D, Binary, BatchMatMul, ArgMinMax, Cast, Reduce, Resize, FloatQuantize, Dequantize]
 
 
-_NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs", Rsqrt: "rsqrt", Sqrt: "sqrt", Neg: "neg",
-          HardSwish: "hard_swish", Requantize: "quantize", Relu: "relu", LeakyRelu: "leaky_relu", Prelu: "prelu",
-          Reshape: "reshape", Pad: "pad", Concatenation: "concatenation", StridedSlice: "strided_slice",
-          Transpose: "transpose", Pack: "pack", FullyConnected: "fully_connected", BatchMatMul: "batch_matmul",
-          Cast: "cast", TransposeConv2D: "transpose_conv", FloatQuantize: "quantize", Dequantize: "dequantize"}
+_NAMES = {Softmax: "softmax", LogSoftmax: "log_softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs",
+          Rsqrt: "rsqrt", Sqrt: "sqrt", Neg: "neg", HardSwish: "hard_swish", Requantize: "quantize", Relu: "relu",
+          LeakyRelu: "leaky_relu", Prelu: "prelu", Reshape: "reshape", Pad: "pad", Concatenation: "concatenation",
+          StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack", FullyConnected: "fully_connected",
+          BatchMatMul: "batch_matmul", Cast: "cast", TransposeConv2D: "transpose_conv", FloatQuantize: "quantize",
+          Dequantize: "dequantize"}
 
 
 def op_name(op: HostOp) -> str:

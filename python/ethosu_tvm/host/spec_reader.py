@@ -253,6 +253,13 @@ def _softmax_spec(x: spec.QuantTensor, y: spec.QuantTensor, c: _Composite) -> sp
     return spec.Softmax(x, y, float(beta.reshape(-1)[0]))
 
 
+def _log_softmax_spec(x: spec.QuantTensor, y: spec.QuantTensor, c: _Composite) -> spec.LogSoftmax:
+    axis = int(c["core"].attrs.axis)
+    if axis not in (-1, len(x.shape) - 1):
+        raise UnsupportedHostOp(f"log_softmax over axis {axis} (the kernel normalises the last one)")
+    return spec.LogSoftmax(x, y)
+
+
 def _prelu(x: spec.QuantTensor, y: spec.QuantTensor, c: _Composite) -> spec.Prelu:
     quant = quant_of(c["alpha_dq"])
     if quant.per_axis:
@@ -375,6 +382,7 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "max_pool2d": _pool,
     **{kind: _binary for kind in _BINARY_KINDS},
     "softmax": _unary(_softmax_spec),
+    "log_softmax": _unary(_log_softmax_spec),
     "relu": _unary(_relu),
     "clip": _unary(_relu),
     "leaky_relu": _unary(lambda x, y, c: spec.LeakyRelu(x, y, float(c["core"].attrs.alpha))),

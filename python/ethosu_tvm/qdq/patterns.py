@@ -216,6 +216,15 @@ def softmax(name: str) -> CompositePattern:
     return CompositePattern(name, quantize, dict(ifm=ifm, ifm_dq=ifm_dq, beta=beta, core=core, quantize=quantize))
 
 
+def log_softmax(name: str) -> CompositePattern:
+    """dequantize → log_softmax → quantize."""
+    ifm = wildcard()
+    ifm_dq = dequantized(ifm)
+    core = is_op("relax.nn.log_softmax")(ifm_dq)
+    quantize = quantized(core)
+    return CompositePattern(name, quantize, dict(ifm=ifm, ifm_dq=ifm_dq, core=core, quantize=quantize))
+
+
 def pad(name: str) -> CompositePattern:
     """PAD pads the raw integers (with the zero point as pad value)."""
     ifm = wildcard()

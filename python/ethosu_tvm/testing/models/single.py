@@ -29,6 +29,7 @@ _SINGLE = {
     "logistic": (Net.logistic, 1, (1, 8, 8, 8)),
     "hard_swish": (Net.hard_swish, 1, (1, 8, 8, 8)),
     "softmax": (Net.softmax, 1, (1, 10)),
+    "log_softmax": (Net.log_softmax, 1, (2, 10)),
     "reshape": (Net.reshape, 1, (1, 4, 4, 8)),
     "concatenation": (Net.concatenation, 2, (1, 4, 4, 8)),
     "split": (Net.split, 1, (1, 4, 4, 8)),

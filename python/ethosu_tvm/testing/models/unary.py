@@ -104,6 +104,11 @@ class UnaryOps(NetBase):
         return self._unary(_OP.SOFTMAX, "SoftmaxOptions", x, self._fixed_output(x, False, 1 / 256),
                            dict(Beta=float(beta)))
 
+    def log_softmax(self, x: QTensor) -> QTensor:
+        """LOG_SOFTMAX over the last axis; TFLite fixes the int8 output at scale 16/256, zero point 127."""
+        y = self._activation(x.shape, x.dtype, 16 / 256, 127)
+        return self._unary(_OP.LOG_SOFTMAX, "LogSoftmaxOptions", x, y)
+
     def quantize(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
         """QUANTIZE as an int8->int8 (or int16->int16) requantization."""
         lo, hi = x.real_range
