@@ -145,6 +145,8 @@ def host_op(model: bytes) -> spec.HostOp:
     if code == _OP.CONCATENATION:
         inputs = tuple(op.tensor(i) for i in op.inputs)
         return spec.Concatenation(inputs, op.output, op.options(tflite.ConcatenationOptions).Axis())
+    if code == _OP.ADD_N:
+        return spec.AddN(tuple(op.tensor(i) for i in op.inputs), op.output)
     if code == _OP.PACK:
         return spec.Pack(tuple(op.tensor(i) for i in op.inputs), op.output, op.options(tflite.PackOptions).Axis())
     if code == _OP.TRANSPOSE:

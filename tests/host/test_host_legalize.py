@@ -83,6 +83,8 @@ HOST_CASES = [
     ("arg_min", dict(axis=-3, output_type="int64")),
     ("cast", {}),
     ("log_softmax", {}),
+    ("add_n", {}),
+    ("add_n", dict(num_inputs=3, in_zp=40, in_shape=(2, 5))),
     ("log_softmax", dict(in_shape=(1, 3, 5, 9), in_scale=0.3, in_zp=60)),
     ("cast", dict(I16, out_type="int8")),
 ]

@@ -8,7 +8,7 @@ from ethosu_tvm.frontend.importer import UnsupportedModelError, from_tflite
 from ethosu_tvm.host import build_kernel
 from ethosu_tvm.quantization import sqrt_lut
 from ethosu_tvm.testing import models
-from ethosu_tvm.testing.reference import run_litert
+from ethosu_tvm.testing.reference import random_inputs, run_litert, run_tflm
 
 EVERY_INT8 = np.arange(-128, 128, dtype=np.int8).reshape(1, 256)
 
@@ -129,3 +129,27 @@ def test_log_softmax_rows_of_every_value(in_scale, compile_kernel):
     x = np.stack([EVERY_INT8[0], rng.permutation(EVERY_INT8[0]), np.repeat([-128, 0, 90, 127], 64).astype(np.int8),
                   np.full(256, 5, dtype=np.int8)])
     np.testing.assert_array_equal(kernel(x).reshape(4, 256), run_litert(model, [x])[0])
+
+
+@pytest.mark.parametrize("params", [
+    {}, dict(num_inputs=3, in_zp=50, in_scale=0.1), dict(num_inputs=5, in_zp=-100, in_scale=0.01, out_scale=0.03,
+                                                         out_zp=10),
+    dict(in_zp=0, in_shape=(3, 7)), dict(num_inputs=8, in_scale=0.004),
+])
+def test_add_n_matches_tflite_micro(params, compile_kernel):
+    """TFLite Micro is ADD_N's reference (LiteRT refuses int8); its sum carries one extra −zero_point term."""
+    model = models.make("add_n", seed=2, **params)
+    kernel = compile_kernel(build_kernel(host_op(model)))
+    for seed in range(3):
+        inputs = random_inputs(model, seed)
+        (expected,) = run_tflm(model, inputs)
+        np.testing.assert_array_equal(kernel(*inputs).reshape(expected.shape), expected, err_msg=f"seed {seed}")
+
+
+def test_add_n_extra_zero_point_term(compile_kernel):
+    """Two inputs of zero point −3, scale 0.05 and the same output quantization: 0 + 0 (real 0.3) gives 6, not
+    3 (TFLite Micro's sum starts from the offset of a zero input)."""
+    model = models.make("add_n", seed=0, in_shape=(1, 4), in_scale=0.05, in_zp=-3, out_scale=0.05, out_zp=-3)
+    x = np.zeros((1, 4), np.int8)
+    assert run_tflm(model, [x, x])[0].tolist() == [[6, 6, 6, 6]]
+    np.testing.assert_array_equal(compile_kernel(build_kernel(host_op(model)))(x, x).reshape(1, 4), [[6, 6, 6, 6]])

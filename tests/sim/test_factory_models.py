@@ -6,7 +6,7 @@ Exceptions, each checked by its own test below:
   single-axis SUM is within 1 LSB (float rounding in TFLM) and its multi-axis SUM is wrong (the stream sums one axis).
 * MEAN over the channel axis: Vela leaves it on the CPU, so there is no NPU stream to simulate.
 * ELU: LiteRT's reference resolver has no ELU kernel; TFLite Micro is the oracle (`reference_runner`).
-* SQRT, ARG_MIN, CAST, LOG_SOFTMAX: Vela leaves them on the CPU (it maps ARG_MAX).
+* SQRT, ARG_MIN, CAST, LOG_SOFTMAX, ADD_N: Vela leaves them on the CPU (it maps ARG_MAX).
 * NEG: Vela saturates −(−128) to 127 (newer TFLite does too); LiteRT 2.3 wraps it to −128, as we do.
 """
 import functools
@@ -57,7 +57,8 @@ VARIANTS = {  # name -> (op, parameters): features the default single-op models 
     "concatenation_height": ("concatenation", dict(axis=1, num_inputs=3)),
 }
 NOT_ON_NPU = {"mean_channels": ("mean", dict(axis=(3,))), "sqrt": ("sqrt", {}), "arg_min": ("arg_min", {}),
-              "cast": ("cast", {}), "log_softmax": ("log_softmax", {})}
+              "cast": ("cast", {}), "log_softmax": ("log_softmax", {}),
+              "add_n": ("add_n", {})}
 
 
 def _has_int16(op: str) -> bool:

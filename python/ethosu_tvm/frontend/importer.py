@@ -131,9 +131,9 @@ def _tracking_converter(rewrites: _Rewrites):
     class _Converter(OperatorConverter):
         # These converters only move values (PAD pads with the zero point), so they are exact on quantized
         # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's, ELU's, BATCH_MATMUL's,
-        # ARG_MAX's, ARG_MIN's and CAST's are ours (below).
+        # ARG_MAX's, ARG_MIN's, CAST's and ADD_N's are ours (below).
         _SUPPORTED_QUANTIZED_OPS = (OperatorConverter._SUPPORTED_QUANTIZED_OPS | VALUE_MOVING_OPS
-                                    | {"PRELU", "ELU", "BATCH_MATMUL", "ARG_MAX", "ARG_MIN", "CAST"})
+                                    | {"PRELU", "ELU", "BATCH_MATMUL", "ARG_MAX", "ARG_MIN", "CAST", "ADD_N"})
 
         def __init__(self, model, subgraph, exp_tab, bb):
             super().__init__(model, subgraph, exp_tab, bb)
@@ -322,6 +322,17 @@ def _tracking_converter(rewrites: _Rewrites):
             axis = int(self.get_tensor_value(axis_tensor).reshape(-1)[0]) % len(self._shape(data))
             index = relax_op(self.get_tensor_expr(data), axis=axis, keepdims=False)
             return relax.op.astype(index, str(TFLITE_DTYPES[output.tensor.Type()]))
+
+        def convert_add_n(self, op):
+            # Stacked and summed over the new axis rather than added in a chain, which the NPU would take as ADDs:
+            # TFLite Micro's int8 ADD_N (LiteRT has none) is not their arithmetic.
+            inputs = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            if not inputs[0].qnn_params:
+                return super().convert_add_n(op)
+            stacked = relax.op.concat([relax.op.expand_dims(self.dequantize(self.get_tensor_expr(t), t), 0)
+                                       for t in inputs], 0)
+            return self.quantize(relax.op.sum(stacked, axis=[0]), output)
 
         def convert_cast(self, op):
             # TFLite's CAST converts the stored integers as C does, whatever their quantization.

@@ -12,6 +12,7 @@ from tvm import s_tir, te
 from . import spec
 from .c_emitter import emit_c, host_target
 from .ops import (
+    add_n,
     arg_min_max,
     batch_matmul,
     binary,
@@ -61,6 +62,7 @@ _DEFINITIONS = {
     spec.FullyConnected: fully_connected.define,
     spec.Pool2D: pool.define,
     spec.Binary: binary.define,
+    spec.AddN: add_n.define,
     spec.BatchMatMul: batch_matmul.define,
     spec.ArgMinMax: arg_min_max.define,
     spec.Cast: cast.define,

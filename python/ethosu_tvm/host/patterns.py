@@ -14,6 +14,7 @@ from ..qdq.patterns import (
     REDUCTION_OPS,
     UNARY_CORES,
     CompositePattern,
+    add_n,
     arg_min_max,
     batch_matmul,
     cast,
@@ -69,7 +70,8 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         reshape(f"{HOST}.reshape", ("int8", "int16")),
         pad(f"{HOST}.pad"),
         *(pattern for n in sorted(set(concat_arities))
-          for pattern in (concatenation(f"{HOST}.concatenation", n), pack(f"{HOST}.pack", n))),
+          for pattern in (add_n(f"{HOST}.add_n", n), concatenation(f"{HOST}.concatenation", n),
+                          pack(f"{HOST}.pack", n))),  # ADD_N first: its concatenation of new axes is a PACK
         cast(f"{HOST}.cast"),  # after every pattern with an astype of its own
         *float_io(),
     ]

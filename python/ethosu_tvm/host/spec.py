@@ -277,6 +277,15 @@ class BatchMatMul:
 
 
 @dataclass(frozen=True)
+class AddN:
+    """ADD_N (int8) of same-shaped inputs sharing one quantization (TFLite Micro requires it; LiteRT has no int8
+    kernel)."""
+
+    inputs: tuple[QuantTensor, ...]
+    output: QuantTensor
+
+
+@dataclass(frozen=True)
 class ArgMinMax:
     """ARG_MAX or ARG_MIN (`kind` "arg_max" or "arg_min") over `axis` of the raw integers: the index of the first
     extreme value, as `index_dtype` ("int32" or "int64"), in `output_shape` (the input's without the axis)."""
@@ -333,15 +342,16 @@ class Dequantize:
 
 HostOp = Union[Softmax, LogSoftmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, Sqrt, Neg, HardSwish, Requantize, Relu,
                LeakyRelu, Prelu, Reshape, Pad, Concatenation, StridedSlice, Transpose, Pack, Conv2D, TransposeConv2D,
-               FullyConnected, Pool2D, Binary, BatchMatMul, ArgMinMax, Cast, Reduce, Resize, FloatQuantize, Dequantize]
+               FullyConnected, Pool2D, Binary, BatchMatMul, AddN, ArgMinMax, Cast, Reduce, Resize, FloatQuantize,
+               Dequantize]
 
 
 _NAMES = {Softmax: "softmax", LogSoftmax: "log_softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs",
           Rsqrt: "rsqrt", Sqrt: "sqrt", Neg: "neg", HardSwish: "hard_swish", Requantize: "quantize", Relu: "relu",
           LeakyRelu: "leaky_relu", Prelu: "prelu", Reshape: "reshape", Pad: "pad", Concatenation: "concatenation",
           StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack", FullyConnected: "fully_connected",
-          BatchMatMul: "batch_matmul", Cast: "cast", TransposeConv2D: "transpose_conv", FloatQuantize: "quantize",
-          Dequantize: "dequantize"}
+          BatchMatMul: "batch_matmul", AddN: "add_n", Cast: "cast", TransposeConv2D: "transpose_conv",
+          FloatQuantize: "quantize", Dequantize: "dequantize"}
 
 
 def op_name(op: HostOp) -> str:

@@ -332,6 +332,13 @@ def _concatenation(c: _Composite) -> spec.Concatenation:
                               int(c["concat"].attrs.axis))
 
 
+def _add_n(c: _Composite) -> spec.AddN:
+    count = len(c["concat"].args[0].fields)
+    roles = [f"input{i}" for i in range(count)]
+    c.operands(*roles)
+    return spec.AddN(tuple(c.quantized_input(r) for r in roles), c.quantized_output())
+
+
 def _ints(value) -> tuple[int, ...]:
     """A tuple of integer PrimExprs (a Relax call argument or attribute)."""
     return tuple(int(v) for v in (value.fields if isinstance(value, relax.Tuple) else value))
@@ -399,6 +406,7 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "reshape": _reshape,
     "pad": _pad,
     "concatenation": _concatenation,
+    "add_n": _add_n,
     **{kind: _reduce for kind in REDUCTION_OPS},
     **{kind: _resize for kind in _RESIZE_METHODS},
     "strided_slice": _strided_slice,

@@ -242,6 +242,18 @@ def concatenation(name: str, arity: int) -> CompositePattern:
     return CompositePattern(name, quantize, roles | dict(concat=concat, quantize=quantize))
 
 
+def add_n(name: str, arity: int) -> CompositePattern:
+    """Our importer's ADD_N: each input dequantized and given a new axis 0, concatenated along it, summed over it,
+    quantized; one pattern per input count."""
+    inputs = [wildcard() for _ in range(arity)]
+    dqs = [dequantized(x) for x in inputs]
+    concat = is_op("relax.concat")(is_tuple([is_op("relax.expand_dims")(d) for d in dqs]))
+    total = is_op("relax.sum")(concat)
+    quantize = quantized(total)
+    roles = {f"input{i}": x for i, x in enumerate(inputs)} | {f"input{i}_dq": d for i, d in enumerate(dqs)}
+    return CompositePattern(name, quantize, roles | dict(concat=concat, sum=total, quantize=quantize))
+
+
 def strided_slice(name: str) -> CompositePattern:
     """STRIDED_SLICE, SLICE, and each output of SPLIT, SPLIT_V and UNPACK (the importer slices those): raw integers
     copied from a strided box of the input, then reshaped when axes shrink or appear."""

@@ -81,3 +81,17 @@ class BinaryOps(NetBase):
         self.builder.add_operator(_OP.BATCH_MATMUL, [a.index, b.index], [y.index], "BatchMatMulOptions",
                                   {"AdjX": adj_x, "AdjY": adj_y})
         return y
+
+    def add_n(self, inputs: list[QTensor], out_scale=None, out_zp=None) -> QTensor:
+        """ADD_N of same-shaped, same-quantized inputs (TFLite Micro's int8 kernel requires it; LiteRT has none)."""
+        if len(inputs) < 2:
+            raise ValueError("add_n needs at least 2 inputs")
+        first = inputs[0]
+        for t in inputs[1:]:
+            self._require_same_quant(first, t, "add_n")
+            if t.shape != first.shape:
+                raise ValueError(f"add_n needs equal shapes, got {first.shape} and {t.shape}")
+        lo, hi = first.real_range
+        y = self._result(first, first.shape, lo * len(inputs), hi * len(inputs), out_scale, out_zp)
+        self.builder.add_operator(_OP.ADD_N, [t.index for t in inputs], [y.index])
+        return y

@@ -30,6 +30,7 @@ _SINGLE = {
     "hard_swish": (Net.hard_swish, 1, (1, 8, 8, 8)),
     "softmax": (Net.softmax, 1, (1, 10)),
     "log_softmax": (Net.log_softmax, 1, (2, 10)),
+    "add_n": (Net.add_n, 1, (1, 8, 8, 8)),
     "reshape": (Net.reshape, 1, (1, 4, 4, 8)),
     "concatenation": (Net.concatenation, 2, (1, 4, 4, 8)),
     "split": (Net.split, 1, (1, 4, 4, 8)),
@@ -72,7 +73,7 @@ _INPUT_DEFAULTS = {"log": {"in_zp": -128}, "rsqrt": {"in_zp": -128}, "sqrt": {"i
 # Parameters of a binary op's second operand, a feature map or (constant_lhs/constant_rhs) a constant.
 _SECOND_OPERAND = {"in2_shape", "in2_scale", "in2_zp", "constant_lhs", "constant_rhs"}
 # Ops taking a list of same-quantized inputs (`num_inputs` of them).
-_LIST_OPS = ("concatenation", "pack")
+_LIST_OPS = ("concatenation", "pack", "add_n")
 
 
 def _op_params(method) -> list[str]:
