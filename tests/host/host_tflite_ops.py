@@ -20,6 +20,8 @@ _FLOAT_FUNCTIONS = {_OP.EXP: "exp", _OP.LOG: "log"}
 _REDUCTIONS = {_OP.MEAN: "mean", _OP.SUM: "sum", _OP.REDUCE_MAX: "reduce_max", _OP.REDUCE_MIN: "reduce_min"}
 _RESIZES = {_OP.RESIZE_BILINEAR: ("resize_bilinear", tflite.ResizeBilinearOptions),
             _OP.RESIZE_NEAREST_NEIGHBOR: ("resize_nearest_neighbor", tflite.ResizeNearestNeighborOptions)}
+_COMPARISONS = {_OP.EQUAL: "equal", _OP.NOT_EQUAL: "not_equal", _OP.GREATER: "greater",
+                _OP.GREATER_EQUAL: "greater_equal", _OP.LESS: "less", _OP.LESS_EQUAL: "less_equal"}
 _RELUS = {_OP.RELU: 1, _OP.RELU_N1_TO_1: 2, _OP.RELU6: 3}  # the fused-activation code of the same range
 
 
@@ -145,6 +147,12 @@ def host_op(model: bytes) -> spec.HostOp:
     if code == _OP.CONCATENATION:
         inputs = tuple(op.tensor(i) for i in op.inputs)
         return spec.Concatenation(inputs, op.output, op.options(tflite.ConcatenationOptions).Axis())
+    if code in _COMPARISONS:
+        values = {f"{side}_values": op.constant(k) for k, side in enumerate(("lhs", "rhs"))
+                  if op.model.Buffers(op.graph.Tensors(op.inputs[k]).Buffer()).DataLength()}
+        output = op.graph.Tensors(op.output_index)
+        return spec.Comparison(_COMPARISONS[code], op.input, op.tensor(op.inputs[1]),
+                               tuple(int(d) for d in output.ShapeAsNumpy()), **values)
     if code == _OP.ADD_N:
         return spec.AddN(tuple(op.tensor(i) for i in op.inputs), op.output)
     if code == _OP.PACK:

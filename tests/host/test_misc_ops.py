@@ -5,7 +5,7 @@ from host_harness import assert_bit_exact
 from host_tflite_ops import host_op
 
 from ethosu_tvm.frontend.importer import UnsupportedModelError, from_tflite
-from ethosu_tvm.host import build_kernel
+from ethosu_tvm.host import UnsupportedHostOp, build_kernel
 from ethosu_tvm.quantization import sqrt_lut
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import random_inputs, run_litert, run_tflm
@@ -153,3 +153,30 @@ def test_add_n_extra_zero_point_term(compile_kernel):
     x = np.zeros((1, 4), np.int8)
     assert run_tflm(model, [x, x])[0].tolist() == [[6, 6, 6, 6]]
     np.testing.assert_array_equal(compile_kernel(build_kernel(host_op(model)))(x, x).reshape(1, 4), [[6, 6, 6, 6]])
+
+
+COMPARISONS = ["equal", "not_equal", "greater", "greater_equal", "less", "less_equal"]
+
+
+@pytest.mark.parametrize("op", COMPARISONS)
+@pytest.mark.parametrize("quant", [dict(), dict(in2_scale=0.03, in2_zp=5), dict(in_scale=0.0101, in2_scale=0.01,
+                                                                            in_zp=127, in2_zp=-128)])
+def test_comparison_every_pair_of_values(op, quant, compile_kernel):
+    """Every int8 value against every other (a [256, 1] by [1, 256] broadcast), equal and unequal quantizations."""
+    model = models.make(op, seed=0, in_shape=(256, 1), in2_shape=(1, 256), **quant)
+    kernel = compile_kernel(build_kernel(host_op(model)))
+    x, y = EVERY_INT8.reshape(256, 1), EVERY_INT8.reshape(1, 256)
+    expected = run_litert(model, [x, y])[0]
+    assert expected.dtype == np.bool_
+    np.testing.assert_array_equal(kernel(x, y).reshape(256, 256).astype(bool), expected)
+
+
+@pytest.mark.parametrize("op", ["greater", "less_equal"])
+def test_comparison_with_a_constant(op, compile_kernel):
+    assert_bit_exact(models.make(op, seed=3, constant_rhs=(8,), in2_scale=0.05, in2_zp=-10), compile_kernel)
+
+
+def test_comparison_scale_of_one_or_more_is_refused():
+    model = models.make("greater", seed=0, in_scale=1.5)
+    with pytest.raises(UnsupportedHostOp, match=r"^greater: an operand scale of 1\.5 \(TFLite's kernel needs < 1\)$"):
+        build_kernel(host_op(model))

@@ -7,6 +7,7 @@ Exceptions, each checked by its own test below:
 * MEAN over the channel axis: Vela leaves it on the CPU, so there is no NPU stream to simulate.
 * ELU: LiteRT's reference resolver has no ELU kernel; TFLite Micro is the oracle (`reference_runner`).
 * SQRT, ARG_MIN, CAST, LOG_SOFTMAX, ADD_N: Vela leaves them on the CPU (it maps ARG_MAX).
+* EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL (int8 to bool): Vela fails on them.
 * NEG: Vela saturates −(−128) to 127 (newer TFLite does too); LiteRT 2.3 wraps it to −128, as we do.
 """
 import functools
@@ -70,8 +71,10 @@ def _has_int16(op: str) -> bool:
 
 
 VELA_DIFFERS = ("neg",)  # Vela saturates where LiteRT wraps (see above)
+VELA_FAILS = ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal")
 # SUM: LiteRT is no oracle (see above)
-ORACLE_OPS = [op for op in models.OPS if op not in REF_KERNEL_WRONG and op not in NOT_ON_NPU and op not in VELA_DIFFERS]
+ORACLE_OPS = [op for op in models.OPS if op not in REF_KERNEL_WRONG and op not in NOT_ON_NPU and op not in VELA_DIFFERS
+              and op not in VELA_FAILS]
 CASES = {op: (op, {}) for op in ORACLE_OPS}
 CASES |= {f"{op}_int16": (op, dict(dtype="int16")) for op in ORACLE_OPS if _has_int16(op)}
 CASES |= VARIANTS
@@ -120,6 +123,12 @@ def test_factory_model_bit_exact(name, accelerator, optimise, vela):
 def test_models_vela_leaves_on_the_cpu(name, vela):
     compiled = vela(name, _model(name), "ethos-u55-128", "Performance")
     assert "ethos-u" not in _operators(compiled)
+
+
+@pytest.mark.parametrize("op", VELA_FAILS)
+def test_vela_fails_on_comparisons(op, vela):
+    with pytest.raises(RuntimeError, match=r"Non-passthrough operation \(And\) could not run on NPU"):
+        vela(op, models.make(op), "ethos-u55-128", "Performance")
 
 
 @pytest.mark.parametrize("in_zp", [-3, 60])

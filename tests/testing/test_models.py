@@ -29,7 +29,8 @@ TFLM_LACKS = {
 # test_int16_fully_connected_rounding shows LiteRT's result is TFLite's double-rounding requantization.
 TFLM_ROUNDS_DIFFERENTLY = {("fully_connected", "int16")}
 # Ops whose output dtype is not the input's (by default).
-OTHER_OUTPUT_DTYPE = {"arg_max": "int32", "arg_min": "int32", "cast": "int32"}
+COMPARISONS = ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal")
+OTHER_OUTPUT_DTYPE = {"arg_max": "int32", "arg_min": "int32", "cast": "int32", **{op: "bool" for op in COMPARISONS}}
 
 
 def _litert_optimised(model, inputs):

@@ -11,6 +11,7 @@ from tvm import relax
 from tvm.relax.dpl import has_dtype, wildcard
 
 from ..qdq.patterns import (
+    COMPARISON_OPS,
     REDUCTION_OPS,
     UNARY_CORES,
     CompositePattern,
@@ -18,6 +19,7 @@ from ..qdq.patterns import (
     arg_min_max,
     batch_matmul,
     cast,
+    comparison,
     concatenation,
     dequantized,
     hard_swish,
@@ -55,6 +57,7 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         *weighted_and_elementwise(HOST),
         transpose_conv(f"{HOST}.transpose_conv"),
         batch_matmul(f"{HOST}.batch_matmul"),
+        *(comparison(f"{HOST}.{kind}", relax_op) for kind, relax_op in COMPARISON_OPS.items()),
         arg_min_max(f"{HOST}.arg_max", "relax.argmax"),
         arg_min_max(f"{HOST}.arg_min", "relax.argmin"),
         softmax(f"{HOST}.softmax"),

@@ -276,6 +276,20 @@ class BatchMatMul:
     rhs_values: Optional[np.ndarray] = None
 
 
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS or LESS_EQUAL (`kind`, the TFLite op name in lower case) of
+    two int8 operands, broadcasting, to a bool tensor of `output_shape`. An operand with values is a model
+    constant, not a kernel input."""
+
+    kind: str
+    lhs: QuantTensor
+    rhs: QuantTensor
+    output_shape: tuple[int, ...]
+    lhs_values: Optional[np.ndarray] = None
+    rhs_values: Optional[np.ndarray] = None
+
+
 @dataclass(frozen=True)
 class AddN:
     """ADD_N (int8) of same-shaped inputs sharing one quantization (TFLite Micro requires it; LiteRT has no int8
@@ -342,8 +356,8 @@ class Dequantize:
 
 HostOp = Union[Softmax, LogSoftmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, Sqrt, Neg, HardSwish, Requantize, Relu,
                LeakyRelu, Prelu, Reshape, Pad, Concatenation, StridedSlice, Transpose, Pack, Conv2D, TransposeConv2D,
-               FullyConnected, Pool2D, Binary, BatchMatMul, AddN, ArgMinMax, Cast, Reduce, Resize, FloatQuantize,
-               Dequantize]
+               FullyConnected, Pool2D, Binary, Comparison, BatchMatMul, AddN, ArgMinMax, Cast, Reduce, Resize,
+               FloatQuantize, Dequantize]
 
 
 _NAMES = {Softmax: "softmax", LogSoftmax: "log_softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs",
@@ -360,7 +374,7 @@ def op_name(op: HostOp) -> str:
         return "depthwise_conv2d" if op.depthwise else "conv2d"
     if isinstance(op, Pool2D):
         return f"{op.kind}_pool2d"
-    if isinstance(op, (Binary, Reduce, Resize, ArgMinMax)):
+    if isinstance(op, (Binary, Comparison, Reduce, Resize, ArgMinMax)):
         return op.kind
     if isinstance(op, FloatFunction):
         return op.function

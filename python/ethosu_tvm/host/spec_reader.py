@@ -12,7 +12,7 @@ import numpy as np
 from tvm import relax
 
 from ..qdq.match import Match, match_composite
-from ..qdq.patterns import REDUCTION_OPS
+from ..qdq.patterns import COMPARISON_OPS, REDUCTION_OPS
 from ..qdq.values import Quant, const_value, dtype_of, prim_float, quant_of, shape_of
 from ..qdq.values import is_const as is_constant
 from ..quantization import quantize_value
@@ -197,6 +197,14 @@ def _arg_min_max(c: _Composite) -> spec.ArgMinMax:
     c.operands("ifm")
     cast = c["cast"]
     return spec.ArgMinMax(c.raw(c["ifm"]), shape_of(cast), c.match.kind, int(c["arg"].attrs.axis), dtype_of(cast))
+
+
+def _comparison(c: _Composite) -> spec.Comparison:
+    """A constant operand (one at most) becomes the kernel's constant values."""
+    c.operands("lhs", "rhs", constants=1)
+    values = {f"{role}_values": np.asarray(const_value(c[role])) for role in ("lhs", "rhs") if is_constant(c[role])}
+    return spec.Comparison(c.match.kind, c.quantized_input("lhs"), c.quantized_input("rhs"), shape_of(c["core"]),
+                           **values)
 
 
 def _cast(c: _Composite) -> spec.Cast:
@@ -385,6 +393,7 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "arg_max": _arg_min_max,
     "arg_min": _arg_min_max,
     "cast": _cast,
+    **{kind: _comparison for kind in COMPARISON_OPS},
     "avg_pool2d": _pool,
     "max_pool2d": _pool,
     **{kind: _binary for kind in _BINARY_KINDS},

@@ -132,6 +132,18 @@ def cast(name: str) -> CompositePattern:
     return CompositePattern(name, cast_call, dict(ifm=ifm, cast=cast_call))
 
 
+COMPARISON_OPS = {"equal": "relax.equal", "not_equal": "relax.not_equal", "greater": "relax.greater",
+                  "greater_equal": "relax.greater_equal", "less": "relax.less", "less_equal": "relax.less_equal"}
+
+
+def comparison(name: str, relax_op: str) -> CompositePattern:
+    """EQUAL, NOT_EQUAL, GREATER, ...: both operands dequantized, compared (a bool result, no quantize)."""
+    lhs, rhs = wildcard(), wildcard()
+    lhs_dq, rhs_dq = dequantized(lhs), dequantized(rhs)
+    core = is_op(relax_op)(lhs_dq, rhs_dq)
+    return CompositePattern(name, core, dict(lhs=lhs, rhs=rhs, lhs_dq=lhs_dq, rhs_dq=rhs_dq, core=core))
+
+
 def squared_difference(name: str) -> CompositePattern:
     """The frontend's SQUARED_DIFFERENCE: dequantize both operands → subtract → multiply the difference by itself
     → quantize."""

@@ -11,7 +11,7 @@ from .quant import _ACTIVATIONS, _OP, QTensor, _choice
 
 class BinaryOps(NetBase):
     """Add, sub, mul, minimum, maximum and squared difference (the output covers the operands' combined range);
-    batch matmul."""
+    batch matmul, add_n and the comparisons (bool outputs)."""
 
     def _binary(self, builtin, options_table, a: QTensor, b: QTensor, lo, hi, activation, out_scale, out_zp,
                 extra=None) -> QTensor:
@@ -95,3 +95,33 @@ class BinaryOps(NetBase):
         y = self._result(first, first.shape, lo * len(inputs), hi * len(inputs), out_scale, out_zp)
         self.builder.add_operator(_OP.ADD_N, [t.index for t in inputs], [y.index])
         return y
+
+    def _comparison(self, builtin, a: QTensor, b: QTensor) -> QTensor:
+        """A comparison's bool output of the broadcast shape (its operands may be quantized differently)."""
+        if a.dtype != b.dtype:
+            raise ValueError("both operands must have the same dtype")
+        try:
+            shape = tuple(np.broadcast_shapes(a.shape, b.shape))
+        except ValueError:
+            raise ValueError(f"shapes {a.shape} and {b.shape} do not broadcast") from None
+        index = self.builder.add_tensor(self._name("compared"), shape, np.bool_)
+        self.builder.add_operator(builtin, [a.index, b.index], [index])
+        return QTensor(index, shape, np.dtype(np.bool_), 1.0, 0, 0.0)
+
+    def equal(self, a: QTensor, b: QTensor) -> QTensor:
+        return self._comparison(_OP.EQUAL, a, b)
+
+    def not_equal(self, a: QTensor, b: QTensor) -> QTensor:
+        return self._comparison(_OP.NOT_EQUAL, a, b)
+
+    def greater(self, a: QTensor, b: QTensor) -> QTensor:
+        return self._comparison(_OP.GREATER, a, b)
+
+    def greater_equal(self, a: QTensor, b: QTensor) -> QTensor:
+        return self._comparison(_OP.GREATER_EQUAL, a, b)
+
+    def less(self, a: QTensor, b: QTensor) -> QTensor:
+        return self._comparison(_OP.LESS, a, b)
+
+    def less_equal(self, a: QTensor, b: QTensor) -> QTensor:
+        return self._comparison(_OP.LESS_EQUAL, a, b)
