@@ -9,18 +9,22 @@ from .base import NetBase
 from .quant import _ACTIVATIONS, _OP, QTensor, _choice
 
 
+def _broadcast_shape(a: QTensor, b: QTensor) -> tuple[int, ...]:
+    if a.dtype != b.dtype:
+        raise ValueError("both operands must have the same dtype")
+    try:
+        return tuple(np.broadcast_shapes(a.shape, b.shape))
+    except ValueError:
+        raise ValueError(f"shapes {a.shape} and {b.shape} do not broadcast") from None
+
+
 class BinaryOps(NetBase):
     """Add, sub, mul, minimum, maximum and squared difference (the output covers the operands' combined range);
     batch matmul, add_n and the comparisons (bool outputs)."""
 
     def _binary(self, builtin, options_table, a: QTensor, b: QTensor, lo, hi, activation, out_scale, out_zp,
                 extra=None) -> QTensor:
-        if a.dtype != b.dtype:
-            raise ValueError("both operands must have the same dtype")
-        try:
-            shape = tuple(np.broadcast_shapes(a.shape, b.shape))
-        except ValueError:
-            raise ValueError(f"shapes {a.shape} and {b.shape} do not broadcast") from None
+        shape = _broadcast_shape(a, b)
         options = dict(extra or {})
         if activation is not None:
             options["FusedActivationFunction"] = _choice(activation, _ACTIVATIONS, "activation")
@@ -98,12 +102,7 @@ class BinaryOps(NetBase):
 
     def _comparison(self, builtin, a: QTensor, b: QTensor) -> QTensor:
         """A comparison's bool output of the broadcast shape (its operands may be quantized differently)."""
-        if a.dtype != b.dtype:
-            raise ValueError("both operands must have the same dtype")
-        try:
-            shape = tuple(np.broadcast_shapes(a.shape, b.shape))
-        except ValueError:
-            raise ValueError(f"shapes {a.shape} and {b.shape} do not broadcast") from None
+        shape = _broadcast_shape(a, b)
         index = self.builder.add_tensor(self._name("compared"), shape, np.bool_)
         self.builder.add_operator(builtin, [a.index, b.index], [index])
         return QTensor(index, shape, np.dtype(np.bool_), 1.0, 0, 0.0)
