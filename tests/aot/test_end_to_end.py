@@ -45,6 +45,22 @@ def test_mean_the_npu_rejects_runs_on_the_host(case, tmp_path):
     assert re.search(rf"^0 +MEAN +host +{re.escape(reason)}", report, re.MULTILINE), report
 
 
+HOST_VARIANTS = {  # forms of host-only ops the factory defaults do not reach
+    "arg_max-int64": ("arg_max", dict(axis=1, output_type="int64")),
+    "arg_min-1d": ("arg_min", dict(in_shape=(37,))),
+    "cast-int16-to-int8": ("cast", dict(dtype="int16", out_type="int8")),
+    "batch_matmul-adj-constant-lhs": ("batch_matmul", dict(in_shape=(2, 8, 6), constant_lhs=(8, 4), adj_x=True)),
+    "batch_matmul-broadcast-adj-y": ("batch_matmul", dict(in_shape=(2, 3, 5), in2_shape=(4, 1, 7, 5), adj_y=True)),
+}
+
+
+@pytest.mark.parametrize("case", HOST_VARIANTS)
+def test_host_op_variant(case, tmp_path):
+    op, params = HOST_VARIANTS[case]
+    model = models.make(op, 0, **params)
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target("ethos-u55-128")), tmp_path)
+
+
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 @pytest.mark.parametrize("graph", models.GRAPHS)
 def test_factory_graph(graph, accelerator, tmp_path):

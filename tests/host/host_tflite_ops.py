@@ -15,11 +15,13 @@ _OP = tflite.BuiltinOperator
 _ACTIVATIONS = {0: None, 1: (0.0, None), 2: (-1.0, 1.0), 3: (0.0, 6.0)}  # NONE, RELU, RELU_N1_TO_1, RELU6
 _BINARY = {_OP.ADD: "add", _OP.SUB: "sub", _OP.MUL: "mul", _OP.MINIMUM: "minimum", _OP.MAXIMUM: "maximum"}
 _TABLES = {_OP.LOGISTIC: spec.Logistic, _OP.TANH: spec.Tanh, _OP.HARD_SWISH: spec.HardSwish, _OP.RSQRT: spec.Rsqrt,
-           _OP.ABS: spec.Abs}
+           _OP.ABS: spec.Abs, _OP.SQRT: spec.Sqrt, _OP.NEG: spec.Neg}
 _FLOAT_FUNCTIONS = {_OP.EXP: "exp", _OP.LOG: "log"}
 _REDUCTIONS = {_OP.MEAN: "mean", _OP.SUM: "sum", _OP.REDUCE_MAX: "reduce_max", _OP.REDUCE_MIN: "reduce_min"}
 _RESIZES = {_OP.RESIZE_BILINEAR: ("resize_bilinear", tflite.ResizeBilinearOptions),
             _OP.RESIZE_NEAREST_NEIGHBOR: ("resize_nearest_neighbor", tflite.ResizeNearestNeighborOptions)}
+_COMPARISONS = {_OP.EQUAL: "equal", _OP.NOT_EQUAL: "not_equal", _OP.GREATER: "greater",
+                _OP.GREATER_EQUAL: "greater_equal", _OP.LESS: "less", _OP.LESS_EQUAL: "less_equal"}
 _RELUS = {_OP.RELU: 1, _OP.RELU_N1_TO_1: 2, _OP.RELU6: 3}  # the fused-activation code of the same range
 
 
@@ -124,6 +126,8 @@ def host_op(model: bytes) -> spec.HostOp:
     """The host op description of a single-operator model."""
     op = _Operator(model)
     code = op.builtin
+    if code == _OP.LOG_SOFTMAX:
+        return spec.LogSoftmax(op.input, op.output)
     if code == _OP.SOFTMAX:
         return spec.Softmax(op.input, op.output, float(op.options(tflite.SoftmaxOptions).Beta()))
     if code in _TABLES:
@@ -145,6 +149,14 @@ def host_op(model: bytes) -> spec.HostOp:
     if code == _OP.CONCATENATION:
         inputs = tuple(op.tensor(i) for i in op.inputs)
         return spec.Concatenation(inputs, op.output, op.options(tflite.ConcatenationOptions).Axis())
+    if code in _COMPARISONS:
+        values = {f"{side}_values": op.constant(k) for k, side in enumerate(("lhs", "rhs"))
+                  if op.model.Buffers(op.graph.Tensors(op.inputs[k]).Buffer()).DataLength()}
+        output = op.graph.Tensors(op.output_index)
+        return spec.Comparison(_COMPARISONS[code], op.input, op.tensor(op.inputs[1]),
+                               tuple(int(d) for d in output.ShapeAsNumpy()), **values)
+    if code == _OP.ADD_N:
+        return spec.AddN(tuple(op.tensor(i) for i in op.inputs), op.output)
     if code == _OP.PACK:
         return spec.Pack(tuple(op.tensor(i) for i in op.inputs), op.output, op.options(tflite.PackOptions).Axis())
     if code == _OP.TRANSPOSE:
@@ -165,6 +177,21 @@ def host_op(model: bytes) -> spec.HostOp:
         return _pool(op, "avg" if code == _OP.AVERAGE_POOL_2D else "max")
     if code in _BINARY:
         return _binary(op)
+    if code in (_OP.ARG_MAX, _OP.ARG_MIN):
+        rank = len(op.input.shape)
+        output = op.graph.Tensors(op.output_index)
+        kind, axis = "arg_max" if code == _OP.ARG_MAX else "arg_min", int(op.constant(1).reshape(-1)[0]) % rank
+        return spec.ArgMinMax(op.input, tuple(int(d) for d in output.ShapeAsNumpy()), kind, axis,
+                              str(TFLITE_DTYPES[output.Type()]))
+    if code == _OP.CAST:
+        output = op.graph.Tensors(op.output_index)
+        return spec.Cast(op.input.shape, op.input.dtype, str(TFLITE_DTYPES[output.Type()]))
+    if code == _OP.BATCH_MATMUL:
+        options = op.options(tflite.BatchMatMulOptions)
+        values = {f"{side}_values": op.constant(k) for k, side in enumerate(("lhs", "rhs"))
+                  if op.model.Buffers(op.graph.Tensors(op.inputs[k]).Buffer()).DataLength()}
+        return spec.BatchMatMul(op.input, op.tensor(op.inputs[1]), op.output, bool(options.AdjX()),
+                                bool(options.AdjY()), **values)
     if code in _REDUCTIONS:
         rank = len(op.input.shape)
         axes = tuple(sorted({int(a) % rank for a in op.constant(1).reshape(-1)}))

@@ -15,7 +15,7 @@ from ethosu_tvm.host import UnsupportedHostOp, build_kernel, fuse_host_ops, host
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.partition.patterns import npu_functions
 from ethosu_tvm.testing import models
-from ethosu_tvm.testing.invalid_models import sqrt_model
+from ethosu_tvm.testing.invalid_models import sin_model
 from ethosu_tvm.testing.reference import random_inputs, reference_runner
 
 ACCELERATOR = "ethos-u55-128"
@@ -75,6 +75,23 @@ HOST_CASES = [
     ("resize_nearest_neighbor", dict(I16, size=(3, 4), half_pixel_centers=True)),
     ("resize_bilinear", dict(size=(13, 6), half_pixel_centers=True)),
     ("resize_bilinear", dict(size=(3, 15), align_corners=True)),
+    ("batch_matmul", {}),
+    ("batch_matmul", dict(adj_x=True, adj_y=True, in2_zp=7)),
+    ("batch_matmul", dict(in_shape=(2, 3, 5), in2_shape=(4, 1, 7, 5), adj_y=True)),
+    ("batch_matmul", dict(in_shape=(3, 4, 6), constant_rhs=(6, 5))),
+    ("batch_matmul", dict(in_shape=(2, 8, 6), constant_lhs=(8, 4), adj_x=True)),
+    ("arg_max", {}),
+    ("arg_max", dict(in_shape=(3, 10), axis=0)),
+    ("arg_min", dict(axis=-3, output_type="int64")),
+    ("cast", {}),
+    ("log_softmax", {}),
+    ("add_n", {}),
+    ("greater", dict(in2_scale=0.03, in2_zp=5)),
+    ("equal", dict(in2_shape=(1, 1, 8, 1))),
+    ("less_equal", dict(constant_lhs=(8,))),
+    ("add_n", dict(num_inputs=3, in_zp=40, in_shape=(2, 5))),
+    ("log_softmax", dict(in_shape=(1, 3, 5, 9), in_scale=0.3, in_zp=60)),
+    ("cast", dict(I16, out_type="int8")),
 ]
 # int8 operators the NPU takes: their host patterns, checked on the module before partitioning.
 UNPARTITIONED_CASES = [
@@ -98,6 +115,8 @@ UNPARTITIONED_CASES = [
     ("sub", dict(in2_shape=(1, 8, 1, 1), activation="RELU6")),
     ("mul", dict(in2_shape=(1, 1, 8, 8), activation="RELU")),
     ("minimum", dict(in2_shape=(1, 1, 1, 8))),
+    ("neg", dict(in_zp=30, in_scale=0.1)),
+    ("sqrt", dict(in_scale=0.3, out_zp=0)),
 ]
 
 
@@ -146,8 +165,8 @@ def test_npu_capable_ops_have_host_patterns_too(op, params):
 
 
 def test_an_op_without_a_kernel_is_refused_by_name():
-    partitioned, _ = partition_for_ethosu(from_tflite(sqrt_model()), ACCELERATOR)
-    message = "operator #0 SQRT has no NPU or host kernel (relax.sqrt)"
+    partitioned, _ = partition_for_ethosu(from_tflite(sin_model()), ACCELERATOR)
+    message = "operator #0 SIN has no NPU or host kernel (relax.sin)"
     with pytest.raises(UnsupportedHostOp, match=f"^{re.escape(message)}$"):
         fuse_host_ops(partitioned)
 

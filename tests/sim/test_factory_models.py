@@ -10,6 +10,9 @@ Exceptions, each checked by its own test below:
   their own): Vela leaves them on the CPU.
 * MIRROR_PAD: Vela writes the reflected rows through a negative OFM row stride (40-bit two's complement), which the
   simulator reads as unsigned and refuses as an access outside the region.
+* SQRT, ARG_MIN, CAST, LOG_SOFTMAX, ADD_N: Vela leaves them on the CPU (it maps ARG_MAX).
+* EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL (int8 to bool): Vela fails on them.
+* NEG: Vela saturates −(−128) to 127 (newer TFLite does too); LiteRT 2.3 wraps it to −128, as we do.
 """
 import functools
 
@@ -59,7 +62,7 @@ VARIANTS = {  # name -> (op, parameters): features the default single-op models 
     "concatenation_height": ("concatenation", dict(axis=1, num_inputs=3)),
 }
 VELA_LEAVES_ON_THE_CPU = ("depth_to_space", "space_to_depth", "gather", "space_to_batch_nd", "batch_to_space_nd",
-                          "reverse_v2", "broadcast_to")
+                          "reverse_v2", "broadcast_to", "sqrt", "arg_min", "cast", "log_softmax", "add_n")
 NOT_ON_NPU = {"mean_channels": ("mean", dict(axis=(3,)))} | {op: (op, {}) for op in VELA_LEAVES_ON_THE_CPU}
 NEGATIVE_OFM_STRIDE = ("mirror_pad",)
 
@@ -72,10 +75,13 @@ def _has_int16(op: str) -> bool:
     return True
 
 
-ORACLE_OPS = [op for op in models.OPS if op not in REF_KERNEL_WRONG]  # SUM: LiteRT is no oracle (see above)
-CASES = {op: (op, {}) for op in ORACLE_OPS if op not in NOT_ON_NPU and op not in NEGATIVE_OFM_STRIDE}
-CASES |= {f"{op}_int16": (op, dict(dtype="int16")) for op in ORACLE_OPS
-          if _has_int16(op) and op not in NOT_ON_NPU}
+VELA_DIFFERS = ("neg",)  # Vela saturates where LiteRT wraps (see above)
+VELA_FAILS = ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal")
+# SUM: LiteRT is no oracle (see above)
+ORACLE_OPS = [op for op in models.OPS if op not in REF_KERNEL_WRONG and op not in NOT_ON_NPU
+              and op not in NEGATIVE_OFM_STRIDE and op not in VELA_DIFFERS and op not in VELA_FAILS]
+CASES = {op: (op, {}) for op in ORACLE_OPS}
+CASES |= {f"{op}_int16": (op, dict(dtype="int16")) for op in ORACLE_OPS if _has_int16(op)}
 CASES |= VARIANTS
 CASES |= {f"graph_{name}": (name, None) for name in models.GRAPHS}
 
@@ -131,6 +137,22 @@ def test_negative_ofm_stride_is_refused(op, vela):
     assert _operators(compiled) == ["ethos-u"]
     with pytest.raises(SimulatorError, match=r"NPU_SET_OFM_BASE0 .* is outside region 1"):
         run_vela_tflite(compiled, random_inputs(model, 0), "ethos-u55-128")
+
+
+@pytest.mark.parametrize("op", VELA_FAILS)
+def test_vela_fails_on_comparisons(op, vela):
+    with pytest.raises(RuntimeError, match=r"Non-passthrough operation \(And\) could not run on NPU"):
+        vela(op, models.make(op), "ethos-u55-128", "Performance")
+
+
+@pytest.mark.parametrize("in_zp", [-3, 60])
+def test_vela_neg_saturates_where_litert_wraps(in_zp, vela):
+    model = models.make("neg", 0, in_shape=(1, 16, 16, 1), in_zp=in_zp)
+    compiled = vela(f"neg_every_value_{in_zp}", model, "ethos-u55-128", "Performance")
+    x = np.arange(-128, 128, dtype=np.int8).reshape(1, 16, 16, 1)
+    npu, litert = run_vela_tflite(compiled, [x], "ethos-u55-128")[0], run_litert(model, [x])[0]
+    assert npu.flat[0] == 127 and litert.flat[0] == -128
+    np.testing.assert_array_equal(npu.flat[1:], litert.flat[1:])
 
 
 def _sum_model(**params) -> bytes:

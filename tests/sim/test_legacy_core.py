@@ -15,12 +15,16 @@ from simhelpers import patch_fc_rounding
 
 MLPERF = ("mlperf_tiny_kws_dscnn_int8", "mlperf_tiny_vww_mobilenetv1_96_int8", "mlperf_tiny_ic_resnet8_int8",
           "mlperf_tiny_ad_fc_autoencoder_int8", "tflm_hello_world_int8")
+# the legacy core leaves these on the CPU
 NOT_ON_NPU = ("sum", "pack", "reduce_max", "reduce_min", "elu", "log", "padv2", "depth_to_space", "space_to_depth",
-              "gather", "space_to_batch_nd", "batch_to_space_nd", "reverse_v2", "broadcast_to")  # left on the CPU
+              "gather", "space_to_batch_nd", "batch_to_space_nd", "reverse_v2", "broadcast_to", "neg", "sqrt",
+              "batch_matmul", "arg_min", "cast", "log_softmax", "add_n", "equal", "not_equal", "greater",
+              "greater_equal", "less", "less_equal")
+KEEPS_AXIS = ("arg_max",)  # the legacy core's output keeps the reduced axis (its own test below)
 # The legacy core writes MIRROR_PAD's reflection through a negative OFM row stride, which the simulator refuses (as
 # test_factory_models shows for Regor's stream).
-CASES = (sorted(set(models.OPS) - set(NOT_ON_NPU) - {"mirror_pad"}) + [f"graph_{g}" for g in models.GRAPHS]
-         + list(MLPERF))
+CASES = (sorted(set(models.OPS) - set(NOT_ON_NPU) - set(KEEPS_AXIS) - {"mirror_pad"})
+         + [f"graph_{g}" for g in models.GRAPHS] + list(MLPERF))
 
 
 @functools.lru_cache(maxsize=None)
@@ -53,3 +57,14 @@ def test_legacy_core_leaves_some_operators_on_the_cpu(name, vela):
     compiled = vela(name, models.make(name), "ethos-u55-128", "Performance", legacy=True)
     with pytest.raises(SimulatorError, match="must consist of one ethos-u operator"):
         vela_tflite.parse(compiled)
+
+
+@pytest.mark.parametrize("name", KEEPS_AXIS)
+def test_legacy_core_keeps_the_reduced_axis(name, vela):
+    """ARG_MAX over the last axis: the legacy core's output has that axis as size 1; the values are LiteRT's."""
+    parsed = vela_tflite.parse(vela(name, _model(name), "ethos-u55-128", "Performance", legacy=True))
+    for seed in (0, 1):
+        inputs, (reference,) = _reference(name, seed)
+        (output,) = vela_tflite.execute(parsed, inputs, "ethos-u55-128")[0]
+        assert output.shape == reference.shape + (1,)
+        np.testing.assert_array_equal(output[..., 0], reference)

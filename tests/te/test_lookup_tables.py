@@ -17,9 +17,23 @@ EVERY_INT8 = np.arange(-128, 128, dtype=np.int8).reshape(1, 16, 16, 1)
                            "hard_swish"]),
        in_scale=st.floats(0.002, 0.2), in_zp=st.integers(-128, 127), seed=st.integers(0, 100))
 def test_unary_table_exhaustive(op, in_scale, in_zp, seed):
-    model = models.make(op, seed=seed, in_shape=(1, 16, 16, 1), in_scale=in_scale, in_zp=in_zp)
+    _assert_npu_table_exact(models.make(op, seed=seed, in_shape=(1, 16, 16, 1), in_scale=in_scale, in_zp=in_zp))
+
+
+def _assert_npu_table_exact(model: bytes) -> None:
+    """The model's one op is a table on the NPU, equal to LiteRT on every int8 input."""
     report, graphs, (run,) = compile_npu(model)
     (table_op,) = graphs[0].ops
     assert isinstance(table_op, Identity) and table_op.lut.shape == (256,) and report.ops[0].target == "ethos-u"
     (expected,) = run_litert(model, [EVERY_INT8])
     assert np.array_equal(run([EVERY_INT8])[0].reshape(expected.shape), expected)
+
+
+@settings(max_examples=15, deadline=None)
+@given(op=st.sampled_from(["neg", "sqrt"]), in_scale=st.floats(0.002, 0.5), in_zp=st.integers(-127, 127),
+       seed=st.integers(0, 100))
+def test_neg_and_sqrt_tables_exhaustive(op, in_scale, in_zp, seed):
+    """NEG (LiteRT negates the raw integers) and SQRT (float32 per element, truncated) on the NPU; SQRT's input has
+    zero point −128, as LiteRT refuses inputs below it."""
+    in_zp = in_zp if op == "neg" else -128
+    _assert_npu_table_exact(models.make(op, seed=seed, in_shape=(1, 16, 16, 1), in_scale=in_scale, in_zp=in_zp))

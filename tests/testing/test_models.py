@@ -7,7 +7,14 @@ from hypothesis import strategies as st
 
 from ethosu_tvm.frontend.tflite_file import input_infos, output_infos, read_model
 from ethosu_tvm.testing import models
-from ethosu_tvm.testing.reference import REF_KERNEL_MISSING, REF_KERNEL_WRONG, random_inputs, run_litert, run_tflm
+from ethosu_tvm.testing.reference import (
+    LITERT_LACKS_INT8,
+    REF_KERNEL_MISSING,
+    REF_KERNEL_WRONG,
+    random_inputs,
+    run_litert,
+    run_tflm,
+)
 
 SEEDS = (0, 1, 2)
 # Ops for which TFLite Micro has no int8 kernel: it must refuse them, and LiteRT alone is the reference.
@@ -15,6 +22,8 @@ TFLM_LACKS = {
     "relu_n1_to_1": "TFLite Micro registers no RELU_N1_TO_1 kernel",
     "exp": "TFLite Micro's EXP kernel accepts float32 only",
     "log": "TFLite Micro's LOG kernel accepts float32 only",
+    "sqrt": "TFLite Micro's SQRT kernel accepts float32 only",
+    "neg": "TFLite Micro's NEG kernel accepts float32 only",
 }
 # (op, dtype) where TFLite Micro rounds differently from LiteRT's reference kernel (by one LSB at most);
 # test_int16_fully_connected_rounding shows LiteRT's result is TFLite's double-rounding requantization.
@@ -22,6 +31,9 @@ TFLM_ROUNDS_DIFFERENTLY = {("fully_connected", "int16")}
 # Ops whose TFLite Micro kernel pads with a value it never sets (SPACE_TO_BATCH_ND's SpaceToBatchParams is a
 # persistent buffer left as allocated); LiteRT pads with the output's zero point (real 0, as TensorFlow does).
 TFLM_PADS_UNSET = {"space_to_batch_nd"}
+# Ops whose output dtype is not the input's (by default).
+COMPARISONS = ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal")
+OTHER_OUTPUT_DTYPE = {"arg_max": "int32", "arg_min": "int32", "cast": "int32", **{op: "bool" for op in COMPARISONS}}
 
 
 def _litert_optimised(model, inputs):
@@ -58,14 +70,21 @@ def test_op_count():
 def test_litert_and_tflm_agree(op, dtype):
     model = models.make(op, seed=3, dtype=dtype)
     read_model(model)
-    for info in input_infos(model) + output_infos(model):
+    for info in input_infos(model):
         assert info.dtype == np.dtype(dtype)
+    for info in output_infos(model):
+        assert info.dtype == np.dtype(OTHER_OUTPUT_DTYPE.get(op, dtype))
     for seed in SEEDS:
         inputs = random_inputs(model, seed)
         if op in REF_KERNEL_MISSING:
             with pytest.raises(ValueError, match="Didn't find op for builtin opcode"):
                 run_litert(model, inputs)
             _assert_same(run_tflm(model, inputs), _litert_optimised(model, inputs))
+            continue
+        if op in LITERT_LACKS_INT8:
+            with pytest.raises(RuntimeError, match=LITERT_LACKS_INT8[op]):
+                run_litert(model, inputs)
+            assert any(out.max() != out.min() for out in run_tflm(model, inputs))
             continue
         expected = run_litert(model, inputs)
         assert any(out.max() != out.min() for out in expected), "the output does not depend on the data"

@@ -6,6 +6,7 @@ base-address table. No allocation, no TVM runtime.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -197,6 +198,8 @@ class _Runner:
         for index, step in enumerate(self.program.steps):
             (self.npu if isinstance(step, NpuStep) else self.host)(index, step)
         includes = ["#include <stddef.h>", "#include <stdint.h>", f'#include "{PREFIX}.h"']
+        if any(re.search(r"\bbool\b", declaration) for declaration in kernel_declarations):  # comparison outputs
+            includes.insert(2, "#include <stdbool.h>")
         if self.program.has_npu:
             includes.append(f'#include "{NPU_GLUE_HEADER}"')
         pools = []

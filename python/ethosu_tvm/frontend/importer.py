@@ -21,7 +21,7 @@ from .graph_view import view
 from .model_check import ModelConsistencyError, check_inputs_defined
 from .shape_folding import fold_shapes
 from .slicing import SliceSpec, strided_slice_ranges
-from .tflite_file import ModelFormatError, read_model
+from .tflite_file import TFLITE_DTYPES, ModelFormatError, read_model
 
 SOURCE_OPS_ATTR = "ethosu.source_ops"
 TENSOR_QUANT_ATTR = "ethosu.tensor_quant"
@@ -132,8 +132,10 @@ def _tracking_converter(rewrites: _Rewrites):
 
     class _Converter(OperatorConverter):
         # These converters only move values (PAD pads with the zero point), so they are exact on quantized
-        # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's and ELU's are ours (below).
-        _SUPPORTED_QUANTIZED_OPS = OperatorConverter._SUPPORTED_QUANTIZED_OPS | VALUE_MOVING_OPS | {"PRELU", "ELU"}
+        # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's, ELU's, BATCH_MATMUL's,
+        # ARG_MAX's, ARG_MIN's, CAST's and ADD_N's are ours (below).
+        _SUPPORTED_QUANTIZED_OPS = (OperatorConverter._SUPPORTED_QUANTIZED_OPS | VALUE_MOVING_OPS
+                                    | {"PRELU", "ELU", "BATCH_MATMUL", "ARG_MAX", "ARG_MIN", "CAST", "ADD_N"})
 
         def __init__(self, model, subgraph, exp_tab, bb):
             super().__init__(model, subgraph, exp_tab, bb)
@@ -143,7 +145,9 @@ def _tracking_converter(rewrites: _Rewrites):
             self.quant_by_name: dict[str, tuple[float, int]] = {}
             self.builtin_names = _builtin_names()
             self.input_override: tuple[int, relax.Expr] | None = None
-            self.convert_map = {name: self._tracked(func) for name, func in self.convert_map.items()}
+            self.convert_map = {name: self._tracked(func) for name, func in
+                                (self.convert_map | {"NEG": self.convert_neg, "ARG_MAX": self.convert_arg_max,
+                                                     "ARG_MIN": self.convert_arg_min}).items()}
 
         def _tracked(self, convert):
             def run(op):
@@ -288,6 +292,71 @@ def _tracking_converter(rewrites: _Rewrites):
             below = relax.op.subtract(relax.op.exp(x), relax.const(1.0, "float32"))
             out = relax.op.where(relax.op.less(x, relax.const(0.0, "float32")), below, x)
             return self.quantize(out, output)
+
+        def convert_batch_matmul(self, op):
+            # TVM's converter has no quantized form: dequantize both operands, swap the last two axes of the ones
+            # adj_x/adj_y name, matmul (batch axes broadcast), quantize.
+            lhs, rhs = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            if not lhs.qnn_params:
+                return super().convert_batch_matmul(op)
+            options = _options(op, tflite.BatchMatMulOptions)
+            operands = []
+            for tensor, adjoint in ((lhs, options.AdjX()), (rhs, options.AdjY())):
+                value = self.dequantize(self.get_tensor_expr(tensor), tensor)
+                if adjoint:
+                    rank = len(self._shape(tensor))
+                    value = relax.op.permute_dims(value, [*range(rank - 2), rank - 1, rank - 2])
+                operands.append(value)
+            return self.quantize(relax.op.matmul(*operands), output)
+
+        # ARG_MAX and ARG_MIN: the order of the raw integers is the order of the real values, so TVM's argmax and
+        # argmin of them are exact; TVM's converter leaves them int64 where TFLite's output is int32 (or int64).
+        def convert_arg_max(self, op):
+            return self._arg_min_max(op, relax.op.argmax)
+
+        def convert_arg_min(self, op):
+            return self._arg_min_max(op, relax.op.argmin)
+
+        def _arg_min_max(self, op, relax_op):
+            data, axis_tensor = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            axis = int(self.get_tensor_value(axis_tensor).reshape(-1)[0]) % len(self._shape(data))
+            index = relax_op(self.get_tensor_expr(data), axis=axis, keepdims=False)
+            return relax.op.astype(index, str(TFLITE_DTYPES[output.tensor.Type()]))
+
+        def convert_add_n(self, op):
+            # Stacked and summed over the new axis rather than added in a chain, which the NPU would take as ADDs:
+            # TFLite Micro's int8 ADD_N (LiteRT has none) is not their arithmetic.
+            inputs = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            if not inputs[0].qnn_params:
+                return super().convert_add_n(op)
+            stacked = relax.op.concat([relax.op.expand_dims(self.dequantize(self.get_tensor_expr(t), t), 0)
+                                       for t in inputs], 0)
+            return self.quantize(relax.op.sum(stacked, axis=[0]), output)
+
+        def convert_cast(self, op):
+            # TFLite's CAST converts the stored integers as C does, whatever their quantization.
+            (data,) = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            dtypes = [str(TFLITE_DTYPES[t.tensor.Type()]) for t in (data, output)]
+            if not all(d in ("int8", "int16", "int32") for d in dtypes):
+                raise ValueError(f"CAST from {dtypes[0]} to {dtypes[1]}: only int8, int16 and int32 are supported")
+            return relax.op.astype(self.get_tensor_expr(data), dtypes[1])
+
+        def convert_neg(self, op):
+            # LiteRT's int8 NEG negates the raw integers (wrapping −128 to itself) whatever the quantization: that
+            # is −x on the real values only with equal scales and opposite zero points; refuse the rest.
+            (data,) = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            if data.qnn_params:
+                (in_scale, in_zp), (out_scale, out_zp) = (
+                    (t.tensor.Quantization().Scale(0), t.tensor.Quantization().ZeroPoint(0)) for t in (data, output))
+                if in_scale != out_scale or in_zp + out_zp:
+                    raise ValueError(f"int8 NEG needs equal scales and opposite zero points, got scale {in_scale:g} "
+                                     f"zero point {in_zp} → scale {out_scale:g} zero point {out_zp}")
+            return self._convert_unary_elemwise(op, relax.op.negative)
 
         def convert_strided_slice(self, op):
             # TVM's converter ignores `offset` and reads the masks unlike TFLite: slice what TFLite's kernel copies.

@@ -17,6 +17,7 @@ TFLITE_DTYPES = {
     tflite.TensorType.INT64: np.dtype(np.int64),
     tflite.TensorType.INT16: np.dtype(np.int16),
     tflite.TensorType.INT8: np.dtype(np.int8),
+    tflite.TensorType.BOOL: np.dtype(np.bool_),
 }
 
 

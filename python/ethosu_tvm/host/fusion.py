@@ -1,7 +1,7 @@
 """Host fusion: the bindings partitioning leaves in ``main`` become ``host.<kind>`` composite functions.
 
-Pools, pads, reshapes, slices, transposes, packs and nearest-neighbour resizes run on raw integers in Relax, without
-their quantization:
+Pools, pads, reshapes, slices, transposes, packs, nearest-neighbour resizes, ARG_MAX and ARG_MIN run on raw integers
+in Relax, without their quantization:
 :func:`fuse_host_ops` copies it from the importer's tensor map onto the composite (attribute ``QUANT_ATTR``),
 together with the source operator it came from (``SOURCE_ATTR``, for messages).
 """
@@ -21,7 +21,7 @@ from .patterns import HOST, QUANT_ATTR, SOURCE_ATTR, concat_arities, host_patter
 from .spec import UnsupportedHostOp
 
 _RAW_KINDS = frozenset({"avg_pool2d", "max_pool2d", "reshape", "pad", "resize_nearest_neighbor", "strided_slice",
-                        "transpose", "pack", "broadcast_to"})
+                        "transpose", "pack", "broadcast_to", "arg_max", "arg_min"})
 
 
 def host_functions(mod: tvm.IRModule) -> list[tuple[str, relax.Function]]:
@@ -74,7 +74,8 @@ def _original_names(main: relax.Function) -> dict[relax.Expr, str]:
 
 def _attrs_getter(kind: str, names: dict, owners: dict, quant: dict) -> Callable[[dict], dict[str, str]]:
     """Attributes of a new composite: the source operator of its bindings and, for raw-integer kinds, the
-    quantization of any of its tensors (those ops keep it from input to output)."""
+    quantization of any of its tensors (those ops keep it from input to output; ARG_MAX's and ARG_MIN's int32
+    output has none)."""
     def attrs(annotated: dict) -> dict[str, str]:
         found = {role: names[expr] for role, expr in annotated.items() if expr in names}
         own = [name for role, name in found.items() if not _is_operand(role)]  # operands are their producers'

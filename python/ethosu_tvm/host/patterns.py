@@ -11,13 +11,20 @@ from tvm import relax
 from tvm.relax.dpl import has_dtype, wildcard
 
 from ..qdq.patterns import (
+    COMPARISON_OPS,
     REDUCTION_OPS,
     UNARY_CORES,
     CompositePattern,
+    add_n,
+    arg_min_max,
+    batch_matmul,
+    cast,
+    comparison,
     broadcast_to,
     concatenation,
     dequantized,
     hard_swish,
+    log_softmax,
     pack,
     pad,
     prelu,
@@ -40,7 +47,7 @@ HOST = "host"
 QUANT_ATTR = "ethosu.quantization"  # the TFLite quantization of a raw-integer op's tensors (JSON [scale, zp])
 SOURCE_ATTR = "ethosu.source_op"  # the source operator, for messages
 _UNARY_KINDS = ("relu", "clip", "leaky_relu", "requantize", "tanh", "logistic", "exp", "log", "rsqrt",
-                "abs", "elu")
+                "abs", "elu", "sqrt", "neg")
 
 
 def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
@@ -50,7 +57,12 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         squared_difference(f"{HOST}.squared_difference"),
         *weighted_and_elementwise(HOST),
         transpose_conv(f"{HOST}.transpose_conv"),
+        batch_matmul(f"{HOST}.batch_matmul"),
+        *(comparison(f"{HOST}.{kind}", relax_op) for kind, relax_op in COMPARISON_OPS.items()),
+        arg_min_max(f"{HOST}.arg_max", "relax.argmax"),
+        arg_min_max(f"{HOST}.arg_min", "relax.argmin"),
         softmax(f"{HOST}.softmax"),
+        log_softmax(f"{HOST}.log_softmax"),
         prelu(f"{HOST}.prelu"),
         *(reduction(f"{HOST}.{kind}", relax_op) for kind, relax_op in REDUCTION_OPS.items()),
         resize(f"{HOST}.resize_bilinear", qdq=True),
@@ -63,7 +75,9 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         reshape(f"{HOST}.reshape", ("int8", "int16")),
         pad(f"{HOST}.pad"),
         *(pattern for n in sorted(set(concat_arities))
-          for pattern in (concatenation(f"{HOST}.concatenation", n), pack(f"{HOST}.pack", n))),
+          for pattern in (add_n(f"{HOST}.add_n", n), concatenation(f"{HOST}.concatenation", n),
+                          pack(f"{HOST}.pack", n))),  # ADD_N first: its concatenation of new axes is a PACK
+        cast(f"{HOST}.cast"),  # after every pattern with an astype of its own
         *float_io(),
     ]
 

@@ -77,6 +77,10 @@ class Softmax(Unary):
     beta: float = 1.0
 
 
+class LogSoftmax(Unary):
+    """LOG_SOFTMAX over the last axis; TFLite fixes the int8 output quantization (scale 16/256, zero point 127)."""
+
+
 class Logistic(Unary):
     """LOGISTIC (sigmoid); int8 output is scale 1/256, zero point −128."""
 
@@ -99,6 +103,15 @@ class Abs(Unary):
 
 class Rsqrt(Unary):
     """RSQRT (int8: TFLite computes 1/sqrt in gemmlowp fixed point; LiteRT refuses inputs below the zero point)."""
+
+
+class Sqrt(Unary):
+    """SQRT (int8: TFLite computes each element in float32 and truncates; LiteRT refuses inputs below the zero
+    point)."""
+
+
+class Neg(Unary):
+    """NEG (int8: LiteRT negates the raw integers; the importer checks that the quantization allows it)."""
 
 
 class HardSwish(Unary):
@@ -257,6 +270,64 @@ class Binary:
     one_input: bool = False
 
 
+@dataclass(frozen=True, eq=False)
+class BatchMatMul:
+    """BATCH_MATMUL: lhs [..., rows, depth] by rhs [..., depth, columns] (the last two axes swapped with adj_x,
+    adj_y), batch axes broadcasting. An operand with values is a model constant, not a kernel input."""
+
+    lhs: QuantTensor
+    rhs: QuantTensor
+    output: QuantTensor
+    adj_x: bool = False
+    adj_y: bool = False
+    lhs_values: Optional[np.ndarray] = None
+    rhs_values: Optional[np.ndarray] = None
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS or LESS_EQUAL (`kind`, the TFLite op name in lower case) of
+    two int8 operands, broadcasting, to a bool tensor of `output_shape`. An operand with values is a model
+    constant, not a kernel input."""
+
+    kind: str
+    lhs: QuantTensor
+    rhs: QuantTensor
+    output_shape: tuple[int, ...]
+    lhs_values: Optional[np.ndarray] = None
+    rhs_values: Optional[np.ndarray] = None
+
+
+@dataclass(frozen=True)
+class AddN:
+    """ADD_N (int8) of same-shaped inputs sharing one quantization (TFLite Micro requires it; LiteRT has no int8
+    kernel)."""
+
+    inputs: tuple[QuantTensor, ...]
+    output: QuantTensor
+
+
+@dataclass(frozen=True)
+class ArgMinMax:
+    """ARG_MAX or ARG_MIN (`kind` "arg_max" or "arg_min") over `axis` of the raw integers: the index of the first
+    extreme value, as `index_dtype` ("int32" or "int64"), in `output_shape` (the input's without the axis)."""
+
+    input: QuantTensor
+    output_shape: tuple[int, ...]
+    kind: str = "arg_max"
+    axis: int = 0
+    index_dtype: str = "int32"
+
+
+@dataclass(frozen=True)
+class Cast:
+    """CAST between int8, int16 and int32: the stored integers converted as C converts them (no quantization)."""
+
+    shape: tuple[int, ...]
+    input_dtype: str
+    output_dtype: str
+
+
 @dataclass(frozen=True)
 class Reduce(Unary):
     """MEAN, SUM, REDUCE_MAX or REDUCE_MIN (`kind`, the TFLite op name in lower case) over `axes` (non-negative,
@@ -291,17 +362,19 @@ class Dequantize:
     input: QuantTensor
 
 
-HostOp = Union[Softmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, HardSwish, Requantize, Relu, LeakyRelu, Prelu,
-               Reshape, Pad, Concatenation, StridedSlice, Transpose, BroadcastTo, Pack, Conv2D, TransposeConv2D,
-               FullyConnected, Pool2D, Binary, Reduce, Resize, FloatQuantize, Dequantize]
+HostOp = Union[Softmax, LogSoftmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, Sqrt, Neg, HardSwish, Requantize, Relu,
+               LeakyRelu, Prelu, Reshape, Pad, Concatenation, StridedSlice, Transpose, BroadcastTo, Pack, Conv2D,
+               TransposeConv2D, FullyConnected, Pool2D, Binary, Comparison, BatchMatMul, AddN, ArgMinMax, Cast, Reduce,
+               Resize, FloatQuantize, Dequantize]
 
 
-_NAMES = {Softmax: "softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs", Rsqrt: "rsqrt", HardSwish: "hard_swish",
-          Requantize: "quantize", Relu: "relu", LeakyRelu: "leaky_relu", Prelu: "prelu", Reshape: "reshape", Pad: "pad",
-          Concatenation: "concatenation", StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack",
-          BroadcastTo: "broadcast_to",
-          FullyConnected: "fully_connected", TransposeConv2D: "transpose_conv", FloatQuantize: "quantize",
-          Dequantize: "dequantize"}
+_NAMES = {Softmax: "softmax", LogSoftmax: "log_softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs",
+          Rsqrt: "rsqrt", Sqrt: "sqrt", Neg: "neg", HardSwish: "hard_swish", Requantize: "quantize", Relu: "relu",
+          LeakyRelu: "leaky_relu", Prelu: "prelu", Reshape: "reshape", Pad: "pad", Concatenation: "concatenation",
+          StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack", BroadcastTo: "broadcast_to",
+          FullyConnected: "fully_connected",
+          BatchMatMul: "batch_matmul", AddN: "add_n", Cast: "cast", TransposeConv2D: "transpose_conv",
+          FloatQuantize: "quantize", Dequantize: "dequantize"}
 
 
 def op_name(op: HostOp) -> str:
@@ -310,7 +383,7 @@ def op_name(op: HostOp) -> str:
         return "depthwise_conv2d" if op.depthwise else "conv2d"
     if isinstance(op, Pool2D):
         return f"{op.kind}_pool2d"
-    if isinstance(op, (Binary, Reduce, Resize)):
+    if isinstance(op, (Binary, Comparison, Reduce, Resize, ArgMinMax)):
         return op.kind
     if isinstance(op, FloatFunction):
         return op.function

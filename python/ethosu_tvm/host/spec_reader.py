@@ -12,7 +12,7 @@ import numpy as np
 from tvm import relax
 
 from ..qdq.match import Match, match_composite
-from ..qdq.patterns import REDUCTION_OPS
+from ..qdq.patterns import COMPARISON_OPS, REDUCTION_OPS
 from ..qdq.values import Quant, const_value, dtype_of, prim_float, quant_of, shape_of
 from ..qdq.values import is_const as is_constant
 from ..quantization import quantize_value
@@ -184,6 +184,34 @@ def _fully_connected(c: _Composite) -> spec.FullyConnected:
                                _int_clamp(c, output.dtype))
 
 
+def _batch_matmul(c: _Composite) -> spec.BatchMatMul:
+    """A constant operand (one at most) becomes the kernel's constant values; the permutes are adj_x, adj_y."""
+    c.operands("lhs", "rhs", constants=1)
+    values = {f"{role}_values": np.asarray(const_value(c[role])) for role in ("lhs", "rhs") if is_constant(c[role])}
+    adjoints = [c.get(f"{role}_t") is not None for role in ("lhs", "rhs")]
+    return spec.BatchMatMul(c.quantized_input("lhs"), c.quantized_input("rhs"), c.quantized_output(), *adjoints,
+                            **values)
+
+
+def _arg_min_max(c: _Composite) -> spec.ArgMinMax:
+    c.operands("ifm")
+    cast = c["cast"]
+    return spec.ArgMinMax(c.raw(c["ifm"]), shape_of(cast), c.match.kind, int(c["arg"].attrs.axis), dtype_of(cast))
+
+
+def _comparison(c: _Composite) -> spec.Comparison:
+    """A constant operand (one at most) becomes the kernel's constant values."""
+    c.operands("lhs", "rhs", constants=1)
+    values = {f"{role}_values": np.asarray(const_value(c[role])) for role in ("lhs", "rhs") if is_constant(c[role])}
+    return spec.Comparison(c.match.kind, c.quantized_input("lhs"), c.quantized_input("rhs"), shape_of(c["core"]),
+                           **values)
+
+
+def _cast(c: _Composite) -> spec.Cast:
+    c.operands("ifm")
+    return spec.Cast(shape_of(c["ifm"]), dtype_of(c["ifm"]), dtype_of(c["cast"]))
+
+
 def _pool(c: _Composite) -> spec.Pool2D:
     c.operands("ifm")
     attrs = c["pool"].attrs
@@ -231,6 +259,13 @@ def _softmax_spec(x: spec.QuantTensor, y: spec.QuantTensor, c: _Composite) -> sp
     if beta.size != 1:
         raise UnsupportedHostOp(f"beta of shape {beta.shape}, not a scalar")
     return spec.Softmax(x, y, float(beta.reshape(-1)[0]))
+
+
+def _log_softmax_spec(x: spec.QuantTensor, y: spec.QuantTensor, c: _Composite) -> spec.LogSoftmax:
+    axis = int(c["core"].attrs.axis)
+    if axis not in (-1, len(x.shape) - 1):
+        raise UnsupportedHostOp(f"log_softmax over axis {axis} (the kernel normalises the last one)")
+    return spec.LogSoftmax(x, y)
 
 
 def _prelu(x: spec.QuantTensor, y: spec.QuantTensor, c: _Composite) -> spec.Prelu:
@@ -306,6 +341,13 @@ def _concatenation(c: _Composite) -> spec.Concatenation:
                               int(c["concat"].attrs.axis))
 
 
+def _add_n(c: _Composite) -> spec.AddN:
+    count = len(c["concat"].args[0].fields)
+    roles = [f"input{i}" for i in range(count)]
+    c.operands(*roles)
+    return spec.AddN(tuple(c.quantized_input(r) for r in roles), c.quantized_output())
+
+
 def _ints(value) -> tuple[int, ...]:
     """A tuple of integer PrimExprs (a Relax call argument or attribute)."""
     return tuple(int(v) for v in (value.fields if isinstance(value, relax.Tuple) else value))
@@ -353,10 +395,16 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "depthwise_conv2d": _conv,
     "fully_connected": _fully_connected,
     "transpose_conv": _transpose_conv,
+    "batch_matmul": _batch_matmul,
+    "arg_max": _arg_min_max,
+    "arg_min": _arg_min_max,
+    "cast": _cast,
+    **{kind: _comparison for kind in COMPARISON_OPS},
     "avg_pool2d": _pool,
     "max_pool2d": _pool,
     **{kind: _binary for kind in _BINARY_KINDS},
     "softmax": _unary(_softmax_spec),
+    "log_softmax": _unary(_log_softmax_spec),
     "relu": _unary(_relu),
     "clip": _unary(_relu),
     "leaky_relu": _unary(lambda x, y, c: spec.LeakyRelu(x, y, float(c["core"].attrs.alpha))),
@@ -367,10 +415,13 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     **{kind: _unary(lambda x, y, c: spec.FloatFunction(x, y, c.match.kind)) for kind in ("exp", "log", "elu")},
     "rsqrt": _unary(lambda x, y, _: spec.Rsqrt(x, y)),
     "abs": _unary(lambda x, y, _: spec.Abs(x, y)),
+    "sqrt": _unary(lambda x, y, _: spec.Sqrt(x, y)),
+    "neg": _unary(lambda x, y, _: spec.Neg(x, y)),
     "prelu": _unary(_prelu),
     "reshape": _reshape,
     "pad": _pad,
     "concatenation": _concatenation,
+    "add_n": _add_n,
     **{kind: _reduce for kind in REDUCTION_OPS},
     **{kind: _resize for kind in _RESIZE_METHODS},
     "strided_slice": _strided_slice,

@@ -1,4 +1,5 @@
-"""Fixed-point exp and reciprocal as TIR helpers, in gemmlowp's exact evaluation order (TFLite softmax).
+"""Fixed-point exp, reciprocal and log as TIR helpers, in gemmlowp's and TFLite's exact evaluation order
+(softmax, log softmax).
 
 A fixed-point value with I integer bits is an int32 `raw` meaning raw / 2^(31 − I). Products of formats add their
 integer bits (the raw product is a rounding doubling high multiply); changing format is a rounding shift.
@@ -9,6 +10,9 @@ import math
 
 from .fixed_point import (
     INT32_MAX,
+    INT32_MIN,
+    _saturating_left_shift,
+    clamp,
     const,
     count_leading_zeros,
     fixed_point_constant,
@@ -23,6 +27,9 @@ from .fixed_point import (
 from .subroutines import Body, scalar_function
 
 EXP_INPUT_INTEGER_BITS = 5  # exp_on_negative_values takes Q5.26
+LOG_INPUT_INTEGER_BITS = 12  # log_x_at_least_one takes Q12.19 (a sum of exps)
+LOG_OUTPUT_INTEGER_BITS = 5  # and gives Q5.26
+_LOG_ACCUMULATOR_BITS = LOG_OUTPUT_INTEGER_BITS + 1  # one bit of headroom while the two log terms are summed
 
 
 def rescale(raw, from_integer_bits: int, to_integer_bits: int):
@@ -83,3 +90,50 @@ def reciprocal_mantissa(body: Body, x):
 def reciprocal_bits_over_unit(x, integer_bits: int):
     """GetReciprocal's num_bits_over_unit: 1/x = reciprocal_mantissa(x) · 2^-bits for x in Q(integer_bits)."""
     return integer_bits - count_leading_zeros(x)
+
+
+def _saturating(total):
+    """An int64 sum or difference clamped to int32."""
+    return narrow(clamp(total, const(INT32_MIN, "int64"), const(INT32_MAX, "int64")))
+
+
+@scalar_function("int32", x="int32")
+def log_x_at_least_one(body: Body, x):
+    """TFLite's log_x_for_x_greater_than_or_equal_to_1 of a Q12.19 value, in Q5.26.
+
+    x = 2^e · m with m normalised into [1/sqrt(2), sqrt(2))/2 two ways (from x and from x/sqrt(2), taking the
+    smaller mantissa and the larger exponent, each exponent offset by a quarter): log x = e·log 2 + log of the
+    mantissa, the latter a rational approximation around 2^-1/4 whose denominator is inverted by Newton-Raphson.
+    The exponent terms carry one extra integer bit until the final rescale.
+    """
+    sqrt_sqrt_half = fixed_point_constant(math.sqrt(math.sqrt(0.5)), 0)
+    sqrt_half = fixed_point_constant(math.sqrt(0.5), 0)
+    fourth_root_two = math.sqrt(math.sqrt(2.0))
+    quarter = rescale(const(fixed_point_constant(0.25, 0)), 0, _LOG_ACCUMULATOR_BITS)
+    exponent_shift = 31 - _LOG_ACCUMULATOR_BITS  # an integer exponent as a Q6 raw value
+
+    headroom_a = body.let("headroom_a", count_leading_zeros(x))
+    normalised_a = body.let("normalised_a", _saturating_left_shift(x, headroom_a - 1))
+    mantissa_a = body.let("mantissa_a", saturating_rounding_multiply_by_pot(mul(normalised_a, sqrt_half), 1))
+    exponent_a = body.let("exponent_a", _saturating(
+        wide(_saturating_left_shift(LOG_INPUT_INTEGER_BITS - headroom_a, exponent_shift)) + wide(quarter)))
+    headroom_b = body.let("headroom_b", count_leading_zeros(mul(x, sqrt_half)) - 1)
+    mantissa_b = body.let("mantissa_b", _saturating_left_shift(x, headroom_b))
+    exponent_b = body.let("exponent_b", _saturating(
+        wide(_saturating_left_shift(LOG_INPUT_INTEGER_BITS - headroom_b, exponent_shift)) - wide(quarter)))
+    r = body.let("r", select(mantissa_a < mantissa_b, mantissa_a, mantissa_b))
+    exponent = body.let("exponent", select(exponent_a > exponent_b, exponent_a, exponent_b))
+
+    p = body.let("p", rounding_half_sum(r, sqrt_sqrt_half))
+    q = body.let("q", (r - sqrt_sqrt_half) * 2)
+    q_squared = body.let("q_squared", mul(q, q))
+    numerator = body.let("numerator", mul(q, r) + mul(mul(q, q_squared), fixed_point_constant(
+        11.0 / 240.0 * fourth_root_two, 0)))
+    inner = (fixed_point_constant(2.0 / fourth_root_two - fourth_root_two, 0) + q
+             + mul(fixed_point_constant(fourth_root_two / 20.0, 0), q_squared))
+    denominator_minus_one = body.let("denominator_minus_one", mul(p, inner) + mul(
+        fixed_point_constant(fourth_root_two / 4.0, 0), q))
+    reciprocal = body.let("reciprocal", one_over_one_plus_x(denominator_minus_one))
+    total = (mul(exponent, fixed_point_constant(math.log(2.0), 0))
+             + mul(rescale(numerator, 0, _LOG_ACCUMULATOR_BITS), reciprocal))
+    return rescale(total, _LOG_ACCUMULATOR_BITS, LOG_OUTPUT_INTEGER_BITS)

@@ -16,8 +16,10 @@ from ..quantization import (
     float32_lut,
     hard_swish_lut,
     multiply_by_quantized_multiplier,
+    neg_lut,
     quantize_value,
     rsqrt_lut,
+    sqrt_lut,
 )
 
 INT8_VALUES = np.arange(-128, 128, dtype=np.int64)
@@ -33,12 +35,12 @@ def _logistic(x: np.ndarray) -> np.ndarray:
 
 
 FLOAT_FUNCTIONS = {"tanh": np.tanh, "logistic": _logistic, **FLOAT32_FUNCTIONS}
-INTEGER_TABLES = {"abs": abs_lut, "hard_swish": hard_swish_lut, "rsqrt": rsqrt_lut}
+INTEGER_TABLES = {"abs": abs_lut, "hard_swish": hard_swish_lut, "rsqrt": rsqrt_lut, "sqrt": sqrt_lut, "neg": neg_lut}
 
 
 def lookup_table(match: Match) -> np.ndarray:
     """The int8 table of a unary composite (relu, clip, abs, leaky_relu, requantize, hard_swish, tanh, logistic,
-    exp, log, rsqrt)."""
+    exp, log, rsqrt, sqrt, neg)."""
     ifm, ofm = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
     if match.kind in FLOAT_FUNCTIONS:
         return float32_lut(FLOAT_FUNCTIONS[match.kind], ifm.scalar_scale, ifm.scalar_zero_point, ofm.scalar_scale,

@@ -257,6 +257,8 @@ RULES: dict[str, Rule] = {
     "exp": table,
     "log": table,
     "rsqrt": table,
+    "sqrt": table,
+    "neg": table,
     "elu": table,
     "hard_swish": table,
     "reshape": reshape,

@@ -324,6 +324,8 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "exp": check_lookup,
     "log": check_lookup,
     "rsqrt": check_lookup,
+    "sqrt": check_lookup,
+    "neg": check_lookup,
     "elu": check_lookup,
     "hard_swish": check_lookup,
     "reshape": check_reshape,

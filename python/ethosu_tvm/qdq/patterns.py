@@ -105,6 +105,45 @@ def binary(name: str, relax_op: str) -> CompositePattern:
     return CompositePattern(name, quantize, roles)
 
 
+def batch_matmul(name: str) -> CompositePattern:
+    """Our importer's BATCH_MATMUL: dequantize both operands, each optionally with its last two axes swapped
+    (adj_x, adj_y) → matmul → quantize."""
+    lhs, rhs = wildcard(), wildcard()
+    lhs_dq, rhs_dq = dequantized(lhs), dequantized(rhs)
+    lhs_t, rhs_t = is_op("relax.permute_dims")(lhs_dq), is_op("relax.permute_dims")(rhs_dq)
+    core = is_op("relax.matmul")(lhs_t | lhs_dq, rhs_t | rhs_dq)
+    quantize = quantized(core)
+    return CompositePattern(name, quantize, dict(lhs=lhs, rhs=rhs, lhs_dq=lhs_dq, rhs_dq=rhs_dq, lhs_t=lhs_t,
+                                                 rhs_t=rhs_t, core=core, quantize=quantize))
+
+
+def arg_min_max(name: str, relax_op: str) -> CompositePattern:
+    """ARG_MAX or ARG_MIN: argmax/argmin of the raw integers, cast to the output's index dtype."""
+    ifm = wildcard()
+    arg = is_op(relax_op)(ifm)
+    cast = is_op("relax.astype")(arg)
+    return CompositePattern(name, cast, dict(ifm=ifm, arg=arg, cast=cast))
+
+
+def cast(name: str) -> CompositePattern:
+    """CAST: an astype of raw integers (one no other pattern holds)."""
+    ifm = wildcard()
+    cast_call = is_op("relax.astype")(ifm)
+    return CompositePattern(name, cast_call, dict(ifm=ifm, cast=cast_call))
+
+
+COMPARISON_OPS = {"equal": "relax.equal", "not_equal": "relax.not_equal", "greater": "relax.greater",
+                  "greater_equal": "relax.greater_equal", "less": "relax.less", "less_equal": "relax.less_equal"}
+
+
+def comparison(name: str, relax_op: str) -> CompositePattern:
+    """EQUAL, NOT_EQUAL, GREATER, ...: both operands dequantized, compared (a bool result, no quantize)."""
+    lhs, rhs = wildcard(), wildcard()
+    lhs_dq, rhs_dq = dequantized(lhs), dequantized(rhs)
+    core = is_op(relax_op)(lhs_dq, rhs_dq)
+    return CompositePattern(name, core, dict(lhs=lhs, rhs=rhs, lhs_dq=lhs_dq, rhs_dq=rhs_dq, core=core))
+
+
 def squared_difference(name: str) -> CompositePattern:
     """The frontend's SQUARED_DIFFERENCE: dequantize both operands → subtract → multiply the difference by itself
     → quantize."""
@@ -189,6 +228,15 @@ def softmax(name: str) -> CompositePattern:
     return CompositePattern(name, quantize, dict(ifm=ifm, ifm_dq=ifm_dq, beta=beta, core=core, quantize=quantize))
 
 
+def log_softmax(name: str) -> CompositePattern:
+    """dequantize → log_softmax → quantize."""
+    ifm = wildcard()
+    ifm_dq = dequantized(ifm)
+    core = is_op("relax.nn.log_softmax")(ifm_dq)
+    quantize = quantized(core)
+    return CompositePattern(name, quantize, dict(ifm=ifm, ifm_dq=ifm_dq, core=core, quantize=quantize))
+
+
 def pad(name: str) -> CompositePattern:
     """PAD pads the raw integers (with the zero point as pad value)."""
     ifm = wildcard()
@@ -204,6 +252,18 @@ def concatenation(name: str, arity: int) -> CompositePattern:
     quantize = quantized(concat)
     roles = {f"input{i}": x for i, x in enumerate(inputs)} | {f"input{i}_dq": d for i, d in enumerate(dqs)}
     return CompositePattern(name, quantize, roles | dict(concat=concat, quantize=quantize))
+
+
+def add_n(name: str, arity: int) -> CompositePattern:
+    """Our importer's ADD_N: each input dequantized and given a new axis 0, concatenated along it, summed over it,
+    quantized; one pattern per input count."""
+    inputs = [wildcard() for _ in range(arity)]
+    dqs = [dequantized(x) for x in inputs]
+    concat = is_op("relax.concat")(is_tuple([is_op("relax.expand_dims")(d) for d in dqs]))
+    total = is_op("relax.sum")(concat)
+    quantize = quantized(total)
+    roles = {f"input{i}": x for i, x in enumerate(inputs)} | {f"input{i}_dq": d for i, d in enumerate(dqs)}
+    return CompositePattern(name, quantize, roles | dict(concat=concat, sum=total, quantize=quantize))
 
 
 def strided_slice(name: str) -> CompositePattern:
@@ -250,6 +310,8 @@ UNARY_CORES: dict[str, Callable[[DFPattern], DFPattern]] = {
     "exp": lambda x: is_op("relax.exp")(x),
     "log": lambda x: is_op("relax.log")(x),
     "rsqrt": lambda x: is_op("relax.rsqrt")(x),
+    "sqrt": lambda x: is_op("relax.sqrt")(x),
+    "neg": lambda x: is_op("relax.negative")(x),
     # our importer's ELU: where(x < 0, exp(x) − 1, x)
     "elu": lambda x: is_op("relax.where")(is_op("relax.less")(x, is_const()),
                                           is_op("relax.subtract")(is_op("relax.exp")(x), is_const()), x),

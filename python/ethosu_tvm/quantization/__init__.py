@@ -8,7 +8,7 @@ live here once:
   the effective multipliers of each kernel; activation bounds in quantized units.
 * :mod:`.fixed_point`: TFLite's fixed-point integer operations on NumPy arrays, for tables computed at compile time.
 * :mod:`.tables`: the lookup tables TFLite's LUT kernels build (int8 tables, int16 interpolation tables), and the
-  int8 tables of functions TFLite computes in integers (ABS, HARD_SWISH, RSQRT).
+  int8 tables of functions TFLite computes per element (ABS, HARD_SWISH, RSQRT, NEG in integers; SQRT in float32).
 """
 from .fixed_point import hard_swish_values, multiply_by_quantized_multiplier
 from .multipliers import (
@@ -30,10 +30,13 @@ from .tables import (
     float32_lut,
     hard_swish_lut,
     interpolation_table,
+    neg_lut,
     rsqrt_lut,
+    sqrt_lut,
 )
 
 __all__ = ["FLOAT32_FUNCTIONS", "INTERPOLATION_STEPS", "MAX_NPU_SHIFT", "abs_lut", "conv_multipliers", "float32_lut",
            "fully_connected_multipliers", "hard_swish_lut", "hard_swish_values", "interpolation_table",
-           "multiply_by_quantized_multiplier", "npu_scale_shift", "per_channel_scale_shift", "quantize_multiplier",
-           "quantize_multipliers", "quantize_value", "round_half_away", "rsqrt_lut", "shifts_in_range"]
+           "multiply_by_quantized_multiplier", "neg_lut", "npu_scale_shift", "per_channel_scale_shift",
+           "quantize_multiplier", "quantize_multipliers", "quantize_value", "round_half_away", "rsqrt_lut",
+           "shifts_in_range", "sqrt_lut"]

@@ -99,3 +99,21 @@ def rsqrt_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.
         data = multiply_by_quantized_multiplier_int(1, inv_multiplier, inv_shift + 20)
         table.append(min(max(multiply_by_quantized_multiplier_int(data, multiplier, shift - 20) + out_zp, -128), 127))
     return np.array(table, dtype=np.int8)
+
+
+def neg_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.ndarray:
+    """The 256-entry int8 table of LiteRT's int8 NEG: the raw integer negated, −128 wrapping to itself (it reads no
+    quantization; the importer accepts only the quantizations where that is −x on the real values)."""
+    return ((128 - np.arange(-128, 128, dtype=np.int64)) % 256 - 128).astype(np.int8)
+
+
+def sqrt_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.ndarray:
+    """The 256-entry int8 table of TFLite's int8 SQRT, which runs float32 arithmetic per element (no table of its
+    own): sqrt(in_scale · (x − in_zp)) / out_scale, truncated toward zero, + out_zp, clamped. Inputs below in_zp,
+    which LiteRT refuses at run time, get the lowest value."""
+    centred = np.arange(-128, 128, dtype=np.int64) - in_zp
+    dequantized = np.float32(in_scale) * centred.astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        quotient = np.sqrt(dequantized) / np.float32(out_scale)
+    truncated = np.trunc(np.nan_to_num(quotient, nan=-np.inf).clip(-(1 << 20), 1 << 20)).astype(np.int64)
+    return np.where(centred < 0, -128, np.clip(truncated + out_zp, -128, 127)).astype(np.int8)

@@ -28,10 +28,10 @@ def dynamic_shape_model() -> bytes:
     return builder.build([x], [y], ["x"], ["y"])
 
 
-def sqrt_model() -> bytes:
-    """An int8 SQRT over 'x' (1, 8): it imports, but neither the NPU nor a host kernel computes it."""
+def sin_model() -> bytes:
+    """An int8 SIN over 'x' (1, 8): it imports, but neither the NPU nor a host kernel computes it."""
     builder = ModelBuilder()
     x = builder.add_tensor("x", (1, 8), np.int8, quantization=Quantization((0.05,), (-128,)))
     y = builder.add_tensor("y", (1, 8), np.int8, quantization=Quantization((0.02,), (-128,)))
-    builder.add_operator(tflite.BuiltinOperator.SQRT, [x], [y])
+    builder.add_operator(tflite.BuiltinOperator.SIN, [x], [y])
     return builder.build([x], [y], ["x"], ["y"])

@@ -40,6 +40,10 @@ REF_KERNEL_WRONG = {
 REF_KERNEL_MISSING = {
     "elu": "LiteRT 2.3's BUILTIN_REF resolver registers no ELU kernel",
 }
+# Ops whose LiteRT kernel refuses int8 at run time while TFLite Micro's runs it: TFLite Micro is the reference.
+LITERT_LACKS_INT8 = {
+    "add_n": "AddN only supports FLOAT32|INT32",
+}
 
 
 def _litert_invoke(model: bytes, inputs: list[np.ndarray], preserve_all_tensors: bool = False):
@@ -96,8 +100,8 @@ def _tflm_invoke(interp, inputs: list[np.ndarray], n_outputs: int) -> list[np.nd
 
 def reference_runner(op: str):
     """The runner whose outputs define correct for a factory op kind: TFLite Micro where LiteRT's reference
-    kernel is wrong or missing, LiteRT's reference kernels otherwise."""
-    return run_tflm if op in REF_KERNEL_WRONG or op in REF_KERNEL_MISSING else run_litert
+    kernel is wrong or missing or refuses int8, LiteRT's reference kernels otherwise."""
+    return run_tflm if op in REF_KERNEL_WRONG or op in REF_KERNEL_MISSING or op in LITERT_LACKS_INT8 else run_litert
 
 
 def run_tflm(model: bytes, inputs: list[np.ndarray], arena_size: int = 4 << 20) -> list[np.ndarray]:

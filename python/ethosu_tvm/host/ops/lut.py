@@ -1,18 +1,18 @@
-"""LOGISTIC, TANH, EXP, LOG, ELU, ABS, RSQRT and HARD_SWISH int8 as a 256-entry lookup table (LOGISTIC and TANH int16:
-sigmoid_int16).
+"""LOGISTIC, TANH, EXP, LOG, ELU, ABS, RSQRT, SQRT, NEG and HARD_SWISH int8 as a 256-entry lookup table (LOGISTIC
+and TANH int16: sigmoid_int16).
 
 An int8 function is fully described by its 256 values. LiteRT's BUILTIN_REF LOGISTIC, TANH, EXP, LOG and ELU evaluate a
-table TFLite builds from the float function in float32; ABS's, HARD_SWISH's and RSQRT's kernels run integer
-algorithms, whose value for each input is the table entry. The table is computed at compile time and passed as a
-constant.
+table TFLite builds from the float function in float32; ABS's, HARD_SWISH's, RSQRT's and NEG's kernels run integer
+algorithms and SQRT's float32 arithmetic per element, whose value for each input is the table entry. The table is
+computed at compile time and passed as a constant.
 """
 from __future__ import annotations
 
 import numpy as np
 from tvm import te
 
-from ...quantization import FLOAT32_FUNCTIONS, abs_lut, float32_lut, hard_swish_lut, rsqrt_lut
-from ..spec import Abs, FloatFunction, HardSwish, Logistic, Rsqrt, Tanh, UnsupportedHostOp, op_name
+from ...quantization import FLOAT32_FUNCTIONS, abs_lut, float32_lut, hard_swish_lut, neg_lut, rsqrt_lut, sqrt_lut
+from ..spec import Abs, FloatFunction, HardSwish, Logistic, Neg, Rsqrt, Sqrt, Tanh, UnsupportedHostOp, op_name
 from ..te_kernel import TeKernel, activation, constant, require_dtype
 from . import sigmoid_int16
 
@@ -29,10 +29,10 @@ def _tanh(x: np.ndarray) -> np.ndarray:
 _FUNCTIONS = {Logistic: _logistic, Tanh: _tanh}
 
 
-_INTEGER_TABLES = {Abs: abs_lut, HardSwish: hard_swish_lut, Rsqrt: rsqrt_lut}
+_INTEGER_TABLES = {Abs: abs_lut, HardSwish: hard_swish_lut, Rsqrt: rsqrt_lut, Sqrt: sqrt_lut, Neg: neg_lut}
 
 
-def _table(op: Logistic | Tanh | FloatFunction | Abs | Rsqrt | HardSwish) -> np.ndarray:
+def _table(op: Logistic | Tanh | FloatFunction | Abs | Rsqrt | Sqrt | Neg | HardSwish) -> np.ndarray:
     if type(op) in _INTEGER_TABLES:
         return _INTEGER_TABLES[type(op)](op.input.scale, op.input.zero_point, op.output.scale,
                                          op.output.zero_point)
@@ -41,7 +41,7 @@ def _table(op: Logistic | Tanh | FloatFunction | Abs | Rsqrt | HardSwish) -> np.
                        op.output.zero_point, op.input.dtype)
 
 
-def define(op: Logistic | Tanh | FloatFunction | Abs | Rsqrt | HardSwish) -> TeKernel:
+def define(op: Logistic | Tanh | FloatFunction | Abs | Rsqrt | Sqrt | Neg | HardSwish) -> TeKernel:
     name = op_name(op)
     require_dtype(name, op.input, ("int8", "int16") if isinstance(op, (Logistic, Tanh)) else ("int8",))
     if op.output.dtype != op.input.dtype:

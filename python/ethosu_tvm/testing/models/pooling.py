@@ -1,14 +1,15 @@
-"""Pooling and reductions over axes."""
+"""Pooling and reductions over axes (ARG_MAX and ARG_MIN among them)."""
 from __future__ import annotations
 
 import numpy as np
+import tflite
 
 from .base import NetBase
 from .quant import _ACTIVATIONS, _OP, _PADDINGS, QTensor, _choice, _conv_out_size, _pair
 
 
 class PoolingOps(NetBase):
-    """Average and max pooling, mean, sum, and the maximum and minimum over axes."""
+    """Average and max pooling, mean, sum, the maximum and minimum over axes and their indices."""
 
     def _pool(self, builtin, x: QTensor, pool, stride, padding, activation) -> QTensor:
         (ph, pw), (sh, sw) = _pair(pool, "pool"), _pair(stride, "stride")
@@ -58,3 +59,25 @@ class PoolingOps(NetBase):
     def reduce_min(self, x: QTensor, axis=(1, 2), keep_dims: bool = True) -> QTensor:
         """REDUCE_MIN over `axis`; the output keeps the input's quantization."""
         return self._reduce(_OP.REDUCE_MIN, x, axis, keep_dims, lambda shape, _: self._same_quant(x, shape))
+
+    def _arg(self, builtin, options_table: str, x: QTensor, axis: int, output_type: str) -> QTensor:
+        types = {"int32": tflite.TensorType.INT32, "int64": tflite.TensorType.INT64}
+        if output_type not in types:
+            raise ValueError(f"output_type must be 'int32' or 'int64', got {output_type!r}")
+        rank = len(x.shape)
+        if not -rank <= axis < rank:
+            raise ValueError(f"axis {axis} is outside a rank-{rank} tensor")
+        axis_t = self.builder.add_tensor(self._name("axis"), (1,), np.int32, np.array([axis], np.int32))
+        shape = tuple(d for k, d in enumerate(x.shape) if k != axis % rank)
+        index = self.builder.add_tensor(self._name("index"), shape, output_type)
+        self.builder.add_operator(builtin, [x.index, axis_t], [index], options_table,
+                                  {"OutputType": types[output_type]})
+        return QTensor(index, shape, np.dtype(output_type), 1.0, 0, 0.0)
+
+    def arg_max(self, x: QTensor, axis: int = -1, output_type: str = "int32") -> QTensor:
+        """ARG_MAX over `axis`: the index of the largest value (the first of equal ones), the axis removed."""
+        return self._arg(_OP.ARG_MAX, "ArgMaxOptions", x, axis, output_type)
+
+    def arg_min(self, x: QTensor, axis: int = -1, output_type: str = "int32") -> QTensor:
+        """ARG_MIN over `axis`: the index of the smallest value (the first of equal ones), the axis removed."""
+        return self._arg(_OP.ARG_MIN, "ArgMinOptions", x, axis, output_type)

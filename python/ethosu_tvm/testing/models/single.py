@@ -10,7 +10,7 @@ _INT16_OPS = {
     "conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "sub", "mul",
     "minimum", "maximum", "tanh", "logistic", "softmax", "reshape", "quantize", "mean", "sum",
     "resize_nearest_neighbor", "split", "split_v", "strided_slice", "slice", "transpose", "pack", "unpack", "padv2",
-    "reverse_v2", "broadcast_to",
+    "reverse_v2", "broadcast_to", "cast",
 }
 # op kind -> (Net method, number of tensor inputs, default input shape)
 _SINGLE = {
@@ -30,6 +30,14 @@ _SINGLE = {
     "logistic": (Net.logistic, 1, (1, 8, 8, 8)),
     "hard_swish": (Net.hard_swish, 1, (1, 8, 8, 8)),
     "softmax": (Net.softmax, 1, (1, 10)),
+    "log_softmax": (Net.log_softmax, 1, (2, 10)),
+    "add_n": (Net.add_n, 1, (1, 8, 8, 8)),
+    "equal": (Net.equal, 2, (1, 8, 8, 8)),
+    "not_equal": (Net.not_equal, 2, (1, 8, 8, 8)),
+    "greater": (Net.greater, 2, (1, 8, 8, 8)),
+    "greater_equal": (Net.greater_equal, 2, (1, 8, 8, 8)),
+    "less": (Net.less, 2, (1, 8, 8, 8)),
+    "less_equal": (Net.less_equal, 2, (1, 8, 8, 8)),
     "reshape": (Net.reshape, 1, (1, 4, 4, 8)),
     "concatenation": (Net.concatenation, 2, (1, 4, 4, 8)),
     "split": (Net.split, 1, (1, 4, 4, 8)),
@@ -68,14 +76,20 @@ _SINGLE = {
     "broadcast_to": (Net.broadcast_to, 1, (1, 1, 8, 4)),
     "space_to_batch_nd": (Net.space_to_batch_nd, 1, (1, 6, 6, 4)),
     "batch_to_space_nd": (Net.batch_to_space_nd, 1, (4, 4, 4, 4)),
+    "neg": (Net.neg, 1, (1, 8, 8, 8)),
+    "sqrt": (Net.sqrt, 1, (1, 8, 8, 8)),
+    "batch_matmul": (Net.batch_matmul, 2, (1, 2, 8, 8)),
+    "arg_max": (Net.arg_max, 1, (1, 8, 8, 8)),
+    "arg_min": (Net.arg_min, 1, (1, 8, 8, 8)),
+    "cast": (Net.cast, 1, (1, 8, 8, 8)),
 }
 OPS: tuple[str, ...] = tuple(_SINGLE)
 # Input quantization defaults of ops defined only for non-negative inputs (LiteRT's RSQRT fails on the others).
-_INPUT_DEFAULTS = {"log": {"in_zp": -128}, "rsqrt": {"in_zp": -128}}
+_INPUT_DEFAULTS = {"log": {"in_zp": -128}, "rsqrt": {"in_zp": -128}, "sqrt": {"in_zp": -128}}
 # Parameters of a binary op's second operand, a feature map or (constant_lhs/constant_rhs) a constant.
 _SECOND_OPERAND = {"in2_shape", "in2_scale", "in2_zp", "constant_lhs", "constant_rhs"}
 # Ops taking a list of same-quantized inputs (`num_inputs` of them).
-_LIST_OPS = ("concatenation", "pack")
+_LIST_OPS = ("concatenation", "pack", "add_n")
 
 
 def _op_params(method) -> list[str]:

@@ -104,8 +104,36 @@ class UnaryOps(NetBase):
         return self._unary(_OP.SOFTMAX, "SoftmaxOptions", x, self._fixed_output(x, False, 1 / 256),
                            dict(Beta=float(beta)))
 
+    def log_softmax(self, x: QTensor) -> QTensor:
+        """LOG_SOFTMAX over the last axis; TFLite fixes the int8 output at scale 16/256, zero point 127."""
+        y = self._activation(x.shape, x.dtype, 16 / 256, 127)
+        return self._unary(_OP.LOG_SOFTMAX, "LogSoftmaxOptions", x, y)
+
     def quantize(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
         """QUANTIZE as an int8->int8 (or int16->int16) requantization."""
         lo, hi = x.real_range
         y = self._result(x, x.shape, 0.8 * lo, 1.3 * hi, out_scale, out_zp)
         return self._unary(_OP.QUANTIZE, "QuantizeOptions", x, y)
+
+    def neg(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
+        """NEG; LiteRT's int8 kernel negates the raw integers, right for equal scales and opposite zero points (the
+        default)."""
+        mirrored = min(max(-x.zero_point, -128), 127)
+        y = self._activation(x.shape, x.dtype, x.scale if out_scale is None else out_scale,
+                             mirrored if out_zp is None else out_zp)
+        return self._unary(_OP.NEG, "NegOptions", x, y)
+
+    def sqrt(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
+        """SQRT over the non-negative part of the input's range (LiteRT refuses negative inputs at run time)."""
+        lo, hi = x.real_range
+        return self._unary(_OP.SQRT, None, x, self._result(x, x.shape, 0.0, math.sqrt(max(hi, 0.0)), out_scale,
+                                                           out_zp))
+
+    def cast(self, x: QTensor, out_type: str = "int32") -> QTensor:
+        """CAST of the raw integers to `out_type` (int8, int16 or int32; quantization is not applied: TFLite's CAST
+        converts the stored values, as C does)."""
+        if out_type not in ("int8", "int16", "int32"):
+            raise ValueError(f"out_type must be 'int8', 'int16' or 'int32', got {out_type!r}")
+        index = self.builder.add_tensor(self._name("cast"), x.shape, out_type)
+        self.builder.add_operator(_OP.CAST, [x.index], [index])
+        return QTensor(index, x.shape, np.dtype(out_type), 1.0, 0, 0.0)
