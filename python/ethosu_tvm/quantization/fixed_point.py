@@ -10,12 +10,14 @@ import numpy as np
 from .multipliers import quantize_multiplier
 
 
-def _srdhm(a: np.ndarray, b: int) -> np.ndarray:
-    """SaturatingRoundingDoublingHighMul for a positive Q31 multiplier (no saturation case can arise)."""
+def _srdhm(a, b: int):
+    """SaturatingRoundingDoublingHighMul without its one saturating case (a = b = −2^31): the doubled high half,
+    ties away from zero (gemmlowp's nudge and truncation equal this floor), for ints or int64 arrays."""
     return (a * b + (1 << 30)) >> 31
 
 
-def _rounding_divide_by_pot(x: np.ndarray, exponent: int) -> np.ndarray:
+def rounding_divide_by_pot(x, exponent: int):
+    """gemmlowp RoundingDivideByPOT: x / 2^exponent, ties away from zero, for ints or int64 arrays."""
     mask = (1 << exponent) - 1
     threshold = (mask >> 1) + (x < 0)
     return (x >> exponent) + ((x & mask) > threshold)
@@ -25,7 +27,7 @@ def multiply_by_quantized_multiplier(x: np.ndarray, real: float) -> np.ndarray:
     """TFLite MultiplyByQuantizedMultiplier (double rounding) of int64 values by a real multiplier."""
     multiplier, exponent = quantize_multiplier(real)
     shifted = x * (1 << max(exponent, 0))
-    return _rounding_divide_by_pot(_srdhm(shifted, multiplier), max(-exponent, 0))
+    return rounding_divide_by_pot(_srdhm(shifted, multiplier), max(-exponent, 0))
 
 
 def _int16_multiplier(real: float) -> tuple[int, int]:
@@ -67,9 +69,9 @@ def hard_swish_values(centred: np.ndarray, in_scale: float, out_scale: float) ->
     if relu_exp > 0:
         reluish = _saturate16(reluish << 1)
     elif relu_exp < 0:
-        reluish = _rounding_divide_by_pot(reluish, -relu_exp)
+        reluish = rounding_divide_by_pot(reluish, -relu_exp)
     reluish = (reluish + (1 << 15)) >> 1
-    return _rounding_divide_by_pot(_sdhm16(reluish, preshift_output), -out_exp)
+    return rounding_divide_by_pot(_sdhm16(reluish, preshift_output), -out_exp)
 
 
 # Scalar int32 arithmetic of gemmlowp and TFLite, for tables computed one input value at a time.
@@ -80,25 +82,9 @@ def _wrap32(x: int) -> int:
     return (x + (1 << 31)) % (1 << 32) - (1 << 31)
 
 
-def _truncating_divide(a: int, b: int) -> int:
-    """C++ integer division (towards zero) of a by a positive b."""
-    return -(-a // b) if a < 0 else a // b
-
-
 def srdhm(a: int, b: int) -> int:
     """gemmlowp SaturatingRoundingDoublingHighMul of two int32 values."""
-    if a == b == _INT32_MIN:
-        return _INT32_MAX
-    product = a * b
-    nudge = (1 << 30) if product >= 0 else 1 - (1 << 30)
-    return _truncating_divide(product + nudge, 1 << 31)
-
-
-def rounding_divide_by_pot(x: int, exponent: int) -> int:
-    """gemmlowp RoundingDivideByPOT: x / 2^exponent, ties away from zero."""
-    mask = (1 << exponent) - 1
-    threshold = (mask >> 1) + (1 if x < 0 else 0)
-    return (x >> exponent) + (1 if (x & mask) > threshold else 0)
+    return _INT32_MAX if a == b == _INT32_MIN else _srdhm(a, b)
 
 
 def _saturating_shift_left(x: int, exponent: int) -> int:
