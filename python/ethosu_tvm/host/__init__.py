@@ -16,11 +16,14 @@ build raise UnsupportedHostOp, naming the op.
 
 From a partitioned module: `fuse_host_ops(mod)` groups what stays in main into `host.<kind>` composites (or raises
 UnsupportedHostOp naming the TFLite operator no kernel covers); `host_spec(func)` reads one composite as its spec;
-`build_host_kernels(mod, target, prefix)` builds the kernel of every composite main calls.
+`build_host_kernels(mod, target, prefix)` builds the kernel of every composite main calls, each by the
+implementation `REGISTRY` selects: a kernel library registered for the op that accepts the spec, else the portable
+C above (see `implementation`).
 """
 from . import spec
 from .c_emitter import host_target
 from .fusion import fuse_host_ops, host_functions
+from .implementation import LIBRARY_OPS, PORTABLE, REGISTRY, KernelImplementation, KernelRegistry
 from .kernel import HostKernel, KernelParam, ScratchBuffer, build_kernel
 from .lowering import StackLimitExceeded
 from .patterns import host_patterns
@@ -28,5 +31,6 @@ from .program_kernels import build_host_kernels
 from .spec import UnsupportedHostOp
 from .spec_reader import host_spec
 
-__all__ = ["HostKernel", "KernelParam", "ScratchBuffer", "StackLimitExceeded", "UnsupportedHostOp", "build_host_kernels", "build_kernel",
+__all__ = ["HostKernel", "KernelImplementation", "KernelParam", "KernelRegistry", "LIBRARY_OPS", "PORTABLE", "REGISTRY",
+           "ScratchBuffer", "StackLimitExceeded", "UnsupportedHostOp", "build_host_kernels", "build_kernel",
            "fuse_host_ops", "host_functions", "host_patterns", "host_spec", "host_target", "spec"]
