@@ -1,6 +1,6 @@
 """The host-kernel seam end to end: a stand-in kernel library registered for conv, depthwise, FC, pooling, softmax,
 add and mul replaces the portable kernels of whole models; its declared scratch is planned (one step live, shared
-between calls, counted in the workspace size, passed to the call) and the models stay bit-exact with LiteRT."""
+between calls, counted in the workspace size, passed to the call) and the models stay bit-exact with LiteRT. A kernel that two steps call has scratch at each."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,9 @@ import re
 import pytest
 from aot_support import assert_bit_exact, assert_plan_valid, compile_model, members
 
-from ethosu_tvm.host import LIBRARY_OPS, REGISTRY, HostKernel, ScratchBuffer, build_kernel
+from ethosu_tvm.aot import HostStep, ModelIO, Program, TensorRef, generate, plan_workspace
+from ethosu_tvm.host import LIBRARY_OPS, REGISTRY, HostKernel, ScratchBuffer, build_kernel, spec
+from ethosu_tvm.memory import PoolInfo
 from ethosu_tvm.testing import models
 
 _C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t"}
@@ -96,3 +98,21 @@ def test_the_softmax_has_both_scratch_buffers(ds_cnn_plan):
     softmax = {b["name"]: b["size"] for b in ds_cnn_plan["buffers"] if b["producer"] == "tvmgen_default_softmax_0"}
     assert softmax == {"tvmgen_default_softmax_0_staging": 12,  # the int8 [1, 12] logits
                        "tvmgen_default_softmax_0_scratch": 16 + 48}  # row maximum, 12 int32 exps
+
+
+def test_a_kernel_called_at_two_steps_gets_scratch_at_each(tmp_path):
+    """Identical composites share one kernel; each call still gets its own planned scratch buffer."""
+    x = spec.QuantTensor((1, 10), "int8", scale=0.1, zero_point=3)
+    y = spec.QuantTensor((1, 10), "int8", scale=1 / 256, zero_point=-128)
+    kernel = build_kernel(spec.Softmax(x, y), name="tvmgen_default_softmax_0")
+    tensors = {name: TensorRef(name, (1, 10), "int8") for name in ("a", "b", "c")}
+    program = Program(tensors, (ModelIO("a", "a", tensors["a"]),), (ModelIO("c", "c", tensors["c"]),),
+                      (HostStep(kernel, ("a",), "b"), HostStep(kernel, ("b",), "c")))
+    workspace = plan_workspace(program, [PoolInfo("workspace")])
+    assert workspace.scratch == (("tvmgen_default_softmax_0_scratch",), ("tvmgen_default_softmax_0_scratch_1",))
+    assert [(b.name, b.first_use, b.last_use) for b in workspace.buffers] == [
+        ("b", 0, 1), ("tvmgen_default_softmax_0_scratch", 0, 0), ("tvmgen_default_softmax_0_scratch_1", 1, 1)]
+    runner = generate(program, workspace, False, "m").runner
+    for step, name in enumerate(("tvmgen_default_softmax_0_scratch", "tvmgen_default_softmax_0_scratch_1")):
+        call = re.search(rf"step {step}: softmax on the host \*/\n  tvmgen_default_softmax_0\((.*)\);", runner)
+        assert call.group(1).endswith(f"(void*)(pool_workspace + {workspace.plan.allocation(name).offset})")
