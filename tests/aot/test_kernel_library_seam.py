@@ -1,6 +1,7 @@
 """The host-kernel seam end to end: a stand-in kernel library registered for conv, depthwise, FC, pooling, softmax,
 add and mul replaces the portable kernels of whole models; its declared scratch is planned (one step live, shared
-between calls, counted in the workspace size, passed to the call) and the models stay bit-exact with LiteRT. A kernel that two steps call has scratch at each."""
+between calls, counted in the workspace size, passed to the call) and the models stay bit-exact with LiteRT. A
+kernel that two steps call has scratch at each."""
 from __future__ import annotations
 
 import json
