@@ -19,8 +19,8 @@ _C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t"}
 
 
 class Staging:
-    """A stand-in library kernel: copies every input into its scratch buffer "staging", runs the portable kernel
-    on the copies, then overwrites the staging bytes. A planned offset that overlapped any tensor still live would
+    """A stand-in library kernel: copies every input into its scratch buffer "staging" (32-byte aligned), runs the
+    portable kernel on the copies, then overwrites the staging bytes. A planned offset that overlapped any tensor still live would
     corrupt the model's results."""
 
     name = "staging"
@@ -32,7 +32,7 @@ class Staging:
         portable = build_kernel(op, name=f"{name}_portable", target=target)
         inputs = [p for p in portable.params if p.role == "input"]
         offsets = [sum(-(-p.nbytes // 16) * 16 for p in inputs[:i]) for i in range(len(inputs))]
-        staging = ScratchBuffer("staging", offsets[-1] + inputs[-1].nbytes)
+        staging = ScratchBuffer("staging", offsets[-1] + inputs[-1].nbytes, alignment=32)
         params = [f"{'' if p.role == 'output' else 'const '}{_C_TYPES[p.dtype]}* {p.name}" for p in portable.params]
         params += [f"uint8_t* {s.name}" for s in (staging, *portable.scratch)]
         copied = {p.name: offset for p, offset in zip(inputs, offsets)}
@@ -77,6 +77,7 @@ def test_library_kernels_with_planned_scratch_are_bit_exact(graph, ops, tmp_path
         step, arguments = calls[kernel]
         scratch = buffers[f"{kernel}_staging"]
         assert scratch["first_use"] == scratch["last_use"] == step and scratch["producer"] == kernel, scratch
+        assert scratch["alignment"] == 32 and scratch["offset"] % 32 == 0
         # passed after the params (the portable softmax's own scratch follows it)
         assert arguments[-2 if op == "softmax" else -1] == f"(void*)(pool_workspace + {scratch['offset']})"
     sizes = {p["name"]: p["size_bytes"] for p in plan["pools"]}
