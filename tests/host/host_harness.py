@@ -29,7 +29,7 @@ class CompiledKernel:
         self._library = ctypes.CDLL(str(library))
         self._function = getattr(self._library, kernel.name)
         self._function.restype = None
-        count = len(kernel.params) + (1 if kernel.workspace_bytes else 0)
+        count = len(kernel.params) + len(kernel.scratch)
         self._function.argtypes = [ctypes.c_void_p] * count
 
     def __call__(self, *inputs: np.ndarray) -> np.ndarray:
@@ -45,9 +45,9 @@ class CompiledKernel:
                 value = output = np.zeros(param.shape, dtype=param.dtype)
             arrays.append(value)
         pointers = [a.ctypes.data for a in arrays]
-        if self.kernel.workspace_bytes:
-            workspace = np.full(self.kernel.workspace_bytes + 16, 0xA5, dtype=np.uint8)  # garbage, 16-aligned
-            pointers.append(workspace.ctypes.data + (-workspace.ctypes.data) % 16)
+        for scratch in self.kernel.scratch:  # garbage, aligned
+            arrays.append(np.full(scratch.nbytes + scratch.alignment, 0xA5, dtype=np.uint8))
+            pointers.append(arrays[-1].ctypes.data + (-arrays[-1].ctypes.data) % scratch.alignment)
         self._function(*pointers)
         return output
 

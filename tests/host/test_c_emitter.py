@@ -12,7 +12,7 @@ from test_litert_bitexact import CASES
 from host_tflite_ops import host_op
 from tvm import te
 
-from ethosu_tvm.host import StackLimitExceeded, UnsupportedHostOp, build_kernel, host_target, spec
+from ethosu_tvm.host import ScratchBuffer, StackLimitExceeded, UnsupportedHostOp, build_kernel, host_target, spec
 from ethosu_tvm.host.c_emitter import emit_c
 from ethosu_tvm.testing import models
 
@@ -36,7 +36,8 @@ def test_softmax_interface():
     assert kernel.declaration == "void net_softmax_3(const int8_t* input, int8_t* output, uint8_t* workspace);"
     assert [(p.name, p.role, p.dtype, p.shape) for p in kernel.params] == [
         ("input", "input", "int8", (2, 10)), ("output", "output", "int8", (2, 10))]
-    assert kernel.workspace_bytes == 16 + 80  # row maxima (2 × int32, aligned to 16) and exps (20 × int32)
+    # one scratch buffer: row maxima (2 × int32, aligned to 16) and exps (20 × int32)
+    assert kernel.scratch == (ScratchBuffer("scratch", 16 + 80, 16),)
     assert kernel.op == "softmax"
     assert_plain_c(kernel)
 
@@ -52,7 +53,7 @@ def test_constants_are_described_parameters():
     np.testing.assert_array_equal(params["weights"].data, op.weights)
     np.testing.assert_array_equal(params["bias"].data, op.bias)
     assert params["multiplier"].data.dtype == np.int32 and params["shift"].data.shape == (4,)
-    assert params["output"].nbytes == 100 and kernel.workspace_bytes == 0
+    assert params["output"].nbytes == 100 and kernel.scratch == ()
 
 
 @pytest.mark.parametrize("mcpu", ["cortex-m55", "cortex-m33", "cortex-m4", "cortex-m7"])

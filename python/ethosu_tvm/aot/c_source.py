@@ -155,8 +155,7 @@ class _Runner:
             weights = self.constant(f"{prefix}_weights", artifact.constants,
                                     f"{artifact.name}: encoded weights, biases and tables (region 0)")
             regions[CONSTANTS_REGION] = (weights, len(artifact.constants))
-        scratch = self.workspace.scratch[index]
-        if scratch is not None:
+        for scratch in self.workspace.scratch[index]:
             regions[SCRATCH_REGION] = (self.pointer(scratch), artifact.scratch_size)
         for binding, tensor in zip(artifact.inputs + artifact.outputs, step.inputs + step.outputs):
             if binding.region == SCRATCH_REGION:  # held inside the scratch, which is already mapped
@@ -189,8 +188,7 @@ class _Runner:
                                                f"{kernel.name}: {param.name}, {param.dtype} {list(param.shape)}"))
             else:
                 arguments.append(self.pointer(step.output))
-        if kernel.workspace_bytes:
-            arguments.append(self.pointer(self.workspace.scratch[index]))
+        arguments += [self.pointer(scratch) for scratch in self.workspace.scratch[index]]
         self.body.append(f"  /* step {index}: {kernel.op} on the host */")
         self.body.append(f"  {kernel.name}({', '.join(f'(void*){a}' for a in arguments)});")
 

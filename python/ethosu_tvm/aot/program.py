@@ -12,7 +12,7 @@ import tvm
 from tvm import relax
 
 from ..codegen import NpuArtifact
-from ..host import HostKernel, UnsupportedHostOp
+from ..host import HostKernel, ScratchBuffer, UnsupportedHostOp
 
 MODULE = "default"
 PREFIX = f"tvmgen_{MODULE}"
@@ -55,8 +55,9 @@ class NpuStep:
         return self.artifact.name
 
     @property
-    def scratch_bytes(self) -> int:
-        return self.artifact.scratch_size
+    def scratch(self) -> tuple[ScratchBuffer, ...]:
+        """The command stream's scratch region (region 1), when it has one."""
+        return (ScratchBuffer("scratch", self.artifact.scratch_size),) if self.artifact.scratch_size else ()
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,8 @@ class HostStep:
         return (self.output,)
 
     @property
-    def scratch_bytes(self) -> int:
-        return self.kernel.workspace_bytes
+    def scratch(self) -> tuple[ScratchBuffer, ...]:
+        return self.kernel.scratch
 
 
 Step = Union[NpuStep, HostStep]

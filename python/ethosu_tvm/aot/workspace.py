@@ -2,10 +2,11 @@
 
 Step i of the program uses its input tensors, output tensors and its own scratch at time i. Every tensor that is
 not a model input or output is a buffer from the step producing it to the last step reading it; NPU scratch
-(region 1) and host-kernel scratch are buffers of one step. With `io_in_workspace` the model's inputs (live from
-the start to their last reader) and outputs (from their producer to the end) are buffers too. Everything is
-16-byte aligned (the NPU's requirement, and enough for every host type). A buffer may only go to pools that all
-the targets touching it can reach (the NPU for NPU steps, the CPU for host kernels and for the application's I/O).
+(region 1) and every scratch buffer a host kernel declares are buffers of one step, so the scratch of different
+steps shares memory. With `io_in_workspace` the model's inputs (live from the start to their last reader) and
+outputs (from their producer to the end) are buffers too. Everything is 16-byte aligned (the NPU's requirement,
+and enough for every host type), or more where a kernel's scratch asks for it. A buffer may only go to pools that
+all the targets touching it can reach (the NPU for NPU steps, the CPU for host kernels and for the application's I/O).
 """
 from __future__ import annotations
 
@@ -14,18 +15,18 @@ from dataclasses import dataclass
 from ..arch import ALIGNMENT
 from ..codegen.memory import SCRATCH_REGION
 from ..memory import BufferInfo, MemoryPlan, PlanDoesNotFit, PoolInfo, plan_memory
-from .program import HostStep, NpuStep, Program
+from .program import HostStep, NpuStep, Program, c_identifier
 
 HOST_TARGET = HostStep.target  # the application, which writes inputs and reads outputs, runs on the CPU
 
 
 @dataclass(frozen=True)
 class Workspace:
-    """The plan, the buffers it placed, each step's scratch buffer name (None when it needs none), the pools."""
+    """The plan, the buffers it placed, each step's scratch buffer names (in its `scratch` order), the pools."""
 
     plan: MemoryPlan
     buffers: tuple[BufferInfo, ...]
-    scratch: tuple[str | None, ...]
+    scratch: tuple[tuple[str, ...], ...]
     pools: tuple[PoolInfo, ...]
     io_in_workspace: bool = False
     aliases: tuple[tuple[str, str, int], ...] = ()  # (tensor, buffer holding it, offset in that buffer)
@@ -41,8 +42,12 @@ class Workspace:
         return allocation.pool, allocation.offset + inner
 
 
-def scratch_name(program: Program, index: int) -> str:
-    return f"{program.steps[index].label}_scratch"
+def scratch_names(program: Program) -> list[tuple[str, ...]]:
+    """Each step's scratch buffers as buffer names, `<step label>_<scratch name>`, suffixed where that is taken
+    (a kernel that several steps call)."""
+    taken = set(program.tensors)
+    return [tuple(c_identifier(f"{step.label}_{buffer.name}", taken) for buffer in step.scratch)
+            for step in program.steps]
 
 
 class _Inventory:
@@ -78,18 +83,19 @@ def scratch_aliases(program: Program) -> list[tuple[str, str, int]]:
     """Tensors an NPU step keeps inside its scratch region (its compiled I/O bindings say so): (tensor, scratch
     buffer, offset)."""
     aliases = []
-    for index, step in enumerate(program.steps):
+    for step, names in zip(program.steps, scratch_names(program)):
         if isinstance(step, NpuStep):
             bindings = step.artifact.inputs + step.artifact.outputs
-            aliases += [(tensor, scratch_name(program, index), binding.offset)
+            aliases += [(tensor, names[0], binding.offset)
                         for binding, tensor in zip(bindings, step.inputs + step.outputs)
                         if binding.region == SCRATCH_REGION]
     return aliases
 
 
 def program_buffers(program: Program, pools: list[PoolInfo], io_in_workspace: bool = False,
-                    aliases: list[tuple[str, str, int]] | None = None) -> tuple[list[BufferInfo], list[str | None]]:
-    """Buffer inventory with liveness in step numbers, and each step's scratch buffer name. A tensor held in an
+                    aliases: list[tuple[str, str, int]] | None = None) -> tuple[list[BufferInfo],
+                                                                                list[tuple[str, ...]]]:
+    """Buffer inventory with liveness in step numbers, and each step's scratch buffer names. A tensor held in an
     NPU step's scratch (`aliases`, default scratch_aliases(program)) is no buffer of its own: it stretches the
     scratch's lifetime instead."""
     inventory = _Inventory(program)
@@ -103,18 +109,15 @@ def program_buffers(program: Program, pools: list[PoolInfo], io_in_workspace: bo
     buffers = [BufferInfo(name, program.tensors[name].nbytes, inventory.first[name], inventory.last[name], ALIGNMENT,
                           _allowed(name, inventory.targets[name], pools), inventory.producer.get(name, "input"))
                for name in program.tensors if name in inventory.first and name not in excluded]
-    scratch: list[str | None] = []
+    scratch = scratch_names(program)
     for index, step in enumerate(program.steps):
-        if not step.scratch_bytes:
-            scratch.append(None)
-            continue
-        scratch.append(scratch_name(program, index))
-        held = [tensor for tensor, holder, _ in aliases if holder == scratch[-1]]
-        first = min([index] + [inventory.first[t] for t in held])
-        last = max([index] + [inventory.last[t] for t in held])
-        targets = set().union({step.target}, *(inventory.targets[t] for t in held))
-        buffers.append(BufferInfo(scratch[-1], step.scratch_bytes, first, last, ALIGNMENT,
-                                  _allowed(scratch[-1], targets, pools), step.label))
+        for buffer, name in zip(step.scratch, scratch[index]):
+            held = [tensor for tensor, holder, _ in aliases if holder == name]
+            first = min([index] + [inventory.first[t] for t in held])
+            last = max([index] + [inventory.last[t] for t in held])
+            targets = set().union({step.target}, *(inventory.targets[t] for t in held))
+            buffers.append(BufferInfo(name, buffer.nbytes, first, last, max(buffer.alignment, ALIGNMENT),
+                                      _allowed(name, targets, pools), step.label))
     return buffers, scratch
 
 

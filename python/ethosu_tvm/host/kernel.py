@@ -9,6 +9,7 @@ import numpy as np
 import tvm
 from tvm import s_tir, te
 
+from ..arch import ALIGNMENT
 from . import spec
 from .c_emitter import emit_c, host_target
 from .ops import (
@@ -91,20 +92,39 @@ class KernelParam:
         return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
 
 
+@dataclass(frozen=True)
+class ScratchBuffer:
+    """Memory a kernel (or an NPU launch) needs only while it runs: the memory planner places it, live for that
+    one call, so the scratch of different calls shares bytes. `name` tells it apart in the plan."""
+
+    name: str
+    nbytes: int
+    alignment: int = ALIGNMENT
+
+
+PORTABLE_SCRATCH = "scratch"  # the one scratch buffer of a portable kernel: its intermediates, laid out by emit_c
+
+
 @dataclass(frozen=True, eq=False)
 class HostKernel:
-    """A self-contained C function `void name(params..., [uint8_t* workspace])` for the Cortex-M host.
+    """A self-contained C function `void name(params..., scratch...)` for the Cortex-M host.
 
-    The caller passes one pointer per entry of `params`, in order, then (if `workspace_bytes` > 0) a pointer to
-    `workspace_bytes` bytes of scratch memory, 16-byte aligned, that may be reused once the call returns.
+    The caller passes one pointer per entry of `params`, in order, then one per entry of `scratch`, in order:
+    `nbytes` bytes aligned to `alignment`, which may be reused once the call returns. `c_source` defines the
+    function and whatever it calls that is not in a library the application links.
     """
 
     name: str
     op: str
     c_source: str
     params: tuple[KernelParam, ...]
-    workspace_bytes: int
+    scratch: tuple[ScratchBuffer, ...]
     target: tvm.target.Target
+
+    def __post_init__(self):
+        names = [s.name for s in self.scratch]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.name}: scratch buffer names must be unique, got {names}")
 
     @property
     def mcpu(self) -> Optional[str]:
@@ -126,8 +146,9 @@ def _define(op: HostOp) -> TeKernel:
 
 def build_kernel(op: HostOp, name: Optional[str] = None,
                  target: Union[tvm.target.Target, dict, str, None] = None) -> HostKernel:
-    """Compile `op` to a HostKernel named `name` (default `ethosu_host_<op>`) for a `c` target: a Target, its dict
-    form ({"kind": "c", "mcpu": "cortex-m55"}) or "c"; default `host_target()` (no mcpu).
+    """Compile `op` to the portable HostKernel (TE -> plain C) named `name` (default `ethosu_host_<op>`) for a `c`
+    target: a Target, its dict form ({"kind": "c", "mcpu": "cortex-m55"}) or "c"; default `host_target()` (no
+    mcpu). Its intermediates are one scratch buffer, PORTABLE_SCRATCH, when it keeps any whole.
 
     Kernels linked into one program need distinct names: the name also prefixes the kernel's static helpers.
     """
@@ -151,4 +172,5 @@ def build_kernel(op: HostOp, name: Optional[str] = None,
                for c in kernel.constants]
     params.append(KernelParam(kernel.output.op.name, str(kernel.output.dtype),
                               tuple(int(d) for d in kernel.output.shape), "output"))
-    return HostKernel(name, op_name(op), c_function.source, tuple(params), c_function.workspace_bytes, target)
+    scratch = (ScratchBuffer(PORTABLE_SCRATCH, c_function.workspace_bytes),) if c_function.workspace_bytes else ()
+    return HostKernel(name, op_name(op), c_function.source, tuple(params), scratch, target)
