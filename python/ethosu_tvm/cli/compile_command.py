@@ -12,9 +12,10 @@ from . import pool_options
 from .errors import CommandError
 from ..output_files import check_writable, write_atomically
 from .files import read_input_file
+from ..target import KIND_OPTIONS, format_target, parse_target_list
 
-# Old tvmc per-target flags: --target-<kind>-<option>=value, option names with '_' or '-'.
-_TARGET_FLAG = re.compile(r"--target-(ethos-u|c)-([\w-]+)=(.*)$")
+# Old tvmc per-target flags: --target-<kind>-<option>=value or --target-<kind>-<option> value, names with '_' or '-'.
+_TARGET_FLAG = re.compile(rf"--target-({'|'.join(map(re.escape, KIND_OPTIONS))})-([\w-]+)(?:=(.*))?$")
 _ACCEPTED = {"executor": ("aot",), "runtime": ("crt",), "output_format": ("mlf",), "model_format": ("tflite",)}
 
 
@@ -53,13 +54,21 @@ def _bytes(text: str) -> int:
 
 
 def split_target_flags(argv: list[str]) -> tuple[list[str], dict[str, dict[str, str]]]:
-    """Pull --target-<kind>-<option>=value flags out of argv (argparse cannot declare them all up front)."""
+    """Pull --target-<kind>-<option> flags and their values out of argv (argparse cannot declare them all up
+    front); raises CommandError for a --target-* flag of no known kind or without a value."""
     rest, options = [], {}
-    for arg in argv:
+    args = iter(argv)
+    for arg in args:
         match = _TARGET_FLAG.match(arg)
         if match:
             kind, option, value = match.groups()
+            value = next(args, None) if value is None else value
+            if value is None or value.startswith("-"):
+                raise CommandError(f"{arg} needs a value, e.g. {arg}=VALUE")
             options.setdefault(kind, {})[option.replace("_", "-")] = value
+        elif arg.startswith("--target-"):
+            raise CommandError(f"unknown target kind in {arg.partition('=')[0]}; valid: "
+                               + ", ".join(f"--target-{kind}-<option>" for kind in KIND_OPTIONS))
         else:
             rest.append(arg)
     return rest, options
@@ -67,8 +76,6 @@ def split_target_flags(argv: list[str]) -> tuple[list[str], dict[str, dict[str, 
 
 def merge_target(target: str, flags: dict[str, dict[str, str]]) -> str:
     """Append --target-<kind>-* options to the matching entry of the target list."""
-    from ..target import format_target, parse_target_list
-
     targets = parse_target_list(target)
     for kind, options in flags.items():
         entry = next((t for t in targets if t["kind"] == kind), None)
