@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -12,6 +13,7 @@ from . import pool_options
 from .errors import CommandError
 from ..output_files import check_writable, write_atomically
 from .files import read_input_file
+from .progress import StageDisplay
 from ..target import KIND_OPTIONS, format_target, parse_target_list
 
 # Old tvmc per-target flags: --target-<kind>-<option>=value or --target-<kind>-<option> value, names with '_' or '-'.
@@ -44,6 +46,8 @@ def add_parser(commands) -> None:
                              " compiled model takes and gives their int8/int16 tensors")
     parser.add_argument("--dump-offloads", metavar="FILE.json", help="write where each operator runs, and why")
     parser.add_argument("--dump-memory-plan", metavar="FILE.svg|FILE.png", help="draw the memory plan")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="print nothing but errors (no stage display, summary or 'Wrote' line)")
     parser.set_defaults(handler=run)
 
 
@@ -95,10 +99,6 @@ def _pass_config(items: list[str]) -> dict[str, str]:
     return config
 
 
-def _progress(message: str) -> None:
-    print(f"tvmc: {message}", file=sys.stderr, flush=True)
-
-
 def run(args) -> int:
     from ..build_module import build
     from ..frontend.importer import from_tflite
@@ -117,16 +117,20 @@ def run(args) -> int:
     for path in outputs:
         check_writable(path)
     data = read_input_file(args.model, "model")
-    _progress(f"importing {args.model}")
-    try:
-        mod = from_tflite(data, strip_float_io=args.strip_float_io)
-    except ModelFormatError as err:
-        raise CommandError(f"{args.model} is not a valid TFLite model: {err}") from None
-    module = build(mod, target=target, pass_config=_pass_config(args.pass_config),
-                   memory_planner=args.memory_planner, workspace_pools=pools,
-                   use_workspace_io=args.use_workspace_io, cascader_sram_limit=args.cascader_sram_limit,
-                   progress=_progress)
-    print(module.summary())
+    display = None if args.quiet else StageDisplay(sys.stderr)
+    with display or contextlib.nullcontext():
+        if display is not None:
+            display(f"frontend: importing {args.model}")
+        try:
+            mod = from_tflite(data, strip_float_io=args.strip_float_io)
+        except ModelFormatError as err:
+            raise CommandError(f"{args.model} is not a valid TFLite model: {err}") from None
+        module = build(mod, target=target, pass_config=_pass_config(args.pass_config),
+                       memory_planner=args.memory_planner, workspace_pools=pools,
+                       use_workspace_io=args.use_workspace_io, cascader_sram_limit=args.cascader_sram_limit,
+                       progress=display)
+    say = (lambda text: None) if args.quiet else print
+    say(module.summary())
     if args.dump_offloads:
         report = {"accelerator": module.offload.accelerator,
                   "ops": [{"index": e.index, "op": e.op, "target": e.target, "reason": e.reason}
@@ -136,5 +140,5 @@ def run(args) -> int:
         draw = plan_to_png if args.dump_memory_plan.lower().endswith(".png") else plan_to_svg
         write_atomically(Path(args.dump_memory_plan), draw(module.workspace.plan))
     module.export_model_library_format(args.output)
-    print(f"Wrote {args.output} ({os.path.getsize(args.output)} bytes)")
+    say(f"Wrote {args.output} ({os.path.getsize(args.output)} bytes)")
     return 0
