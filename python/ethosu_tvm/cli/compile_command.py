@@ -46,6 +46,9 @@ def add_parser(commands) -> None:
                              " compiled model takes and gives their int8/int16 tensors")
     parser.add_argument("--dump-offloads", metavar="FILE.json", help="write where each operator runs, and why")
     parser.add_argument("--dump-memory-plan", metavar="FILE.svg|FILE.png", help="draw the memory plan")
+    parser.add_argument("--dump-per-layer", metavar="FILE.csv",
+                        help="write one row per TFLite operator: what it became, MACs, estimated cycles, traffic")
+    parser.add_argument("-v", "--verbose", action="store_true", help="also print the per-layer table")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print nothing but errors (no stage display, summary or 'Wrote' line)")
     parser.set_defaults(handler=run)
@@ -113,7 +116,10 @@ def run(args) -> int:
     pools = pool_options.workspace_pools(args)
     if args.dump_memory_plan and Path(args.dump_memory_plan).suffix.lower() not in (".svg", ".png"):
         raise CommandError(f"--dump-memory-plan writes .svg or .png files, got {args.dump_memory_plan}")
-    outputs = [Path(args.output)] + [Path(p) for p in (args.dump_offloads, args.dump_memory_plan) if p]
+    if args.quiet and args.verbose:
+        raise CommandError("-q and -v cannot be combined")
+    dumps = (args.dump_offloads, args.dump_memory_plan, args.dump_per_layer)
+    outputs = [Path(args.output)] + [Path(p) for p in dumps if p]
     for path in outputs:
         check_writable(path)
     data = read_input_file(args.model, "model")
@@ -131,6 +137,14 @@ def run(args) -> int:
                        progress=display)
     say = (lambda text: None) if args.quiet else print
     say(module.summary())
+    if args.dump_per_layer or args.verbose:
+        from ..layer_report import layer_rows, to_csv, to_table
+
+        rows = layer_rows(module)
+        if args.verbose:
+            print(to_table(rows))
+        if args.dump_per_layer:
+            write_atomically(Path(args.dump_per_layer), to_csv(rows))
     if args.dump_offloads:
         report = {"accelerator": module.offload.accelerator,
                   "ops": [{"index": e.index, "op": e.op, "target": e.target, "reason": e.reason}
