@@ -135,8 +135,8 @@ def run(args) -> int:
                        memory_planner=args.memory_planner, workspace_pools=pools,
                        use_workspace_io=args.use_workspace_io, cascader_sram_limit=args.cascader_sram_limit,
                        progress=display)
-    say = (lambda text: None) if args.quiet else print
-    say(module.summary())
+    if not args.quiet:
+        print(module.summary())
     if args.dump_per_layer or args.verbose:
         from ..layer_report import layer_rows, to_csv, to_table
 
@@ -154,5 +154,6 @@ def run(args) -> int:
         draw = plan_to_png if args.dump_memory_plan.lower().endswith(".png") else plan_to_svg
         write_atomically(Path(args.dump_memory_plan), draw(module.workspace.plan))
     module.export_model_library_format(args.output)
-    say(f"Wrote {args.output} ({os.path.getsize(args.output)} bytes)")
+    if not args.quiet:
+        print(f"Wrote {args.output} ({os.path.getsize(args.output)} bytes)")
     return 0
