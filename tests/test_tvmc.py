@@ -53,6 +53,28 @@ def test_compile_prints_summaries_and_dumps_offloads(tmp_path, capsys):
                                                         "c -mcpu=cortex-m55"]
 
 
+TVM_SPELLINGS = {
+    "underscores and spaces in --target": ["--target=ethos-u -accelerator_config=ethos-u55-64, c -mcpu=cortex-m55",
+                                           "--executor=aot", "--runtime=crt"],
+    "per-target flags with =": ["--target=ethos-u, c", "--target-ethos-u-accelerator_config=ethos-u55-64",
+                                "--target-c-mcpu=cortex-m55", "--executor", "aot", "--runtime", "crt"],
+    "per-target flags with a space": ["--target", "ethos-u,c", "--target-ethos-u-accelerator-config", "ethos-u55-64",
+                                      "--target-c-mcpu", "cortex-m55", "--executor-aot-interface-api=c",
+                                      "--executor-aot-unpacked-api=1", "--output-format=mlf"],
+}
+
+
+@pytest.mark.parametrize("case", TVM_SPELLINGS)
+def test_tvm_spellings(case, tmp_path, capsys):
+    """Command lines from TVM's tutorials compile as written."""
+    model = _write(tmp_path, "m.tflite", models.make("conv2d", 0))
+    assert tvmc(["compile", str(model), *TVM_SPELLINGS[case], "-o", str(tmp_path / "m.tar")]) == 0, \
+        capsys.readouterr().err
+    metadata = json.loads(_member(tmp_path / "m.tar", "./metadata.json"))
+    assert metadata["modules"]["default"]["target"] == ["ethos-u -accelerator-config=ethos-u55-64",
+                                                        "c -mcpu=cortex-m55"]
+
+
 def _member(archive: Path, name: str) -> bytes:
     import tarfile
 
@@ -120,6 +142,21 @@ OPTION_CASES = {
                                              "-accelerator-config=ethos-u55-128\",c): operators and the runner run "
                                              "on the Cortex-M"),
     "unknown flag": ([TARGET, "--frobnicate"], "unrecognized arguments: --frobnicate"),
+    "misspelt target option": (["--target=ethos-u -accelerator_confg=ethos-u55-64,c"],
+                               "unknown option 'accelerator_confg' for target ethos-u; valid: accelerator-config, "
+                               "enable-cascader, enable-striping, disable-copying-constants, dev-log-plans, "
+                               "dev-select-proposal"),
+    "misspelt per-target flag": ([TARGET, "--target-c-mcpuu=cortex-m55"],
+                                 "unknown option 'mcpuu' for target c; valid: mcpu, march, workspace-byte-alignment, "
+                                 "constants-byte-alignment"),
+    "per-target flag of no kind": ([TARGET, "--target-ethos-n-foo=1"],
+                                   "unknown target kind in --target-ethos-n-foo; valid: --target-ethos-u-<option>, "
+                                   "--target-c-<option>, --target-llvm-<option>"),
+    "per-target flag without value": ([TARGET, "--target-c-mcpu"],
+                                      "--target-c-mcpu needs a value, e.g. --target-c-mcpu=VALUE"),
+    "per-target flag of a kind not in --target": ([TARGET, "--target-llvm-mcpu=cortex-m55"],
+                                                  "--target-llvm-mcpu given, but llvm is not in --target"),
+    "runtime": ([TARGET, "--runtime=cpp"], "--runtime 'cpp' is not supported; use crt"),
     "graph executor": ([TARGET, "--executor", "graph"], "--executor 'graph' is not supported; use aot"),
     "so output": ([TARGET, "--output-format", "so"], "--output-format 'so' is not supported; use mlf"),
     "bad pass config": ([TARGET, "--pass-config", "tir.usmp.algo=x"],

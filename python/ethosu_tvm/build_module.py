@@ -67,31 +67,30 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     CascaderError when no cascading schedule fits the cascader's SRAM limit (`cascader_sram_limit` bytes of NPU
     scratch, by default the size hint of the NPU's first pool; the target must enable the cascader), and
     InvalidCommandStream, a compiler bug, when a generated command stream fails the simulator's checks.
-    `progress` is called with a short message as each stage starts.
+    `progress` is called with a short message as each stage starts (partition, legalization, cascader search N/M,
+    code generation, memory planning); it only observes: the result does not depend on it.
     """
     report = progress or (lambda message: None)
     if params:
         raise BuildError("params: the imported module already carries its constants; pass params=None")
     config = configure(target, executor, pass_config, memory_planner, workspace_pools, use_workspace_io,
                        cascader_sram_limit)
-    if config.npu is not None:
-        report(f"partitioning for {config.npu.accelerator}")
+    report(f"partition for {config.npu.accelerator}" if config.npu is not None else "partition: host only")
     partitioned, offload = _partition(mod, config)
     fused = fuse_host_ops(partitioned)
+    report("legalization")
     graphs = _npu_graphs(fused, config)
     artifacts = []
     if config.npu is not None:
-        cascading = " with the cascader" if config.cascader is not None else ""
-        report(f"generating NPU command streams ({offload.counts().get('ethos-u', 0)} operators){cascading}")
         scratch_io = io_in_scratch(fused) if config.io_in_workspace else None
-        artifacts = compile_npu_graphs(graphs, config.npu, scratch_io, config.cascader)
-        report("checking NPU command streams")
+        artifacts = compile_npu_graphs(graphs, config.npu, scratch_io, config.cascader, report)
+        report("code generation: checking the NPU command streams in the simulator")
         for artifact in artifacts:
             check_artifact(artifact)
-    report("building host kernels")
+    report("code generation: host kernels")
     kernels = build_host_kernels(fused, config.host, PREFIX)
     program = build_program(fused, artifacts, kernels, *model_io_names(mod))
-    report("planning memory")
+    report("memory planning")
     workspace = plan_workspace(program, list(config.pools), config.memory_planner, config.io_in_workspace)
     sources = generate(program, workspace, config.user_pools, MODULE)
     accelerator = config.npu.accelerator if config.npu is not None else None

@@ -109,6 +109,11 @@ class CompiledModel:
                      f" bytes, I/O {'in the workspace' if self.config.io_in_workspace else f'{self.io_size_bytes} bytes'}")
         npu_steps = [s for s in self.program.steps if isinstance(s, NpuStep)]
         lines.append(f"Steps: {len(npu_steps)} NPU launches, {len(self.program.steps) - len(npu_steps)} host kernels")
+        if npu_steps:
+            from .layer_report import npu_estimate
+
+            lines.append(f"NPU: estimated {npu_estimate([s.artifact for s in npu_steps])} cycles per inference (the "
+                         "cost model's sum over the NPU operations; per operator: --dump-per-layer)")
         for step in npu_steps:
             report = step.artifact.cascade
             if report is not None:

@@ -8,7 +8,9 @@ Two forms are understood:
   kind (via :func:`parse_target_list`), e.g. ``[{"kind": "ethos-u", "accelerator-config": "ethos-u55-128"},
   {"kind": "c", "mcpu": "cortex-m55"}]``.
 
-Options are written ``-key=value``, ``--key=value``, ``-key value`` or a bare ``-flag`` (meaning true).
+Options are written ``-key=value``, ``--key=value``, ``-key value`` or a bare ``-flag`` (meaning true); ``_`` and
+``-`` in a key are the same (TVM's own tests spell ``-accelerator_config``), and spaces around the commas of a list
+are ignored.
 """
 from __future__ import annotations
 
@@ -70,7 +72,8 @@ class EthosuTarget:
 
 
 def _split_options(kind: str, tokens: list[str]) -> dict[str, str]:
-    """Turn ``-k=v``/``--k=v``/``-k v``/``-flag`` tokens into a dict, rejecting names the kind does not know."""
+    """Turn ``-k=v``/``--k=v``/``-k v``/``-flag`` tokens into a dict keyed by the ``-`` spelling of each name,
+    rejecting names the kind does not know."""
     valid = KIND_OPTIONS[kind]
     options: dict[str, str] = {}
     i = 0
@@ -78,9 +81,10 @@ def _split_options(kind: str, tokens: list[str]) -> dict[str, str]:
         token = tokens[i]
         if not token.startswith("-") or token.lstrip("-") == "":
             raise TargetError(f"unexpected {token!r} in the {kind} target; options look like -key=value")
-        key, eq, value = token.lstrip("-").partition("=")
+        written, eq, value = token.lstrip("-").partition("=")
+        key = written.replace("_", "-")
         if key not in valid:
-            raise TargetError(f"unknown option {key!r} for target {kind}; valid: {', '.join(valid)}")
+            raise TargetError(f"unknown option {written!r} for target {kind}; valid: {', '.join(valid)}")
         if not eq:
             if i + 1 < len(tokens) and not tokens[i + 1].startswith("-"):
                 value = tokens[i + 1]

@@ -12,7 +12,7 @@ from ethosu_tvm.host import fuse_host_ops
 from ethosu_tvm.legalize import legalize
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.target import EthosuTarget
-from ethosu_tvm.testing import models, shared_models_dir
+from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.models.net import Net
 
 from aot_support import assert_bit_exact, compile_model, members, npu_target
@@ -86,7 +86,7 @@ def test_ifm2_scalars_between_convolutions_at_several_limits(which, tmp_path):
 
 @pytest.mark.parametrize("name", list(MLPERF))
 def test_mlperf_smallest_schedule_is_bit_exact_and_smaller(name, tmp_path):
-    model = (shared_models_dir() / MLPERF[name]).read_bytes()
+    model = shared_model(MLPERF[name])
     plain = uncascaded_scratch(model, tmp_path)
     sizes = check(model, tmp_path, limits(model)["smallest"])
     if name == "ad":  # fully connected layers on 1x1 feature maps: there are no rows to stripe
@@ -97,14 +97,14 @@ def test_mlperf_smallest_schedule_is_bit_exact_and_smaller(name, tmp_path):
 
 @pytest.mark.parametrize("name", ["vww", "resnet8"])
 def test_mlperf_middle_schedule_is_bit_exact(name, tmp_path):
-    model = (shared_models_dir() / MLPERF[name]).read_bytes()
+    model = shared_model(MLPERF[name])
     check(model, tmp_path, limits(model)["middle"])
 
 
 def test_smallest_kws_schedule_is_one_deep_cascade_of_rolling_rows(tmp_path):
     """KWS's nine convolutions at the smallest limit: one cascade in single-row stripes whose rings hold 3 rows
     (before a 3x3 depthwise) or 1 row (before a 1x1 convolution) of the 25-row feature maps."""
-    model = (shared_models_dir() / MLPERF["kws"]).read_bytes()
+    model = shared_model(MLPERF["kws"])
     (graph,) = npu_graphs(model)
     smallest = cascade_proposals(graph, EthosuTarget(ACCELERATOR))[0]
     (plan,) = smallest.cascades
@@ -180,7 +180,7 @@ def test_forcing_a_proposal_that_does_not_exist_is_one_line(tmp_path, capsys):
 def test_striping_alone_splits_operators_but_never_cascades_them(tmp_path, capsys):
     """-enable-striping=1 without the cascader: KWS's operators in row stripes where that is estimated faster, each
     operator on its own, bit-exact, and the same scratch as the plain build."""
-    model = (shared_models_dir() / MLPERF["kws"]).read_bytes()
+    model = shared_model(MLPERF["kws"])
     target = f"ethos-u -accelerator-config={ACCELERATOR} -enable-striping=1,c"
     archive = compile_model(model, tmp_path / "striped", target)
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Cascader:"))

@@ -1,12 +1,9 @@
-"""Fixtures for the simulator tests: Vela compilations cached for the whole session, and the shared models."""
+"""Fixtures for the simulator tests: Vela compilations cached for the whole session."""
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
 from ethosu_tvm.sim.vela_compile import compile_model
-from ethosu_tvm.testing import shared_models_dir
 
 ACCELERATORS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256")
 OPTIMISE = ("Performance", "Size")
@@ -34,11 +31,3 @@ def vela(tmp_path_factory):
         return cache[key]
 
     return compile_
-
-
-@pytest.fixture(scope="session")
-def models_dir() -> Path:
-    folder = shared_models_dir()
-    if not folder.is_dir():
-        pytest.fail(f"shared models not found at {folder}; set ETHOSU_TVM_MODELS")
-    return folder

@@ -5,14 +5,16 @@ import sys
 import pytest
 
 from ethosu_tvm.sim.__main__ import main
+from ethosu_tvm.sim.bench import MODELS as BENCH_MODELS
 from ethosu_tvm.sim.payload import bytes_to_words, parse_driver_payload
 from ethosu_tvm.sim.vela_tflite import parse
+from ethosu_tvm.testing import shared_model
 
 
 @pytest.fixture(scope="module")
-def kws_files(vela, models_dir, tmp_path_factory):
+def kws_files(vela, tmp_path_factory):
     """The KWS model for U55-64 as a _vela.tflite, its driver payload and its raw register stream."""
-    compiled = vela("kws", (models_dir / "mlperf_tiny_kws_dscnn_int8.tflite").read_bytes(), "ethos-u55-64", "Size")
+    compiled = vela("kws", shared_model("mlperf_tiny_kws_dscnn_int8.tflite"), "ethos-u55-64", "Size")
     folder = tmp_path_factory.mktemp("cli")
     payload = parse(compiled).command_stream
     words = parse_driver_payload(bytes_to_words(payload)).words
@@ -46,6 +48,8 @@ def test_stats_executed_and_static_agree(kws_files, capsys):
 
 
 def test_bench_meets_targets(capsys):
+    for name in BENCH_MODELS:  # the bench reads them from the shared folder
+        shared_model(name)
     assert main(["bench", "--accelerator", "ethos-u55-128", "--repeat", "2"]) == 0
     table = capsys.readouterr().out
     for model in ("KWS", "VWW", "ResNet8", "AD"):

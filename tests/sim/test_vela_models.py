@@ -16,6 +16,7 @@ import pytest
 from ethosu_tvm.frontend.tflite_file import input_infos
 from ethosu_tvm.sim import Simulator, SimulatorError, run_vela_tflite, stats, vela_tflite
 from ethosu_tvm.sim.payload import bytes_to_words, parse_driver_payload
+from ethosu_tvm.testing import shared_model
 from ethosu_tvm.testing.reference import random_inputs, run_litert
 from simhelpers import ACCELERATORS, OPTIMISE, patch_fc_rounding
 
@@ -39,7 +40,6 @@ def _narrow_inputs(model: bytes, seed: int) -> list[np.ndarray]:
 @functools.lru_cache(maxsize=None)
 def _case(name: str, seed: int):
     """(inputs, LiteRT outputs) for a model and seed; shared by all accelerator configurations."""
-    from ethosu_tvm.testing import shared_model
 
     model = shared_model(MODELS[name][0])
     inputs = random_inputs(model, seed) if seed in FULL_RANGE_SEEDS else _narrow_inputs(model, seed)
@@ -59,8 +59,8 @@ def _exact(outputs, references) -> bool:
 @pytest.mark.parametrize("optimise", OPTIMISE)
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 @pytest.mark.parametrize("name", ["kws", "vww", "resnet8", "ad"])
-def test_mlperf_tiny_bit_exact(name, accelerator, optimise, vela, models_dir):
-    model = (models_dir / MODELS[name][0]).read_bytes()
+def test_mlperf_tiny_bit_exact(name, accelerator, optimise, vela):
+    model = shared_model(MODELS[name][0])
     parsed = vela_tflite.parse(vela(name, model, accelerator, optimise))
     single_rounding = _patched(parsed, MODELS[name][1])
     unpatched_exact = []
@@ -76,9 +76,9 @@ def test_mlperf_tiny_bit_exact(name, accelerator, optimise, vela, models_dir):
 
 @pytest.mark.parametrize("optimise", OPTIMISE)
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
-def test_hello_world_every_input(accelerator, optimise, vela, models_dir):
+def test_hello_world_every_input(accelerator, optimise, vela):
     """All 256 int8 inputs: exact with LiteRT's FC rounding; Vela's own rounding differs on 23 of them."""
-    model = (models_dir / MODELS["hello_world"][0]).read_bytes()
+    model = shared_model(MODELS["hello_world"][0])
     parsed = vela_tflite.parse(vela("hello_world", model, accelerator, optimise))
     single_rounding = _patched(parsed, 3)
     references = _hello_world_references(model)
@@ -99,10 +99,10 @@ def _hello_world_references(model: bytes):
     return _hello_world_references_cached(model)
 
 
-def test_fc_rounding_modes_explain_the_difference(vela, models_dir):
+def test_fc_rounding_modes_explain_the_difference(vela):
     """The AD model's mismatches all disappear with NATURAL rounding and none appear with TFL rounding patched in
     explicitly: the OFM round mode of the FC layers is the only difference to LiteRT."""
-    model = (models_dir / MODELS["ad"][0]).read_bytes()
+    model = shared_model(MODELS["ad"][0])
     parsed = vela_tflite.parse(vela("ad", model, "ethos-u55-128", "Performance"))
     words = parse_driver_payload(bytes_to_words(parsed.command_stream)).words
     tfl, _ = patch_fc_rounding(words, rounding_bits=0)
@@ -115,10 +115,10 @@ def test_fc_rounding_modes_explain_the_difference(vela, models_dir):
 
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
-def test_static_statistics_match_execution(accelerator, vela, models_dir):
+def test_static_statistics_match_execution(accelerator, vela):
     """Traffic and cycles derived from the registers equal what a run measures at the memory interface."""
     for name in ("kws", "vww", "resnet8", "ad"):
-        model = (models_dir / MODELS[name][0]).read_bytes()
+        model = shared_model(MODELS[name][0])
         compiled = vela(name, model, accelerator, "Size")
         inputs, _ = _case(name, 0)
         measured = vela_tflite.run(compiled, inputs, accelerator)[1]
@@ -129,10 +129,10 @@ def test_static_statistics_match_execution(accelerator, vela, models_dir):
         assert measured.macs == sum(op.macs for op in measured.ops) > 0
 
 
-def test_person_detect_vela_artefact(models_dir):
+def test_person_detect_vela_artefact():
     """A Vela 3.11 artefact for U55-256 (no source model): it runs, deterministically, and its stream is checked
     against the configuration it was compiled for."""
-    model = (models_dir / "tflm_person_detect_vela_u55_256.tflite").read_bytes()
+    model = shared_model("tflm_person_detect_vela_u55_256.tflite")
     parsed = vela_tflite.parse(model)
     inputs = vela_tflite.seeded_inputs(parsed, 0)
     first, result = vela_tflite.execute(parsed, inputs, "ethos-u55-256")

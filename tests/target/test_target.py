@@ -2,6 +2,7 @@
 import pytest
 
 from ethosu_tvm.target import (
+    KIND_OPTIONS,
     EthosuTarget,
     TargetError,
     ethosu_target_from_options,
@@ -29,6 +30,31 @@ def test_accelerator_configs(macs):
 )
 def test_option_spellings(text):
     assert parse_ethosu_target(text) == EthosuTarget("ethos-u55-128", True, True, True)
+
+
+def test_tvm_underscore_spellings():
+    """TVM's tests and tutorials write -accelerator_config: '_' and '-' name the same option."""
+    target = parse_ethosu_target("ethos-u -accelerator_config=ethos-u55-64 --enable_cascader -enable-striping=1 "
+                                 "-disable_copying_constants true -dev_log_plans=0 -dev_select_proposal 2")
+    assert target == EthosuTarget("ethos-u55-64", True, True, True, False, 2)
+
+
+@pytest.mark.parametrize("kind", KIND_OPTIONS)
+def test_every_option_takes_both_spellings(kind):
+    for option in KIND_OPTIONS[kind]:
+        underscored = option.replace("-", "_")
+        assert parse_target_list(f"{kind} -{underscored}=1") == [{"kind": kind, option: "1"}]
+        assert parse_target_list(f"{kind} --{option} 1") == [{"kind": kind, option: "1"}]
+
+
+@pytest.mark.parametrize("text", [
+    "ethos-u -accelerator_config=ethos-u55-128, c -mcpu=cortex-m55",
+    '"ethos-u -accelerator-config=ethos-u55-128" ,  c -mcpu=cortex-m55',
+    "ethos-u -accelerator-config=ethos-u55-128 ,c  -mcpu cortex-m55 ",
+])
+def test_spaces_around_commas(text):
+    assert parse_target_list(text) == [{"kind": "ethos-u", "accelerator-config": "ethos-u55-128"},
+                                       {"kind": "c", "mcpu": "cortex-m55"}]
 
 
 def test_developer_options():
@@ -62,6 +88,9 @@ def test_tvmc_style_list():
          "unknown accelerator-config 'ethos-u55-512'; valid: ethos-u55-32, ethos-u55-64, ethos-u55-128, ethos-u55-256"),
         ("ethos-u -accelerator=ethos-u55-128",
          "unknown option 'accelerator' for target ethos-u; valid: accelerator-config, enable-cascader, "
+         "enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
+        ("ethos-u -accelerator_confg=ethos-u55-128",
+         "unknown option 'accelerator_confg' for target ethos-u; valid: accelerator-config, enable-cascader, "
          "enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
         ("ethos-u -dev-select-proposal=-1",
          "option dev-select-proposal takes a non-negative integer, got '-1'"),

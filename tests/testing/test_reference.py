@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from ethosu_tvm.frontend.tflite_file import ModelFormatError, input_infos, read_model
-from ethosu_tvm.testing import models, shared_model
+from ethosu_tvm.testing import SharedModelMissing, models, shared_model
 from ethosu_tvm.testing.reference import _tflm_runs, random_inputs, run_litert, run_tflm, tflm_arena_size
 
 
@@ -48,8 +48,11 @@ def test_shared_models_run_identically():
 
 def test_missing_shared_model_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("ETHOSU_TVM_MODELS", str(tmp_path))
-    with pytest.raises(FileNotFoundError, match="set ETHOSU_TVM_MODELS"):
+    with pytest.raises(SharedModelMissing) as info:
         shared_model("nothing.tflite")
+    assert str(info.value) == f"model nothing.tflite not found in {tmp_path}; set ETHOSU_TVM_MODELS to the folder " \
+                              "of the shared models"
+    assert isinstance(info.value, FileNotFoundError)
 
 
 @pytest.mark.parametrize("data,message", [

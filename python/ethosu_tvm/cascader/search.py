@@ -13,6 +13,7 @@ over rows, and every primitive's row dependency is a window. Limits are in `Casc
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..arch import ALIGNMENT, round_up
@@ -172,8 +173,10 @@ def candidate_plans(graph: CascaderGraph, first: int, stop: int, options: Cascad
     return pareto_frontier([p for p in plans if p is not None], _cost, tie_key=Plan.key)
 
 
-def search(graph: CascaderGraph, options: CascaderOptions = CascaderOptions()) -> list[Proposal]:
-    """The Pareto frontier of proposals for the whole graph, by increasing memory (decreasing cycles)."""
+def search(graph: CascaderGraph, options: CascaderOptions = CascaderOptions(),
+           progress: Callable[[int, int], None] | None = None) -> list[Proposal]:
+    """The Pareto frontier of proposals for the whole graph, by increasing memory (decreasing cycles).
+    `progress(n, m)` is called as the frontier reaches part n of m."""
     liveness = _Liveness(graph)
     longest = options.max_plan_size if options.enable_cascading else 1
     frontier: list[list[Proposal]] = [[Proposal((), 0, 0)]]
@@ -184,4 +187,6 @@ def search(graph: CascaderGraph, options: CascaderOptions = CascaderOptions()) -
             extended += [Proposal(before.plans + (plan,), max(before.memory, plan.memory),
                                   before.cycles + plan.cycles) for before in frontier[first] for plan in plans]
         frontier.append(thin(pareto_frontier(extended, _cost, tie_key=Proposal.key), options.max_proposals))
+        if progress is not None:
+            progress(stop, len(graph.parts))
     return frontier[-1]

@@ -29,10 +29,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv, target_flags = compile_command.split_target_flags(sys.argv[1:] if argv is None else list(argv))
     top = parser()
     try:
         with user_errors():
+            argv, target_flags = compile_command.split_target_flags(sys.argv[1:] if argv is None else list(argv))
             args = top.parse_args(argv)
             args.target_flags = target_flags
             if args.command is None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -12,9 +13,11 @@ from . import pool_options
 from .errors import CommandError
 from ..output_files import check_writable, write_atomically
 from .files import read_input_file
+from .progress import StageDisplay
+from ..target import KIND_OPTIONS, format_target, parse_target_list
 
-# Old tvmc per-target flags: --target-<kind>-<option>=value, option names with '_' or '-'.
-_TARGET_FLAG = re.compile(r"--target-(ethos-u|c)-([\w-]+)=(.*)$")
+# Old tvmc per-target flags: --target-<kind>-<option>=value or --target-<kind>-<option> value, names with '_' or '-'.
+_TARGET_FLAG = re.compile(rf"--target-({'|'.join(map(re.escape, KIND_OPTIONS))})-([\w-]+)(?:=(.*))?$")
 _ACCEPTED = {"executor": ("aot",), "runtime": ("crt",), "output_format": ("mlf",), "model_format": ("tflite",)}
 
 
@@ -43,6 +46,11 @@ def add_parser(commands) -> None:
                              " compiled model takes and gives their int8/int16 tensors")
     parser.add_argument("--dump-offloads", metavar="FILE.json", help="write where each operator runs, and why")
     parser.add_argument("--dump-memory-plan", metavar="FILE.svg|FILE.png", help="draw the memory plan")
+    parser.add_argument("--dump-per-layer", metavar="FILE.csv",
+                        help="write one row per TFLite operator: what it became, MACs, estimated cycles, traffic")
+    parser.add_argument("-v", "--verbose", action="store_true", help="also print the per-layer table")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="print nothing but errors (no stage display, summary or 'Wrote' line)")
     parser.set_defaults(handler=run)
 
 
@@ -53,13 +61,21 @@ def _bytes(text: str) -> int:
 
 
 def split_target_flags(argv: list[str]) -> tuple[list[str], dict[str, dict[str, str]]]:
-    """Pull --target-<kind>-<option>=value flags out of argv (argparse cannot declare them all up front)."""
+    """Pull --target-<kind>-<option> flags and their values out of argv (argparse cannot declare them all up
+    front); raises CommandError for a --target-* flag of no known kind or without a value."""
     rest, options = [], {}
-    for arg in argv:
+    args = iter(argv)
+    for arg in args:
         match = _TARGET_FLAG.match(arg)
         if match:
             kind, option, value = match.groups()
+            value = next(args, None) if value is None else value
+            if value is None or value.startswith("-"):
+                raise CommandError(f"{arg} needs a value, e.g. {arg}=VALUE")
             options.setdefault(kind, {})[option.replace("_", "-")] = value
+        elif arg.startswith("--target-"):
+            raise CommandError(f"unknown target kind in {arg.partition('=')[0]}; valid: "
+                               + ", ".join(f"--target-{kind}-<option>" for kind in KIND_OPTIONS))
         else:
             rest.append(arg)
     return rest, options
@@ -67,8 +83,6 @@ def split_target_flags(argv: list[str]) -> tuple[list[str], dict[str, dict[str, 
 
 def merge_target(target: str, flags: dict[str, dict[str, str]]) -> str:
     """Append --target-<kind>-* options to the matching entry of the target list."""
-    from ..target import format_target, parse_target_list
-
     targets = parse_target_list(target)
     for kind, options in flags.items():
         entry = next((t for t in targets if t["kind"] == kind), None)
@@ -88,10 +102,6 @@ def _pass_config(items: list[str]) -> dict[str, str]:
     return config
 
 
-def _progress(message: str) -> None:
-    print(f"tvmc: {message}", file=sys.stderr, flush=True)
-
-
 def run(args) -> int:
     from ..build_module import build
     from ..frontend.importer import from_tflite
@@ -106,20 +116,35 @@ def run(args) -> int:
     pools = pool_options.workspace_pools(args)
     if args.dump_memory_plan and Path(args.dump_memory_plan).suffix.lower() not in (".svg", ".png"):
         raise CommandError(f"--dump-memory-plan writes .svg or .png files, got {args.dump_memory_plan}")
-    outputs = [Path(args.output)] + [Path(p) for p in (args.dump_offloads, args.dump_memory_plan) if p]
+    if args.quiet and args.verbose:
+        raise CommandError("-q and -v cannot be combined")
+    dumps = (args.dump_offloads, args.dump_memory_plan, args.dump_per_layer)
+    outputs = [Path(args.output)] + [Path(p) for p in dumps if p]
     for path in outputs:
         check_writable(path)
     data = read_input_file(args.model, "model")
-    _progress(f"importing {args.model}")
-    try:
-        mod = from_tflite(data, strip_float_io=args.strip_float_io)
-    except ModelFormatError as err:
-        raise CommandError(f"{args.model} is not a valid TFLite model: {err}") from None
-    module = build(mod, target=target, pass_config=_pass_config(args.pass_config),
-                   memory_planner=args.memory_planner, workspace_pools=pools,
-                   use_workspace_io=args.use_workspace_io, cascader_sram_limit=args.cascader_sram_limit,
-                   progress=_progress)
-    print(module.summary())
+    display = None if args.quiet else StageDisplay(sys.stderr)
+    with display or contextlib.nullcontext():
+        if display is not None:
+            display(f"frontend: importing {args.model}")
+        try:
+            mod = from_tflite(data, strip_float_io=args.strip_float_io)
+        except ModelFormatError as err:
+            raise CommandError(f"{args.model} is not a valid TFLite model: {err}") from None
+        module = build(mod, target=target, pass_config=_pass_config(args.pass_config),
+                       memory_planner=args.memory_planner, workspace_pools=pools,
+                       use_workspace_io=args.use_workspace_io, cascader_sram_limit=args.cascader_sram_limit,
+                       progress=display)
+    if not args.quiet:
+        print(module.summary())
+    if args.dump_per_layer or args.verbose:
+        from ..layer_report import layer_rows, to_csv, to_table
+
+        rows = layer_rows(module)
+        if args.verbose:
+            print(to_table(rows))
+        if args.dump_per_layer:
+            write_atomically(Path(args.dump_per_layer), to_csv(rows))
     if args.dump_offloads:
         report = {"accelerator": module.offload.accelerator,
                   "ops": [{"index": e.index, "op": e.op, "target": e.target, "reason": e.reason}
@@ -129,5 +154,6 @@ def run(args) -> int:
         draw = plan_to_png if args.dump_memory_plan.lower().endswith(".png") else plan_to_svg
         write_atomically(Path(args.dump_memory_plan), draw(module.workspace.plan))
     module.export_model_library_format(args.output)
-    print(f"Wrote {args.output} ({os.path.getsize(args.output)} bytes)")
+    if not args.quiet:
+        print(f"Wrote {args.output} ({os.path.getsize(args.output)} bytes)")
     return 0

@@ -60,12 +60,15 @@ def cascade_schedule(proposal: Proposal) -> ScheduleFn:
 
 
 def cascade_proposals(graph: NpuGraph, target: EthosuTarget, options: CascaderOptions = CascaderOptions(),
-                      io_in_scratch: frozenset[str] = frozenset()) -> list[Proposal]:
-    """The cascader's Pareto frontier of proposals for `graph` (by increasing memory), costed for `target`."""
+                      io_in_scratch: frozenset[str] = frozenset(),
+                      progress: Callable[[str], None] | None = None) -> list[Proposal]:
+    """The cascader's Pareto frontier of proposals for `graph` (by increasing memory), costed for `target`;
+    `progress` receives ``cascader search N/M (graph)`` as the search goes over the graph's M parts."""
     accelerator = target.npu_accelerator
     cascader = cascader_graph(graph, lambda op, out, ins: stripe_cost(op, out, ins, accelerator).cycles,
                               io_in_scratch)
-    return search(cascader, options)
+    parts = None if progress is None else lambda n, m: progress(f"cascader search {n}/{m} ({graph.name})")
+    return search(cascader, options, parts)
 
 
 def _attempt_order(proposals: list[Proposal], sram_limit: int | None) -> list[int]:
@@ -81,10 +84,13 @@ def _attempt_order(proposals: list[Proposal], sram_limit: int | None) -> list[in
 
 def compile_cascaded(graph: NpuGraph, target: EthosuTarget, options: CascaderOptions, sram_limit: int | None,
                      io_in_scratch: frozenset[str] = frozenset(), force_proposal: int | None = None,
-                     log: Callable[[str], None] | None = None) -> NpuArtifact:
+                     log: Callable[[str], None] | None = None,
+                     progress: Callable[[str], None] | None = None) -> NpuArtifact:
     """Compile `graph` with the fastest cascading schedule whose scratch fits `sram_limit` bytes (no limit: the
-    smallest schedule). `force_proposal` picks a frontier index instead; `log` receives every proposal."""
-    proposals = cascade_proposals(graph, target, options, io_in_scratch)
+    smallest schedule). `force_proposal` picks a frontier index instead; `log` receives every proposal, `progress`
+    the search's and code generation's stage."""
+    report = progress or (lambda stage: None)
+    proposals = cascade_proposals(graph, target, options, io_in_scratch, progress)
     if log is not None:
         for index, proposal in enumerate(proposals):
             log(f"{graph.name} proposal {index}: {describe_proposal(proposal)}")
@@ -96,7 +102,8 @@ def compile_cascaded(graph: NpuGraph, target: EthosuTarget, options: CascaderOpt
     else:
         order = _attempt_order(proposals, sram_limit)
     smallest = None
-    for index in order:
+    for attempt, index in enumerate(order, 1):
+        report(f"code generation: {graph.name}, proposal {index} (attempt {attempt} of at most {len(order)})")
         artifact = compile_npu_graph(graph, target, cascade_schedule(proposals[index]), io_in_scratch)
         smallest = artifact.scratch_size if smallest is None else min(smallest, artifact.scratch_size)
         if sram_limit is None or artifact.scratch_size <= sram_limit or force_proposal is not None:

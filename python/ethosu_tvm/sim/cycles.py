@@ -26,15 +26,17 @@ class CycleModel:
     def __init__(self, accelerator: Accelerator):
         self._accelerator = accelerator
 
-    def block(self, op: BlockOperation, bytes_read: dict, bytes_written: dict) -> int:
-        """Estimated cycles of a CONV/DEPTHWISE/POOL/ELEMENTWISE operation."""
+    def block_parts(self, op: BlockOperation, bytes_read: dict, bytes_written: dict) -> tuple[int, int]:
+        """The compute cycles and the memory-transfer cycles of a CONV/DEPTHWISE/POOL/ELEMENTWISE operation, each
+        rounded up; its estimate is the larger of the two (they overlap)."""
         function = op.output.function
         fused = "LUT" if activation.is_lut(function) else {activation.TANH: "TANH",
                                                            activation.SIGMOID: "SIGMOID"}.get(function)
         compute = compute_cycles(self._accelerator, op.kind, op.mode, fused, _costed(op.ifm),
                                  _costed(op.ifm2) if op.ifm2 is not None else None, _costed(op.ofm), op.kernel,
                                  op.block, op.acc_bits, op.weights.region if op.weights is not None else None)
-        return int(math.ceil(max(compute, memory_cycles(self._accelerator, bytes_read, bytes_written))))
+        return (int(math.ceil(compute)),
+                int(math.ceil(memory_cycles(self._accelerator, bytes_read, bytes_written))))
 
     def dma(self, transfer: DmaTransfer) -> int:
         """Estimated cycles of a DMA transfer."""

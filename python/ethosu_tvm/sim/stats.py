@@ -38,7 +38,9 @@ class OpStats:
     blocks: int  # OFM blocks of OFM_BLK_* size
     bytes_read: dict[int | str, int]
     bytes_written: dict[int | str, int]
-    cycles: int  # estimate, see cycles.py
+    cycles: int  # estimate, see cycles.py: max(compute_cycles, memory_cycles) for a block operation
+    compute_cycles: int = 0  # a DMA has none
+    memory_cycles: int = 0  # a DMA's are its cycles
 
 
 def _sorted(counter) -> dict[int | str, int]:
@@ -107,15 +109,17 @@ def _blocks(op: operation.BlockOperation) -> int:
 
 def _block_stats(command: Command, op: operation.BlockOperation, bytes_read: dict, bytes_written: dict,
                  cycles: CycleModel) -> OpStats:
+    compute, memory = cycles.block_parts(op, bytes_read, bytes_written)
     return OpStats(command.index, op.kind, op.mode, op.ifm.shape, op.ifm2.shape if op.reads_ifm2 else None,
                    op.ofm.shape, (op.kernel.height, op.kernel.width), op.macs, _blocks(op), _sorted(bytes_read),
-                   _sorted(bytes_written), cycles.block(op, bytes_read, bytes_written))
+                   _sorted(bytes_written), max(compute, memory), compute, memory)
 
 
 def _dma_stats(command: Command, transfer: dma.DmaTransfer, bytes_read: dict, bytes_written: dict,
                cycles: CycleModel) -> OpStats:
+    dma_cycles = cycles.dma(transfer)
     return OpStats(command.index, "DMA", "", None, None, None, None, 0, 0, _sorted(bytes_read),
-                   _sorted(bytes_written), cycles.dma(transfer))
+                   _sorted(bytes_written), dma_cycles, 0, dma_cycles)
 
 
 Traffic = tuple[dict, dict]  # bytes read and written per region

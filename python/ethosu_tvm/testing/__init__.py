@@ -13,11 +13,15 @@ def shared_models_dir() -> Path:
     return Path(__file__).resolve().parents[3].parent / "shared" / "models"
 
 
+class SharedModelMissing(FileNotFoundError):
+    """A real benchmark model is not in the shared model folder (the test suite skips on it, except in CI)."""
+
+
 def shared_model(name: str) -> bytes:
-    """Read one shared model by file name, with a clear error when the folder is missing."""
+    """Read one shared model by file name; raises SharedModelMissing, naming ETHOSU_TVM_MODELS, without it."""
     path = shared_models_dir() / name
     if not path.is_file():
-        raise FileNotFoundError(
+        raise SharedModelMissing(
             f"model {name} not found in {path.parent}; set ETHOSU_TVM_MODELS to the folder of the shared models"
         )
     return path.read_bytes()

@@ -1,0 +1,219 @@
+"""The per-layer report (`tvmc compile --dump-per-layer FILE.csv`, and `-v`): one row per TFLite operator.
+
+Each row says what the operator became (the NPU operations of its primitives, or its host kernel) and, for NPU
+work, the cost model's figures from the command stream alone (`sim.stats.estimate`): MACs, cycles with their compute
+and memory parts, bytes read and written in flash (region 0, the constants) and SRAM (every other region; the NPU's
+internal SHRAM is left out), and the cascade the operator ran in. A DMA is counted with the operation after it (it
+fetches that operation's weights). The cycle column sums to the summary's NPU figure (`npu_estimate`). Host kernels
+have no cost model: their rows give only the bytes of the tensors they read and write.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from dataclasses import astuple, dataclass, fields
+
+import tvm
+from tvm import relax
+
+from .aot.program import HostStep, NpuStep
+from .codegen import NpuArtifact
+from .frontend.importer import source_ops
+from .host import fuse_host_ops
+from .legalize import legalize
+from .sim import Simulator, stats
+
+FLASH_REGION = 0
+SHRAM = "shram"
+
+
+@dataclass(frozen=True)
+class LayerRow:
+    """One TFLite operator. Counts are 0 where nothing applies; `cascade` is "" outside a cascade."""
+
+    index: int
+    operator: str
+    target: str  # "NPU" or "host"
+    became: str
+    macs: int = 0
+    cycles: int = 0
+    compute_cycles: int = 0
+    memory_cycles: int = 0
+    flash_read: int = 0
+    flash_written: int = 0
+    sram_read: int = 0
+    sram_written: int = 0
+    cascade: str = ""
+
+
+COLUMNS = tuple(f.name for f in fields(LayerRow))
+
+
+def npu_operation_stats(artifact: NpuArtifact) -> list[stats.OpStats]:
+    """The cost model's statistics of every NPU operation (DMA included) of one launch, in stream order."""
+    simulator = Simulator(artifact.accelerator)
+    return stats.estimate(simulator.commands(artifact.driver_payload), simulator.accelerator).ops
+
+
+def npu_estimate(artifacts: list[NpuArtifact]) -> int:
+    """Estimated NPU cycles per inference: the sum of every operation's estimate (no overlap credited)."""
+    return sum(op.cycles for artifact in artifacts for op in npu_operation_stats(artifact))
+
+
+def _binding_names(func: relax.Function) -> set[str]:
+    """The names of every binding in `func`, nested composite functions included."""
+    names = set()
+    for block in func.body.blocks:
+        for binding in block.bindings:
+            names.add(binding.var.name)
+            if isinstance(binding.value, relax.Function):
+                names |= _binding_names(binding.value)
+    return names
+
+
+def _composite_calls(func: relax.Function) -> list[relax.Function]:
+    """The composite functions an NPU function calls, in binding order (one NPU primitive each)."""
+    composites, calls = {}, []
+    for block in func.body.blocks:
+        for binding in block.bindings:
+            if isinstance(binding.value, relax.Function):
+                composites[binding.var] = binding.value
+            elif isinstance(binding.value, relax.Call) and binding.value.op in composites:
+                calls.append(composites[binding.value.op])
+    return calls
+
+
+def _claims(functions: list[relax.Function], owners: dict[str, int], indices: list[int]) -> list[set[int]]:
+    """For each function, the TFLite operators (of `indices`) whose Relax bindings it holds. Fusion renames a
+    function's last binding, so a one-binding operator such as RESHAPE keeps none of its names: a function that
+    claims nothing gets the next operator of `indices`, in model order, that no function claims."""
+    claims = [{owners[name] for name in _binding_names(f) if name in owners} & set(indices) for f in functions]
+    claimed = set().union(*claims)
+    free = iter(i for i in indices if i not in claimed)
+    return [claim or {next(free)} for claim in claims]
+
+
+def _traffic(op: stats.OpStats) -> tuple[int, int, int, int]:
+    """Bytes read from flash, written to flash, read from SRAM, written to SRAM."""
+    def split(counter):
+        return (sum(v for k, v in counter.items() if k == FLASH_REGION),
+                sum(v for k, v in counter.items() if k not in (FLASH_REGION, SHRAM)))
+
+    (flash_read, sram_read), (flash_written, sram_written) = split(op.bytes_read), split(op.bytes_written)
+    return flash_read, flash_written, sram_read, sram_written
+
+
+def _operations(artifact: NpuArtifact) -> list[tuple[str, list[stats.OpStats]]]:
+    """Each block operation's primitive (its `source`) and statistics, with the DMAs before it (trailing DMAs go
+    with the last one)."""
+    ops = npu_operation_stats(artifact)
+    if sum(op.kind != "DMA" for op in ops) != len(artifact.ops):
+        raise AssertionError(f"{artifact.name}: the stream's block operations do not match its description")
+    owned, pending, described = [], [], iter(artifact.ops)
+    for op in ops:
+        pending.append(op)
+        if op.kind != "DMA":
+            owned.append((next(described), pending))
+            pending = []
+    if pending and owned:
+        owned[-1][1].extend(pending)
+    return owned
+
+
+def _cascades(artifact: NpuArtifact) -> dict[int, str]:
+    """Primitive index → the cascade it ran in (cascades of several primitives only)."""
+    if artifact.cascade is None:
+        return {}
+    plans = [plan for plan in artifact.cascade.proposal.cascades if len(plan.parts) > 1]
+    return {part: f"{artifact.name} cascade {k}: ops {plan.parts[0]}-{plan.parts[-1]} in {plan.stripes} stripes"
+            for k, plan in enumerate(plans) for part in plan.parts}
+
+
+class _Layer:
+    """What one TFLite operator became, summed while the steps are read."""
+
+    def __init__(self):
+        self.became: Counter = Counter()
+        self.totals = [0] * 8  # macs, cycles, compute, memory, flash read/written, SRAM read/written
+        self.cascades: list[str] = []
+
+    def add(self, what: str, counts=(0,) * 8, cascade: str = "") -> None:
+        self.became[what] += 1
+        self.totals = [a + b for a, b in zip(self.totals, counts)]
+        if cascade and cascade not in self.cascades:
+            self.cascades.append(cascade)
+
+    def row(self, index: int, operator: str, target: str) -> LayerRow:
+        became = ", ".join(what + (f" x{count}" if count > 1 else "") for what, count in self.became.items())
+        return LayerRow(index, operator, target, became, *self.totals, "; ".join(self.cascades))
+
+
+def _npu_step(layers: dict[int, _Layer], step: NpuStep, graph, claims: list[set[int]]) -> None:
+    """Add one launch's operations to the layers of the operators its primitives came from."""
+    sources = [op.source for op in graph.ops]
+    cascades = _cascades(step.artifact)
+    for summary, operations in _operations(step.artifact):
+        primitive = sources.index(summary.source)
+        layer = layers.setdefault(min(claims[primitive]), _Layer())  # fused operators count with the first
+        for op in operations:
+            name = "DMA" if op.kind == "DMA" else summary.npu_operation
+            counts = (op.macs, op.cycles, op.compute_cycles, op.memory_cycles, *_traffic(op))
+            layer.add(f"{step.artifact.name} {name}", counts, cascades.get(primitive, ""))
+
+
+def layer_rows(module) -> list[LayerRow]:
+    """One row per operator of the offload report (model order) of a `CompiledModel`."""
+    owners = {name: op.index for op in source_ops(module.partitioned) for name in op.bindings}
+    npu = [e.index for e in module.offload.ops if e.target == "ethos-u"]
+    host = [e.index for e in module.offload.ops if e.target == "host"]
+    fused = fuse_host_ops(module.partitioned)
+    callees = [fused[b.value.op] for block in fused["main"].body.blocks for b in block.bindings
+               if isinstance(b.value, relax.Call) and isinstance(b.value.op, tvm.ir.GlobalVar)]
+    if len(callees) != len(module.program.steps):
+        raise AssertionError("the program's steps do not match main's calls")
+    graphs = {graph.function: graph for graph in legalize(fused)}
+    npu_steps = [s for s in module.program.steps if isinstance(s, NpuStep)]
+    composites = [_composite_calls(fused[s.artifact.function]) for s in npu_steps]
+    claims = iter(_claims([c for calls in composites for c in calls], owners, npu))  # one primitive each
+    host_steps = [(s, f) for s, f in zip(module.program.steps, callees) if isinstance(s, HostStep)]
+    host_claims = _claims([f for _, f in host_steps], owners, host)
+    layers: dict[int, _Layer] = {}
+    for step, calls in zip(npu_steps, composites):
+        step_claims = [next(claims) for _ in calls]
+        _npu_step(layers, step, graphs[step.artifact.function], step_claims)
+    for (step, _), claim in zip(host_steps, host_claims):
+        read = sum(module.program.tensors[name].nbytes for name in step.inputs)
+        written = module.program.tensors[step.output].nbytes
+        layers.setdefault(min(claim), _Layer()).add(step.kernel.name, (0, 0, 0, 0, 0, 0, read, written))
+    rows = []
+    for entry in module.offload.ops:
+        target = "NPU" if entry.target == "ethos-u" else "host"
+        layer = layers.get(entry.index)
+        rows.append(layer.row(entry.index, entry.op, target) if layer is not None
+                    else LayerRow(entry.index, entry.op, target, _nothing(entry)))
+    return rows
+
+
+def _nothing(entry) -> str:
+    """What an operator that no step computes became."""
+    return entry.reason if entry.target == "host" and entry.reason.startswith("folded") else "fused into another"
+
+
+def to_csv(rows: list[LayerRow]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    writer.writerows(astuple(row) for row in rows)
+    return out.getvalue()
+
+
+def to_table(rows: list[LayerRow]) -> str:
+    """The rows as aligned text, with a total line (the cycles the summary reports)."""
+    cells = [COLUMNS] + [tuple(str(v) for v in astuple(row)) for row in rows]
+    total = ("", "total", "", "") + tuple(str(sum(getattr(r, c) for r in rows)) for c in COLUMNS[4:12]) + ("",)
+    cells.append(total)
+    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+    numeric = set(range(4, 12)) | {0}
+    return "\n".join("  ".join(cell.rjust(w) if i in numeric else cell.ljust(w)
+                               for i, (cell, w) in enumerate(zip(row, widths))).rstrip() for row in cells)

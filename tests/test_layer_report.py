@@ -1,0 +1,127 @@
+"""`tvmc compile --dump-per-layer FILE.csv` and `-v`: one row per TFLite operator, in model order, whose cycles sum
+to the compile summary's NPU figure and agree with what the simulator measures when the model runs."""
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import ethosu_tvm
+from ethosu_tvm.cli import main as tvmc
+from ethosu_tvm.layer_report import COLUMNS, layer_rows
+from ethosu_tvm.testing import models, shared_model
+from ethosu_tvm.testing.reference import random_inputs
+
+NUMBERS = COLUMNS[4:12]
+DS_CNN_OPS = ["CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "AVERAGE_POOL_2D",
+              "RESHAPE", "FULLY_CONNECTED", "SOFTMAX"]
+# MACs of the factory's DS-CNN from its shapes: a 10x4 stride-2 convolution 49x10x1 → 25x5x16, 3x3 depthwise and
+# 1x1 pointwise convolutions on 25x5x16, the 16 → 12 fully connected layer.
+DS_CNN_MACS = {0: 25 * 5 * 16 * 10 * 4, 1: 25 * 5 * 16 * 9, 2: 25 * 5 * 16 * 16, 3: 25 * 5 * 16 * 9,
+               4: 25 * 5 * 16 * 16, 7: 16 * 12}
+
+
+def _summary_cycles(text: str) -> int:
+    (cycles,) = re.findall(r"^NPU: estimated (\d+) cycles per inference", text, re.MULTILINE)
+    return int(cycles)
+
+
+def _measured(module, model: bytes):
+    """Cycles, MACs and traffic the simulator measures at the memory interface while the model runs."""
+    module.run(random_inputs(model, 0))
+    ops = [op for launch in module._runner.stats for op in launch.ops]
+    read = sum((Counter(op.bytes_read) for op in ops), Counter())
+    written = sum((Counter(op.bytes_written) for op in ops), Counter())
+    return sum(op.cycles for op in ops), sum(op.macs for op in ops), read, written
+
+
+@pytest.mark.parametrize("cascader", [False, True])
+def test_factory_ds_cnn_rows(cascader):
+    model = models.make_graph("ds_cnn")
+    target = f"ethos-u -accelerator-config=ethos-u55-128{' -enable-cascader=1' if cascader else ''},c"
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=target)
+    rows = layer_rows(module)
+    assert [(r.index, r.operator, r.target) for r in rows] == \
+        [(i, op, "host" if op == "SOFTMAX" else "NPU") for i, op in enumerate(DS_CNN_OPS)]
+    assert {i: rows[i].macs for i in DS_CNN_MACS} == DS_CNN_MACS
+    assert all(r.became.startswith("ethos_u_0 Npu") and r.cycles == max(r.compute_cycles, r.memory_cycles)
+               for r in rows[:8] if "x" not in r.became)  # one operation each: its cycles are max(compute, memory)
+    assert rows[8].became == "tvmgen_default_softmax_0"
+    assert (rows[8].macs, rows[8].cycles, rows[8].sram_read, rows[8].sram_written) == (0, 0, 12, 12)
+    assert sum(r.cycles for r in rows) == _summary_cycles(module.summary())
+
+    cycles, macs, read, written = _measured(module, model)
+    npu = rows[:8]
+    assert sum(r.cycles for r in npu) == cycles
+    assert sum(r.macs for r in npu) == macs
+    assert sum(r.flash_read for r in npu) == read[0] and sum(r.flash_written for r in npu) == written[0] == 0
+    assert sum(r.sram_read for r in npu) == sum(v for k, v in read.items() if k not in (0, "shram"))
+    assert sum(r.sram_written for r in npu) == sum(v for k, v in written.items() if k not in (0, "shram"))
+    if cascader:
+        assert [r.cascade for r in rows] == ["ethos_u_0 cascade 0: ops 0-4 in 25 stripes"] * 5 + [""] * 4
+        assert rows[0].became == "ethos_u_0 NpuConv2DOperation x25"
+    else:
+        assert all(r.cascade == "" for r in rows)
+
+
+def test_two_launches_keep_their_operators():
+    """multi_io: CONV_2D + ADD in one NPU launch, MUL + MAX_POOL_2D in another; MAX_POOL_2D's single Relax binding
+    is renamed by fusion, and still finds its row."""
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(models.make_graph("multi_io")),
+                              target="ethos-u -accelerator-config=ethos-u55-64,c")
+    rows = layer_rows(module)
+    assert [(r.operator, r.became) for r in rows] == [
+        ("CONV_2D", "ethos_u_0 NpuConv2DOperation"), ("ADD", "ethos_u_0 NpuElementWiseOperation"),
+        ("MUL", "ethos_u_1 NpuElementWiseOperation"), ("MAX_POOL_2D", "ethos_u_1 NpuPoolingOperation")]
+    assert rows[0].macs == 8 * 8 * 4 * 3 * 3 * 4  # 3x3 convolution, 4 → 4 channels on 8x8
+    assert all(r.cycles > 0 for r in rows)
+    assert sum(r.cycles for r in rows) == _summary_cycles(module.summary())
+
+
+def test_kws_csv_and_verbose_table(tmp_path, capsys):
+    model = tmp_path / "kws.tflite"
+    model.write_bytes(shared_model("mlperf_tiny_kws_dscnn_int8.tflite"))
+    dump = tmp_path / "layers.csv"
+    assert tvmc(["compile", str(model), "--target=ethos-u -accelerator-config=ethos-u55-128,c", "-v",
+                 "--dump-per-layer", str(dump), "-o", str(tmp_path / "kws.tar")]) == 0
+    out = capsys.readouterr().out
+    with dump.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert tuple(rows[0]) == COLUMNS
+    assert [int(r["index"]) for r in rows] == list(range(13))
+    assert [r["target"] for r in rows] == ["NPU"] * 12 + ["host"]
+    assert [r["operator"] for r in rows[:3]] == ["CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D"]
+    assert int(rows[0]["macs"]) == 25 * 5 * 64 * 10 * 4  # 49x10x1 → 25x5x64, 10x4 kernel
+    assert sum(int(r["cycles"]) for r in rows) == _summary_cycles(out)
+
+    table = out[out.index("index  operator"):out.index("\nWrote ")].splitlines()
+    assert len(table) == 1 + 13 + 1
+    assert table[-1].split() == ["total"] + [str(sum(int(r[c]) for r in rows)) for c in NUMBERS]
+    assert table[13].split() == ["12", "SOFTMAX", "host", "tvmgen_default_softmax_0", "0", "0", "0", "0", "0", "0",
+                                 "12", "12"]
+
+
+def test_quiet_and_verbose_exclude_each_other(tmp_path, capsys):
+    model = tmp_path / "m.tflite"
+    model.write_bytes(models.make("conv2d", 0))
+    assert tvmc(["compile", str(model), "--target=c", "-q", "-v", "-o", str(tmp_path / "m.tar")]) == 2
+    assert capsys.readouterr().err == "tvmc: error: -q and -v cannot be combined\n"
+    assert not Path(tmp_path / "m.tar").exists()
+
+
+def test_csv_of_a_host_only_build(tmp_path, capsys):
+    """No NPU: every row is a host kernel, no cycles, and the summary has no NPU line."""
+    model = tmp_path / "m.tflite"
+    model.write_bytes(models.make_graph("ds_cnn"))
+    dump = tmp_path / "layers.csv"
+    assert tvmc(["compile", str(model), "--target=c", "--dump-per-layer", str(dump), "-o",
+                 str(tmp_path / "m.tar")]) == 0
+    assert "NPU: estimated" not in capsys.readouterr().out
+    rows = list(csv.DictReader(io.StringIO(dump.read_text())))
+    assert [r["operator"] for r in rows] == DS_CNN_OPS
+    assert all(r["target"] == "host" and r["cycles"] == "0" and r["became"].startswith("tvmgen_default_")
+               for r in rows)
