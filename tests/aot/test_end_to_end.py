@@ -51,6 +51,9 @@ HOST_VARIANTS = {  # forms of host-only ops the factory defaults do not reach
     "cast-int16-to-int8": ("cast", dict(dtype="int16", out_type="int8")),
     "batch_matmul-adj-constant-lhs": ("batch_matmul", dict(in_shape=(2, 8, 6), constant_lhs=(8, 4), adj_x=True)),
     "batch_matmul-broadcast-adj-y": ("batch_matmul", dict(in_shape=(2, 3, 5), in2_shape=(4, 1, 7, 5), adj_y=True)),
+    "select_v2-broadcast": ("select_v2", dict(in_shape=(2, 1, 5), in2_shape=(3, 1), condition_shape=(1, 5))),
+    "select_v2-constant-y-int16": ("select_v2", dict(dtype="int16", constant_rhs=(8,), condition_shape=(8, 1))),
+    "select_v2-constant-condition": ("select_v2", dict(constant_condition=True, condition_shape=(1, 8, 1))),
 }
 
 

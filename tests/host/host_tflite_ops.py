@@ -155,6 +155,11 @@ def host_op(model: bytes) -> spec.HostOp:
         output = op.graph.Tensors(op.output_index)
         return spec.Comparison(_COMPARISONS[code], op.input, op.tensor(op.inputs[1]),
                                tuple(int(d) for d in output.ShapeAsNumpy()), **values)
+    if code == _OP.SELECT_V2:
+        shapes = [tuple(int(d) for d in op.graph.Tensors(i).ShapeAsNumpy()) for i in op.inputs + [op.output_index]]
+        values = {f"{role}_values": op.constant(k) for k, role in enumerate(("condition", "x", "y"))
+                  if op.model.Buffers(op.graph.Tensors(op.inputs[k]).Buffer()).DataLength()}
+        return spec.Select(*shapes, op.output.dtype, **values)
     if code == _OP.ADD_N:
         return spec.AddN(tuple(op.tensor(i) for i in op.inputs), op.output)
     if code == _OP.PACK:

@@ -11,7 +11,7 @@ Exceptions, each checked by its own test below:
 * MIRROR_PAD: Vela writes the reflected rows through a negative OFM row stride (40-bit two's complement), which the
   simulator reads as unsigned and refuses as an access outside the region.
 * SQRT, ARG_MIN, CAST, LOG_SOFTMAX, ADD_N: Vela leaves them on the CPU (it maps ARG_MAX).
-* EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL (int8 to bool): Vela fails on them.
+* EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL (int8 to bool) and SELECT_V2: Vela fails on them.
 * NEG: Vela saturates −(−128) to 127 (newer TFLite does too); LiteRT 2.3 wraps it to −128, as we do.
 """
 import functools
@@ -76,7 +76,9 @@ def _has_int16(op: str) -> bool:
 
 
 VELA_DIFFERS = ("neg",)  # Vela saturates where LiteRT wraps (see above)
-VELA_FAILS = ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal")
+# op -> the operation Vela's graph has that it fails on
+VELA_FAILS = {**{op: "And" for op in ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal")},
+              "select_v2": "NotEqual"}
 # SUM: LiteRT is no oracle (see above)
 ORACLE_OPS = [op for op in models.OPS if op not in REF_KERNEL_WRONG and op not in NOT_ON_NPU
               and op not in NEGATIVE_OFM_STRIDE and op not in VELA_DIFFERS and op not in VELA_FAILS]
@@ -140,8 +142,8 @@ def test_negative_ofm_stride_is_refused(op, vela):
 
 
 @pytest.mark.parametrize("op", VELA_FAILS)
-def test_vela_fails_on_comparisons(op, vela):
-    with pytest.raises(RuntimeError, match=r"Non-passthrough operation \(And\) could not run on NPU"):
+def test_vela_fails_on_comparisons_and_select(op, vela):
+    with pytest.raises(RuntimeError, match=rf"Non-passthrough operation \({VELA_FAILS[op]}\) could not run on NPU"):
         vela(op, models.make(op), "ethos-u55-128", "Performance")
 
 

@@ -29,7 +29,7 @@ MODEL_IO_ATTR = "ethosu.io"
 VALUE_MOVING_OPS = frozenset({"PAD", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "SLICE", "STRIDED_SLICE", "SPLIT",
                               "SPLIT_V", "PACK", "UNPACK", "RESIZE_NEAREST_NEIGHBOR", "DEPTH_TO_SPACE",
                               "SPACE_TO_DEPTH", "MIRROR_PAD", "PADV2", "REVERSE_V2", "GATHER", "BROADCAST_TO",
-                              "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND"})
+                              "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "SELECT_V2"})
 
 
 class ModelImportError(ValueError):

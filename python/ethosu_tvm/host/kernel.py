@@ -30,6 +30,7 @@ from .ops import (
     reduce,
     requantize,
     resize,
+    select,
     softmax,
     transpose_conv,
 )
@@ -66,6 +67,7 @@ _DEFINITIONS = {
     spec.Binary: binary.define,
     spec.AddN: add_n.define,
     spec.Comparison: comparison.define,
+    spec.Select: select.define,
     spec.BatchMatMul: batch_matmul.define,
     spec.ArgMinMax: arg_min_max.define,
     spec.Cast: cast.define,

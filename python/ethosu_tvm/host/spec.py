@@ -298,6 +298,22 @@ class Comparison:
     rhs_values: Optional[np.ndarray] = None
 
 
+@dataclass(frozen=True, eq=False)
+class Select:
+    """SELECT_V2: x where the bool condition holds, else y, the three broadcast to `output_shape` (int8 or int16
+    `dtype`). TFLite's kernels copy the integers whatever x's, y's and the output's quantization, so none is kept.
+    An operand with values is a model constant, not a kernel input."""
+
+    condition_shape: tuple[int, ...]
+    x_shape: tuple[int, ...]
+    y_shape: tuple[int, ...]
+    output_shape: tuple[int, ...]
+    dtype: str
+    condition_values: Optional[np.ndarray] = None
+    x_values: Optional[np.ndarray] = None
+    y_values: Optional[np.ndarray] = None
+
+
 @dataclass(frozen=True)
 class AddN:
     """ADD_N (int8) of same-shaped inputs sharing one quantization (TFLite Micro requires it; LiteRT has no int8
@@ -364,8 +380,8 @@ class Dequantize:
 
 HostOp = Union[Softmax, LogSoftmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, Sqrt, Neg, HardSwish, Requantize, Relu,
                LeakyRelu, Prelu, Reshape, Pad, Concatenation, StridedSlice, Transpose, BroadcastTo, Pack, Conv2D,
-               TransposeConv2D, FullyConnected, Pool2D, Binary, Comparison, BatchMatMul, AddN, ArgMinMax, Cast, Reduce,
-               Resize, FloatQuantize, Dequantize]
+               TransposeConv2D, FullyConnected, Pool2D, Binary, Comparison, Select, BatchMatMul, AddN, ArgMinMax, Cast,
+               Reduce, Resize, FloatQuantize, Dequantize]
 
 
 _NAMES = {Softmax: "softmax", LogSoftmax: "log_softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs",
@@ -374,6 +390,7 @@ _NAMES = {Softmax: "softmax", LogSoftmax: "log_softmax", Logistic: "logistic", T
           StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack", BroadcastTo: "broadcast_to",
           FullyConnected: "fully_connected",
           BatchMatMul: "batch_matmul", AddN: "add_n", Cast: "cast", TransposeConv2D: "transpose_conv",
+          Select: "select_v2",
           FloatQuantize: "quantize", Dequantize: "dequantize"}
 
 

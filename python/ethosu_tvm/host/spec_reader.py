@@ -207,6 +207,14 @@ def _comparison(c: _Composite) -> spec.Comparison:
                            **values)
 
 
+def _select(c: _Composite) -> spec.Select:
+    """Constant operands become the kernel's constant values (one feature map at least)."""
+    roles = ("condition", "x", "y")
+    c.operands(*roles, constants=2)
+    values = {f"{role}_values": np.asarray(const_value(c[role])) for role in roles if is_constant(c[role])}
+    return spec.Select(*(shape_of(c[role]) for role in roles), shape_of(c["where"]), dtype_of(c["where"]), **values)
+
+
 def _cast(c: _Composite) -> spec.Cast:
     c.operands("ifm")
     return spec.Cast(shape_of(c["ifm"]), dtype_of(c["ifm"]), dtype_of(c["cast"]))
@@ -399,6 +407,7 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "arg_max": _arg_min_max,
     "arg_min": _arg_min_max,
     "cast": _cast,
+    "select_v2": _select,
     **{kind: _comparison for kind in COMPARISON_OPS},
     "avg_pool2d": _pool,
     "max_pool2d": _pool,

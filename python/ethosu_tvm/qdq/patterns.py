@@ -144,6 +144,13 @@ def comparison(name: str, relax_op: str) -> CompositePattern:
     return CompositePattern(name, core, dict(lhs=lhs, rhs=rhs, lhs_dq=lhs_dq, rhs_dq=rhs_dq, core=core))
 
 
+def select(name: str) -> CompositePattern:
+    """SELECT_V2: a where of a bool condition over raw int8/int16 integers (PRELU and ELU have float ones)."""
+    condition, x, y = wildcard(), wildcard(), wildcard()
+    where = is_op("relax.where")(condition, x, y) & (has_dtype("int8") | has_dtype("int16"))
+    return CompositePattern(name, where, dict(condition=condition, x=x, y=y, where=where))
+
+
 def squared_difference(name: str) -> CompositePattern:
     """The frontend's SQUARED_DIFFERENCE: dequantize both operands → subtract → multiply the difference by itself
     → quantize."""

@@ -56,12 +56,18 @@ class NetBase:
         is16 = np.dtype(dtype) == np.int16
         scale = scale if scale is not None else (1 / 2048 if is16 else 0.02)
         zero_point = zero_point if zero_point is not None else (0 if is16 else -3)
-        name = f"input_{len(self._inputs)}"
+        name = f"input_{len(self._io_tensors['inputs'])}"
         tensor = self._activation(shape, dtype, scale, zero_point, name=f"{name}_int" if self.float_io else name)
         self._inputs.append(tensor)
         self._io_tensors["inputs"].append(self._float_edge(tensor, name, _OP.QUANTIZE) if self.float_io
                                           else tensor.index)
         return tensor
+
+    def bool_input(self, shape) -> int:
+        """A bool model input (float_io leaves it bool); its tensor index."""
+        index = self.builder.add_tensor(f"input_{len(self._io_tensors['inputs'])}", shape, np.bool_)
+        self._io_tensors["inputs"].append(index)
+        return index
 
     def constant(self, shape, dtype, scale: float, zero_point: int) -> QTensor:
         """A quantized constant operand with values drawn from the seed over the whole integer range."""

@@ -124,3 +124,15 @@ class BinaryOps(NetBase):
 
     def less_equal(self, a: QTensor, b: QTensor) -> QTensor:
         return self._comparison(_OP.LESS_EQUAL, a, b)
+
+    def select_v2(self, condition: int, x: QTensor, y: QTensor) -> QTensor:
+        """SELECT_V2 of x and y by the bool tensor `condition` (its index), the three broadcast against each other;
+        the output has x's quantization (TFLite copies the integers whatever the quantizations)."""
+        shape = self.builder.tensor_shape(condition)
+        try:
+            shape = tuple(np.broadcast_shapes(shape, _broadcast_shape(x, y)))
+        except ValueError:
+            raise ValueError(f"the condition's shape {shape} does not broadcast with {x.shape} and {y.shape}") from None
+        out = self._same_quant(x, shape)
+        self.builder.add_operator(_OP.SELECT_V2, [condition, x.index, y.index], [out.index])
+        return out

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
+
 from .net import Net
 
 # Ops with 16-bit activation kernels in both LiteRT and TFLite Micro (16x8 for the weighted ones).
@@ -10,7 +12,7 @@ _INT16_OPS = {
     "conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "sub", "mul",
     "minimum", "maximum", "tanh", "logistic", "softmax", "reshape", "quantize", "mean", "sum",
     "resize_nearest_neighbor", "split", "split_v", "strided_slice", "slice", "transpose", "pack", "unpack", "padv2",
-    "reverse_v2", "broadcast_to", "cast",
+    "reverse_v2", "broadcast_to", "cast", "select_v2",
 }
 # op kind -> (Net method, number of tensor inputs, default input shape)
 _SINGLE = {
@@ -38,6 +40,7 @@ _SINGLE = {
     "greater_equal": (Net.greater_equal, 2, (1, 8, 8, 8)),
     "less": (Net.less, 2, (1, 8, 8, 8)),
     "less_equal": (Net.less_equal, 2, (1, 8, 8, 8)),
+    "select_v2": (Net.select_v2, 2, (1, 8, 8, 8)),
     "reshape": (Net.reshape, 1, (1, 4, 4, 8)),
     "concatenation": (Net.concatenation, 2, (1, 4, 4, 8)),
     "split": (Net.split, 1, (1, 4, 4, 8)),
@@ -90,10 +93,23 @@ _INPUT_DEFAULTS = {"log": {"in_zp": -128}, "rsqrt": {"in_zp": -128}, "sqrt": {"i
 _SECOND_OPERAND = {"in2_shape", "in2_scale", "in2_zp", "constant_lhs", "constant_rhs"}
 # Ops taking a list of same-quantized inputs (`num_inputs` of them).
 _LIST_OPS = ("concatenation", "pack", "add_n")
+# Ops whose first operand is a bool condition, and its parameters.
+_CONDITION_OPS = ("select_v2",)
+_CONDITION = {"condition_shape", "constant_condition"}
 
 
 def _op_params(method) -> list[str]:
-    return [p for p in inspect.signature(method).parameters if p not in ("self", "x", "a", "b", "inputs")]
+    return [p for p in inspect.signature(method).parameters
+            if p not in ("self", "x", "a", "b", "inputs", "condition", "y")]
+
+
+def _condition(net: Net, params: dict, shape) -> int:
+    """The bool condition: the first model input, of `condition_shape` (default the input's), or with
+    `constant_condition` a constant of that shape drawn from the seed."""
+    shape = tuple(int(d) for d in params.pop("condition_shape", shape))
+    if params.pop("constant_condition", False):
+        return net._const(net.rng.integers(0, 2, size=shape).astype(np.bool_))
+    return net.bool_input(shape)
 
 
 def _operands(net: Net, first, params: dict, shape, dtype, quant) -> tuple:
@@ -120,7 +136,7 @@ def make(op: str, seed: int = 0, **params) -> bytes:
     the model float32 inputs and outputs around QUANTIZE and DEQUANTIZE operators; binary ops also take
     `in2_shape`, `in2_scale`, `in2_zp` (broadcasting allowed), or make one operand a constant of that
     quantization with `constant_lhs=shape` or `constant_rhs=shape` (values from the seed); concatenation takes
-    `num_inputs`. Every other parameter is the op's own (see the `Net` method of the same name). Bad values raise
+    `num_inputs`; select_v2 takes `condition_shape` and `constant_condition` (see `_condition`). Every other parameter is the op's own (see the `Net` method of the same name). Bad values raise
     ValueError.
     """
     if op not in _SINGLE:
@@ -129,6 +145,7 @@ def make(op: str, seed: int = 0, **params) -> bytes:
     allowed = set(_op_params(method)) | {"in_shape", "dtype", "in_scale", "in_zp", "per_tensor_axis", "float_io"}
     allowed |= _SECOND_OPERAND if arity == 2 and op not in _LIST_OPS else set()
     allowed |= {"num_inputs"} if op in _LIST_OPS else set()
+    allowed |= _CONDITION if op in _CONDITION_OPS else set()
     unknown = sorted(set(params) - allowed)
     if unknown:
         raise ValueError(f"unknown parameter(s) {', '.join(unknown)} for op {op!r}; "
@@ -142,6 +159,7 @@ def make(op: str, seed: int = 0, **params) -> bytes:
     shape = tuple(params.pop("in_shape", default_shape))
     net = Net(seed, f"ethosu_tvm.testing.models:{op}", params.pop("per_tensor_axis", None),
               params.pop("float_io", False))
+    leading = (_condition(net, params, shape),) if op in _CONDITION_OPS else ()
     first = net.input(shape, dtype, params.pop("in_scale", None), params.pop("in_zp", None))
     if op in _LIST_OPS:
         count = params.pop("num_inputs", 2)
@@ -154,7 +172,7 @@ def make(op: str, seed: int = 0, **params) -> bytes:
         default_scale, default_zp = (first.scale, first.zero_point) if same else (None, None)
         quant = (params.pop("in2_scale", default_scale),
                  params.pop("in2_zp", default_zp if same else (None if dtype == "int8" else 0)))
-        result = method(net, *_operands(net, first, params, shape, dtype, quant), **params)
+        result = method(net, *leading, *_operands(net, first, params, shape, dtype, quant), **params)
     else:
         result = method(net, first, **params)
     for tensor in result if isinstance(result, list) else [result]:
