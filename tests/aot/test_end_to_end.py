@@ -54,6 +54,9 @@ HOST_VARIANTS = {  # forms of host-only ops the factory defaults do not reach
     "select_v2-broadcast": ("select_v2", dict(in_shape=(2, 1, 5), in2_shape=(3, 1), condition_shape=(1, 5))),
     "select_v2-constant-y-int16": ("select_v2", dict(dtype="int16", constant_rhs=(8,), condition_shape=(8, 1))),
     "select_v2-constant-condition": ("select_v2", dict(constant_condition=True, condition_shape=(1, 8, 1))),
+    "gather_nd-arg_max-indices": ("gather_nd", dict(in_shape=(4, 4, 3), index_source=(5, 2, 4))),
+    "gather_nd-int16-rows": ("gather_nd", dict(dtype="int16", in_shape=(6, 5), indices=(((5,), (0,)), ((2,), (2,))))),
+    "fill-int16-1d": ("fill", dict(dtype="int16", shape=(9,))),
 }
 
 

@@ -160,6 +160,14 @@ def host_op(model: bytes) -> spec.HostOp:
         values = {f"{role}_values": op.constant(k) for k, role in enumerate(("condition", "x", "y"))
                   if op.model.Buffers(op.graph.Tensors(op.inputs[k]).Buffer()).DataLength()}
         return spec.Select(*shapes, op.output.dtype, **values)
+    if code == _OP.FILL:
+        return spec.Fill(op.output.shape, op.output.dtype)
+    if code == _OP.GATHER_ND:  # constant indices as the importer holds them, int64
+        params, indices = (op.graph.Tensors(i) for i in op.inputs)
+        values = op.constant(1) if op.model.Buffers(indices.Buffer()).DataLength() else None
+        return spec.GatherNd(op.input.shape, tuple(int(d) for d in indices.ShapeAsNumpy()), op.input.dtype,
+                             "int64" if values is not None else str(TFLITE_DTYPES[indices.Type()]),
+                             indices_values=None if values is None else values.astype(np.int64))
     if code == _OP.ADD_N:
         return spec.AddN(tuple(op.tensor(i) for i in op.inputs), op.output)
     if code == _OP.PACK:

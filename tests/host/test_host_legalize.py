@@ -95,6 +95,10 @@ HOST_CASES = [
     ("select_v2", {}),
     ("select_v2", dict(I16, in_shape=(2, 1, 5), in2_shape=(3, 1), condition_shape=(1, 5))),
     ("select_v2", dict(constant_lhs=(8,), condition_shape=(8, 1))),
+    ("fill", {}),
+    ("fill", dict(I16, shape=(3, 1, 4))),
+    ("gather_nd", {}),
+    ("gather_nd", dict(I16, in_shape=(6, 5), indices=(((5,), (0,)), ((2,), (2,))))),
 ]
 # int8 operators the NPU takes: their host patterns, checked on the module before partitioning.
 UNPARTITIONED_CASES = [

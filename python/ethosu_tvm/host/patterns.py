@@ -23,6 +23,8 @@ from ..qdq.patterns import (
     broadcast_to,
     concatenation,
     dequantized,
+    fill,
+    gather_nd,
     hard_swish,
     log_softmax,
     pack,
@@ -61,6 +63,8 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         batch_matmul(f"{HOST}.batch_matmul"),
         *(comparison(f"{HOST}.{kind}", relax_op) for kind, relax_op in COMPARISON_OPS.items()),
         select(f"{HOST}.select_v2"),
+        fill(f"{HOST}.fill"),
+        gather_nd(f"{HOST}.gather_nd"),  # before cast: it holds the cast of its indices
         arg_min_max(f"{HOST}.arg_max", "relax.argmax"),
         arg_min_max(f"{HOST}.arg_min", "relax.argmin"),
         softmax(f"{HOST}.softmax"),

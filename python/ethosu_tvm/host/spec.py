@@ -315,6 +315,29 @@ class Select:
 
 
 @dataclass(frozen=True)
+class Fill:
+    """FILL: the one int8/int16 value (a scalar input) repeated over `output_shape`; the integer is copied whatever
+    the quantizations, as TFLite Micro does (LiteRT refuses differing ones)."""
+
+    output_shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass(frozen=True, eq=False)
+class GatherNd:
+    """GATHER_ND: for each index tuple (the last axis of `indices_shape`, int32 or int64 `indices_dtype`), the slice
+    of the int8/int16 params it starts; the output shape is indices_shape[:-1] + params_shape[depth:]. The integers
+    are copied whatever the quantizations. Operands with values are model constants (one at most)."""
+
+    params_shape: tuple[int, ...]
+    indices_shape: tuple[int, ...]
+    dtype: str
+    indices_dtype: str
+    params_values: Optional[np.ndarray] = None
+    indices_values: Optional[np.ndarray] = None
+
+
+@dataclass(frozen=True)
 class AddN:
     """ADD_N (int8) of same-shaped inputs sharing one quantization (TFLite Micro requires it; LiteRT has no int8
     kernel)."""
@@ -380,8 +403,8 @@ class Dequantize:
 
 HostOp = Union[Softmax, LogSoftmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, Sqrt, Neg, HardSwish, Requantize, Relu,
                LeakyRelu, Prelu, Reshape, Pad, Concatenation, StridedSlice, Transpose, BroadcastTo, Pack, Conv2D,
-               TransposeConv2D, FullyConnected, Pool2D, Binary, Comparison, Select, BatchMatMul, AddN, ArgMinMax, Cast,
-               Reduce, Resize, FloatQuantize, Dequantize]
+               TransposeConv2D, FullyConnected, Pool2D, Binary, Comparison, Select, Fill, GatherNd, BatchMatMul, AddN,
+               ArgMinMax, Cast, Reduce, Resize, FloatQuantize, Dequantize]
 
 
 _NAMES = {Softmax: "softmax", LogSoftmax: "log_softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs",
@@ -390,7 +413,7 @@ _NAMES = {Softmax: "softmax", LogSoftmax: "log_softmax", Logistic: "logistic", T
           StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack", BroadcastTo: "broadcast_to",
           FullyConnected: "fully_connected",
           BatchMatMul: "batch_matmul", AddN: "add_n", Cast: "cast", TransposeConv2D: "transpose_conv",
-          Select: "select_v2",
+          Select: "select_v2", Fill: "fill", GatherNd: "gather_nd",
           FloatQuantize: "quantize", Dequantize: "dequantize"}
 
 

@@ -215,6 +215,21 @@ def _select(c: _Composite) -> spec.Select:
     return spec.Select(*(shape_of(c[role]) for role in roles), shape_of(c["where"]), dtype_of(c["where"]), **values)
 
 
+def _fill(c: _Composite) -> spec.Fill:
+    c.operands("value")
+    return spec.Fill(shape_of(c["full"]), dtype_of(c["full"]))
+
+
+def _gather_nd(c: _Composite) -> spec.GatherNd:
+    """Constant indices were imported as int64 (the kernel holds their positions); run-time ones keep their dtype
+    and come first (their cast precedes the gather)."""
+    c.operands(*(("params", "indices") if c.get("cast") is None else ("indices", "params")), constants=1)
+    params, indices = c["params"], c["indices"]
+    values = {f"{role}_values": np.asarray(const_value(c[role])) for role in ("params", "indices")
+              if is_constant(c[role])}
+    return spec.GatherNd(shape_of(params), shape_of(indices), dtype_of(params), dtype_of(indices), **values)
+
+
 def _cast(c: _Composite) -> spec.Cast:
     c.operands("ifm")
     return spec.Cast(shape_of(c["ifm"]), dtype_of(c["ifm"]), dtype_of(c["cast"]))
@@ -408,6 +423,8 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "arg_min": _arg_min_max,
     "cast": _cast,
     "select_v2": _select,
+    "fill": _fill,
+    "gather_nd": _gather_nd,
     **{kind: _comparison for kind in COMPARISON_OPS},
     "avg_pool2d": _pool,
     "max_pool2d": _pool,

@@ -151,6 +151,21 @@ def select(name: str) -> CompositePattern:
     return CompositePattern(name, where, dict(condition=condition, x=x, y=y, where=where))
 
 
+def fill(name: str) -> CompositePattern:
+    """FILL: a full of the raw integer value."""
+    value = wildcard()
+    full = is_op("relax.full")(wildcard(), value)
+    return CompositePattern(name, full, dict(value=value, full=full))
+
+
+def gather_nd(name: str) -> CompositePattern:
+    """GATHER_ND: a gather_nd of raw integers by int64 indices (run-time int32 ones cast)."""
+    params, indices = wildcard(), wildcard()
+    cast = is_op("relax.astype")(indices)
+    gather = is_op("relax.gather_nd")(params, cast | indices)
+    return CompositePattern(name, gather, dict(params=params, indices=indices, cast=cast, gather=gather))
+
+
 def squared_difference(name: str) -> CompositePattern:
     """The frontend's SQUARED_DIFFERENCE: dequantize both operands → subtract → multiply the difference by itself
     → quantize."""

@@ -63,9 +63,10 @@ class NetBase:
                                           else tensor.index)
         return tensor
 
-    def bool_input(self, shape) -> int:
-        """A bool model input (float_io leaves it bool); its tensor index."""
-        index = self.builder.add_tensor(f"input_{len(self._io_tensors['inputs'])}", shape, np.bool_)
+    def plain_input(self, shape, dtype) -> int:
+        """A model input without quantization (a bool condition, int32 indices; float_io leaves it as it is); its
+        tensor index."""
+        index = self.builder.add_tensor(f"input_{len(self._io_tensors['inputs'])}", shape, dtype)
         self._io_tensors["inputs"].append(index)
         return index
 

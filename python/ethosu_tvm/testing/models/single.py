@@ -7,8 +7,9 @@ import numpy as np
 
 from .net import Net
 
-# Ops with 16-bit activation kernels in both LiteRT and TFLite Micro (16x8 for the weighted ones).
-_INT16_OPS = {
+# Ops with 16-bit activation kernels in both LiteRT and TFLite Micro (16x8 for the weighted ones), and in LiteRT only.
+_INT16_TFLM_LACKS = {"gather_nd", "fill"}
+_INT16_OPS = _INT16_TFLM_LACKS | {
     "conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "sub", "mul",
     "minimum", "maximum", "tanh", "logistic", "softmax", "reshape", "quantize", "mean", "sum",
     "resize_nearest_neighbor", "split", "split_v", "strided_slice", "slice", "transpose", "pack", "unpack", "padv2",
@@ -77,6 +78,8 @@ _SINGLE = {
     "reverse_v2": (Net.reverse_v2, 1, (1, 8, 8, 4)),
     "gather": (Net.gather, 1, (1, 8, 8, 6)),
     "broadcast_to": (Net.broadcast_to, 1, (1, 1, 8, 4)),
+    "gather_nd": (Net.gather_nd, 1, (1, 8, 8, 6)),
+    "fill": (Net.fill, 1, ()),
     "space_to_batch_nd": (Net.space_to_batch_nd, 1, (1, 6, 6, 4)),
     "batch_to_space_nd": (Net.batch_to_space_nd, 1, (4, 4, 4, 4)),
     "neg": (Net.neg, 1, (1, 8, 8, 8)),
@@ -109,7 +112,7 @@ def _condition(net: Net, params: dict, shape) -> int:
     shape = tuple(int(d) for d in params.pop("condition_shape", shape))
     if params.pop("constant_condition", False):
         return net._const(net.rng.integers(0, 2, size=shape).astype(np.bool_))
-    return net.bool_input(shape)
+    return net.plain_input(shape, np.bool_)
 
 
 def _operands(net: Net, first, params: dict, shape, dtype, quant) -> tuple:
