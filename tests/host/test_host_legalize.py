@@ -98,6 +98,9 @@ HOST_CASES = [
     ("fill", {}),
     ("fill", dict(I16, shape=(3, 1, 4))),
     ("gather_nd", {}),
+    ("div", {}),
+    ("div", dict(I16, constant_rhs=(1, 8, 1), activation="RELU")),
+    ("div", dict(in_shape=(2, 3, 8), constant_rhs=(3, 1), in2_scale=0.05, in2_zp=-128)),
     ("gather_nd", dict(I16, in_shape=(6, 5), indices=(((5,), (0,)), ((2,), (2,))))),
 ]
 # int8 operators the NPU takes: their host patterns, checked on the module before partitioning.

@@ -17,6 +17,7 @@ from ..qdq.patterns import (
     CompositePattern,
     add_n,
     arg_min_max,
+    binary,
     batch_matmul,
     cast,
     comparison,
@@ -59,6 +60,7 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
     return [
         squared_difference(f"{HOST}.squared_difference"),
         *weighted_and_elementwise(HOST),
+        binary(f"{HOST}.div", "relax.divide"),  # the NPU has no DIV
         transpose_conv(f"{HOST}.transpose_conv"),
         batch_matmul(f"{HOST}.batch_matmul"),
         *(comparison(f"{HOST}.{kind}", relax_op) for kind, relax_op in COMPARISON_OPS.items()),

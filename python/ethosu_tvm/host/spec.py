@@ -252,8 +252,8 @@ class Pool2D:
 
 @dataclass(frozen=True, eq=False)
 class Binary:
-    """Elementwise ADD, SUB, MUL, MINIMUM, MAXIMUM or SQUARED_DIFFERENCE (`kind` "add", ..., "squared_difference")
-    with NumPy broadcasting.
+    """Elementwise ADD, SUB, MUL, MINIMUM, MAXIMUM, SQUARED_DIFFERENCE or DIV (`kind` "add", ...,
+    "squared_difference", "div") with NumPy broadcasting.
 
     An operand with values (`lhs_values`, `rhs_values`: integers of its shape and dtype) is a model constant, not a
     kernel input; at most one operand is. With `one_input` both operands are one feature map (x·x), the kernel's

@@ -21,7 +21,7 @@ from .patterns import HOST, QUANT_ATTR, SOURCE_ATTR, concat_arities, host_patter
 from .spec import UnsupportedHostOp
 
 _BINARY_KINDS = {"add": "add", "subtract": "sub", "multiply": "mul", "minimum": "minimum", "maximum": "maximum",
-                 "squared_difference": "squared_difference"}
+                 "squared_difference": "squared_difference", "div": "div"}
 
 
 def host_spec(func: relax.Function) -> spec.HostOp:

@@ -70,10 +70,16 @@ class NetBase:
         self._io_tensors["inputs"].append(index)
         return index
 
-    def constant(self, shape, dtype, scale: float, zero_point: int) -> QTensor:
-        """A quantized constant operand with values drawn from the seed over the whole integer range."""
+    def constant(self, shape, dtype, scale: float, zero_point: int, avoid: int | None = None) -> QTensor:
+        """A quantized constant operand with values drawn from the seed over the whole integer range, except
+        `avoid` (a divisor's zero point)."""
         info = np.iinfo(dtype)
-        data = self.rng.integers(info.min, info.max, size=tuple(int(d) for d in shape), endpoint=True, dtype=dtype)
+        size = tuple(int(d) for d in shape)
+        if avoid is None:
+            data = self.rng.integers(info.min, info.max, size=size, endpoint=True, dtype=dtype)
+        else:
+            data = self.rng.integers(info.min, info.max - 1, size=size, endpoint=True).astype(np.int64)
+            data = (data + (data >= avoid)).astype(dtype)
         return self._activation(shape, dtype, scale, zero_point, name=self._name("const"), data=data)
 
     def output(self, tensor: QTensor) -> None:

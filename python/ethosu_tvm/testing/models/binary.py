@@ -19,7 +19,7 @@ def _broadcast_shape(a: QTensor, b: QTensor) -> tuple[int, ...]:
 
 
 class BinaryOps(NetBase):
-    """Add, sub, mul, minimum, maximum and squared difference (the output covers the operands' combined range);
+    """Add, sub, mul, div, minimum, maximum and squared difference (the output covers the operands' combined range);
     batch matmul, add_n and the comparisons (bool outputs)."""
 
     def _binary(self, builtin, options_table, a: QTensor, b: QTensor, lo, hi, activation, out_scale, out_zp,
@@ -57,6 +57,13 @@ class BinaryOps(NetBase):
         """MAXIMUM compares raw integers, so both operands and the output share one quantization."""
         self._require_same_quant(a, b, "maximum")
         return self._binary(_OP.MAXIMUM, "MaximumMinimumOptions", a, b, *a.real_range, None, a.scale, a.zero_point)
+
+    def div(self, a: QTensor, b: QTensor, activation: str = "NONE", out_scale=None, out_zp=None) -> QTensor:
+        """DIV; the default output covers quotients by divisors of at least a quarter of b's largest magnitude
+        (smaller ones saturate)."""
+        (alo, ahi), (blo, bhi) = a.real_range, b.real_range
+        bound = max(-alo, ahi) / (max(-blo, bhi) / 4)
+        return self._binary(_OP.DIV, "DivOptions", a, b, -bound, bound, activation, out_scale, out_zp)
 
     def squared_difference(self, a: QTensor, b: QTensor, out_scale=None, out_zp=None) -> QTensor:
         (alo, ahi), (blo, bhi) = a.real_range, b.real_range

@@ -8,7 +8,7 @@ import numpy as np
 from .net import Net
 
 # Ops with 16-bit activation kernels in both LiteRT and TFLite Micro (16x8 for the weighted ones), and in LiteRT only.
-_INT16_TFLM_LACKS = {"gather_nd", "fill"}
+_INT16_TFLM_LACKS = {"gather_nd", "fill", "div"}
 _INT16_OPS = _INT16_TFLM_LACKS | {
     "conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "sub", "mul",
     "minimum", "maximum", "tanh", "logistic", "softmax", "reshape", "quantize", "mean", "sum",
@@ -25,6 +25,7 @@ _SINGLE = {
     "add": (Net.add, 2, (1, 8, 8, 8)),
     "sub": (Net.sub, 2, (1, 8, 8, 8)),
     "mul": (Net.mul, 2, (1, 8, 8, 8)),
+    "div": (Net.div, 2, (1, 8, 8, 8)),
     "minimum": (Net.minimum, 2, (1, 8, 8, 8)),
     "maximum": (Net.maximum, 2, (1, 8, 8, 8)),
     "abs": (Net.abs, 1, (1, 8, 8, 8)),
@@ -96,6 +97,9 @@ _INPUT_DEFAULTS = {"log": {"in_zp": -128}, "rsqrt": {"in_zp": -128}, "sqrt": {"i
 _SECOND_OPERAND = {"in2_shape", "in2_scale", "in2_zp", "constant_lhs", "constant_rhs"}
 # Ops taking a list of same-quantized inputs (`num_inputs` of them).
 _LIST_OPS = ("concatenation", "pack", "add_n")
+# Ops whose second operand must not reach its zero point (LiteRT fails the invocation): by default a constant
+# without it.
+_NONZERO_RHS = ("div",)
 # Ops whose first operand is a bool condition, and its parameters.
 _CONDITION_OPS = ("select_v2",)
 _CONDITION = {"condition_shape", "constant_condition"}
@@ -115,8 +119,9 @@ def _condition(net: Net, params: dict, shape) -> int:
     return net.plain_input(shape, np.bool_)
 
 
-def _operands(net: Net, first, params: dict, shape, dtype, quant) -> tuple:
-    """The two operands of a binary op: `first` and a second input, or a constant on the side named."""
+def _operands(net: Net, first, params: dict, shape, dtype, quant, nonzero_rhs: bool) -> tuple:
+    """The two operands of a binary op: `first` and a second input, or a constant on the side named (with
+    `nonzero_rhs`, a right-hand constant never holds its zero point)."""
     sides = [side for side in ("lhs", "rhs") if f"constant_{side}" in params]
     if len(sides) == 2:
         raise ValueError("give constant_lhs or constant_rhs, not both")
@@ -126,8 +131,10 @@ def _operands(net: Net, first, params: dict, shape, dtype, quant) -> tuple:
         return first, net.input(tuple(params.pop("in2_shape", shape)), dtype, *quant)
     scale, zero_point = quant
     default_scale, default_zp = (1 / 2048, 0) if dtype == "int16" else (0.02, -3)
+    zero_point = default_zp if zero_point is None else zero_point
     constant = net.constant(tuple(params.pop(f"constant_{sides[0]}")), dtype,
-                            default_scale if scale is None else scale, default_zp if zero_point is None else zero_point)
+                            default_scale if scale is None else scale, zero_point,
+                            zero_point if nonzero_rhs and sides[0] == "rhs" else None)
     return (constant, first) if sides[0] == "lhs" else (first, constant)
 
 
@@ -139,7 +146,9 @@ def make(op: str, seed: int = 0, **params) -> bytes:
     the model float32 inputs and outputs around QUANTIZE and DEQUANTIZE operators; binary ops also take
     `in2_shape`, `in2_scale`, `in2_zp` (broadcasting allowed), or make one operand a constant of that
     quantization with `constant_lhs=shape` or `constant_rhs=shape` (values from the seed); concatenation takes
-    `num_inputs`; select_v2 takes `condition_shape` and `constant_condition` (see `_condition`). Every other parameter is the op's own (see the `Net` method of the same name). Bad values raise
+    `num_inputs`; div's divisor is by default a constant of the input's last axis without its zero point (a
+    divisor there fails LiteRT's invocation); select_v2 takes `condition_shape` and `constant_condition` (see
+    `_condition`). Every other parameter is the op's own (see the `Net` method of the same name). Bad values raise
     ValueError.
     """
     if op not in _SINGLE:
@@ -175,7 +184,10 @@ def make(op: str, seed: int = 0, **params) -> bytes:
         default_scale, default_zp = (first.scale, first.zero_point) if same else (None, None)
         quant = (params.pop("in2_scale", default_scale),
                  params.pop("in2_zp", default_zp if same else (None if dtype == "int8" else 0)))
-        result = method(net, *leading, *_operands(net, first, params, shape, dtype, quant), **params)
+        if op in _NONZERO_RHS and not _SECOND_OPERAND & set(params):
+            params["constant_rhs"] = shape[-1:]
+        result = method(net, *leading, *_operands(net, first, params, shape, dtype, quant, op in _NONZERO_RHS),
+                        **params)
     else:
         result = method(net, first, **params)
     for tensor in result if isinstance(result, list) else [result]:
