@@ -57,6 +57,7 @@ HOST_VARIANTS = {  # forms of host-only ops the factory defaults do not reach
     "gather_nd-arg_max-indices": ("gather_nd", dict(in_shape=(4, 4, 3), index_source=(5, 2, 4))),
     "gather_nd-int16-rows": ("gather_nd", dict(dtype="int16", in_shape=(6, 5), indices=(((5,), (0,)), ((2,), (2,))))),
     "fill-int16-1d": ("fill", dict(dtype="int16", shape=(9,))),
+    "l2_normalization-long-rows": ("l2_normalization", dict(in_shape=(3, 1000), in_zp=60, in_scale=0.3)),
     "div-broadcast-relu6": ("div", dict(in_shape=(2, 3, 8), constant_rhs=(3, 1), in2_zp=-128, activation="RELU6")),
 }
 

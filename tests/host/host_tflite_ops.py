@@ -134,6 +134,8 @@ def host_op(model: bytes) -> spec.HostOp:
     """The host op description of a single-operator model."""
     op = _Operator(model)
     code = op.builtin
+    if code == _OP.L2_NORMALIZATION:
+        return spec.L2Normalization(op.input, op.output)
     if code == _OP.LOG_SOFTMAX:
         return spec.LogSoftmax(op.input, op.output)
     if code == _OP.SOFTMAX:

@@ -10,7 +10,8 @@ Exceptions, each checked by its own test below:
   their own): Vela leaves them on the CPU.
 * MIRROR_PAD: Vela writes the reflected rows through a negative OFM row stride (40-bit two's complement), which the
   simulator reads as unsigned and refuses as an access outside the region.
-* SQRT, ARG_MIN, CAST, LOG_SOFTMAX, ADD_N, FILL, GATHER_ND, DIV: Vela leaves them on the CPU (it maps ARG_MAX).
+* SQRT, ARG_MIN, CAST, LOG_SOFTMAX, ADD_N, FILL, GATHER_ND, DIV, L2_NORMALIZATION: Vela leaves them on the CPU (it
+  maps ARG_MAX).
 * EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL (int8 to bool) and SELECT_V2: Vela fails on them.
 * NEG: Vela saturates −(−128) to 127 (newer TFLite does too); LiteRT 2.3 wraps it to −128, as we do.
 """
@@ -63,7 +64,7 @@ VARIANTS = {  # name -> (op, parameters): features the default single-op models 
 }
 VELA_LEAVES_ON_THE_CPU = ("depth_to_space", "space_to_depth", "gather", "space_to_batch_nd", "batch_to_space_nd",
                           "reverse_v2", "broadcast_to", "sqrt", "arg_min", "cast", "log_softmax", "add_n", "fill",
-                          "gather_nd", "div")
+                          "gather_nd", "div", "l2_normalization")
 NOT_ON_NPU = {"mean_channels": ("mean", dict(axis=(3,)))} | {op: (op, {}) for op in VELA_LEAVES_ON_THE_CPU}
 NEGATIVE_OFM_STRIDE = ("mirror_pad",)
 

@@ -114,6 +114,11 @@ class Neg(Unary):
     """NEG (int8: LiteRT negates the raw integers; the importer checks that the quantization allows it)."""
 
 
+class L2Normalization(Unary):
+    """L2_NORMALIZATION over the last axis (int8 to TFLite's fixed output quantization, scale 1/128 and zero point
+    0)."""
+
+
 class HardSwish(Unary):
     """HARD_SWISH, x · relu6(x + 3) / 6 (int8: TFLite's kernel computes it in 16-bit fixed point)."""
 
@@ -401,13 +406,14 @@ class Dequantize:
     input: QuantTensor
 
 
-HostOp = Union[Softmax, LogSoftmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, Sqrt, Neg, HardSwish, Requantize, Relu,
-               LeakyRelu, Prelu, Reshape, Pad, Concatenation, StridedSlice, Transpose, BroadcastTo, Pack, Conv2D,
-               TransposeConv2D, FullyConnected, Pool2D, Binary, Comparison, Select, Fill, GatherNd, BatchMatMul, AddN,
-               ArgMinMax, Cast, Reduce, Resize, FloatQuantize, Dequantize]
+HostOp = Union[Softmax, LogSoftmax, L2Normalization, Logistic, Tanh, FloatFunction, Abs, Rsqrt, Sqrt, Neg, HardSwish,
+               Requantize, Relu, LeakyRelu, Prelu, Reshape, Pad, Concatenation, StridedSlice, Transpose, BroadcastTo,
+               Pack, Conv2D, TransposeConv2D, FullyConnected, Pool2D, Binary, Comparison, Select, Fill, GatherNd,
+               BatchMatMul, AddN, ArgMinMax, Cast, Reduce, Resize, FloatQuantize, Dequantize]
 
 
-_NAMES = {Softmax: "softmax", LogSoftmax: "log_softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs",
+_NAMES = {Softmax: "softmax", LogSoftmax: "log_softmax", L2Normalization: "l2_normalization", Logistic: "logistic",
+          Tanh: "tanh", Abs: "abs",
           Rsqrt: "rsqrt", Sqrt: "sqrt", Neg: "neg", HardSwish: "hard_swish", Requantize: "quantize", Relu: "relu",
           LeakyRelu: "leaky_relu", Prelu: "prelu", Reshape: "reshape", Pad: "pad", Concatenation: "concatenation",
           StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack", BroadcastTo: "broadcast_to",

@@ -291,6 +291,13 @@ def _log_softmax_spec(x: spec.QuantTensor, y: spec.QuantTensor, c: _Composite) -
     return spec.LogSoftmax(x, y)
 
 
+def _l2_normalization_spec(x: spec.QuantTensor, y: spec.QuantTensor, c: _Composite) -> spec.L2Normalization:
+    axis = c["total"].attrs.axis
+    if axis is None or [int(a) % len(x.shape) for a in axis] != [len(x.shape) - 1]:
+        raise UnsupportedHostOp("l2_normalization over other axes than the last")
+    return spec.L2Normalization(x, y)
+
+
 def _prelu(x: spec.QuantTensor, y: spec.QuantTensor, c: _Composite) -> spec.Prelu:
     quant = quant_of(c["alpha_dq"])
     if quant.per_axis:
@@ -431,6 +438,7 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     **{kind: _binary for kind in _BINARY_KINDS},
     "softmax": _unary(_softmax_spec),
     "log_softmax": _unary(_log_softmax_spec),
+    "l2_normalization": _unary(_l2_normalization_spec),
     "relu": _unary(_relu),
     "clip": _unary(_relu),
     "leaky_relu": _unary(lambda x, y, c: spec.LeakyRelu(x, y, float(c["core"].attrs.alpha))),

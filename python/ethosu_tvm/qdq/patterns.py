@@ -259,6 +259,16 @@ def log_softmax(name: str) -> CompositePattern:
     return CompositePattern(name, quantize, dict(ifm=ifm, ifm_dq=ifm_dq, core=core, quantize=quantize))
 
 
+def l2_normalization(name: str) -> CompositePattern:
+    """Our importer's L2_NORMALIZATION: dequantize → x / sqrt(sum(x · x) over the last axis) → quantize."""
+    ifm = wildcard()
+    ifm_dq = dequantized(ifm)
+    total = is_op("relax.sum")(is_op("relax.multiply")(ifm_dq, ifm_dq))
+    core = is_op("relax.divide")(ifm_dq, is_op("relax.sqrt")(total))
+    quantize = quantized(core)
+    return CompositePattern(name, quantize, dict(ifm=ifm, ifm_dq=ifm_dq, total=total, core=core, quantize=quantize))
+
+
 def pad(name: str) -> CompositePattern:
     """PAD pads the raw integers (with the zero point as pad value)."""
     ifm = wildcard()

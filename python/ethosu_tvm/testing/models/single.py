@@ -35,6 +35,7 @@ _SINGLE = {
     "hard_swish": (Net.hard_swish, 1, (1, 8, 8, 8)),
     "softmax": (Net.softmax, 1, (1, 10)),
     "log_softmax": (Net.log_softmax, 1, (2, 10)),
+    "l2_normalization": (Net.l2_normalization, 1, (1, 4, 4, 16)),
     "add_n": (Net.add_n, 1, (1, 8, 8, 8)),
     "equal": (Net.equal, 2, (1, 8, 8, 8)),
     "not_equal": (Net.not_equal, 2, (1, 8, 8, 8)),
