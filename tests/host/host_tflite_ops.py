@@ -173,6 +173,7 @@ def host_op(model: bytes) -> spec.HostOp:
         values = op.constant(1) if op.model.Buffers(indices.Buffer()).DataLength() else None
         return spec.GatherNd(op.input.shape, tuple(int(d) for d in indices.ShapeAsNumpy()), op.input.dtype,
                              "int64" if values is not None else str(TFLITE_DTYPES[indices.Type()]),
+                             params_values=op.constant(0) if op.model.Buffers(params.Buffer()).DataLength() else None,
                              indices_values=None if values is None else values.astype(np.int64))
     if code == _OP.ADD_N:
         return spec.AddN(tuple(op.tensor(i) for i in op.inputs), op.output)

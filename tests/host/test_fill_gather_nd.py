@@ -8,7 +8,7 @@ from host_harness import assert_bit_exact, assert_plain_c
 from host_tflite_ops import host_op
 
 from ethosu_tvm.frontend.importer import UnsupportedModelError, from_tflite
-from ethosu_tvm.host import UnsupportedHostOp, build_kernel
+from ethosu_tvm.host import UnsupportedHostOp, build_kernel, fuse_host_ops, host_functions, host_spec
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import random_inputs, run_litert
 
@@ -52,6 +52,36 @@ def test_gather_nd_runtime_indices_sweep(params_shape, lead, depth, dtype, compi
         params = random_inputs(model, seed)[0]
         (expected,) = run_litert(model, [params, indices])
         np.testing.assert_array_equal(run(indices, params).reshape(expected.shape), expected, err_msg=f"seed {seed}")
+
+
+@pytest.mark.parametrize("indices_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("constant_params", [False, True])
+def test_gather_nd_runtime_indices_of_both_dtypes(indices_dtype, constant_params, compile_kernel):
+    """int64 indices (LiteRT takes them; the factory writes int32), and constant params looked up by run-time
+    indices (an embedding table), through the importer and the host composite's spec."""
+    import tflite
+
+    from ethosu_tvm.testing.tflite_builder import ModelBuilder, Quantization
+
+    rng = np.random.default_rng(4)
+    builder = ModelBuilder()
+    quantization = Quantization((0.05,), (7,))
+    table = rng.integers(-128, 127, size=(6, 5, 3), endpoint=True, dtype=np.int8)
+    params = builder.add_tensor("params", table.shape, np.int8, table if constant_params else None, quantization)
+    indices = builder.add_tensor("indices", (4, 2), indices_dtype)
+    y = builder.add_tensor("y", (4, 3), np.int8, quantization=quantization)
+    builder.add_operator(tflite.BuiltinOperator.GATHER_ND, [params, indices], [y])
+    inputs = [indices] if constant_params else [params, indices]
+    model = builder.build(inputs, [y], [f"input_{i}" for i in range(len(inputs))], ["output_0"])
+    (function,) = [func for _, func in host_functions(fuse_host_ops(from_tflite(model)))]
+    op = host_spec(function)
+    assert (op.indices_dtype, op.params_values is not None) == (np.dtype(indices_dtype).name, constant_params)
+    run = compile_kernel(build_kernel(op))
+    for _ in range(3):
+        index = rng.integers(0, (6, 5), size=(4, 2)).astype(indices_dtype)
+        model_inputs = [index] if constant_params else [table, index]
+        (expected,) = run_litert(model, model_inputs)
+        np.testing.assert_array_equal(run(*model_inputs[::-1]).reshape(expected.shape), expected)
 
 
 def test_gather_nd_constant_indices_litert_fails_on_are_refused():

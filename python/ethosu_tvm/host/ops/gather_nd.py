@@ -1,9 +1,9 @@
 """FILL and GATHER_ND (int8, int16): integers copied into place, as TFLite's kernels copy them.
 
 GATHER_ND reads each slice from the flat position Σ index_k · stride_k (stride_k the product of the params' axes
-after k), as TFLite does. LiteRT fails the invocation on an index outside its axis: constant indices that are
-refused; with run-time ones the position is clamped into the params (a void kernel cannot fail). Run-time indices are
-the kernel's first input: the composite casts them to int64 before it gathers, so they are its first parameter.
+after k), as TFLite does. LiteRT fails the invocation on an index outside its axis: such constant indices are refused;
+with run-time ones the position is clamped into the params (a void kernel cannot fail). Run-time indices are the
+kernel's first input: the composite casts them to int64 before it gathers, so they are its first parameter.
 """
 from __future__ import annotations
 
