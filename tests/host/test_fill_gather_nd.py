@@ -110,3 +110,24 @@ def test_fill_of_a_constant_is_refused():
     with pytest.raises(UnsupportedModelError, match=r"^the TFLite frontend cannot convert operator #0 FILL: dims "
                                                     r"computed at run time or a constant value"):
         from_tflite(model)
+
+
+def test_fill_with_another_output_quantization_copies_the_integer(compile_kernel):
+    """LiteRT refuses a value quantized unlike the output; TFLite Micro copies the integer, as the kernel does."""
+    import tflite
+
+    from ethosu_tvm.testing.reference import run_tflm
+    from ethosu_tvm.testing.tflite_builder import ModelBuilder, Quantization
+
+    builder = ModelBuilder()
+    dims = builder.add_tensor("dims", (2,), np.int32, np.array([3, 5], np.int32))
+    value = builder.add_tensor("value", (), np.int8, quantization=Quantization((0.2,), (1,)))
+    y = builder.add_tensor("y", (3, 5), np.int8, quantization=Quantization((0.1,), (-3,)))
+    builder.add_operator(tflite.BuiltinOperator.FILL, [dims, value], [y])
+    model = builder.build([value], [y], ["input_0"], ["output_0"])
+    x = np.array(-77, np.int8)
+    with pytest.raises(RuntimeError, match=r"output->params\.scale != value->params\.scale"):
+        run_litert(model, [x])
+    expected = run_tflm(model, [x])[0]
+    assert np.all(expected == -77)
+    np.testing.assert_array_equal(compile_kernel(build_kernel(host_op(model)))(x).reshape(3, 5), expected)
