@@ -69,6 +69,15 @@ def test_host_op_variant(case, tmp_path):
     assert_bit_exact(model, compile_model(model, tmp_path, npu_target("ethos-u55-128")), tmp_path)
 
 
+def test_select_by_a_comparison(tmp_path):
+    """GREATER's bool output as SELECT_V2's condition (x where x > y, else y of another quantization)."""
+    net = models.Net(0)
+    x, y = net.input((1, 4, 4, 8)), net.input((1, 4, 1, 8), scale=0.03, zero_point=7)
+    net.output(net.select_v2(net.greater(x, y).index, x, y))
+    model = net.build()
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target("ethos-u55-128")), tmp_path)
+
+
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 @pytest.mark.parametrize("graph", models.GRAPHS)
 def test_factory_graph(graph, accelerator, tmp_path):
