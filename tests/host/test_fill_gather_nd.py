@@ -22,6 +22,24 @@ def test_fill(params, compile_kernel):
     assert_bit_exact(models.make("fill", seed=2, **params), compile_kernel, SEEDS)
 
 
+@SWEEP
+@given(shape=st.lists(st.integers(1, 6), min_size=1, max_size=5).map(tuple), dtype=st.sampled_from(["int8", "int16"]))
+def test_fill_sweep(shape, dtype, compile_kernel):
+    assert_bit_exact(models.make("fill", seed=len(shape), dtype=dtype, shape=shape), compile_kernel, SEEDS)
+
+
+@SWEEP
+@given(params_shape=st.lists(st.integers(1, 5), min_size=1, max_size=4).map(tuple),
+       lead=st.lists(st.integers(1, 3), min_size=0, max_size=2).map(tuple), depth=st.integers(1, 4),
+       dtype=st.sampled_from(["int8", "int16"]), seed=st.integers(0, 1000))
+def test_gather_nd_constant_indices_sweep(params_shape, lead, depth, dtype, seed, compile_kernel):
+    if depth > len(params_shape):
+        reject()
+    indices = np.random.default_rng(seed).integers(0, np.array(params_shape[:depth]), size=lead + (depth,))
+    assert_bit_exact(models.make("gather_nd", seed=seed, dtype=dtype, in_shape=params_shape, indices=indices),
+                     compile_kernel, SEEDS)
+
+
 @pytest.mark.parametrize("params", [
     {},
     dict(dtype="int16"),
