@@ -51,6 +51,14 @@ HOST_VARIANTS = {  # forms of host-only ops the factory defaults do not reach
     "cast-int16-to-int8": ("cast", dict(dtype="int16", out_type="int8")),
     "batch_matmul-adj-constant-lhs": ("batch_matmul", dict(in_shape=(2, 8, 6), constant_lhs=(8, 4), adj_x=True)),
     "batch_matmul-broadcast-adj-y": ("batch_matmul", dict(in_shape=(2, 3, 5), in2_shape=(4, 1, 7, 5), adj_y=True)),
+    "select_v2-broadcast": ("select_v2", dict(in_shape=(2, 1, 5), in2_shape=(3, 1), condition_shape=(1, 5))),
+    "select_v2-constant-y-int16": ("select_v2", dict(dtype="int16", constant_rhs=(8,), condition_shape=(8, 1))),
+    "select_v2-constant-condition": ("select_v2", dict(constant_condition=True, condition_shape=(1, 8, 1))),
+    "gather_nd-arg_max-indices": ("gather_nd", dict(in_shape=(4, 4, 3), index_source=(5, 2, 4))),
+    "gather_nd-int16-rows": ("gather_nd", dict(dtype="int16", in_shape=(6, 5), indices=(((5,), (0,)), ((2,), (2,))))),
+    "fill-int16-1d": ("fill", dict(dtype="int16", shape=(9,))),
+    "l2_normalization-long-rows": ("l2_normalization", dict(in_shape=(3, 1000), in_zp=60, in_scale=0.3)),
+    "div-broadcast-relu6": ("div", dict(in_shape=(2, 3, 8), constant_rhs=(3, 1), in2_zp=-128, activation="RELU6")),
 }
 
 
@@ -58,6 +66,15 @@ HOST_VARIANTS = {  # forms of host-only ops the factory defaults do not reach
 def test_host_op_variant(case, tmp_path):
     op, params = HOST_VARIANTS[case]
     model = models.make(op, 0, **params)
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target("ethos-u55-128")), tmp_path)
+
+
+def test_select_by_a_comparison(tmp_path):
+    """GREATER's bool output as SELECT_V2's condition (x where x > y, else y of another quantization)."""
+    net = models.Net(0)
+    x, y = net.input((1, 4, 4, 8)), net.input((1, 4, 1, 8), scale=0.03, zero_point=7)
+    net.output(net.select_v2(net.greater(x, y).index, x, y))
+    model = net.build()
     assert_bit_exact(model, compile_model(model, tmp_path, npu_target("ethos-u55-128")), tmp_path)
 
 

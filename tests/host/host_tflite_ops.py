@@ -13,7 +13,8 @@ from ethosu_tvm.quantization import round_half_away
 
 _OP = tflite.BuiltinOperator
 _ACTIVATIONS = {0: None, 1: (0.0, None), 2: (-1.0, 1.0), 3: (0.0, 6.0)}  # NONE, RELU, RELU_N1_TO_1, RELU6
-_BINARY = {_OP.ADD: "add", _OP.SUB: "sub", _OP.MUL: "mul", _OP.MINIMUM: "minimum", _OP.MAXIMUM: "maximum"}
+_BINARY = {_OP.ADD: "add", _OP.SUB: "sub", _OP.MUL: "mul", _OP.MINIMUM: "minimum", _OP.MAXIMUM: "maximum",
+           _OP.DIV: "div"}
 _TABLES = {_OP.LOGISTIC: spec.Logistic, _OP.TANH: spec.Tanh, _OP.HARD_SWISH: spec.HardSwish, _OP.RSQRT: spec.Rsqrt,
            _OP.ABS: spec.Abs, _OP.SQRT: spec.Sqrt, _OP.NEG: spec.Neg}
 _FLOAT_FUNCTIONS = {_OP.EXP: "exp", _OP.LOG: "log"}
@@ -115,17 +116,26 @@ def _pool(op: _Operator, kind: str) -> spec.Pool2D:
                        _padding(op, options, pool, (1, 1)), op.clamp(options.FusedActivationFunction()))
 
 
+def _constants(op: _Operator, roles) -> dict:
+    """`<role>_values` of the operands (in input order) that are model constants."""
+    return {f"{role}_values": op.constant(k) for k, role in enumerate(roles)
+            if op.model.Buffers(op.graph.Tensors(op.inputs[k]).Buffer()).DataLength()}
+
+
 def _binary(op: _Operator) -> spec.Binary:
     kind = _BINARY[op.builtin]
-    table = {"add": tflite.AddOptions, "sub": tflite.SubOptions, "mul": tflite.MulOptions}.get(kind)
+    table = {"add": tflite.AddOptions, "sub": tflite.SubOptions, "mul": tflite.MulOptions,
+             "div": tflite.DivOptions}.get(kind)
     clamp = op.clamp(op.options(table).FusedActivationFunction()) if table else None
-    return spec.Binary(kind, op.input, op.tensor(op.inputs[1]), op.output, clamp)
+    return spec.Binary(kind, op.input, op.tensor(op.inputs[1]), op.output, clamp, **_constants(op, ("lhs", "rhs")))
 
 
 def host_op(model: bytes) -> spec.HostOp:
     """The host op description of a single-operator model."""
     op = _Operator(model)
     code = op.builtin
+    if code == _OP.L2_NORMALIZATION:
+        return spec.L2Normalization(op.input, op.output)
     if code == _OP.LOG_SOFTMAX:
         return spec.LogSoftmax(op.input, op.output)
     if code == _OP.SOFTMAX:
@@ -150,11 +160,21 @@ def host_op(model: bytes) -> spec.HostOp:
         inputs = tuple(op.tensor(i) for i in op.inputs)
         return spec.Concatenation(inputs, op.output, op.options(tflite.ConcatenationOptions).Axis())
     if code in _COMPARISONS:
-        values = {f"{side}_values": op.constant(k) for k, side in enumerate(("lhs", "rhs"))
-                  if op.model.Buffers(op.graph.Tensors(op.inputs[k]).Buffer()).DataLength()}
         output = op.graph.Tensors(op.output_index)
         return spec.Comparison(_COMPARISONS[code], op.input, op.tensor(op.inputs[1]),
-                               tuple(int(d) for d in output.ShapeAsNumpy()), **values)
+                               tuple(int(d) for d in output.ShapeAsNumpy()), **_constants(op, ("lhs", "rhs")))
+    if code == _OP.SELECT_V2:
+        shapes = [tuple(int(d) for d in op.graph.Tensors(i).ShapeAsNumpy()) for i in op.inputs + [op.output_index]]
+        return spec.Select(*shapes, op.output.dtype, **_constants(op, ("condition", "x", "y")))
+    if code == _OP.FILL:
+        return spec.Fill(op.output.shape, op.output.dtype)
+    if code == _OP.GATHER_ND:  # constant indices as the importer holds them, int64
+        params, indices = (op.graph.Tensors(i) for i in op.inputs)
+        values = op.constant(1) if op.model.Buffers(indices.Buffer()).DataLength() else None
+        return spec.GatherNd(op.input.shape, tuple(int(d) for d in indices.ShapeAsNumpy()), op.input.dtype,
+                             "int64" if values is not None else str(TFLITE_DTYPES[indices.Type()]),
+                             params_values=op.constant(0) if op.model.Buffers(params.Buffer()).DataLength() else None,
+                             indices_values=None if values is None else values.astype(np.int64))
     if code == _OP.ADD_N:
         return spec.AddN(tuple(op.tensor(i) for i in op.inputs), op.output)
     if code == _OP.PACK:
@@ -188,10 +208,8 @@ def host_op(model: bytes) -> spec.HostOp:
         return spec.Cast(op.input.shape, op.input.dtype, str(TFLITE_DTYPES[output.Type()]))
     if code == _OP.BATCH_MATMUL:
         options = op.options(tflite.BatchMatMulOptions)
-        values = {f"{side}_values": op.constant(k) for k, side in enumerate(("lhs", "rhs"))
-                  if op.model.Buffers(op.graph.Tensors(op.inputs[k]).Buffer()).DataLength()}
         return spec.BatchMatMul(op.input, op.tensor(op.inputs[1]), op.output, bool(options.AdjX()),
-                                bool(options.AdjY()), **values)
+                                bool(options.AdjY()), **_constants(op, ("lhs", "rhs")))
     if code in _REDUCTIONS:
         rank = len(op.input.shape)
         axes = tuple(sorted({int(a) % rank for a in op.constant(1).reshape(-1)}))

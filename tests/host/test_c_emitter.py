@@ -125,7 +125,7 @@ def test_scratch_goes_to_the_workspace():
      "softmax: int32 tensors are not supported"),
     (spec.Softmax(X, spec.QuantTensor((2, 10), "int8", 0.1, 0)), "softmax: int8 output must have scale 1/256"),
     (spec.Pool2D("min", X, X, (1, 1), (1, 1)), "min_pool2d: unknown pooling kind"),
-    (spec.Binary("div", X, X, X), "div: no host kernel"),
+    (spec.Binary("floor_div", X, X, X), "floor_div: no host kernel"),
     (spec.Reshape(X, spec.QuantTensor((3, 10), "int8", 0.1, 3)), "reshape: int8"),
     ("transpose", "str: no host kernel for this op"),
     (spec.Transpose(X, spec.QuantTensor((10, 2), "int8", 0.1, 3), (1, 1)), r"transpose: perm \(1, 1\)"),

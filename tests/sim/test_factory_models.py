@@ -10,8 +10,9 @@ Exceptions, each checked by its own test below:
   their own): Vela leaves them on the CPU.
 * MIRROR_PAD: Vela writes the reflected rows through a negative OFM row stride (40-bit two's complement), which the
   simulator reads as unsigned and refuses as an access outside the region.
-* SQRT, ARG_MIN, CAST, LOG_SOFTMAX, ADD_N: Vela leaves them on the CPU (it maps ARG_MAX).
-* EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL (int8 to bool): Vela fails on them.
+* SQRT, ARG_MIN, CAST, LOG_SOFTMAX, ADD_N, FILL, GATHER_ND, DIV, L2_NORMALIZATION: Vela leaves them on the CPU (it
+  maps ARG_MAX).
+* EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL (int8 to bool) and SELECT_V2: Vela fails on them.
 * NEG: Vela saturates −(−128) to 127 (newer TFLite does too); LiteRT 2.3 wraps it to −128, as we do.
 """
 import functools
@@ -62,7 +63,8 @@ VARIANTS = {  # name -> (op, parameters): features the default single-op models 
     "concatenation_height": ("concatenation", dict(axis=1, num_inputs=3)),
 }
 VELA_LEAVES_ON_THE_CPU = ("depth_to_space", "space_to_depth", "gather", "space_to_batch_nd", "batch_to_space_nd",
-                          "reverse_v2", "broadcast_to", "sqrt", "arg_min", "cast", "log_softmax", "add_n")
+                          "reverse_v2", "broadcast_to", "sqrt", "arg_min", "cast", "log_softmax", "add_n", "fill",
+                          "gather_nd", "div", "l2_normalization")
 NOT_ON_NPU = {"mean_channels": ("mean", dict(axis=(3,)))} | {op: (op, {}) for op in VELA_LEAVES_ON_THE_CPU}
 NEGATIVE_OFM_STRIDE = ("mirror_pad",)
 
@@ -76,7 +78,9 @@ def _has_int16(op: str) -> bool:
 
 
 VELA_DIFFERS = ("neg",)  # Vela saturates where LiteRT wraps (see above)
-VELA_FAILS = ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal")
+# op -> the operation Vela's graph has that it fails on
+VELA_FAILS = {**{op: "And" for op in ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal")},
+              "select_v2": "NotEqual"}
 # SUM: LiteRT is no oracle (see above)
 ORACLE_OPS = [op for op in models.OPS if op not in REF_KERNEL_WRONG and op not in NOT_ON_NPU
               and op not in NEGATIVE_OFM_STRIDE and op not in VELA_DIFFERS and op not in VELA_FAILS]
@@ -140,8 +144,8 @@ def test_negative_ofm_stride_is_refused(op, vela):
 
 
 @pytest.mark.parametrize("op", VELA_FAILS)
-def test_vela_fails_on_comparisons(op, vela):
-    with pytest.raises(RuntimeError, match=r"Non-passthrough operation \(And\) could not run on NPU"):
+def test_vela_fails_on_comparisons_and_select(op, vela):
+    with pytest.raises(RuntimeError, match=rf"Non-passthrough operation \({VELA_FAILS[op]}\) could not run on NPU"):
         vela(op, models.make(op), "ethos-u55-128", "Performance")
 
 

@@ -19,7 +19,8 @@ MLPERF = ("mlperf_tiny_kws_dscnn_int8", "mlperf_tiny_vww_mobilenetv1_96_int8", "
 NOT_ON_NPU = ("sum", "pack", "reduce_max", "reduce_min", "elu", "log", "padv2", "depth_to_space", "space_to_depth",
               "gather", "space_to_batch_nd", "batch_to_space_nd", "reverse_v2", "broadcast_to", "neg", "sqrt",
               "batch_matmul", "arg_min", "cast", "log_softmax", "add_n", "equal", "not_equal", "greater",
-              "greater_equal", "less", "less_equal")
+              "greater_equal", "less", "less_equal", "select_v2", "fill",
+              "gather_nd", "div", "l2_normalization")
 KEEPS_AXIS = ("arg_max",)  # the legacy core's output keeps the reduced axis (its own test below)
 # The legacy core writes MIRROR_PAD's reflection through a negative OFM row stride, which the simulator refuses (as
 # test_factory_models shows for Regor's stream).

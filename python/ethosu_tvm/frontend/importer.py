@@ -18,6 +18,8 @@ from ..qdq.values import const_value, dtype_of, is_const
 from .dilated_conv import DilatedConv, find_dilated_convs
 from .float_io import float_edges
 from .graph_view import view
+from .indexing import IndexingConverters
+from .normalization import NormalizationConverters
 from .model_check import ModelConsistencyError, check_inputs_defined
 from .shape_folding import fold_shapes
 from .slicing import SliceSpec, strided_slice_ranges
@@ -29,7 +31,8 @@ MODEL_IO_ATTR = "ethosu.io"
 VALUE_MOVING_OPS = frozenset({"PAD", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "SLICE", "STRIDED_SLICE", "SPLIT",
                               "SPLIT_V", "PACK", "UNPACK", "RESIZE_NEAREST_NEIGHBOR", "DEPTH_TO_SPACE",
                               "SPACE_TO_DEPTH", "MIRROR_PAD", "PADV2", "REVERSE_V2", "GATHER", "BROADCAST_TO",
-                              "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND"})
+                              "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "SELECT_V2", "FILL",
+                              "GATHER_ND"})
 
 
 class ModelImportError(ValueError):
@@ -130,12 +133,14 @@ def _tracking_converter(rewrites: _Rewrites):
 
     folded = rewrites.folded
 
-    class _Converter(OperatorConverter):
+    class _Converter(IndexingConverters, NormalizationConverters, OperatorConverter):
         # These converters only move values (PAD pads with the zero point), so they are exact on quantized
         # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's, ELU's, BATCH_MATMUL's,
-        # ARG_MAX's, ARG_MIN's, CAST's and ADD_N's are ours (below).
+        # ARG_MAX's, ARG_MIN's, CAST's and ADD_N's are ours (below), FILL's and GATHER_ND's in .indexing,
+        # L2_NORMALIZATION's in .normalization.
         _SUPPORTED_QUANTIZED_OPS = (OperatorConverter._SUPPORTED_QUANTIZED_OPS | VALUE_MOVING_OPS
-                                    | {"PRELU", "ELU", "BATCH_MATMUL", "ARG_MAX", "ARG_MIN", "CAST", "ADD_N"})
+                                    | {"PRELU", "ELU", "BATCH_MATMUL", "ARG_MAX", "ARG_MIN", "CAST", "ADD_N",
+                                       "L2_NORMALIZATION"})
 
         def __init__(self, model, subgraph, exp_tab, bb):
             super().__init__(model, subgraph, exp_tab, bb)

@@ -118,6 +118,13 @@ def count_leading_zeros(body: Body, x):
     return 31 - select(x >= 2, top_bit + 1, top_bit)
 
 
+@scalar_function("int32", x="int32")
+def count_leading_sign_bits(body: Body, x):
+    """The bits below the sign bit that repeat it (TFLite's CountLeadingSignBits; 31 for 0 and −1)."""
+    magnitude = body.let("magnitude", x ^ (x >> 31))
+    return select(magnitude == 0, const(31), count_leading_zeros(magnitude) - 1)
+
+
 def fixed_point_constant(value: float, integer_bits: int) -> int:
     """Raw int32 of a real constant in a fixed-point format with `integer_bits` integer bits."""
     return round_half_away(value * (1 << (31 - integer_bits)))

@@ -89,7 +89,8 @@ def _attrs_getter(kind: str, names: dict, owners: dict, quant: dict) -> Callable
 
 
 def _is_operand(role: str) -> bool:
-    return role in ("ifm", "lhs", "rhs") or (role.startswith("input") and role[5:].isdigit())
+    return (role in ("ifm", "lhs", "rhs", "condition", "x", "y", "value", "params", "indices")
+            or (role.startswith("input") and role[5:].isdigit()))
 
 
 def _where(owners: dict, name: str) -> str:

@@ -114,6 +114,11 @@ class Neg(Unary):
     """NEG (int8: LiteRT negates the raw integers; the importer checks that the quantization allows it)."""
 
 
+class L2Normalization(Unary):
+    """L2_NORMALIZATION over the last axis (int8 to TFLite's fixed output quantization, scale 1/128 and zero point
+    0)."""
+
+
 class HardSwish(Unary):
     """HARD_SWISH, x · relu6(x + 3) / 6 (int8: TFLite's kernel computes it in 16-bit fixed point)."""
 
@@ -252,8 +257,8 @@ class Pool2D:
 
 @dataclass(frozen=True, eq=False)
 class Binary:
-    """Elementwise ADD, SUB, MUL, MINIMUM, MAXIMUM or SQUARED_DIFFERENCE (`kind` "add", ..., "squared_difference")
-    with NumPy broadcasting.
+    """Elementwise ADD, SUB, MUL, MINIMUM, MAXIMUM, SQUARED_DIFFERENCE or DIV (`kind` "add", ...,
+    "squared_difference", "div") with NumPy broadcasting.
 
     An operand with values (`lhs_values`, `rhs_values`: integers of its shape and dtype) is a model constant, not a
     kernel input; at most one operand is. With `one_input` both operands are one feature map (x·x), the kernel's
@@ -296,6 +301,45 @@ class Comparison:
     output_shape: tuple[int, ...]
     lhs_values: Optional[np.ndarray] = None
     rhs_values: Optional[np.ndarray] = None
+
+
+@dataclass(frozen=True, eq=False)
+class Select:
+    """SELECT_V2: x where the bool condition holds, else y, the three broadcast to `output_shape` (int8 or int16
+    `dtype`). TFLite's kernels copy the integers whatever x's, y's and the output's quantization, so none is kept.
+    An operand with values is a model constant, not a kernel input."""
+
+    condition_shape: tuple[int, ...]
+    x_shape: tuple[int, ...]
+    y_shape: tuple[int, ...]
+    output_shape: tuple[int, ...]
+    dtype: str
+    condition_values: Optional[np.ndarray] = None
+    x_values: Optional[np.ndarray] = None
+    y_values: Optional[np.ndarray] = None
+
+
+@dataclass(frozen=True)
+class Fill:
+    """FILL: the one int8/int16 value (a scalar input) repeated over `output_shape`; the integer is copied whatever
+    the quantizations, as TFLite Micro does (LiteRT refuses differing ones)."""
+
+    output_shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass(frozen=True, eq=False)
+class GatherNd:
+    """GATHER_ND: for each index tuple (the last axis of `indices_shape`, int32 or int64 `indices_dtype`), the slice
+    of the int8/int16 params it starts; the output shape is indices_shape[:-1] + params_shape[depth:]. The integers
+    are copied whatever the quantizations. Operands with values are model constants (one at most)."""
+
+    params_shape: tuple[int, ...]
+    indices_shape: tuple[int, ...]
+    dtype: str
+    indices_dtype: str
+    params_values: Optional[np.ndarray] = None
+    indices_values: Optional[np.ndarray] = None
 
 
 @dataclass(frozen=True)
@@ -362,18 +406,20 @@ class Dequantize:
     input: QuantTensor
 
 
-HostOp = Union[Softmax, LogSoftmax, Logistic, Tanh, FloatFunction, Abs, Rsqrt, Sqrt, Neg, HardSwish, Requantize, Relu,
-               LeakyRelu, Prelu, Reshape, Pad, Concatenation, StridedSlice, Transpose, BroadcastTo, Pack, Conv2D,
-               TransposeConv2D, FullyConnected, Pool2D, Binary, Comparison, BatchMatMul, AddN, ArgMinMax, Cast, Reduce,
-               Resize, FloatQuantize, Dequantize]
+HostOp = Union[Softmax, LogSoftmax, L2Normalization, Logistic, Tanh, FloatFunction, Abs, Rsqrt, Sqrt, Neg, HardSwish,
+               Requantize, Relu, LeakyRelu, Prelu, Reshape, Pad, Concatenation, StridedSlice, Transpose, BroadcastTo,
+               Pack, Conv2D, TransposeConv2D, FullyConnected, Pool2D, Binary, Comparison, Select, Fill, GatherNd,
+               BatchMatMul, AddN, ArgMinMax, Cast, Reduce, Resize, FloatQuantize, Dequantize]
 
 
-_NAMES = {Softmax: "softmax", LogSoftmax: "log_softmax", Logistic: "logistic", Tanh: "tanh", Abs: "abs",
+_NAMES = {Softmax: "softmax", LogSoftmax: "log_softmax", L2Normalization: "l2_normalization", Logistic: "logistic",
+          Tanh: "tanh", Abs: "abs",
           Rsqrt: "rsqrt", Sqrt: "sqrt", Neg: "neg", HardSwish: "hard_swish", Requantize: "quantize", Relu: "relu",
           LeakyRelu: "leaky_relu", Prelu: "prelu", Reshape: "reshape", Pad: "pad", Concatenation: "concatenation",
           StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack", BroadcastTo: "broadcast_to",
           FullyConnected: "fully_connected",
           BatchMatMul: "batch_matmul", AddN: "add_n", Cast: "cast", TransposeConv2D: "transpose_conv",
+          Select: "select_v2", Fill: "fill", GatherNd: "gather_nd",
           FloatQuantize: "quantize", Dequantize: "dequantize"}
 
 

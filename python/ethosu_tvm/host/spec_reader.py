@@ -21,7 +21,7 @@ from .patterns import HOST, QUANT_ATTR, SOURCE_ATTR, concat_arities, host_patter
 from .spec import UnsupportedHostOp
 
 _BINARY_KINDS = {"add": "add", "subtract": "sub", "multiply": "mul", "minimum": "minimum", "maximum": "maximum",
-                 "squared_difference": "squared_difference"}
+                 "squared_difference": "squared_difference", "div": "div"}
 
 
 def host_spec(func: relax.Function) -> spec.HostOp:
@@ -207,6 +207,29 @@ def _comparison(c: _Composite) -> spec.Comparison:
                            **values)
 
 
+def _select(c: _Composite) -> spec.Select:
+    """Constant operands become the kernel's constant values (one feature map at least)."""
+    roles = ("condition", "x", "y")
+    c.operands(*roles, constants=2)
+    values = {f"{role}_values": np.asarray(const_value(c[role])) for role in roles if is_constant(c[role])}
+    return spec.Select(*(shape_of(c[role]) for role in roles), shape_of(c["where"]), dtype_of(c["where"]), **values)
+
+
+def _fill(c: _Composite) -> spec.Fill:
+    c.operands("value")
+    return spec.Fill(shape_of(c["full"]), dtype_of(c["full"]))
+
+
+def _gather_nd(c: _Composite) -> spec.GatherNd:
+    """Constant indices were imported as int64 (the kernel holds their positions); run-time ones keep their dtype
+    and come first (their cast precedes the gather)."""
+    c.operands(*(("params", "indices") if c.get("cast") is None else ("indices", "params")), constants=1)
+    params, indices = c["params"], c["indices"]
+    values = {f"{role}_values": np.asarray(const_value(c[role])) for role in ("params", "indices")
+              if is_constant(c[role])}
+    return spec.GatherNd(shape_of(params), shape_of(indices), dtype_of(params), dtype_of(indices), **values)
+
+
 def _cast(c: _Composite) -> spec.Cast:
     c.operands("ifm")
     return spec.Cast(shape_of(c["ifm"]), dtype_of(c["ifm"]), dtype_of(c["cast"]))
@@ -266,6 +289,13 @@ def _log_softmax_spec(x: spec.QuantTensor, y: spec.QuantTensor, c: _Composite) -
     if axis not in (-1, len(x.shape) - 1):
         raise UnsupportedHostOp(f"log_softmax over axis {axis} (the kernel normalises the last one)")
     return spec.LogSoftmax(x, y)
+
+
+def _l2_normalization_spec(x: spec.QuantTensor, y: spec.QuantTensor, c: _Composite) -> spec.L2Normalization:
+    axis = c["total"].attrs.axis
+    if axis is None or [int(a) % len(x.shape) for a in axis] != [len(x.shape) - 1]:
+        raise UnsupportedHostOp("l2_normalization over other axes than the last")
+    return spec.L2Normalization(x, y)
 
 
 def _prelu(x: spec.QuantTensor, y: spec.QuantTensor, c: _Composite) -> spec.Prelu:
@@ -399,12 +429,16 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "arg_max": _arg_min_max,
     "arg_min": _arg_min_max,
     "cast": _cast,
+    "select_v2": _select,
+    "fill": _fill,
+    "gather_nd": _gather_nd,
     **{kind: _comparison for kind in COMPARISON_OPS},
     "avg_pool2d": _pool,
     "max_pool2d": _pool,
     **{kind: _binary for kind in _BINARY_KINDS},
     "softmax": _unary(_softmax_spec),
     "log_softmax": _unary(_log_softmax_spec),
+    "l2_normalization": _unary(_l2_normalization_spec),
     "relu": _unary(_relu),
     "clip": _unary(_relu),
     "leaky_relu": _unary(lambda x, y, c: spec.LeakyRelu(x, y, float(c["core"].attrs.alpha))),

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from tvm import tirx
+
 from .fixed_point import (
     INT32_MAX,
     INT32_MIN,
@@ -137,3 +139,40 @@ def log_x_at_least_one(body: Body, x):
     total = (mul(exponent, fixed_point_constant(math.log(2.0), 0))
              + mul(rescale(numerator, 0, _LOG_ACCUMULATOR_BITS), reciprocal))
     return rescale(total, _LOG_ACCUMULATOR_BITS, LOG_OUTPUT_INTEGER_BITS)
+
+
+_INV_SQRT_INTEGER_BITS = 3  # GetInvSqrtQuantizedMultiplierExp's Newton-Raphson runs in Q3.28
+
+
+def _inv_sqrt_normalised(body: Body, x):
+    """x (2 ≤ x < 2^31) divided by 4 once if at least 2^29, then shifted left by pairs of bits into [2^27, 2^29):
+    the normalised value and the right shift of 1/sqrt(x) it leaves (negative for x below 4)."""
+    large = body.let("large", x >= (1 << 29))
+    reduced = body.let("reduced", select(large, x >> 2, x))
+    pairs = body.let("pairs", ((count_leading_zeros(reduced) - 1) >> 1) - 1)
+    return reduced << (pairs * 2), body.let("shift", 11 + select(large, const(1), const(0)) - pairs)
+
+
+@scalar_function("int32", x="int32")
+def inv_sqrt_shift(body: Body, x):
+    """The right shift (≥ 0) of TFLite's GetInvSqrtQuantizedMultiplierExp for 0 ≤ x < 2^31 (0 and 1 give 0)."""
+    _, shift = _inv_sqrt_normalised(body, x)
+    return select(x <= 1, const(0), tirx.max(shift, 0))
+
+
+@scalar_function("int32", x="int32")
+def inv_sqrt_multiplier(body: Body, x):
+    """The Q0.31 multiplier of TFLite's GetInvSqrtQuantizedMultiplierExp for 0 ≤ x < 2^31: 1/sqrt of the
+    normalised x by five Newton-Raphson steps in Q3.28 from 1, times sqrt(2)/2, shifted left (wrapping) where the
+    shift is negative; INT32_MAX for 0 and 1."""
+    normalised, shift = _inv_sqrt_normalised(body, x)
+    half_input = body.let("half_input", rounding_divide_by_pot(normalised >> 1, 1))
+    half_three = fixed_point_constant(1.5, _INV_SQRT_INTEGER_BITS)
+    y = const(fixed_point_constant(1.0, _INV_SQRT_INTEGER_BITS))
+    for step in range(5):
+        cube = rescale(mul(mul(y, y), y), 3 * _INV_SQRT_INTEGER_BITS, _INV_SQRT_INTEGER_BITS)
+        y = body.let(f"y_{step + 1}", rescale(narrow(wide(mul(half_three, y)) - wide(mul(half_input, cube))),
+                                              2 * _INV_SQRT_INTEGER_BITS, _INV_SQRT_INTEGER_BITS))
+    y = body.let("scaled", mul(y, fixed_point_constant(math.sqrt(2.0) / 2.0, 0)))
+    shifted = select(shift < 0, narrow(wide(y) << wide(tirx.max(-shift, 0))), y)
+    return select(x <= 1, const(INT32_MAX), shifted)

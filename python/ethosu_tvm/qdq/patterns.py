@@ -144,6 +144,28 @@ def comparison(name: str, relax_op: str) -> CompositePattern:
     return CompositePattern(name, core, dict(lhs=lhs, rhs=rhs, lhs_dq=lhs_dq, rhs_dq=rhs_dq, core=core))
 
 
+def select(name: str) -> CompositePattern:
+    """SELECT_V2: a where of a bool condition over raw int8/int16 integers (PRELU and ELU have float ones)."""
+    condition, x, y = wildcard(), wildcard(), wildcard()
+    where = is_op("relax.where")(condition, x, y) & (has_dtype("int8") | has_dtype("int16"))
+    return CompositePattern(name, where, dict(condition=condition, x=x, y=y, where=where))
+
+
+def fill(name: str) -> CompositePattern:
+    """FILL: a full of the raw integer value."""
+    value = wildcard()
+    full = is_op("relax.full")(wildcard(), value)
+    return CompositePattern(name, full, dict(value=value, full=full))
+
+
+def gather_nd(name: str) -> CompositePattern:
+    """GATHER_ND: a gather_nd of raw integers by int64 indices (run-time int32 ones cast)."""
+    params, indices = wildcard(), wildcard()
+    cast = is_op("relax.astype")(indices)
+    gather = is_op("relax.gather_nd")(params, cast | indices)
+    return CompositePattern(name, gather, dict(params=params, indices=indices, cast=cast, gather=gather))
+
+
 def squared_difference(name: str) -> CompositePattern:
     """The frontend's SQUARED_DIFFERENCE: dequantize both operands → subtract → multiply the difference by itself
     → quantize."""
@@ -235,6 +257,16 @@ def log_softmax(name: str) -> CompositePattern:
     core = is_op("relax.nn.log_softmax")(ifm_dq)
     quantize = quantized(core)
     return CompositePattern(name, quantize, dict(ifm=ifm, ifm_dq=ifm_dq, core=core, quantize=quantize))
+
+
+def l2_normalization(name: str) -> CompositePattern:
+    """Our importer's L2_NORMALIZATION: dequantize → x / sqrt(sum(x · x) over the last axis) → quantize."""
+    ifm = wildcard()
+    ifm_dq = dequantized(ifm)
+    total = is_op("relax.sum")(is_op("relax.multiply")(ifm_dq, ifm_dq))
+    core = is_op("relax.divide")(ifm_dq, is_op("relax.sqrt")(total))
+    quantize = quantized(core)
+    return CompositePattern(name, quantize, dict(ifm=ifm, ifm_dq=ifm_dq, total=total, core=core, quantize=quantize))
 
 
 def pad(name: str) -> CompositePattern:

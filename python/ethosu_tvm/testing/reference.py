@@ -24,7 +24,7 @@ def _check_inputs(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
             raise ValueError(
                 f"input {info.name!r} needs {info.dtype} {info.shape}, got {value.dtype} {value.shape}"
             )
-        checked.append(np.ascontiguousarray(value))
+        checked.append(value.copy(order="C"))  # ascontiguousarray would make a scalar 1-D
     return checked
 
 
@@ -155,7 +155,9 @@ def random_inputs(model: bytes, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     values = []
     for info in input_infos(model):
-        if np.issubdtype(info.dtype, np.integer):
+        if info.dtype == np.bool_:
+            values.append(rng.integers(0, 2, size=info.shape).astype(np.bool_))
+        elif np.issubdtype(info.dtype, np.integer):
             limits = np.iinfo(info.dtype)
             values.append(rng.integers(limits.min, limits.max, size=info.shape, endpoint=True, dtype=info.dtype))
         else:

@@ -74,6 +74,9 @@ class ModelBuilder:
         self._tensors.append(_Tensor(name, shape, dtype, data, quantization))
         return len(self._tensors) - 1
 
+    def tensor_shape(self, index: int) -> tuple[int, ...]:
+        return self._tensors[index].shape
+
     def rename_tensor(self, index: int, name: str) -> None:
         self._tensors[index].name = name
 

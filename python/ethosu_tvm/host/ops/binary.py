@@ -5,6 +5,8 @@ ADD/SUB: both inputs are offset, shifted left by 20 bits (int16: 15) and scaled 
 added or subtracted, then rescaled to the output (TFLite's Add/Sub preparation, every multiplier double-rounding).
 MUL: (x1 − zp1)·(x2 − zp2) requantized by s1·s2/s_out (in float32). MINIMUM/MAXIMUM compare raw values (shared quantization).
 SQUARED_DIFFERENCE (int8): ADD's operand rescaling with a 7-bit shift, the difference squared, rescaled.
+DIV: the dividend normalised by its leading sign bits times the divisor's reciprocal (GetReciprocal), requantized by
+s1/(s2·s_out) (in float32) with the summed shifts.
 """
 from __future__ import annotations
 
@@ -12,7 +14,17 @@ import numpy as np
 from tvm import te, tirx
 
 from ...quantization import quantize_multiplier
-from ..fixed_point import multiply_by_quantized_multiplier
+from ..fixed_point import (
+    const,
+    count_leading_sign_bits,
+    multiply_by_quantized_multiplier,
+    narrow,
+    rounding_divide_by_pot,
+    saturating_rounding_doubling_high_mul,
+    select,
+    wide,
+)
+from ..transcendental import reciprocal_bits_over_unit, reciprocal_mantissa
 from ..spec import Binary, QuantTensor, UnsupportedHostOp
 from ..te_kernel import Constant, TeKernel, activation, constant, require, require_dtype, saturate
 
@@ -94,6 +106,44 @@ def _squared_difference(op: Binary, a, b):
     return compute
 
 
+# DIV: the fewest leading sign bits of a dividend (x − zp) and the most bits of a divisor's reciprocal shift
+_DIV_MIN_HEADROOM = {"int8": 23, "int16": 15}
+_DIV_MAX_RECIPROCAL_BITS = {"int8": 8, "int16": 16}
+
+
+def _div(op: Binary, a, b):
+    """TFLite's quantized DIV (LiteRT's reference_ops::Div): signs moved onto the dividend, the divisor's
+    reciprocal as a Q0.31 mantissa and a shift, the dividend shifted left by its headroom and multiplied by it, then
+    multiplied by the output multiplier and divided by 2^(headroom + reciprocal shift − output shift), rounding.
+
+    That exponent reaches 32 to 63 for quotients that round to 0, where TFLite's rounding division shifts an int32
+    by 32 bits or more (undefined in C). LiteRT's x86-64 build then computes (x >> (exponent − 32)) + (x ≥ 0),
+    which this kernel reproduces (a large quotient of the sign of x, or 1 for x = 0, where 0 is the true result).
+    Scale ratios that need a left shift or an exponent of 64 and more are refused; a divisor at its zero point has
+    no quotient (LiteRT fails the invocation)."""
+    f32 = np.float32
+    multiplier, shift = quantize_multiplier(float(f32(op.lhs.scale) / (f32(op.rhs.scale) * f32(op.output.scale))))
+    dtype = op.output.dtype
+    require(_DIV_MAX_RECIPROCAL_BITS[dtype] - 32 <= shift <= _DIV_MIN_HEADROOM[dtype], "div",
+            f"a scale ratio s1/(s2·s_out) of {op.lhs.scale / (op.rhs.scale * op.output.scale):g} (TFLite's kernel "
+            "would shift left or by 64 bits or more)")
+
+    def compute(*i):
+        dividend = a(*i).astype("int32") - op.lhs.zero_point
+        divisor = b(*i).astype("int32") - op.rhs.zero_point
+        dividend, divisor = select(divisor < 0, -dividend, dividend), select(divisor < 0, -divisor, divisor)
+        headroom = count_leading_sign_bits(dividend)
+        unscaled = saturating_rounding_doubling_high_mul(narrow(wide(dividend) << wide(headroom)),
+                                                         reciprocal_mantissa(divisor))
+        exponent = headroom + reciprocal_bits_over_unit(divisor, 31) - shift
+        scaled = saturating_rounding_doubling_high_mul(unscaled, multiplier)
+        wrapped = (scaled >> tirx.max(exponent - 32, 0)) + select(scaled >= 0, const(1), const(0))
+        quotient = select(exponent > 31, wrapped, rounding_divide_by_pot(scaled, tirx.min(exponent, 31)))
+        return saturate(quotient, op.output, op.clamp)
+
+    return compute
+
+
 def _min_or_max(op: Binary, a, b):
     """Of one input with itself, the input (C compilers warn about comparing a value with itself)."""
     if op.one_input:
@@ -103,7 +153,7 @@ def _min_or_max(op: Binary, a, b):
 
 
 _KINDS = {"add": _add_or_sub, "sub": _add_or_sub, "mul": _mul, "minimum": _min_or_max, "maximum": _min_or_max,
-          "squared_difference": _squared_difference}
+          "squared_difference": _squared_difference, "div": _div}
 # TFLite's SQUARED_DIFFERENCE has no int16 kernel
 _DTYPES = {"squared_difference": ("int8",)}
 

@@ -10,6 +10,6 @@ from __future__ import annotations
 from .graphs import GRAPHS, make_graph
 from .net import Net
 from .quant import QTensor
-from .single import _INT16_OPS, OPS, make
+from .single import _INT16_OPS, _INT16_TFLM_LACKS, OPS, make
 
-__all__ = ["GRAPHS", "Net", "OPS", "QTensor", "_INT16_OPS", "make", "make_graph"]
+__all__ = ["GRAPHS", "Net", "OPS", "QTensor", "_INT16_OPS", "_INT16_TFLM_LACKS", "make", "make_graph"]

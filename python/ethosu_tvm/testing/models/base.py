@@ -56,17 +56,30 @@ class NetBase:
         is16 = np.dtype(dtype) == np.int16
         scale = scale if scale is not None else (1 / 2048 if is16 else 0.02)
         zero_point = zero_point if zero_point is not None else (0 if is16 else -3)
-        name = f"input_{len(self._inputs)}"
+        name = f"input_{len(self._io_tensors['inputs'])}"
         tensor = self._activation(shape, dtype, scale, zero_point, name=f"{name}_int" if self.float_io else name)
         self._inputs.append(tensor)
         self._io_tensors["inputs"].append(self._float_edge(tensor, name, _OP.QUANTIZE) if self.float_io
                                           else tensor.index)
         return tensor
 
-    def constant(self, shape, dtype, scale: float, zero_point: int) -> QTensor:
-        """A quantized constant operand with values drawn from the seed over the whole integer range."""
+    def plain_input(self, shape, dtype) -> int:
+        """A model input without quantization (a bool condition, int32 indices; float_io leaves it as it is); its
+        tensor index."""
+        index = self.builder.add_tensor(f"input_{len(self._io_tensors['inputs'])}", shape, dtype)
+        self._io_tensors["inputs"].append(index)
+        return index
+
+    def constant(self, shape, dtype, scale: float, zero_point: int, avoid: int | None = None) -> QTensor:
+        """A quantized constant operand with values drawn from the seed over the whole integer range, except
+        `avoid` (a divisor's zero point)."""
         info = np.iinfo(dtype)
-        data = self.rng.integers(info.min, info.max, size=tuple(int(d) for d in shape), endpoint=True, dtype=dtype)
+        size = tuple(int(d) for d in shape)
+        if avoid is None:
+            data = self.rng.integers(info.min, info.max, size=size, endpoint=True, dtype=dtype)
+        else:
+            data = self.rng.integers(info.min, info.max - 1, size=size, endpoint=True).astype(np.int64)
+            data = (data + (data >= avoid)).astype(dtype)
         return self._activation(shape, dtype, scale, zero_point, name=self._name("const"), data=data)
 
     def output(self, tensor: QTensor) -> None:

@@ -19,7 +19,7 @@ def _broadcast_shape(a: QTensor, b: QTensor) -> tuple[int, ...]:
 
 
 class BinaryOps(NetBase):
-    """Add, sub, mul, minimum, maximum and squared difference (the output covers the operands' combined range);
+    """Add, sub, mul, div, minimum, maximum and squared difference (the output covers the operands' combined range);
     batch matmul, add_n and the comparisons (bool outputs)."""
 
     def _binary(self, builtin, options_table, a: QTensor, b: QTensor, lo, hi, activation, out_scale, out_zp,
@@ -57,6 +57,13 @@ class BinaryOps(NetBase):
         """MAXIMUM compares raw integers, so both operands and the output share one quantization."""
         self._require_same_quant(a, b, "maximum")
         return self._binary(_OP.MAXIMUM, "MaximumMinimumOptions", a, b, *a.real_range, None, a.scale, a.zero_point)
+
+    def div(self, a: QTensor, b: QTensor, activation: str = "NONE", out_scale=None, out_zp=None) -> QTensor:
+        """DIV; the default output covers quotients by divisors of at least a quarter of b's largest magnitude
+        (smaller ones saturate)."""
+        (alo, ahi), (blo, bhi) = a.real_range, b.real_range
+        bound = max(-alo, ahi) / (max(-blo, bhi) / 4)
+        return self._binary(_OP.DIV, "DivOptions", a, b, -bound, bound, activation, out_scale, out_zp)
 
     def squared_difference(self, a: QTensor, b: QTensor, out_scale=None, out_zp=None) -> QTensor:
         (alo, ahi), (blo, bhi) = a.real_range, b.real_range
@@ -124,3 +131,15 @@ class BinaryOps(NetBase):
 
     def less_equal(self, a: QTensor, b: QTensor) -> QTensor:
         return self._comparison(_OP.LESS_EQUAL, a, b)
+
+    def select_v2(self, condition: int, x: QTensor, y: QTensor) -> QTensor:
+        """SELECT_V2 of x and y by the bool tensor `condition` (its index), the three broadcast against each other;
+        the output has x's quantization (TFLite copies the integers whatever the quantizations)."""
+        shape = self.builder.tensor_shape(condition)
+        try:
+            shape = tuple(np.broadcast_shapes(shape, _broadcast_shape(x, y)))
+        except ValueError:
+            raise ValueError(f"the condition's shape {shape} does not broadcast with {x.shape} and {y.shape}") from None
+        out = self._same_quant(x, shape)
+        self.builder.add_operator(_OP.SELECT_V2, [condition, x.index, y.index], [out.index])
+        return out

@@ -315,6 +315,37 @@ class DataMovementOps(NetBase):
                                   dict(Axis=axis, BatchDims=batch_dims))
         return y
 
+    def gather_nd(self, x: QTensor, indices=((0, 3, 1), (0, 7, 2), (0, 0, 5)), runtime_indices: bool = False,
+                  index_source=None) -> QTensor:
+        """GATHER_ND of x at int32 `indices` (the last axis indexes x's leading axes): a constant, or with
+        `runtime_indices` a model input of that shape (give it valid values), or with `index_source=shape` the
+        ARG_MAX over the last axis of a second int8 input of that shape (indices in range by construction)."""
+        if index_source is not None:
+            *lead, extent = (int(d) for d in index_source)
+            if not lead or not 1 <= lead[-1] <= len(x.shape) or extent > min(x.shape[:lead[-1]]):
+                raise ValueError(f"ARG_MAX indices of {index_source} do not fit the leading axes of {x.shape}")
+            index = self.arg_max(self.input(tuple(index_source), "int8")).index
+            shape = tuple(lead)
+        else:
+            idx = np.array(indices, dtype=np.int32)
+            shape = idx.shape
+            if idx.ndim < 1 or not 1 <= idx.shape[-1] <= len(x.shape):
+                raise ValueError(f"indices of shape {idx.shape} for params of rank {len(x.shape)}")
+            if np.any((idx < 0) | (idx >= np.array(x.shape[:idx.shape[-1]]))):
+                raise ValueError(f"indices {idx.tolist()} are out of range for {x.shape}")
+            index = self.plain_input(shape, np.int32) if runtime_indices else self._const(idx)
+        y = self._same_quant(x, shape[:-1] + x.shape[shape[-1]:])
+        self.builder.add_operator(_OP.GATHER_ND, [x.index, index], [y.index])
+        return y
+
+    def fill(self, x: QTensor, shape=(2, 3, 4)) -> QTensor:
+        """FILL of `shape` with the scalar x (in_shape ()), in x's quantization."""
+        if x.shape != ():
+            raise ValueError(f"FILL's value must be a scalar, got shape {x.shape}")
+        y = self._same_quant(x, tuple(int(d) for d in shape))
+        self.builder.add_operator(_OP.FILL, [self._const(np.array(shape, np.int32)), x.index], [y.index])
+        return y
+
     def broadcast_to(self, x: QTensor, shape=(1, 8, 8, 4)) -> QTensor:
         """BROADCAST_TO by NumPy's rules."""
         try:

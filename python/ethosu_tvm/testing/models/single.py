@@ -3,14 +3,17 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
+
 from .net import Net
 
-# Ops with 16-bit activation kernels in both LiteRT and TFLite Micro (16x8 for the weighted ones).
-_INT16_OPS = {
+# Ops with 16-bit activation kernels in both LiteRT and TFLite Micro (16x8 for the weighted ones), and in LiteRT only.
+_INT16_TFLM_LACKS = {"gather_nd", "fill", "div"}
+_INT16_OPS = _INT16_TFLM_LACKS | {
     "conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "sub", "mul",
     "minimum", "maximum", "tanh", "logistic", "softmax", "reshape", "quantize", "mean", "sum",
     "resize_nearest_neighbor", "split", "split_v", "strided_slice", "slice", "transpose", "pack", "unpack", "padv2",
-    "reverse_v2", "broadcast_to", "cast",
+    "reverse_v2", "broadcast_to", "cast", "select_v2",
 }
 # op kind -> (Net method, number of tensor inputs, default input shape)
 _SINGLE = {
@@ -22,6 +25,7 @@ _SINGLE = {
     "add": (Net.add, 2, (1, 8, 8, 8)),
     "sub": (Net.sub, 2, (1, 8, 8, 8)),
     "mul": (Net.mul, 2, (1, 8, 8, 8)),
+    "div": (Net.div, 2, (1, 8, 8, 8)),
     "minimum": (Net.minimum, 2, (1, 8, 8, 8)),
     "maximum": (Net.maximum, 2, (1, 8, 8, 8)),
     "abs": (Net.abs, 1, (1, 8, 8, 8)),
@@ -31,6 +35,7 @@ _SINGLE = {
     "hard_swish": (Net.hard_swish, 1, (1, 8, 8, 8)),
     "softmax": (Net.softmax, 1, (1, 10)),
     "log_softmax": (Net.log_softmax, 1, (2, 10)),
+    "l2_normalization": (Net.l2_normalization, 1, (1, 4, 4, 16)),
     "add_n": (Net.add_n, 1, (1, 8, 8, 8)),
     "equal": (Net.equal, 2, (1, 8, 8, 8)),
     "not_equal": (Net.not_equal, 2, (1, 8, 8, 8)),
@@ -38,6 +43,7 @@ _SINGLE = {
     "greater_equal": (Net.greater_equal, 2, (1, 8, 8, 8)),
     "less": (Net.less, 2, (1, 8, 8, 8)),
     "less_equal": (Net.less_equal, 2, (1, 8, 8, 8)),
+    "select_v2": (Net.select_v2, 2, (1, 8, 8, 8)),
     "reshape": (Net.reshape, 1, (1, 4, 4, 8)),
     "concatenation": (Net.concatenation, 2, (1, 4, 4, 8)),
     "split": (Net.split, 1, (1, 4, 4, 8)),
@@ -74,6 +80,8 @@ _SINGLE = {
     "reverse_v2": (Net.reverse_v2, 1, (1, 8, 8, 4)),
     "gather": (Net.gather, 1, (1, 8, 8, 6)),
     "broadcast_to": (Net.broadcast_to, 1, (1, 1, 8, 4)),
+    "gather_nd": (Net.gather_nd, 1, (1, 8, 8, 6)),
+    "fill": (Net.fill, 1, ()),
     "space_to_batch_nd": (Net.space_to_batch_nd, 1, (1, 6, 6, 4)),
     "batch_to_space_nd": (Net.batch_to_space_nd, 1, (4, 4, 4, 4)),
     "neg": (Net.neg, 1, (1, 8, 8, 8)),
@@ -90,14 +98,31 @@ _INPUT_DEFAULTS = {"log": {"in_zp": -128}, "rsqrt": {"in_zp": -128}, "sqrt": {"i
 _SECOND_OPERAND = {"in2_shape", "in2_scale", "in2_zp", "constant_lhs", "constant_rhs"}
 # Ops taking a list of same-quantized inputs (`num_inputs` of them).
 _LIST_OPS = ("concatenation", "pack", "add_n")
+# Ops whose second operand must not reach its zero point (LiteRT fails the invocation): by default a constant
+# without it.
+_NONZERO_RHS = ("div",)
+# Ops whose first operand is a bool condition, and its parameters.
+_CONDITION_OPS = ("select_v2",)
+_CONDITION = {"condition_shape", "constant_condition"}
 
 
 def _op_params(method) -> list[str]:
-    return [p for p in inspect.signature(method).parameters if p not in ("self", "x", "a", "b", "inputs")]
+    return [p for p in inspect.signature(method).parameters
+            if p not in ("self", "x", "a", "b", "inputs", "condition", "y")]
 
 
-def _operands(net: Net, first, params: dict, shape, dtype, quant) -> tuple:
-    """The two operands of a binary op: `first` and a second input, or a constant on the side named."""
+def _condition(net: Net, params: dict, shape) -> int:
+    """The bool condition: the first model input, of `condition_shape` (default the input's), or with
+    `constant_condition` a constant of that shape drawn from the seed."""
+    shape = tuple(int(d) for d in params.pop("condition_shape", shape))
+    if params.pop("constant_condition", False):
+        return net._const(net.rng.integers(0, 2, size=shape).astype(np.bool_))
+    return net.plain_input(shape, np.bool_)
+
+
+def _operands(net: Net, first, params: dict, shape, dtype, quant, nonzero_rhs: bool) -> tuple:
+    """The two operands of a binary op: `first` and a second input, or a constant on the side named (with
+    `nonzero_rhs`, a right-hand constant never holds its zero point)."""
     sides = [side for side in ("lhs", "rhs") if f"constant_{side}" in params]
     if len(sides) == 2:
         raise ValueError("give constant_lhs or constant_rhs, not both")
@@ -107,8 +132,10 @@ def _operands(net: Net, first, params: dict, shape, dtype, quant) -> tuple:
         return first, net.input(tuple(params.pop("in2_shape", shape)), dtype, *quant)
     scale, zero_point = quant
     default_scale, default_zp = (1 / 2048, 0) if dtype == "int16" else (0.02, -3)
+    zero_point = default_zp if zero_point is None else zero_point
     constant = net.constant(tuple(params.pop(f"constant_{sides[0]}")), dtype,
-                            default_scale if scale is None else scale, default_zp if zero_point is None else zero_point)
+                            default_scale if scale is None else scale, zero_point,
+                            zero_point if nonzero_rhs and sides[0] == "rhs" else None)
     return (constant, first) if sides[0] == "lhs" else (first, constant)
 
 
@@ -120,7 +147,9 @@ def make(op: str, seed: int = 0, **params) -> bytes:
     the model float32 inputs and outputs around QUANTIZE and DEQUANTIZE operators; binary ops also take
     `in2_shape`, `in2_scale`, `in2_zp` (broadcasting allowed), or make one operand a constant of that
     quantization with `constant_lhs=shape` or `constant_rhs=shape` (values from the seed); concatenation takes
-    `num_inputs`. Every other parameter is the op's own (see the `Net` method of the same name). Bad values raise
+    `num_inputs`; div's divisor is, unless another second operand is given, a constant of the input's last axis
+    without its zero point (a divisor there fails LiteRT's invocation); select_v2 takes `condition_shape` and `constant_condition` (see
+    `_condition`). Every other parameter is the op's own (see the `Net` method of the same name). Bad values raise
     ValueError.
     """
     if op not in _SINGLE:
@@ -129,6 +158,7 @@ def make(op: str, seed: int = 0, **params) -> bytes:
     allowed = set(_op_params(method)) | {"in_shape", "dtype", "in_scale", "in_zp", "per_tensor_axis", "float_io"}
     allowed |= _SECOND_OPERAND if arity == 2 and op not in _LIST_OPS else set()
     allowed |= {"num_inputs"} if op in _LIST_OPS else set()
+    allowed |= _CONDITION if op in _CONDITION_OPS else set()
     unknown = sorted(set(params) - allowed)
     if unknown:
         raise ValueError(f"unknown parameter(s) {', '.join(unknown)} for op {op!r}; "
@@ -142,6 +172,7 @@ def make(op: str, seed: int = 0, **params) -> bytes:
     shape = tuple(params.pop("in_shape", default_shape))
     net = Net(seed, f"ethosu_tvm.testing.models:{op}", params.pop("per_tensor_axis", None),
               params.pop("float_io", False))
+    leading = (_condition(net, params, shape),) if op in _CONDITION_OPS else ()
     first = net.input(shape, dtype, params.pop("in_scale", None), params.pop("in_zp", None))
     if op in _LIST_OPS:
         count = params.pop("num_inputs", 2)
@@ -154,7 +185,10 @@ def make(op: str, seed: int = 0, **params) -> bytes:
         default_scale, default_zp = (first.scale, first.zero_point) if same else (None, None)
         quant = (params.pop("in2_scale", default_scale),
                  params.pop("in2_zp", default_zp if same else (None if dtype == "int8" else 0)))
-        result = method(net, *_operands(net, first, params, shape, dtype, quant), **params)
+        if op in _NONZERO_RHS and not _SECOND_OPERAND & set(params):
+            params["constant_rhs"] = shape[-1:]
+        result = method(net, *leading, *_operands(net, first, params, shape, dtype, quant, op in _NONZERO_RHS),
+                        **params)
     else:
         result = method(net, first, **params)
     for tensor in result if isinstance(result, list) else [result]:

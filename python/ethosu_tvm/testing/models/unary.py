@@ -137,3 +137,12 @@ class UnaryOps(NetBase):
         index = self.builder.add_tensor(self._name("cast"), x.shape, out_type)
         self.builder.add_operator(_OP.CAST, [x.index], [index])
         return QTensor(index, x.shape, np.dtype(out_type), 1.0, 0, 0.0)
+
+    def l2_normalization(self, x: QTensor) -> QTensor:
+        """L2_NORMALIZATION over the last axis (int8): the output has TFLite's fixed scale 1/128 and zero point 0."""
+        if x.dtype != np.int8:
+            raise ValueError("L2_NORMALIZATION is int8 only here (TFLite has no int16 kernel)")
+        y = self._activation(x.shape, x.dtype, 1.0 / 128, 0)
+        self.builder.add_operator(_OP.L2_NORMALIZATION, [x.index], [y.index], "L2NormOptions",
+                                  dict(FusedActivationFunction=0))
+        return y
