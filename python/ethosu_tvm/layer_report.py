@@ -162,30 +162,38 @@ def _npu_step(layers: dict[int, _Layer], step: NpuStep, graph, claims: list[set[
             layer.add(f"{step.artifact.name} {name}", counts, cascades.get(primitive, ""))
 
 
-def layer_rows(module) -> list[LayerRow]:
-    """One row per operator of the offload report (model order) of a `CompiledModel`."""
+def operator_claims(module, fused: tvm.IRModule | None = None) -> list[list[set[int]]]:
+    """For each step of a `CompiledModel`'s program, the TFLite operators (indices) it computes: one set per NPU
+    primitive of a launch, one set for a host kernel call."""
     owners = {name: op.index for op in source_ops(module.partitioned) for name in op.bindings}
     npu = [e.index for e in module.offload.ops if e.target == "ethos-u"]
     host = [e.index for e in module.offload.ops if e.target == "host"]
-    fused = fuse_host_ops(module.partitioned)
+    fused = fuse_host_ops(module.partitioned) if fused is None else fused
     callees = [fused[b.value.op] for block in fused["main"].body.blocks for b in block.bindings
                if isinstance(b.value, relax.Call) and isinstance(b.value.op, tvm.ir.GlobalVar)]
     if len(callees) != len(module.program.steps):
         raise AssertionError("the program's steps do not match main's calls")
+    npu_calls = [_composite_calls(fused[s.artifact.function]) for s in module.program.steps if isinstance(s, NpuStep)]
+    npu_claims = iter(_claims([c for calls in npu_calls for c in calls], owners, npu))  # one primitive each
+    host_claims = iter(_claims([f for s, f in zip(module.program.steps, callees) if isinstance(s, HostStep)],
+                               owners, host))
+    sizes = iter(len(calls) for calls in npu_calls)
+    return [[next(npu_claims) for _ in range(next(sizes))] if isinstance(step, NpuStep) else [next(host_claims)]
+            for step in module.program.steps]
+
+
+def layer_rows(module) -> list[LayerRow]:
+    """One row per operator of the offload report (model order) of a `CompiledModel`."""
+    fused = fuse_host_ops(module.partitioned)
     graphs = {graph.function: graph for graph in legalize(fused)}
-    npu_steps = [s for s in module.program.steps if isinstance(s, NpuStep)]
-    composites = [_composite_calls(fused[s.artifact.function]) for s in npu_steps]
-    claims = iter(_claims([c for calls in composites for c in calls], owners, npu))  # one primitive each
-    host_steps = [(s, f) for s, f in zip(module.program.steps, callees) if isinstance(s, HostStep)]
-    host_claims = _claims([f for _, f in host_steps], owners, host)
     layers: dict[int, _Layer] = {}
-    for step, calls in zip(npu_steps, composites):
-        step_claims = [next(claims) for _ in calls]
-        _npu_step(layers, step, graphs[step.artifact.function], step_claims)
-    for (step, _), claim in zip(host_steps, host_claims):
-        read = sum(module.program.tensors[name].nbytes for name in step.inputs)
-        written = module.program.tensors[step.output].nbytes
-        layers.setdefault(min(claim), _Layer()).add(step.kernel.name, (0, 0, 0, 0, 0, 0, read, written))
+    for step, claims in zip(module.program.steps, operator_claims(module, fused)):
+        if isinstance(step, NpuStep):
+            _npu_step(layers, step, graphs[step.artifact.function], claims)
+        else:
+            read = sum(module.program.tensors[name].nbytes for name in step.inputs)
+            written = module.program.tensors[step.output].nbytes
+            layers.setdefault(min(claims[0]), _Layer()).add(step.kernel.name, (0, 0, 0, 0, 0, 0, read, written))
     rows = []
     for entry in module.offload.ops:
         target = "NPU" if entry.target == "ethos-u" else "host"
