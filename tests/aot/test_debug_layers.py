@@ -1,0 +1,101 @@
+"""Layer dumps (`CompiledModel.run(..., debug_layers=DIR)`, `tvmc run --debug-layers DIR`) checked tensor by tensor
+against LiteRT's intermediates with `ethosu_tvm.testing.layer_compare`, and an injected error found at its operator."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import ethosu_tvm
+from ethosu_tvm.aot.c_source import generate
+from ethosu_tvm.aot.program import MODULE, HostStep
+from ethosu_tvm.cli import main as tvmc
+from ethosu_tvm.debug_layers import read_dump
+from ethosu_tvm.testing.layer_compare import compare_layers
+from ethosu_tvm.testing.models import make_graph
+from ethosu_tvm.testing.reference import random_inputs
+
+NPU = "ethos-u -accelerator-config=ethos-u55-128,c"
+# ds_cnn on the host: one kernel per TFLite operator, so every operator's output is dumped.
+DS_CNN_HOST = ["CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "AVERAGE_POOL_2D",
+               "RESHAPE", "FULLY_CONNECTED", "SOFTMAX"]
+
+
+def _build(graph: str, target: str):
+    model = make_graph(graph, 0)
+    return model, ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=target)
+
+
+@pytest.mark.parametrize("graph,target,dumped", [("ds_cnn", NPU, 2), ("mobilenet_v2", NPU, 4), ("ds_cnn", "c", 9)])
+def test_dump_equals_litert(graph, target, dumped, tmp_path):
+    model, module = _build(graph, target)
+    for seed in range(2):
+        inputs = random_inputs(model, seed)
+        outputs = module.run(inputs, debug_layers=tmp_path / str(seed))
+        index, arrays = read_dump(tmp_path / str(seed))
+        assert len(index) == dumped
+        comparison = compare_layers(model, inputs, tmp_path / str(seed))
+        assert comparison.first_difference is None, str(comparison.first_difference)
+        assert comparison.compared == tuple(entry["name"] for entry in index)
+        # the model output is the last tensor dumped, and the same as run() returns
+        assert np.array_equal(arrays[index[-1]["name"]], next(iter(outputs.values())))
+    if target == "c":
+        assert [entry["kind"] for entry in index] == DS_CNN_HOST
+        assert [entry["operator"] for entry in index] == list(range(9))
+
+
+def test_dump_index_describes_each_tensor(tmp_path):
+    model, module = _build("ds_cnn", "c")
+    module.run(random_inputs(model, 0), debug_layers=tmp_path)
+    first = json.loads((tmp_path / "index.json").read_text())[0]
+    array = np.load(tmp_path / first["file"])
+    assert (first["operator"], first["kind"], first["dtype"], tuple(first["shape"])) == \
+        (0, "CONV_2D", "int8", array.shape)
+    assert array.dtype == np.int8 and len(first["scales"]) == 1 and len(first["zero_points"]) == 1
+
+
+def test_injected_host_error_is_named(tmp_path):
+    """One constant of the third kernel (operator #2, CONV_2D) off by one: the helper names exactly that operator."""
+    model, module = _build("ds_cnn", "c")
+    step = module.program.steps[2]
+    assert isinstance(step, HostStep)
+    constant = next(p for p in step.kernel.params if p.role == "constant" and p.data.size > 1)
+    constant.data.reshape(-1)[0] += 1 << 20 if constant.dtype == "int32" else 1
+    module.sources = generate(module.program, module.workspace, module.config.user_pools, MODULE)
+    inputs = random_inputs(model, 0)
+    module.run(inputs, debug_layers=tmp_path)
+    difference = compare_layers(model, inputs, tmp_path).first_difference
+    assert difference is not None
+    assert (difference.operator, difference.kind) == (2, "CONV_2D")
+    assert difference.name == json.loads((tmp_path / "index.json").read_text())[2]["name"]
+    assert difference.count > 0 and difference.max_abs > 0
+    assert str(difference).startswith(f"operator #2 CONV_2D: output {difference.name!r} differs from LiteRT in ")
+
+
+def test_cli_writes_the_dump(tmp_path, capsys):
+    model = make_graph("ds_cnn", 0)
+    (tmp_path / "m.tflite").write_bytes(model)
+    archive = tmp_path / "m.tar"
+    assert tvmc(["compile", str(tmp_path / "m.tflite"), "--target", NPU, "--debug-info", "-q", "-o",
+                 str(archive)]) == 0
+    assert tvmc(["run", str(archive), "--debug-layers", str(tmp_path / "dump")]) == 0
+    assert "Wrote 2 intermediate tensors to" in capsys.readouterr().out
+    index, _ = read_dump(tmp_path / "dump")
+    assert [entry["kind"] for entry in index] == ["FULLY_CONNECTED", "SOFTMAX"]
+    rng = np.random.default_rng(0)  # tvmc run's seeded random inputs
+    inputs = [rng.integers(-128, 128, size=(1, 49, 10, 1), dtype=np.int8)]
+    assert compare_layers(model, inputs, tmp_path / "dump").first_difference is None
+
+
+def test_cli_bad_dump_directory(tmp_path, capsys):
+    (tmp_path / "m.tflite").write_bytes(make_graph("ds_cnn", 0))
+    for extra in ([], ["--debug-info"]):
+        archive = tmp_path / f"m{len(extra)}.tar"
+        assert tvmc(["compile", str(tmp_path / "m.tflite"), "--target", "c", "-q", "-o", str(archive), *extra]) == 0
+    (tmp_path / "file").write_text("")
+    assert tvmc(["run", str(tmp_path / "m1.tar"), "--debug-layers", str(tmp_path / "file")]) == 2
+    assert capsys.readouterr().err == f"tvmc: error: --debug-layers {tmp_path / 'file'}: not a directory\n"
+    assert tvmc(["run", str(tmp_path / "m0.tar"), "--debug-layers", str(tmp_path / "dump")]) == 2
+    assert capsys.readouterr().err == (f"tvmc: error: {tmp_path / 'm0.tar'} has no layer-dump map "
+                                       "(src/debug_layers.json); compile it with tvmc compile --debug-info\n")
