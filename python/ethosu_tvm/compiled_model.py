@@ -39,7 +39,7 @@ class CompiledModel:
     sources: CSources
     interface: ModelInterface
     _runners: dict = field(default_factory=dict, repr=False)  # HostProgram by debug
-    _last_runner: object = field(default=None, repr=False)
+    _runner: object = field(default=None, repr=False)  # the last run's
     _tmp: object = field(default=None, repr=False)
 
     @property
@@ -98,18 +98,18 @@ class CompiledModel:
                 with tarfile.open(root / "model.tar") as tar:
                     tar.extractall(root / "mlf", filter="data")
             self._runners[debug] = HostProgram(root / "mlf", root, debug)
-        self._last_runner = self._runners[debug]
+        self._runner = self._runners[debug]
         if not debug:
-            return self._last_runner.run(inputs)
+            return self._runner.run(inputs)
         tensors = layer_tensors(self)
-        outputs, dumped = run_dumping(self._last_runner, inputs, tensors)
+        outputs, dumped = run_dumping(self._runner, inputs, tensors)
         write_dump(Path(debug_layers), tensors, dumped)
         return outputs
 
     @property
     def npu_cycles(self) -> int:
         """Estimated NPU cycles of the last `run` (0 before any run or without NPU work)."""
-        return self._last_runner.npu_cycles if self._last_runner is not None else 0
+        return self._runner.npu_cycles if self._runner is not None else 0
 
     def summary(self) -> str:
         """Offload and memory summaries, as `tvmc compile` prints them."""
