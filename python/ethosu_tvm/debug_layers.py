@@ -3,8 +3,9 @@ program materialises, copied out of the workspace right after the step that wrot
 
 Only what reaches memory whole is there: each NPU launch's outputs and each host kernel's output. Operators fused
 into one launch (a cascade, or an NPU subgraph) hand their intermediates on inside the NPU and are absent, as are
-operators folded at compile time. A step's output is its last operator's (model order) output; a launch with
-several outputs, or an operator with several outputs, cannot be told apart by that rule and is left out.
+operators folded at compile time. A host kernel's output is its operator's; each output of an NPU launch is that
+of the primitive computing it (of the last operator, in model order, that the primitive holds). The outputs of an
+operator with several (SPLIT, UNPACK, ...) cannot be told apart that way and are left out.
 
 The map (`src/debug_layers.json` in an MLF compiled with `--debug-info`) says where each tensor is; the dump
 directory gets one .npy per tensor and `index.json` (name, file, operator index and kind, shape, dtype,
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .aot.program import HostStep
 from .frontend.importer import op_outputs
 
 DEBUG_MAP_PATH = "src/debug_layers.json"
@@ -49,22 +51,26 @@ class LayerTensor:
 
 def layer_tensors(module) -> tuple[LayerTensor, ...]:
     """The materialised tensors of a `CompiledModel` that name a TFLite tensor, in step order."""
-    from .layer_report import operator_claims
+    from .host import fuse_host_ops
+    from .layer_report import operator_claims, output_primitives
 
     outputs = op_outputs(module.partitioned)
     kinds = {entry.index: entry.op for entry in module.offload.ops}
     model_outputs = {io.tensor.name: io.name for io in module.program.outputs}
+    fused = fuse_host_ops(module.partitioned)
     result = []
-    for index, (step, claims) in enumerate(zip(module.program.steps, operator_claims(module))):
-        operator = max(set().union(*claims))
-        if len(step.outputs) != 1 or len(outputs[operator]) != 1:
-            continue
-        tensor = module.program.tensors[step.outputs[0]]
-        source = outputs[operator][0]
-        where = {"output": model_outputs[tensor.name]} if tensor.name in model_outputs and \
-            not module.workspace.io_in_workspace else dict(zip(("pool", "offset"), module.workspace.offset(tensor.name)))
-        result.append(LayerTensor(source.name, operator, kinds[operator], tensor.shape, tensor.dtype, source.scales,
-                                  source.zero_points, index, **where))
+    for index, (step, claims) in enumerate(zip(module.program.steps, operator_claims(module, fused))):
+        producers = [claims[0]] if isinstance(step, HostStep) else \
+            [None if p is None else claims[p] for p in output_primitives(fused[step.artifact.function])]
+        for name, claim in zip(step.outputs, producers):
+            operator = None if claim is None else max(claim)  # a primitive's operators end with its output's
+            if operator is None or len(outputs[operator]) != 1:
+                continue
+            tensor, source = module.program.tensors[name], outputs[operator][0]
+            where = {"output": model_outputs[name]} if name in model_outputs and \
+                not module.workspace.io_in_workspace else dict(zip(("pool", "offset"), module.workspace.offset(name)))
+            result.append(LayerTensor(source.name, operator, kinds[operator], tensor.shape, tensor.dtype,
+                                      source.scales, source.zero_points, index, **where))
     return tuple(result)
 
 

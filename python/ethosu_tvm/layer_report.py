@@ -72,26 +72,49 @@ def _binding_names(func: relax.Function) -> set[str]:
     return names
 
 
-def _composite_calls(func: relax.Function) -> list[relax.Function]:
-    """The composite functions an NPU function calls, in binding order (one NPU primitive each)."""
+def _composite_bindings(func: relax.Function) -> list[tuple[relax.Var, relax.Function]]:
+    """The calls of composite functions in an NPU function (one NPU primitive each), in binding order: the var each
+    call is bound to and the composite it calls."""
     composites, calls = {}, []
     for block in func.body.blocks:
         for binding in block.bindings:
             if isinstance(binding.value, relax.Function):
                 composites[binding.var] = binding.value
             elif isinstance(binding.value, relax.Call) and binding.value.op in composites:
-                calls.append(composites[binding.value.op])
+                calls.append((binding.var, composites[binding.value.op]))
     return calls
+
+
+def _composite_calls(func: relax.Function) -> list[relax.Function]:
+    """The composite functions an NPU function calls, in binding order (one NPU primitive each)."""
+    return [composite for _, composite in _composite_bindings(func)]
+
+
+def output_primitives(func: relax.Function) -> list[int | None]:
+    """For each output of an NPU function (its result's fields, in order), the position among its composite calls
+    of the one computing it (None: not a composite's result)."""
+    result = func.body.body
+    fields = result.fields if isinstance(result, relax.Tuple) else [result]
+    positions = {var: position for position, (var, _) in enumerate(_composite_bindings(func))}
+    return [positions.get(field) for field in fields]
 
 
 def _claims(functions: list[relax.Function], owners: dict[str, int], indices: list[int]) -> list[set[int]]:
     """For each function, the TFLite operators (of `indices`) whose Relax bindings it holds. Fusion renames a
     function's last binding, so a one-binding operator such as RESHAPE keeps none of its names: a function that
-    claims nothing gets the next operator of `indices`, in model order, that no function claims."""
+    claims nothing gets the next operator of `indices`, in model order, that no function claims; when none is left,
+    the operator of the function before it (one-binding functions that each take one output of an operator, such as
+    SPLIT's slices)."""
     claims = [{owners[name] for name in _binding_names(f) if name in owners} & set(indices) for f in functions]
     claimed = set().union(*claims)
     free = iter(i for i in indices if i not in claimed)
-    return [claim or {next(free)} for claim in claims]
+    result: list[set[int]] = []
+    for claim in claims:
+        if not claim:
+            following = next(free, None)
+            claim = {following} if following is not None else set(result[-1] if result else indices[-1:])
+        result.append(claim)
+    return result
 
 
 def _traffic(op: stats.OpStats) -> tuple[int, int, int, int]:

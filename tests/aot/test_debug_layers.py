@@ -27,7 +27,7 @@ def _build(graph: str, target: str):
     return model, ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=target)
 
 
-@pytest.mark.parametrize("graph,target,dumped", [("ds_cnn", NPU, 2), ("mobilenet_v2", NPU, 4), ("ds_cnn", "c", 9)])
+@pytest.mark.parametrize("graph,target,dumped", [("ds_cnn", NPU, 2), ("mobilenet_v2", NPU, 4), ("unet", NPU, 10), ("ds_cnn", "c", 9)])
 def test_dump_equals_litert(graph, target, dumped, tmp_path):
     model, module = _build(graph, target)
     for seed in range(2):
