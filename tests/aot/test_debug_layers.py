@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+import tflite
 
 import ethosu_tvm
 from ethosu_tvm.aot.c_source import generate
@@ -71,6 +72,26 @@ def test_injected_host_error_is_named(tmp_path):
     assert difference.name == json.loads((tmp_path / "index.json").read_text())[2]["name"]
     assert difference.count > 0 and difference.max_abs > 0
     assert str(difference).startswith(f"operator #2 CONV_2D: output {difference.name!r} differs from LiteRT in ")
+
+
+def test_injected_npu_weight_error_is_named(tmp_path):
+    """unet compiled with the weights of operator #2 (CONV_2D, in the first NPU launch, whose output the launch
+    writes out) negated, compared with the unchanged model: the helper names operator #2, not #0 before it in the
+    same launch, nor the later operators that read its output."""
+    model = make_graph("unet", 0)
+    corrupted = bytearray(model)
+    root = tflite.Model.GetRootAsModel(corrupted, 0)
+    graph = root.Subgraphs(0)
+    weights = root.Buffers(graph.Tensors(int(graph.Operators(2).Inputs(1))).Buffer()).DataAsNumpy().view(np.int8)
+    weights[:] = np.clip(-weights.astype(np.int16), -127, 127)  # a writable view into `corrupted`
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(bytes(corrupted)), target=NPU)
+    inputs = random_inputs(model, 0)
+    module.run(inputs, debug_layers=tmp_path)
+    comparison = compare_layers(model, inputs, tmp_path)
+    index = json.loads((tmp_path / "index.json").read_text())
+    assert [e["operator"] for e in index if e["step"] == 0] == [2, 0, 6]  # the launch writes out #0, #2 and #6
+    assert (comparison.first_difference.operator, comparison.first_difference.kind) == (2, "CONV_2D")
+    assert comparison.first_difference.name == next(e["name"] for e in index if e["operator"] == 2)
 
 
 def test_cli_writes_the_dump(tmp_path, capsys):
