@@ -13,6 +13,7 @@ from ethosu_tvm.aot.c_source import generate
 from ethosu_tvm.aot.program import MODULE, HostStep
 from ethosu_tvm.cli import main as tvmc
 from ethosu_tvm.debug_layers import read_dump
+from ethosu_tvm.memory import PoolInfo
 from ethosu_tvm.testing.layer_compare import compare_layers
 from ethosu_tvm.testing.models import make_graph
 from ethosu_tvm.testing.reference import random_inputs
@@ -44,6 +45,18 @@ def test_dump_equals_litert(graph, target, dumped, tmp_path):
     if target == "c":
         assert [entry["kind"] for entry in index] == DS_CNN_HOST
         assert [entry["operator"] for entry in index] == list(range(9))
+
+
+def test_dump_with_application_pools_and_workspace_io(tmp_path):
+    """Pools the application passes (not the runner's static ones) and the I/O inside them: same tensors."""
+    model = make_graph("ds_cnn", 0)
+    pools = [PoolInfo("sram", 4000, ("ethos-u", "c")), PoolInfo("dram", None, ("ethos-u", "c"))]
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target="c", workspace_pools=pools, use_workspace_io=True)
+    assert module.interface.user_pools and module.interface.io_in_workspace
+    inputs = random_inputs(model, 1)
+    module.run(inputs, debug_layers=tmp_path)
+    comparison = compare_layers(model, inputs, tmp_path)
+    assert len(comparison.compared) == 9 and comparison.first_difference is None
 
 
 def test_dump_index_describes_each_tensor(tmp_path):
