@@ -133,3 +133,29 @@ def test_cli_bad_dump_directory(tmp_path, capsys):
     assert tvmc(["run", str(tmp_path / "m0.tar"), "--debug-layers", str(tmp_path / "dump")]) == 2
     assert capsys.readouterr().err == (f"tvmc: error: {tmp_path / 'm0.tar'} has no layer-dump map "
                                        "(src/debug_layers.json); compile it with tvmc compile --debug-info\n")
+
+
+def test_float_io_model_and_counts_of_an_edited_dump(tmp_path):
+    """A float32-I/O ds_cnn (QUANTIZE and DEQUANTIZE host kernels): its float32 output is dumped and equal too.
+    Then single elements of the dump edited: the counts and the largest difference are exactly the edits'."""
+    model = make_graph("ds_cnn", 0, float_io=True)
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target="c")
+    inputs = random_inputs(model, 0)
+    module.run(inputs, debug_layers=tmp_path)
+    index = json.loads((tmp_path / "index.json").read_text())
+    assert (index[0]["kind"], index[-1]["kind"], index[-1]["dtype"]) == ("QUANTIZE", "DEQUANTIZE", "float32")
+    assert compare_layers(model, inputs, tmp_path).first_difference is None
+    last = np.load(tmp_path / index[-1]["file"])
+    last.reshape(-1)[3] += np.float32(0.5)
+    np.save(tmp_path / index[-1]["file"], last)
+    difference = compare_layers(model, inputs, tmp_path).first_difference
+    assert (difference.operator, difference.kind, difference.count, difference.max_abs) == \
+        (index[-1]["operator"], "DEQUANTIZE", 1, 0.5)
+    pool = next(entry for entry in index if entry["kind"] == "AVERAGE_POOL_2D")
+    values = np.load(tmp_path / pool["file"])
+    values.reshape(-1)[:2] = np.where(values.reshape(-1)[:2] > 0, values.reshape(-1)[:2] - 3,
+                                      values.reshape(-1)[:2] + 3)
+    np.save(tmp_path / pool["file"], values)
+    difference = compare_layers(model, inputs, tmp_path).first_difference
+    assert (difference.operator, difference.kind, difference.name, difference.count, difference.max_abs) == \
+        (pool["operator"], "AVERAGE_POOL_2D", pool["name"], 2, 3)

@@ -8,6 +8,7 @@ the host kernels instrumented so that each step's end calls back into Python (sh
 from __future__ import annotations
 
 import ctypes
+import itertools
 import re
 import shutil
 import subprocess
@@ -54,6 +55,8 @@ def compile_library(mlf: Path, output: Path, debug: bool = False) -> Path:
 def _pool_symbols(library: Path, loaded: ctypes.CDLL) -> dict[str, int]:
     """Addresses of the runner's static workspace pools (tvmgen_default_<pool>_pool, file-local), by pool name: their
     offsets in the library's symbol table moved by where the library was loaded (found from tvmgen_default_run)."""
+    if shutil.which("nm") is None:
+        raise RunError("layer dumps need nm (binutils), which is not installed")
     result = subprocess.run(["nm", str(library)], capture_output=True, text=True)
     if result.returncode != 0:
         raise RunError(f"nm cannot read the model library: {result.stderr.strip()}")
@@ -149,7 +152,7 @@ class HostProgram:
                 raise RunError("after_step needs a debug build of the model (HostProgram(..., debug=True))")
             if not interface.user_pools:  # the runner's own static pools
                 base = {name: self._pool_symbols[name] for name in base}
-            steps = iter(range(1 << 62))
+            steps = itertools.count()
 
             def read(pool: str, offset: int, nbytes: int) -> bytes:
                 return ctypes.string_at(base[pool] + offset, nbytes)

@@ -14,13 +14,14 @@ from .reference import litert_tensors
 
 @dataclass(frozen=True)
 class LayerDifference:
-    """The first differing operator's output: `count` differing elements, largest absolute difference `max_abs`."""
+    """The first differing operator's output: `count` differing elements, largest absolute difference `max_abs`
+    (float only for the float32 tensors of float-I/O models)."""
 
     operator: int
     kind: str
     name: str
     count: int
-    max_abs: int
+    max_abs: int | float
 
     def __str__(self) -> str:
         return (f"operator #{self.operator} {self.kind}: output {self.name!r} differs from LiteRT in {self.count} "
@@ -55,8 +56,9 @@ def compare_layers(model: bytes, inputs: list[np.ndarray], dump: Path) -> LayerC
         if want.shape != got.shape or want.dtype != got.dtype:
             raise ValueError(f"dumped tensor {name!r} is {got.dtype} {list(got.shape)}, LiteRT's is "
                              f"{want.dtype} {list(want.shape)}")
-        diff = np.abs(want.astype(np.int64) - got.astype(np.int64))
+        wide = np.float64 if np.issubdtype(want.dtype, np.floating) else np.int64
+        diff = np.abs(want.astype(wide) - got.astype(wide))
         if diff.any():
             differences.append(LayerDifference(entry["operator"], entry["kind"], name, int(np.count_nonzero(diff)),
-                                               int(diff.max())))
+                                               diff.max().item()))
     return LayerComparison(tuple(e["name"] for e in index), differences[0] if differences else None)
