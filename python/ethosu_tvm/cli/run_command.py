@@ -63,13 +63,18 @@ def _top(name: str, values: np.ndarray, count: int) -> str:
     return f"{name}: top {len(order)}: " + ", ".join(f"[{int(i)}] {int(flat[i])}" for i in order)
 
 
-def _run_dumping(program, inputs, mlf: Path, directory: Path, module: str) -> dict[str, np.ndarray]:
-    from ..debug_layers import DEBUG_MAP_PATH, from_json, run_dumping, write_dump
+def _debug_map(mlf: Path, module: str):
+    from ..debug_layers import DEBUG_MAP_PATH, from_json
 
     if not (mlf / DEBUG_MAP_PATH).is_file():
         raise CommandError(f"{module} has no layer-dump map ({DEBUG_MAP_PATH}); compile it with tvmc compile "
                            "--debug-info")
-    tensors = from_json((mlf / DEBUG_MAP_PATH).read_text())
+    return from_json((mlf / DEBUG_MAP_PATH).read_text())
+
+
+def _run_dumping(program, inputs, tensors, directory: Path) -> dict[str, np.ndarray]:
+    from ..debug_layers import run_dumping, write_dump
+
     outputs, dumped = run_dumping(program, inputs, tensors)
     try:
         write_dump(directory, tensors, dumped)
@@ -95,9 +100,10 @@ def run(args) -> int:
             raise CommandError(f"{args.module} is not an MLF tarball from ethosu-tvm (no {INTERFACE_PATH})")
         interface = ModelInterface.from_json((root / "mlf" / INTERFACE_PATH).read_text())
         inputs = _inputs(args, interface)
+        tensors = _debug_map(root / "mlf", args.module) if args.debug_layers else None
         program = HostProgram(root / "mlf", root, debug=bool(args.debug_layers))
         if args.debug_layers:
-            outputs = _run_dumping(program, inputs, root / "mlf", Path(args.debug_layers), args.module)
+            outputs = _run_dumping(program, inputs, tensors, Path(args.debug_layers))
         else:
             outputs = program.run(inputs)
     if program.stats:
