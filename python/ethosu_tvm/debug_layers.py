@@ -55,6 +55,8 @@ def layer_tensors(module) -> tuple[LayerTensor, ...]:
     from .layer_report import operator_claims, output_primitives
 
     outputs = op_outputs(module.partitioned)
+    if not outputs:
+        raise ValueError("layer dumps name TFLite tensors: build a module imported with ethosu_tvm.from_tflite")
     kinds = {entry.index: entry.op for entry in module.offload.ops}
     model_outputs = {io.tensor.name: io.name for io in module.program.outputs}
     fused = fuse_host_ops(module.partitioned)

@@ -13,6 +13,7 @@ from ethosu_tvm.aot.c_source import generate
 from ethosu_tvm.aot.program import MODULE, HostStep
 from ethosu_tvm.cli import main as tvmc
 from ethosu_tvm.debug_layers import read_dump
+from ethosu_tvm.frontend.importer import OP_OUTPUTS_ATTR
 from ethosu_tvm.memory import PoolInfo
 from ethosu_tvm.testing.layer_compare import compare_layers
 from ethosu_tvm.testing.models import make_graph
@@ -159,3 +160,12 @@ def test_float_io_model_and_counts_of_an_edited_dump(tmp_path):
     difference = compare_layers(model, inputs, tmp_path).first_difference
     assert (difference.operator, difference.kind, difference.name, difference.count, difference.max_abs) == \
         (pool["operator"], "AVERAGE_POOL_2D", pool["name"], 2, 3)
+
+
+def test_module_without_tflite_names_is_refused(tmp_path):
+    model = make_graph("ds_cnn", 0)
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model).without_attr(OP_OUTPUTS_ATTR), target="c")
+    with pytest.raises(ValueError, match="^layer dumps name TFLite tensors: build a module imported with "
+                                         r"ethosu_tvm.from_tflite$"):
+        module.run(random_inputs(model, 0), debug_layers=tmp_path)
+    assert not (tmp_path / "index.json").exists()
