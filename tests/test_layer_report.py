@@ -125,3 +125,13 @@ def test_csv_of_a_host_only_build(tmp_path, capsys):
     assert [r["operator"] for r in rows] == DS_CNN_OPS
     assert all(r["target"] == "host" and r["cycles"] == "0" and r["became"].startswith("tvmgen_default_")
                for r in rows)
+
+
+@pytest.mark.parametrize("op,outputs", [("split", 2), ("split_v", 3)])
+def test_operator_with_several_host_kernels(op, outputs):
+    """SPLIT becomes one one-binding slice kernel per output, none of which keeps a name of the operator's: all of
+    them are SPLIT's (this used to end in StopIteration)."""
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(models.make(op, 0)), target="c")
+    (row,) = layer_rows(module)
+    assert (row.index, row.operator, row.target) == (0, op.upper(), "host")
+    assert row.became == ", ".join(f"tvmgen_default_strided_slice_{i}" for i in range(outputs))

@@ -16,6 +16,8 @@ from .aot.workspace import Workspace
 from .arch import round_up
 from .build_config import BuildConfig
 from .codegen.cascade import describe_proposal
+from .debug_layers import DEBUG_MAP_PATH, layer_tensors, run_dumping, to_json, write_dump
+from .frontend.importer import OP_OUTPUTS_ATTR
 from .memory import plan_to_json
 from .mlf import IOTensor, MlfModule, export_model_library_format
 from .partition import OffloadReport
@@ -36,7 +38,9 @@ class CompiledModel:
     workspace: Workspace
     sources: CSources
     interface: ModelInterface
-    _runner: object = field(default=None, repr=False)
+    _runners: dict = field(default_factory=dict, repr=False)  # HostProgram by debug
+    _runner: object = field(default=None, repr=False)  # the last run's
+    _tmp: object = field(default=None, repr=False)
 
     @property
     def constants_size_bytes(self) -> int:
@@ -56,14 +60,17 @@ class CompiledModel:
             return 0
         return sum(io.tensor.nbytes for io in self.program.inputs + self.program.outputs)
 
-    def mlf_module(self) -> MlfModule:
+    def mlf_module(self, debug_info: bool = False) -> MlfModule:
+        """The MLF's contents; `debug_info` adds the layer-dump map (src/debug_layers.json) for tvmc run."""
         files: dict[str, str | bytes] = dict(self.sources.files())
         if self.program.has_npu:
             files.update({path: (RUNTIME_DIR / name).read_text() for path, name in RUNTIME_FILES.items()})
-        files["src/relax.txt"] = self.partitioned.script(show_meta=False)
+        files["src/relax.txt"] = self.partitioned.without_attr(OP_OUTPUTS_ATTR).script(show_meta=False)
         files["src/offload_report.txt"] = str(self.offload) + "\n"
         files["src/memory_plan.json"] = json.dumps(plan_to_json(self.workspace.plan), indent=2) + "\n"
         files[INTERFACE_PATH] = self.interface.to_json()
+        if debug_info:
+            files[DEBUG_MAP_PATH] = to_json(layer_tensors(self))
 
         def io(ios):
             return [IOTensor(x.name, x.tensor.dtype, x.tensor.shape) for x in ios]
@@ -72,22 +79,32 @@ class CompiledModel:
                          self.workspace.plan.total_size, self.constants_size_bytes, files,
                          dict(self.workspace.plan.pool_sizes), self.config.io_in_workspace)
 
-    def export_model_library_format(self, path) -> Path:
-        """Write the MLF v7 tarball (deterministic, replaced atomically)."""
-        return export_model_library_format(self.mlf_module(), path)
+    def export_model_library_format(self, path, debug_info: bool = False) -> Path:
+        """Write the MLF v7 tarball (deterministic, replaced atomically); `debug_info` as for `mlf_module`."""
+        return export_model_library_format(self.mlf_module(debug_info), path)
 
-    def run(self, inputs) -> dict:
-        """Run the generated C on this PC (NPU launches in the simulator); outputs by model output name."""
-        if self._runner is None:
+    def run(self, inputs, debug_layers=None) -> dict:
+        """Run the generated C on this PC (NPU launches in the simulator); outputs by model output name. With
+        `debug_layers` (a directory), a debug build of the same C also writes every materialised intermediate
+        tensor there (see `ethosu_tvm.debug_layers`)."""
+        debug = debug_layers is not None
+        if debug not in self._runners:
             from .run.host_program import HostProgram
 
-            self._tmp = tempfile.TemporaryDirectory(prefix="ethosu_tvm_run_")
+            self._tmp = self._tmp or tempfile.TemporaryDirectory(prefix="ethosu_tvm_run_")
             root = Path(self._tmp.name)
-            self.export_model_library_format(root / "model.tar")
-            with tarfile.open(root / "model.tar") as tar:
-                tar.extractall(root / "mlf", filter="data")
-            self._runner = HostProgram(root / "mlf", root)
-        return self._runner.run(inputs)
+            if not (root / "mlf").is_dir():
+                self.export_model_library_format(root / "model.tar")
+                with tarfile.open(root / "model.tar") as tar:
+                    tar.extractall(root / "mlf", filter="data")
+            self._runners[debug] = HostProgram(root / "mlf", root, debug)
+        self._runner = self._runners[debug]
+        if not debug:
+            return self._runner.run(inputs)
+        tensors = layer_tensors(self)
+        outputs, dumped = run_dumping(self._runner, inputs, tensors)
+        write_dump(Path(debug_layers), tensors, dumped)
+        return outputs
 
     @property
     def npu_cycles(self) -> int:

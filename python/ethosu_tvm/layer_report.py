@@ -72,26 +72,49 @@ def _binding_names(func: relax.Function) -> set[str]:
     return names
 
 
-def _composite_calls(func: relax.Function) -> list[relax.Function]:
-    """The composite functions an NPU function calls, in binding order (one NPU primitive each)."""
+def _composite_bindings(func: relax.Function) -> list[tuple[relax.Var, relax.Function]]:
+    """The calls of composite functions in an NPU function (one NPU primitive each), in binding order: the var each
+    call is bound to and the composite it calls."""
     composites, calls = {}, []
     for block in func.body.blocks:
         for binding in block.bindings:
             if isinstance(binding.value, relax.Function):
                 composites[binding.var] = binding.value
             elif isinstance(binding.value, relax.Call) and binding.value.op in composites:
-                calls.append(composites[binding.value.op])
+                calls.append((binding.var, composites[binding.value.op]))
     return calls
+
+
+def _composite_calls(func: relax.Function) -> list[relax.Function]:
+    """The composite functions an NPU function calls, in binding order (one NPU primitive each)."""
+    return [composite for _, composite in _composite_bindings(func)]
+
+
+def output_primitives(func: relax.Function) -> list[int | None]:
+    """For each output of an NPU function (its result's fields, in order), the position among its composite calls
+    of the one computing it (None: not a composite's result)."""
+    result = func.body.body
+    fields = result.fields if isinstance(result, relax.Tuple) else [result]
+    positions = {var: position for position, (var, _) in enumerate(_composite_bindings(func))}
+    return [positions.get(field) for field in fields]
 
 
 def _claims(functions: list[relax.Function], owners: dict[str, int], indices: list[int]) -> list[set[int]]:
     """For each function, the TFLite operators (of `indices`) whose Relax bindings it holds. Fusion renames a
     function's last binding, so a one-binding operator such as RESHAPE keeps none of its names: a function that
-    claims nothing gets the next operator of `indices`, in model order, that no function claims."""
+    claims nothing gets the next operator of `indices`, in model order, that no function claims; when none is left,
+    the operator of the function before it (one-binding functions that each take one output of an operator, such as
+    SPLIT's slices)."""
     claims = [{owners[name] for name in _binding_names(f) if name in owners} & set(indices) for f in functions]
     claimed = set().union(*claims)
     free = iter(i for i in indices if i not in claimed)
-    return [claim or {next(free)} for claim in claims]
+    result: list[set[int]] = []
+    for claim in claims:
+        if not claim:
+            following = next(free, None)
+            claim = {following} if following is not None else set(result[-1] if result else indices[-1:])
+        result.append(claim)
+    return result
 
 
 def _traffic(op: stats.OpStats) -> tuple[int, int, int, int]:
@@ -162,30 +185,38 @@ def _npu_step(layers: dict[int, _Layer], step: NpuStep, graph, claims: list[set[
             layer.add(f"{step.artifact.name} {name}", counts, cascades.get(primitive, ""))
 
 
-def layer_rows(module) -> list[LayerRow]:
-    """One row per operator of the offload report (model order) of a `CompiledModel`."""
+def operator_claims(module, fused: tvm.IRModule | None = None) -> list[list[set[int]]]:
+    """For each step of a `CompiledModel`'s program, the TFLite operators (indices) it computes: one set per NPU
+    primitive of a launch, one set for a host kernel call."""
     owners = {name: op.index for op in source_ops(module.partitioned) for name in op.bindings}
     npu = [e.index for e in module.offload.ops if e.target == "ethos-u"]
     host = [e.index for e in module.offload.ops if e.target == "host"]
-    fused = fuse_host_ops(module.partitioned)
+    fused = fuse_host_ops(module.partitioned) if fused is None else fused
     callees = [fused[b.value.op] for block in fused["main"].body.blocks for b in block.bindings
                if isinstance(b.value, relax.Call) and isinstance(b.value.op, tvm.ir.GlobalVar)]
     if len(callees) != len(module.program.steps):
         raise AssertionError("the program's steps do not match main's calls")
+    npu_calls = [_composite_calls(fused[s.artifact.function]) for s in module.program.steps if isinstance(s, NpuStep)]
+    npu_claims = iter(_claims([c for calls in npu_calls for c in calls], owners, npu))  # one primitive each
+    host_claims = iter(_claims([f for s, f in zip(module.program.steps, callees) if isinstance(s, HostStep)],
+                               owners, host))
+    sizes = iter(len(calls) for calls in npu_calls)
+    return [[next(npu_claims) for _ in range(next(sizes))] if isinstance(step, NpuStep) else [next(host_claims)]
+            for step in module.program.steps]
+
+
+def layer_rows(module) -> list[LayerRow]:
+    """One row per operator of the offload report (model order) of a `CompiledModel`."""
+    fused = fuse_host_ops(module.partitioned)
     graphs = {graph.function: graph for graph in legalize(fused)}
-    npu_steps = [s for s in module.program.steps if isinstance(s, NpuStep)]
-    composites = [_composite_calls(fused[s.artifact.function]) for s in npu_steps]
-    claims = iter(_claims([c for calls in composites for c in calls], owners, npu))  # one primitive each
-    host_steps = [(s, f) for s, f in zip(module.program.steps, callees) if isinstance(s, HostStep)]
-    host_claims = _claims([f for _, f in host_steps], owners, host)
     layers: dict[int, _Layer] = {}
-    for step, calls in zip(npu_steps, composites):
-        step_claims = [next(claims) for _ in calls]
-        _npu_step(layers, step, graphs[step.artifact.function], step_claims)
-    for (step, _), claim in zip(host_steps, host_claims):
-        read = sum(module.program.tensors[name].nbytes for name in step.inputs)
-        written = module.program.tensors[step.output].nbytes
-        layers.setdefault(min(claim), _Layer()).add(step.kernel.name, (0, 0, 0, 0, 0, 0, read, written))
+    for step, claims in zip(module.program.steps, operator_claims(module, fused)):
+        if isinstance(step, NpuStep):
+            _npu_step(layers, step, graphs[step.artifact.function], claims)
+        else:
+            read = sum(module.program.tensors[name].nbytes for name in step.inputs)
+            written = module.program.tensors[step.output].nbytes
+            layers.setdefault(min(claims[0]), _Layer()).add(step.kernel.name, (0, 0, 0, 0, 0, 0, read, written))
     rows = []
     for entry in module.offload.ops:
         target = "NPU" if entry.target == "ethos-u" else "host"

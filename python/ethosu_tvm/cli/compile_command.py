@@ -48,6 +48,8 @@ def add_parser(commands) -> None:
     parser.add_argument("--dump-memory-plan", metavar="FILE.svg|FILE.png", help="draw the memory plan")
     parser.add_argument("--dump-per-layer", metavar="FILE.csv",
                         help="write one row per TFLite operator: what it became, MACs, estimated cycles, traffic")
+    parser.add_argument("--debug-info", action="store_true",
+                        help="add the layer-dump map (src/debug_layers.json) that tvmc run --debug-layers reads")
     parser.add_argument("-v", "--verbose", action="store_true", help="also print the per-layer table")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print nothing but errors (no stage display, summary or 'Wrote' line)")
@@ -153,7 +155,7 @@ def run(args) -> int:
     if args.dump_memory_plan:
         draw = plan_to_png if args.dump_memory_plan.lower().endswith(".png") else plan_to_svg
         write_atomically(Path(args.dump_memory_plan), draw(module.workspace.plan))
-    module.export_model_library_format(args.output)
+    module.export_model_library_format(args.output, debug_info=args.debug_info)
     if not args.quiet:
         print(f"Wrote {args.output} ({os.path.getsize(args.output)} bytes)")
     return 0

@@ -1,5 +1,6 @@
-"""`tvmc run OUT.tar --inputs in.npz --outputs out.npz [--print-top N]`: the tarball's C built with the host gcc,
-NPU launches executed by the simulator."""
+"""`tvmc run OUT.tar --inputs in.npz --outputs out.npz [--print-top N] [--debug-layers DIR]`: the tarball's C built
+with the host gcc, NPU launches executed by the simulator; with --debug-layers, a debug build that also dumps every
+materialised intermediate tensor (ethosu_tvm.debug_layers)."""
 from __future__ import annotations
 
 import io
@@ -23,6 +24,9 @@ def add_parser(commands) -> None:
                         help="inputs to use when --inputs is not given (random: seeded, reproducible)")
     parser.add_argument("-o", "--outputs", metavar="OUT.npz", help="write the outputs, by model output name")
     parser.add_argument("--print-top", type=int, metavar="N", help="print the N largest values of each output")
+    parser.add_argument("--debug-layers", metavar="DIR",
+                        help="write every intermediate tensor the program materialises to DIR (.npy files and "
+                             "index.json, by TFLite tensor name); needs a tarball from tvmc compile --debug-info")
     parser.add_argument("--device", default="cpu", choices=["cpu"], help="only cpu (this PC)")
     parser.set_defaults(handler=run)
 
@@ -59,12 +63,35 @@ def _top(name: str, values: np.ndarray, count: int) -> str:
     return f"{name}: top {len(order)}: " + ", ".join(f"[{int(i)}] {int(flat[i])}" for i in order)
 
 
+def _debug_map(mlf: Path, module: str):
+    from ..debug_layers import DEBUG_MAP_PATH, from_json
+
+    if not (mlf / DEBUG_MAP_PATH).is_file():
+        raise CommandError(f"{module} has no layer-dump map ({DEBUG_MAP_PATH}); compile it with tvmc compile "
+                           "--debug-info")
+    return from_json((mlf / DEBUG_MAP_PATH).read_text())
+
+
+def _run_dumping(program, inputs, tensors, directory: Path) -> dict[str, np.ndarray]:
+    from ..debug_layers import run_dumping, write_dump
+
+    outputs, dumped = run_dumping(program, inputs, tensors)
+    try:
+        write_dump(directory, tensors, dumped)
+    except OSError as err:
+        raise CommandError(f"--debug-layers {directory}: cannot write ({err.strerror})") from None
+    print(f"Wrote {len(tensors)} intermediate tensors to {directory}")
+    return outputs
+
+
 def run(args) -> int:
     from ..aot.interface import INTERFACE_PATH, ModelInterface
     from ..run.host_program import HostProgram
 
     if args.outputs:
         check_writable(Path(args.outputs))
+    if args.debug_layers and Path(args.debug_layers).exists() and not Path(args.debug_layers).is_dir():
+        raise CommandError(f"--debug-layers {args.debug_layers}: not a directory")
     read_input_file(args.module, "module")
     with tempfile.TemporaryDirectory(prefix="tvmc_run_") as tmp:
         root = Path(tmp)
@@ -73,8 +100,12 @@ def run(args) -> int:
             raise CommandError(f"{args.module} is not an MLF tarball from ethosu-tvm (no {INTERFACE_PATH})")
         interface = ModelInterface.from_json((root / "mlf" / INTERFACE_PATH).read_text())
         inputs = _inputs(args, interface)
-        program = HostProgram(root / "mlf", root)
-        outputs = program.run(inputs)
+        tensors = _debug_map(root / "mlf", args.module) if args.debug_layers else None
+        program = HostProgram(root / "mlf", root, debug=bool(args.debug_layers))
+        if args.debug_layers:
+            outputs = _run_dumping(program, inputs, tensors, Path(args.debug_layers))
+        else:
+            outputs = program.run(inputs)
     if program.stats:
         print(f"NPU: {len(program.stats)} launches on {interface.accelerator}, estimated {program.npu_cycles} cycles")
     for name, values in outputs.items():

@@ -28,6 +28,9 @@ from .tflite_file import TFLITE_DTYPES, ModelFormatError, read_model
 SOURCE_OPS_ATTR = "ethosu.source_ops"
 TENSOR_QUANT_ATTR = "ethosu.tensor_quant"
 MODEL_IO_ATTR = "ethosu.io"
+# Each operator's output tensors (name, scales, zero points), for layer dumps; build-time only: the MLF's relax.txt
+# leaves it out.
+OP_OUTPUTS_ATTR = "ethosu.op_outputs"
 VALUE_MOVING_OPS = frozenset({"PAD", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "SLICE", "STRIDED_SLICE", "SPLIT",
                               "SPLIT_V", "PACK", "UNPACK", "RESIZE_NEAREST_NEIGHBOR", "DEPTH_TO_SPACE",
                               "SPACE_TO_DEPTH", "MIRROR_PAD", "PADV2", "REVERSE_V2", "GATHER", "BROADCAST_TO",
@@ -58,6 +61,16 @@ class SourceOp:
     index: int
     op: str
     bindings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class OpOutput:
+    """One output tensor of a TFLite operator: its name and quantization (one scale and zero point per channel,
+    or one; empty when unquantized)."""
+
+    name: str
+    scales: tuple[float, ...]
+    zero_points: tuple[int, ...]
 
 
 def _builtin_names() -> dict[int, str]:
@@ -739,7 +752,33 @@ def from_tflite(model: str | Path | bytes, strip_float_io: bool = False):
     graph = parsed.Subgraphs(0)
     names = {kind: [graph.Tensors(int(i)).Name().decode() for i in indices]
              for kind, indices in (("inputs", graph.InputsAsNumpy()), ("outputs", graph.OutputsAsNumpy()))}
+    mod = mod.with_attr(OP_OUTPUTS_ATTR, json.dumps([[[out.name, list(out.scales), list(out.zero_points)]
+                                                      for out in outputs] for outputs in _op_outputs(original)]))
     return mod.with_attr(MODEL_IO_ATTR, json.dumps(names))
+
+
+def _op_outputs(model: tflite.Model) -> list[list[OpOutput]]:
+    """Every operator's output tensors, in model order."""
+    graph = model.Subgraphs(0)
+    result = []
+    for j in range(graph.OperatorsLength()):
+        outputs = []
+        for index in graph.Operators(j).OutputsAsNumpy():
+            tensor = graph.Tensors(int(index))
+            quant = tensor.Quantization()
+            scales = [float(v) for v in quant.ScaleAsNumpy()] if quant is not None and quant.ScaleLength() else []
+            zero_points = [int(v) for v in quant.ZeroPointAsNumpy()] if quant is not None and quant.ZeroPointLength() \
+                else []
+            outputs.append(OpOutput(tensor.Name().decode(), tuple(scales), tuple(zero_points)))
+        result.append(outputs)
+    return result
+
+
+def op_outputs(mod) -> list[list[OpOutput]]:
+    """The output tensors of each TFLite operator (by operator index), as :func:`from_tflite` recorded them."""
+    text = mod.attrs[OP_OUTPUTS_ATTR] if mod.attrs is not None and OP_OUTPUTS_ATTR in mod.attrs else "[]"
+    return [[OpOutput(name, tuple(scales), tuple(zero_points)) for name, scales, zero_points in outputs]
+            for outputs in json.loads(str(text))]
 
 
 def _first_line(err: Exception) -> str:

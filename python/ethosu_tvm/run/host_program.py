@@ -2,11 +2,14 @@
 answered by the Ethos-U55 simulator through a driver shim (shim/ethosu_driver_sim.c) that calls back into Python.
 
 This is exactly the C a firmware links, so a bit-exact result here checks the runner, the memory plan and every
-kernel together, not a Python model of them.
+kernel together, not a Python model of them. A debug build (`debug=True`, for layer dumps) compiles the same C, with
+the host kernels instrumented so that each step's end calls back into Python (shim/ethosu_tvm_step_hook.c).
 """
 from __future__ import annotations
 
 import ctypes
+import itertools
+import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -22,25 +25,45 @@ SHIM = Path(__file__).with_name("shim")
 CFLAGS = ("-std=c99", "-O2", "-Wall", "-Werror", "-shared", "-fPIC")
 _INVOKE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_uint64),
                            ctypes.POINTER(ctypes.c_size_t), ctypes.c_int)
+_STEP = ctypes.CFUNCTYPE(None)
+# Only the kernels are instrumented: the runner, the NPU glue and the shims are left as they are.
+_NOT_INSTRUMENTED = ("default_lib0.c", "ethosu_tvm_npu.c", "ethosu_driver_sim.c", "ethosu_tvm_step_hook.c")
+DEBUG_CFLAGS = ("-finstrument-functions", f"-finstrument-functions-exclude-file-list={','.join(_NOT_INSTRUMENTED)}")
 
 
 class RunError(RuntimeError):
     """The model cannot be run as asked (bad inputs, no compiler, a failing NPU launch); one-line message."""
 
 
-def compile_library(mlf: Path, output: Path) -> Path:
-    """gcc the MLF's C (kernels, runner, runtime glue) with the simulator driver shim into `output` (.so)."""
+def compile_library(mlf: Path, output: Path, debug: bool = False) -> Path:
+    """gcc the MLF's C (kernels, runner, runtime glue) with the simulator driver shim into `output` (.so); with
+    `debug`, also the step hook, the kernels instrumented."""
     compiler = shutil.which("gcc")
     if compiler is None:
         raise RunError("running a model needs the host C compiler gcc, which is not installed")
     sources = sorted((mlf / "codegen" / "host" / "src").glob("*.c")) + sorted((mlf / "runtime" / "src").glob("*.c"))
     includes = [mlf / "codegen" / "host" / "include", mlf / "runtime" / "include", SHIM]
-    command = [compiler, *CFLAGS, *(f"-I{path}" for path in includes), *map(str, sources),
-               str(SHIM / "ethosu_driver_sim.c"), "-o", str(output)]
+    shims = ["ethosu_driver_sim.c"] + (["ethosu_tvm_step_hook.c"] if debug else [])
+    command = [compiler, *CFLAGS, *(DEBUG_CFLAGS if debug else ()), *(f"-I{path}" for path in includes),
+               *map(str, sources), *(str(SHIM / name) for name in shims), "-o", str(output)]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         raise RunError(f"gcc could not build the model library: {result.stderr.strip().splitlines()[0]}")
     return output
+
+
+def _pool_symbols(library: Path, loaded: ctypes.CDLL) -> dict[str, int]:
+    """Addresses of the runner's static workspace pools (tvmgen_default_<pool>_pool, file-local), by pool name: their
+    offsets in the library's symbol table moved by where the library was loaded (found from tvmgen_default_run)."""
+    if shutil.which("nm") is None:
+        raise RunError("layer dumps need nm (binutils), which is not installed")
+    result = subprocess.run(["nm", str(library)], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RunError(f"nm cannot read the model library: {result.stderr.strip()}")
+    symbols = {parts[2]: int(parts[0], 16) for parts in map(str.split, result.stdout.splitlines()) if len(parts) == 3}
+    bias = ctypes.cast(loaded.tvmgen_default_run, ctypes.c_void_p).value - symbols["tvmgen_default_run"]
+    pattern = re.compile(r"tvmgen_default_(\w+)_pool")
+    return {match.group(1): bias + address for name, address in symbols.items() if (match := pattern.fullmatch(name))}
 
 
 def _struct(name: str, fields: Sequence[str]) -> type:
@@ -48,19 +71,36 @@ def _struct(name: str, fields: Sequence[str]) -> type:
 
 
 class HostProgram:
-    """An extracted MLF compiled for this PC; `run` executes tvmgen_default_run once."""
+    """An extracted MLF compiled for this PC; `run` executes tvmgen_default_run once. A `debug` build calls
+    `run`'s `after_step` after each step (NPU launch or kernel call)."""
 
-    def __init__(self, mlf: Path, workdir: Path):
+    def __init__(self, mlf: Path, workdir: Path, debug: bool = False):
         self.interface = ModelInterface.from_json((mlf / INTERFACE_PATH).read_text())
-        self._library = ctypes.CDLL(str(compile_library(mlf, workdir / "model.so")))
+        library = compile_library(mlf, workdir / ("model_debug.so" if debug else "model.so"), debug)
+        self._library = ctypes.CDLL(str(library))
+        self.debug = debug
+        self._pool_symbols = _pool_symbols(library, self._library) if debug else {}
         self._run = self._library.tvmgen_default_run
         self._run.restype = ctypes.c_int32
         self._simulator = Simulator(self.interface.accelerator) if self.interface.accelerator else None
         self.stats: list[SimStats] = []
         self._error: BaseException | None = None
+        self._error_context = ""
         self._callback = _INVOKE(self._invoke)  # kept referenced for as long as the library may call it
         if self._simulator is not None:
             self._library.ethosu_tvm_set_invoke(self._callback)
+        self._after_step = None
+        self._step_callback = _STEP(self._step_done)
+        if debug:
+            self._library.ethosu_tvm_set_step_hook(self._step_callback)
+
+    def _step_done(self) -> None:
+        if self._after_step is not None and self._error is None:
+            try:
+                self._after_step()
+            except Exception as err:  # reported by run(), like a failing launch
+                self._error = err
+                self._error_context = "after_step failed"
 
     def _invoke(self, stream, size, addresses, sizes, count) -> int:
         try:
@@ -70,9 +110,11 @@ class HostProgram:
                     buffer = (ctypes.c_uint8 * sizes[region]).from_address(addresses[region])
                     regions[region] = memoryview(buffer).cast("B")
             self.stats.append(self._simulator.run(ctypes.string_at(stream, size), regions))
+            self._step_done()
             return 0
         except Exception as err:  # reported by run(); the C side only sees the failure code
             self._error = err
+            self._error_context = "NPU launch failed in the simulator"
             return -1
 
     def _arrays(self, inputs) -> list[np.ndarray]:
@@ -96,12 +138,26 @@ class HostProgram:
             arrays.append(np.ascontiguousarray(value.reshape(field.shape)))
         return arrays
 
-    def run(self, inputs) -> dict[str, np.ndarray]:
-        """Outputs by model name for `inputs` (a mapping by model input name, or a sequence in model order)."""
+    def run(self, inputs, after_step=None) -> dict[str, np.ndarray]:
+        """Outputs by model name for `inputs` (a mapping by model input name, or a sequence in model order).
+
+        `after_step(step, read)` (debug builds only) is called after each step with its index and
+        `read(pool, offset, nbytes)`, which returns those bytes of the workspace as they are then."""
         interface = self.interface
         arrays = self._arrays(inputs)
         pools = {name: np.zeros(size + ALIGNMENT, dtype=np.uint8) for name, size in interface.pools}
         base = {name: round_up(p.ctypes.data) for name, p in pools.items()}
+        if after_step is not None:
+            if not self.debug:
+                raise RunError("after_step needs a debug build of the model (HostProgram(..., debug=True))")
+            if not interface.user_pools:  # the runner's own static pools
+                base = {name: self._pool_symbols[name] for name in base}
+            steps = itertools.count()
+
+            def read(pool: str, offset: int, nbytes: int) -> bytes:
+                return ctypes.string_at(base[pool] + offset, nbytes)
+
+            self._after_step = lambda: after_step(next(steps), read)
         arguments = []
         if interface.io_in_workspace:
             for field, array in zip(interface.inputs, arrays):
@@ -115,9 +171,12 @@ class HostProgram:
         if self._simulator is not None:
             arguments.append(_struct("Devices", ["ethos_u"])(None))
         self.stats, self._error = [], None
-        status = self._run(*[ctypes.byref(a) for a in arguments])
+        try:
+            status = self._run(*[ctypes.byref(a) for a in arguments])
+        finally:
+            self._after_step = None
         if self._error is not None:
-            raise RunError(f"NPU launch failed in the simulator: {self._error}") from self._error
+            raise RunError(f"{self._error_context}: {self._error}") from self._error
         if status != 0:
             raise RunError(f"tvmgen_default_run returned {status}")
         if interface.io_in_workspace:

@@ -1,0 +1,171 @@
+"""Layer dumps (`CompiledModel.run(..., debug_layers=DIR)`, `tvmc run --debug-layers DIR`) checked tensor by tensor
+against LiteRT's intermediates with `ethosu_tvm.testing.layer_compare`, and an injected error found at its operator."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import tflite
+
+import ethosu_tvm
+from ethosu_tvm.aot.c_source import generate
+from ethosu_tvm.aot.program import MODULE, HostStep
+from ethosu_tvm.cli import main as tvmc
+from ethosu_tvm.debug_layers import read_dump
+from ethosu_tvm.frontend.importer import OP_OUTPUTS_ATTR
+from ethosu_tvm.memory import PoolInfo
+from ethosu_tvm.testing.layer_compare import compare_layers
+from ethosu_tvm.testing.models import make_graph
+from ethosu_tvm.testing.reference import random_inputs
+
+NPU = "ethos-u -accelerator-config=ethos-u55-128,c"
+# ds_cnn on the host: one kernel per TFLite operator, so every operator's output is dumped.
+DS_CNN_HOST = ["CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "AVERAGE_POOL_2D",
+               "RESHAPE", "FULLY_CONNECTED", "SOFTMAX"]
+
+
+def _build(graph: str, target: str):
+    model = make_graph(graph, 0)
+    return model, ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=target)
+
+
+@pytest.mark.parametrize("graph,target,dumped", [("ds_cnn", NPU, 2), ("mobilenet_v2", NPU, 4), ("unet", NPU, 10), ("ds_cnn", "c", 9)])
+def test_dump_equals_litert(graph, target, dumped, tmp_path):
+    model, module = _build(graph, target)
+    for seed in range(2):
+        inputs = random_inputs(model, seed)
+        outputs = module.run(inputs, debug_layers=tmp_path / str(seed))
+        index, arrays = read_dump(tmp_path / str(seed))
+        assert len(index) == dumped
+        comparison = compare_layers(model, inputs, tmp_path / str(seed))
+        assert comparison.first_difference is None, str(comparison.first_difference)
+        assert comparison.compared == tuple(entry["name"] for entry in index)
+        # the model output is the last tensor dumped, and the same as run() returns
+        assert np.array_equal(arrays[index[-1]["name"]], next(iter(outputs.values())))
+    if target == "c":
+        assert [entry["kind"] for entry in index] == DS_CNN_HOST
+        assert [entry["operator"] for entry in index] == list(range(9))
+
+
+def test_dump_with_application_pools_and_workspace_io(tmp_path):
+    """Pools the application passes (not the runner's static ones) and the I/O inside them: same tensors."""
+    model = make_graph("ds_cnn", 0)
+    pools = [PoolInfo("sram", 4000, ("ethos-u", "c")), PoolInfo("dram", None, ("ethos-u", "c"))]
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target="c", workspace_pools=pools, use_workspace_io=True)
+    assert module.interface.user_pools and module.interface.io_in_workspace
+    inputs = random_inputs(model, 1)
+    module.run(inputs, debug_layers=tmp_path)
+    comparison = compare_layers(model, inputs, tmp_path)
+    assert len(comparison.compared) == 9 and comparison.first_difference is None
+
+
+def test_dump_index_describes_each_tensor(tmp_path):
+    model, module = _build("ds_cnn", "c")
+    module.run(random_inputs(model, 0), debug_layers=tmp_path)
+    first = json.loads((tmp_path / "index.json").read_text())[0]
+    array = np.load(tmp_path / first["file"])
+    assert (first["operator"], first["kind"], first["dtype"], tuple(first["shape"])) == \
+        (0, "CONV_2D", "int8", array.shape)
+    assert array.dtype == np.int8 and len(first["scales"]) == 1 and len(first["zero_points"]) == 1
+
+
+def test_injected_host_error_is_named(tmp_path):
+    """One constant of the third kernel (operator #2, CONV_2D) off by one: the helper names exactly that operator."""
+    model, module = _build("ds_cnn", "c")
+    step = module.program.steps[2]
+    assert isinstance(step, HostStep)
+    constant = next(p for p in step.kernel.params if p.role == "constant" and p.data.size > 1)
+    constant.data.reshape(-1)[0] += 1 << 20 if constant.dtype == "int32" else 1
+    module.sources = generate(module.program, module.workspace, module.config.user_pools, MODULE)
+    inputs = random_inputs(model, 0)
+    module.run(inputs, debug_layers=tmp_path)
+    difference = compare_layers(model, inputs, tmp_path).first_difference
+    assert difference is not None
+    assert (difference.operator, difference.kind) == (2, "CONV_2D")
+    assert difference.name == json.loads((tmp_path / "index.json").read_text())[2]["name"]
+    assert difference.count > 0 and difference.max_abs > 0
+    assert str(difference).startswith(f"operator #2 CONV_2D: output {difference.name!r} differs from LiteRT in ")
+
+
+def test_injected_npu_weight_error_is_named(tmp_path):
+    """unet compiled with the weights of operator #2 (CONV_2D, in the first NPU launch, whose output the launch
+    writes out) negated, compared with the unchanged model: the helper names operator #2, not #0 before it in the
+    same launch, nor the later operators that read its output."""
+    model = make_graph("unet", 0)
+    corrupted = bytearray(model)
+    root = tflite.Model.GetRootAsModel(corrupted, 0)
+    graph = root.Subgraphs(0)
+    weights = root.Buffers(graph.Tensors(int(graph.Operators(2).Inputs(1))).Buffer()).DataAsNumpy().view(np.int8)
+    weights[:] = np.clip(-weights.astype(np.int16), -127, 127)  # a writable view into `corrupted`
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(bytes(corrupted)), target=NPU)
+    inputs = random_inputs(model, 0)
+    module.run(inputs, debug_layers=tmp_path)
+    comparison = compare_layers(model, inputs, tmp_path)
+    index = json.loads((tmp_path / "index.json").read_text())
+    assert [e["operator"] for e in index if e["step"] == 0] == [2, 0, 6]  # the launch writes out #0, #2 and #6
+    assert (comparison.first_difference.operator, comparison.first_difference.kind) == (2, "CONV_2D")
+    assert comparison.first_difference.name == next(e["name"] for e in index if e["operator"] == 2)
+
+
+def test_cli_writes_the_dump(tmp_path, capsys):
+    model = make_graph("ds_cnn", 0)
+    (tmp_path / "m.tflite").write_bytes(model)
+    archive = tmp_path / "m.tar"
+    assert tvmc(["compile", str(tmp_path / "m.tflite"), "--target", NPU, "--debug-info", "-q", "-o",
+                 str(archive)]) == 0
+    assert tvmc(["run", str(archive), "--debug-layers", str(tmp_path / "dump")]) == 0
+    assert "Wrote 2 intermediate tensors to" in capsys.readouterr().out
+    index, _ = read_dump(tmp_path / "dump")
+    assert [entry["kind"] for entry in index] == ["FULLY_CONNECTED", "SOFTMAX"]
+    rng = np.random.default_rng(0)  # tvmc run's seeded random inputs
+    inputs = [rng.integers(-128, 128, size=(1, 49, 10, 1), dtype=np.int8)]
+    assert compare_layers(model, inputs, tmp_path / "dump").first_difference is None
+
+
+def test_cli_bad_dump_directory(tmp_path, capsys):
+    (tmp_path / "m.tflite").write_bytes(make_graph("ds_cnn", 0))
+    for extra in ([], ["--debug-info"]):
+        archive = tmp_path / f"m{len(extra)}.tar"
+        assert tvmc(["compile", str(tmp_path / "m.tflite"), "--target", "c", "-q", "-o", str(archive), *extra]) == 0
+    (tmp_path / "file").write_text("")
+    assert tvmc(["run", str(tmp_path / "m1.tar"), "--debug-layers", str(tmp_path / "file")]) == 2
+    assert capsys.readouterr().err == f"tvmc: error: --debug-layers {tmp_path / 'file'}: not a directory\n"
+    assert tvmc(["run", str(tmp_path / "m0.tar"), "--debug-layers", str(tmp_path / "dump")]) == 2
+    assert capsys.readouterr().err == (f"tvmc: error: {tmp_path / 'm0.tar'} has no layer-dump map "
+                                       "(src/debug_layers.json); compile it with tvmc compile --debug-info\n")
+
+
+def test_float_io_model_and_counts_of_an_edited_dump(tmp_path):
+    """A float32-I/O ds_cnn (QUANTIZE and DEQUANTIZE host kernels): its float32 output is dumped and equal too.
+    Then single elements of the dump edited: the counts and the largest difference are exactly the edits'."""
+    model = make_graph("ds_cnn", 0, float_io=True)
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target="c")
+    inputs = random_inputs(model, 0)
+    module.run(inputs, debug_layers=tmp_path)
+    index = json.loads((tmp_path / "index.json").read_text())
+    assert (index[0]["kind"], index[-1]["kind"], index[-1]["dtype"]) == ("QUANTIZE", "DEQUANTIZE", "float32")
+    assert compare_layers(model, inputs, tmp_path).first_difference is None
+    last = np.load(tmp_path / index[-1]["file"])
+    last.reshape(-1)[3] += np.float32(0.5)
+    np.save(tmp_path / index[-1]["file"], last)
+    difference = compare_layers(model, inputs, tmp_path).first_difference
+    assert (difference.operator, difference.kind, difference.count, difference.max_abs) == \
+        (index[-1]["operator"], "DEQUANTIZE", 1, 0.5)
+    pool = next(entry for entry in index if entry["kind"] == "AVERAGE_POOL_2D")
+    values = np.load(tmp_path / pool["file"])
+    values.reshape(-1)[:2] = np.where(values.reshape(-1)[:2] > 0, values.reshape(-1)[:2] - 3,
+                                      values.reshape(-1)[:2] + 3)
+    np.save(tmp_path / pool["file"], values)
+    difference = compare_layers(model, inputs, tmp_path).first_difference
+    assert (difference.operator, difference.kind, difference.name, difference.count, difference.max_abs) == \
+        (pool["operator"], "AVERAGE_POOL_2D", pool["name"], 2, 3)
+
+
+def test_module_without_tflite_names_is_refused(tmp_path):
+    model = make_graph("ds_cnn", 0)
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model).without_attr(OP_OUTPUTS_ATTR), target="c")
+    with pytest.raises(ValueError, match="^layer dumps name TFLite tensors: build a module imported with "
+                                         r"ethosu_tvm.from_tflite$"):
+        module.run(random_inputs(model, 0), debug_layers=tmp_path)
+    assert not (tmp_path / "index.json").exists()
