@@ -62,8 +62,8 @@ def cascade_schedule(proposal: Proposal) -> ScheduleFn:
 def cascade_proposals(graph: NpuGraph, target: EthosuTarget, options: CascaderOptions = CascaderOptions(),
                       io_in_scratch: frozenset[str] = frozenset()) -> list[Proposal]:
     """The cascader's Pareto frontier of proposals for `graph` (by increasing memory), costed for `target`."""
-    accelerator = target.npu_accelerator
-    cascader = cascader_graph(graph, lambda op, out, ins: stripe_cost(op, out, ins, accelerator).cycles,
+    accelerator, system = target.npu_accelerator, target.system
+    cascader = cascader_graph(graph, lambda op, out, ins: stripe_cost(op, out, ins, accelerator, system).cycles,
                               io_in_scratch)
     return search(cascader, options)
 
