@@ -86,12 +86,13 @@ class CompiledModel:
             self.export_model_library_format(root / "model.tar")
             with tarfile.open(root / "model.tar") as tar:
                 tar.extractall(root / "mlf", filter="data")
-            self._runner = HostProgram(root / "mlf", root)
+            self._runner = HostProgram(root / "mlf", root, self.config.npu.system if self.config.npu else None)
         return self._runner.run(inputs)
 
     @property
     def npu_cycles(self) -> int:
-        """Estimated NPU cycles of the last `run` (0 before any run or without NPU work)."""
+        """Estimated NPU cycles of the last `run` in the target's system (0 before any run or without NPU
+        work)."""
         return self._runner.npu_cycles if self._runner is not None else 0
 
     def summary(self) -> str:

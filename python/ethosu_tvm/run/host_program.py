@@ -16,6 +16,7 @@ import numpy as np
 
 from ..aot.interface import INTERFACE_PATH, ModelInterface
 from ..arch import ALIGNMENT, round_up
+from ..arch.system import DEFAULT_SYSTEM, System
 from ..sim import SimStats, Simulator
 
 SHIM = Path(__file__).with_name("shim")
@@ -48,14 +49,16 @@ def _struct(name: str, fields: Sequence[str]) -> type:
 
 
 class HostProgram:
-    """An extracted MLF compiled for this PC; `run` executes tvmgen_default_run once."""
+    """An extracted MLF compiled for this PC; `run` executes tvmgen_default_run once. NPU cycles are estimated for
+    `system` (the MLF does not record the target's system; None: Vela's default, as `tvmc run` assumes)."""
 
-    def __init__(self, mlf: Path, workdir: Path):
+    def __init__(self, mlf: Path, workdir: Path, system: System | None = None):
         self.interface = ModelInterface.from_json((mlf / INTERFACE_PATH).read_text())
         self._library = ctypes.CDLL(str(compile_library(mlf, workdir / "model.so")))
         self._run = self._library.tvmgen_default_run
         self._run.restype = ctypes.c_int32
-        self._simulator = Simulator(self.interface.accelerator) if self.interface.accelerator else None
+        self._simulator = (Simulator(self.interface.accelerator, system or DEFAULT_SYSTEM)
+                           if self.interface.accelerator else None)
         self.stats: list[SimStats] = []
         self._error: BaseException | None = None
         self._callback = _INVOKE(self._invoke)  # kept referenced for as long as the library may call it
