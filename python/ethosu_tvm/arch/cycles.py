@@ -11,8 +11,9 @@ reports.
   Memory is the traffic (`block_traffic`) each memory carries at its bandwidth; the two AXI ports (SRAM, and the
   flash under Shared_Sram) transfer concurrently, so the slower one counts.
 * Traffic counts what the hardware moves, as Vela's element-access model counts it: the U55 works through the OFM
-  block by block, and every OFM block reads its IFM window again (over the whole IFM depth, once per sub-kernel of
-  at most 8 x 8 taps) and the weight and scale streams of its depth slice again. So a convolution reads its whole
+  block by block, and every OFM block reads its IFM window again (over the whole IFM depth, for a convolution in
+  every OFM depth slice, and once per sub-kernel of at most 8 x 8 taps) and the weight and scale streams of its
+  depth slice again. So a convolution reads its whole
   weight and scale streams once per OFM block in height x width: small blocks on a large OFM multiply the flash
   traffic.
 * DMA (`dma_cycles`): the bytes at the slower side's bandwidth, plus the source's read latency.
@@ -64,14 +65,6 @@ class Traffic:
 
     read: dict
     written: dict
-
-    @property
-    def bytes_read(self) -> int:
-        return sum(self.read.values())
-
-    @property
-    def bytes_written(self) -> int:
-        return sum(self.written.values())
 
 
 @dataclass(frozen=True)

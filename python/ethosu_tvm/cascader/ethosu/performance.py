@@ -53,7 +53,7 @@ class OperationCost:
     memory_cycles: float
     bytes_read: int
     bytes_written: int
-    weight_bytes: int  # weight and scale/bias streams, in region 0
+    weight_bytes: int  # the weight and scale/bias streams, once
     weight_bytes_fetched: int
 
 
