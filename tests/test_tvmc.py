@@ -133,8 +133,14 @@ def test_bad_model_is_one_line_error(case, tmp_path, capsys):
 
 OPTION_CASES = {
     "unknown target option": (["--target=ethos-u -accelerator-config=ethos-u55-128 -foo=1,c"],
-                              "unknown option 'foo' for target ethos-u; valid: accelerator-config, enable-cascader, "
-                              "enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
+                              "unknown option 'foo' for target ethos-u; valid: accelerator-config, system-config, "
+                              "memory-mode, enable-cascader, enable-striping, disable-copying-constants, "
+                              "dev-log-plans, dev-select-proposal"),
+    "bad system config": (["--target=ethos-u -system-config=Ethos_U55_Tiny,c"],
+                          "unknown system-config 'Ethos_U55_Tiny'; valid: Ethos_U55_High_End_Embedded, "
+                          "Ethos_U55_Deep_Embedded"),
+    "bad memory mode": (["--target=ethos-u -memory-mode=Dedicated_Sram,c"],
+                        "unknown memory-mode 'Dedicated_Sram'; valid: Shared_Sram, Sram_Only"),
     "bad accelerator": (["--target=ethos-u -accelerator-config=ethos-u65-256,c"],
                         "unknown accelerator-config 'ethos-u65-256'; valid: ethos-u55-32, ethos-u55-64, "
                         "ethos-u55-128, ethos-u55-256"),

@@ -97,7 +97,8 @@ class CompiledModel:
                 self.export_model_library_format(root / "model.tar")
                 with tarfile.open(root / "model.tar") as tar:
                     tar.extractall(root / "mlf", filter="data")
-            self._runners[debug] = HostProgram(root / "mlf", root, debug)
+            self._runners[debug] = HostProgram(root / "mlf", root, debug,
+                                               self.config.npu.system if self.config.npu else None)
         self._runner = self._runners[debug]
         if not debug:
             return self._runner.run(inputs)
@@ -108,7 +109,8 @@ class CompiledModel:
 
     @property
     def npu_cycles(self) -> int:
-        """Estimated NPU cycles of the last `run` (0 before any run or without NPU work)."""
+        """Estimated NPU cycles of the last `run` in the target's system (0 before any run or without NPU
+        work)."""
         return self._runner.npu_cycles if self._runner is not None else 0
 
     def summary(self) -> str:

@@ -18,6 +18,7 @@ import shlex
 from dataclasses import dataclass
 
 from .arch import ACCELERATORS
+from .arch.system import DEFAULT_MEMORY_MODE, DEFAULT_SYSTEM_CONFIG, MEMORY_MODES, SYSTEM_CONFIGS, System
 
 
 class TargetError(ValueError):
@@ -29,10 +30,11 @@ DEFAULT_ACCELERATOR = "ethos-u55-256"
 _BOOLEAN_VALUES = {"1": True, "true": True, "0": False, "false": False}
 _ETHOSU_FLAGS = ("enable-cascader", "enable-striping", "disable-copying-constants", "dev-log-plans")
 _ETHOSU_INTEGERS = ("dev-select-proposal",)
+_ETHOSU_CHOICES = ("system-config", "memory-mode")
 
 # Option names each target kind accepts (values other than ethos-u's are passed through unchecked).
 KIND_OPTIONS = {
-    "ethos-u": ("accelerator-config",) + _ETHOSU_FLAGS + _ETHOSU_INTEGERS,
+    "ethos-u": ("accelerator-config",) + _ETHOSU_CHOICES + _ETHOSU_FLAGS + _ETHOSU_INTEGERS,
     "c": ("mcpu", "march", "workspace-byte-alignment", "constants-byte-alignment"),
     "llvm": ("mtriple", "mcpu", "mattr", "mfloat-abi", "mabi", "num-cores"),
 }
@@ -47,6 +49,9 @@ class EthosuTarget:
     `dev_log_plans`, `dev_select_proposal`: developer options; print every proposal the cascader finds, and
     take the proposal with this index in its frontier instead of choosing by the SRAM limit.
     `disable_copying_constants` is accepted for compatibility: weights are always read from flash.
+    `system_config`, `memory_mode`: the system the cost model assumes (Vela's names, `arch.system`): its clock and
+    memory bandwidths, and whether constants are in flash (Shared_Sram) or SRAM (Sram_Only). They steer block
+    selection and the cascader; the NPU code reads constants from region 0 either way.
     """
 
     accelerator: str = DEFAULT_ACCELERATOR
@@ -55,10 +60,21 @@ class EthosuTarget:
     disable_copying_constants: bool = False
     dev_log_plans: bool = False
     dev_select_proposal: int | None = None
+    system_config: str = DEFAULT_SYSTEM_CONFIG
+    memory_mode: str = DEFAULT_MEMORY_MODE
 
     def __post_init__(self):
         if self.accelerator not in ACCELERATORS:
             raise TargetError(f"unknown accelerator-config {self.accelerator!r}; valid: {', '.join(ACCELERATORS)}")
+        if self.system_config not in SYSTEM_CONFIGS:
+            raise TargetError(f"unknown system-config {self.system_config!r}; valid: {', '.join(SYSTEM_CONFIGS)}")
+        if self.memory_mode not in MEMORY_MODES:
+            raise TargetError(f"unknown memory-mode {self.memory_mode!r}; valid: {', '.join(MEMORY_MODES)}")
+
+    @property
+    def system(self) -> System:
+        """The system config in its memory mode, as the cost model takes it."""
+        return System(SYSTEM_CONFIGS[self.system_config], self.memory_mode)
 
     @property
     def macs(self) -> int:
@@ -150,7 +166,8 @@ def ethosu_target_from_options(options: dict[str, str]) -> EthosuTarget:
         raise TargetError(f"expected an ethos-u target, got {options['kind']!r}")
     flags = {key.replace("-", "_"): _boolean(key, options[key]) for key in _ETHOSU_FLAGS if key in options}
     flags.update({key.replace("-", "_"): _integer(key, options[key]) for key in _ETHOSU_INTEGERS if key in options})
-    return EthosuTarget(accelerator=options.get("accelerator-config", DEFAULT_ACCELERATOR), **flags)
+    choices = {key.replace("-", "_"): options[key] for key in _ETHOSU_CHOICES if key in options}
+    return EthosuTarget(accelerator=options.get("accelerator-config", DEFAULT_ACCELERATOR), **choices, **flags)
 
 
 def parse_ethosu_target(text: str) -> EthosuTarget:

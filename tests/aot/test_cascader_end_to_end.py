@@ -54,8 +54,8 @@ def check(model: bytes, tmp_path, limit: int, seeds=range(2)):
     return sizes
 
 
-def uncascaded_scratch(model: bytes, tmp_path) -> dict[str, int]:
-    return scratch_sizes(compile_model(model, tmp_path / "plain", npu_target(ACCELERATOR)))
+def uncascaded_scratch(model: bytes, tmp_path, accelerator: str = ACCELERATOR) -> dict[str, int]:
+    return scratch_sizes(compile_model(model, tmp_path / "plain", npu_target(accelerator)))
 
 
 @pytest.mark.parametrize("name", ["resnet_block", "ds_cnn", "inverted_residual"])
@@ -178,16 +178,17 @@ def test_forcing_a_proposal_that_does_not_exist_is_one_line(tmp_path, capsys):
 
 
 def test_striping_alone_splits_operators_but_never_cascades_them(tmp_path, capsys):
-    """-enable-striping=1 without the cascader: KWS's operators in row stripes where that is estimated faster, each
-    operator on its own, bit-exact, and the same scratch as the plain build."""
+    """-enable-striping=1 without the cascader: KWS's operators in row stripes where that is estimated no slower,
+    each operator on its own, bit-exact, and the same scratch as the plain build. On ethos-u55-256 its 1x1
+    convolutions go in two stripes; on -128 none does, since every stripe fetches the weights again."""
     model = shared_model(MLPERF["kws"])
-    target = f"ethos-u -accelerator-config={ACCELERATOR} -enable-striping=1,c"
+    target = "ethos-u -accelerator-config=ethos-u55-256 -enable-striping=1,c"
     archive = compile_model(model, tmp_path / "striped", target)
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Cascader:"))
     plans = line.split(" cycles: ")[1].split("; ")
     assert plans and all(plan.startswith("ops ") and plan.split()[1].split("-")[0] == plan.split()[1].split("-")[1]
                          for plan in plans), line
-    assert scratch_sizes(archive) == uncascaded_scratch(model, tmp_path)
+    assert scratch_sizes(archive) == uncascaded_scratch(model, tmp_path, "ethos-u55-256")
     assert_bit_exact(model, archive, tmp_path / "striped", range(2))
 
 

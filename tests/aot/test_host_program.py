@@ -46,3 +46,21 @@ def test_driver_failure_makes_run_return_non_zero(program):
     finally:
         program._library.ethosu_tvm_set_invoke(program._callback)
     assert program.run([np.ones((1, 8, 8, 4), np.int8)])["output_0"].shape == (1, 8, 8, 8)
+
+
+def test_python_build_estimates_cycles_in_the_target_system():
+    """`module.npu_cycles` is the target's system's estimate: flash at half the speed (Deep_Embedded) costs a
+    weight-bound convolution more; the outputs are LiteRT's either way."""
+    import ethosu_tvm
+    from ethosu_tvm.testing.reference import random_inputs, run_litert
+
+    model = models.make("conv2d", seed=4, in_shape=(1, 32, 32, 16), out_channels=16)
+    (x,) = random_inputs(model, 0)
+    cycles = {}
+    for system in ("Ethos_U55_High_End_Embedded", "Ethos_U55_Deep_Embedded"):
+        module = ethosu_tvm.build(ethosu_tvm.from_tflite(model),
+                                  target=f"ethos-u -accelerator-config=ethos-u55-128 -system-config={system},c")
+        (got,) = module.run([x]).values()
+        assert np.array_equal(got, run_litert(model, [x])[0])
+        cycles[system] = module.npu_cycles
+    assert cycles["Ethos_U55_Deep_Embedded"] > cycles["Ethos_U55_High_End_Embedded"] > 0

@@ -6,6 +6,11 @@ import tflite
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from ethosu_tvm.codegen import compile_npu_graph
+from ethosu_tvm.frontend.importer import from_tflite
+from ethosu_tvm.legalize import legalize
+from ethosu_tvm.partition import partition_for_ethosu
+from ethosu_tvm.target import EthosuTarget
 from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.reference import litert_tensors, random_inputs, run_litert
 
@@ -119,3 +124,25 @@ def test_pooling_sweep(op, h, w, c, pool, stride, padding, in_zp, accelerator, s
     model = models.make(op, seed=seed, in_shape=(1, h, w, c), pool=pool, stride=stride, padding=padding,
                         in_zp=in_zp)
     _assert_model_exact(model, accelerator)
+
+
+@pytest.mark.parametrize("accelerator", ["ethos-u55-128", "ethos-u55-256"])
+def test_system_config_steers_block_choice_and_stays_exact(accelerator):
+    """A weight-heavy 32x32x16 convolution: with its weights in flash (Shared_Sram) the block choice re-reads them
+    from fewer OFM blocks than with constants in SRAM (Sram_Only), where compute decides; every build is exact."""
+    model = models.make("conv2d", seed=4, in_shape=(1, 32, 32, 16), out_channels=16)
+    mod, _ = partition_for_ethosu(from_tflite(model), accelerator)
+    (graph,) = legalize(mod)
+    blocks_hw = {}
+    for system_config in ("Ethos_U55_High_End_Embedded", "Ethos_U55_Deep_Embedded"):
+        for memory_mode in ("Shared_Sram", "Sram_Only"):
+            target = EthosuTarget(accelerator, system_config=system_config, memory_mode=memory_mode)
+            artifact = compile_npu_graph(graph, target)
+            (op,) = artifact.ops
+            blocks_hw[system_config, memory_mode] = -(-32 // op.block_config[0]) * -(-32 // op.block_config[1])
+            for seed in SEEDS:
+                inputs = random_inputs(model, seed)
+                (got,), (ref,) = run_artifact(artifact, inputs), run_litert(model, inputs)
+                assert np.array_equal(got.reshape(ref.shape), ref)
+    for system_config in ("Ethos_U55_High_End_Embedded", "Ethos_U55_Deep_Embedded"):
+        assert blocks_hw[system_config, "Shared_Sram"] < blocks_hw[system_config, "Sram_Only"]

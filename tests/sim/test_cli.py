@@ -47,6 +47,30 @@ def test_stats_executed_and_static_agree(kws_files, capsys):
     assert executed[-1].startswith("ethos-u55-64: ") and "cycles elapsed" in executed[-1]
 
 
+def _elapsed(lines: list[str]) -> int:
+    return int(lines[-1].split(": ")[1].split()[0])
+
+
+def test_stats_in_each_system(kws_files, capsys):
+    """The same stream costs more with slower flash (Deep_Embedded: half the bytes per cycle) and less with the
+    constants in SRAM; what it moves does not change."""
+    elapsed, totals = {}, set()
+    for system in ("Ethos_U55_High_End_Embedded", "Ethos_U55_Deep_Embedded"):
+        for mode in ("Shared_Sram", "Sram_Only"):
+            assert main(["stats", str(kws_files["payload"]), "--system-config", system, "--memory-mode", mode]) == 0
+            lines = capsys.readouterr().out.splitlines()
+            elapsed[system, mode] = _elapsed(lines)
+            totals.add(next(line for line in lines if line.startswith("total")).rsplit(None, 1)[0])
+    assert len(totals) == 1
+    high_end = elapsed["Ethos_U55_High_End_Embedded", "Shared_Sram"]
+    assert elapsed["Ethos_U55_Deep_Embedded", "Shared_Sram"] > high_end > elapsed["Ethos_U55_High_End_Embedded",
+                                                                                   "Sram_Only"]
+    # SRAM is the same memory in both systems.
+    assert elapsed["Ethos_U55_Deep_Embedded", "Sram_Only"] == elapsed["Ethos_U55_High_End_Embedded", "Sram_Only"]
+    assert main(["stats", str(kws_files["payload"])]) == 0
+    assert _elapsed(capsys.readouterr().out.splitlines()) == high_end  # the default
+
+
 def test_bench_meets_targets(capsys):
     for name in BENCH_MODELS:  # the bench reads them from the shared folder
         shared_model(name)
@@ -63,6 +87,8 @@ def test_bench_meets_targets(capsys):
         (["disasm", "/nonexistent/file.bin"], "error: [Errno 2] No such file or directory"),
         (["stats", "--accelerator", "ethos-u65-512", "X"], "error: argument --accelerator: unknown accelerator 'ethos-u65-512'"),
         (["frobnicate"], "error: argument command: invalid choice: 'frobnicate'"),
+        (["stats", "--memory-mode", "Dedicated_Sram", "X"],
+         "error: argument --memory-mode: invalid choice: 'Dedicated_Sram' (choose from "),
         ([], "error: the following arguments are required: command"),
     ],
 )

@@ -87,11 +87,15 @@ def test_tvmc_style_list():
         ("ethos-u -accelerator-config=ethos-u55-512",
          "unknown accelerator-config 'ethos-u55-512'; valid: ethos-u55-32, ethos-u55-64, ethos-u55-128, ethos-u55-256"),
         ("ethos-u -accelerator=ethos-u55-128",
-         "unknown option 'accelerator' for target ethos-u; valid: accelerator-config, enable-cascader, "
-         "enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
+         "unknown option 'accelerator' for target ethos-u; valid: accelerator-config, system-config, memory-mode, "
+         "enable-cascader, enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
         ("ethos-u -accelerator_confg=ethos-u55-128",
-         "unknown option 'accelerator_confg' for target ethos-u; valid: accelerator-config, enable-cascader, "
-         "enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
+         "unknown option 'accelerator_confg' for target ethos-u; valid: accelerator-config, system-config, "
+         "memory-mode, enable-cascader, enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
+        ("ethos-u -system-config=Ethos_U65_High_End",
+         "unknown system-config 'Ethos_U65_High_End'; valid: Ethos_U55_High_End_Embedded, Ethos_U55_Deep_Embedded"),
+        ("ethos-u -memory-mode=Dedicated_Sram",
+         "unknown memory-mode 'Dedicated_Sram'; valid: Shared_Sram, Sram_Only"),
         ("ethos-u -dev-select-proposal=-1",
          "option dev-select-proposal takes a non-negative integer, got '-1'"),
         ("ethos-u -enable-cascader=maybe",
@@ -115,3 +119,20 @@ def test_list_errors():
         parse_target_list('"ethos-u,c')
     with pytest.raises(TargetError, match="^expected an ethos-u target, got 'c'$"):
         ethosu_target_from_options({"kind": "c"})
+
+
+@pytest.mark.parametrize("config, clock, flash", [("Ethos_U55_High_End_Embedded", 500e6, 1.0),
+                                                  ("Ethos_U55_Deep_Embedded", 200e6, 0.5)])
+@pytest.mark.parametrize("mode", ["Shared_Sram", "Sram_Only"])
+def test_system_config_options(config, clock, flash, mode):
+    target = parse_ethosu_target(f"ethos-u -accelerator-config=ethos-u55-128 -system-config={config} "
+                                 f"-memory-mode={mode}")
+    assert (target.system_config, target.memory_mode) == (config, mode)
+    system = target.system
+    assert system.config.core_clock == clock and system.memory(1).bytes_per_cycle == 8
+    assert system.memory(0).bytes_per_cycle == (flash if mode == "Shared_Sram" else 8)
+
+
+def test_default_system():
+    target = parse_ethosu_target("ethos-u")
+    assert (target.system_config, target.memory_mode) == ("Ethos_U55_High_End_Embedded", "Shared_Sram")

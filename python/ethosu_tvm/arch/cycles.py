@@ -1,28 +1,42 @@
-"""Cycle estimates from Vela's legacy performance model (`ethosu.vela.npu_performance`), on plain values.
+"""The cost model of one NPU operation: cycles from Vela's legacy performance model (`ethosu.vela.npu_performance`)
+for the compute, and the bytes the hardware moves for the memory, on plain values.
 
-One estimate serves the simulator's statistics (operations decoded from registers, `ethosu_tvm.sim.cycles`) and
-the cascader's cost model (Vela API operations, `ethosu_tvm.cascader.ethosu.performance`), so that the cycles the
-compiler plans with are the cycles the simulator reports.
+One estimate serves the simulator's statistics (operations decoded from registers, `ethosu_tvm.sim.cycles`), the
+cascader's cost model and code generation's block choice (Vela API operations,
+`ethosu_tvm.cascader.ethosu.performance`), so that the cycles the compiler plans with are the cycles the simulator
+reports.
 
-* Block operations: max(compute, memory). Compute (`compute_cycles`) is `measure_cycle_cost` for the operation
-  type, shapes, kernel, OFM block, the IFM block derived from it, accumulator width and weight order. Memory
-  (`memory_cycles`) is the bytes the operation moves in each region divided by that memory's bandwidth per cycle.
-* DMA (`dma_cycles`): `measure_mem2mem_cycles` for the bytes moved.
+* Block operations (`block_cost`): max(compute, memory). Compute (`compute_cycles`) is `measure_cycle_cost` for the
+  operation type, shapes, kernel, OFM block, the IFM block derived from it, accumulator width and weight order.
+  Memory is the traffic (`block_traffic`) each memory carries at its bandwidth; the two AXI ports (SRAM, and the
+  flash under Shared_Sram) transfer concurrently, so the slower one counts.
+* Traffic counts what the hardware moves, as Vela's element-access model counts it: the U55 works through the OFM
+  block by block, and every OFM block reads its IFM window again (over the whole IFM depth, for a convolution in
+  every OFM depth slice, and once per sub-kernel of at most 8 x 8 taps) and the weight and scale streams of its
+  depth slice again. So a convolution reads its whole
+  weight and scale streams once per OFM block in height x width: small blocks on a large OFM multiply the flash
+  traffic.
+* DMA (`dma_cycles`): the bytes at the slower side's bandwidth, plus the source's read latency.
 
-Memory areas follow Vela's Shared_Sram memory mode on the Ethos_U55_High_End_Embedded system (500 MHz): region 0
-(read-only data) is off-chip flash, all other regions and SHRAM are SRAM. Vela is imported on first use.
+Bandwidths and latencies come from the system (`arch.system`): region 0 (constants) is off-chip flash under
+Shared_Sram, SRAM under Sram_Only; every other region and SHRAM is SRAM. Vela is imported on first use.
 """
 from __future__ import annotations
 
 import contextlib
 import functools
 import io
+import math
+from collections import Counter
 from dataclasses import dataclass
 
-from . import Accelerator
+from . import Accelerator, round_up
 from .operation import CONV, DEPTHWISE, ELEMENTWISE, Kernel
+from .system import System
 
 SHRAM = "shram"  # the NPU's internal memory, as a key of the per-region traffic counters
+_SUB_KERNEL_TAPS = 8  # the U55 splits kernels into sub-kernels of at most 8 x 8 taps, each reading the IFM again
+_BRICK_DEPTH = 16  # NHCWB16 stores depth in bricks of 16
 
 _ELEMENTWISE_OPS = {"MUL": "Mul", "ADD": "Add", "SUB": "Sub", "MIN": "Minimum", "MAX": "Maximum",
                     "LRELU": "LeakyRelu", "ABS": "Abs", "CLZ": "CLZ", "SHR": "SHR", "SHL": "SHL"}
@@ -39,6 +53,32 @@ class CostedFeatureMap:
     region: int
     brick: bool = False  # NHCWB16
 
+    @property
+    def stored_depth(self) -> int:
+        """Depth as stored: NHCWB16 pads it to whole bricks."""
+        return round_up(self.shape[2], _BRICK_DEPTH) if self.brick else self.shape[2]
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Bytes one operation moves per region (or SHRAM), re-reads included."""
+
+    read: dict
+    written: dict
+
+
+@dataclass(frozen=True)
+class BlockCost:
+    """The estimate of one block operation: compute cycles, memory cycles and the traffic behind them."""
+
+    compute_cycles: int
+    memory_cycles: float
+    traffic: Traffic
+
+    @property
+    def cycles(self) -> int:
+        return int(math.ceil(max(self.compute_cycles, self.memory_cycles)))
+
 
 @functools.cache
 def vela_arch(accelerator: Accelerator):
@@ -52,24 +92,84 @@ def vela_arch(accelerator: Accelerator):
 
 
 def _area(region):
-    """Region 0 is flash; the other regions and SHRAM are SRAM."""
+    """The memory area Vela's compute estimate is told of (it adds a memory latency per block): region 0 is flash,
+    the other regions and SHRAM are SRAM. Feature maps, the only areas that term reads, are SRAM in every system."""
     from ethosu.vela.tensor import MemArea
 
     return MemArea.OffChipFlash if region == 0 else MemArea.Sram
 
 
-def memory_cycles(accelerator: Accelerator, bytes_read: dict, bytes_written: dict) -> float:
-    """Cycles to move the given bytes per region (or SHRAM) at each memory's bandwidth."""
-    bandwidths = vela_arch(accelerator).memory_bandwidths_per_cycle
-    return float(sum(count / bandwidths[_area(region)]
-                     for counter in (bytes_read, bytes_written) for region, count in counter.items()))
+def _blocks(size: int, block: int) -> list[int]:
+    """The extents of the blocks that cover `size` elements in blocks of `block`."""
+    return [min(block, size - start) for start in range(0, size, block)]
 
 
-def dma_cycles(accelerator: Accelerator, source_region, destination_region, nbytes: int) -> float:
-    """Cycles of a DMA transfer of `nbytes` between two regions (or into SHRAM)."""
-    from ethosu.vela.npu_performance import measure_mem2mem_cycles
+def _window_sum(ofm_size: int, ifm_size: int, block: int, stride: int, extent: int) -> int:
+    """IFM rows (or columns) read over all OFM blocks along one axis: each block's window, within the IFM."""
+    return sum(min((rows - 1) * stride + extent, ifm_size) for rows in _blocks(ofm_size, block))
 
-    return measure_mem2mem_cycles(vela_arch(accelerator), _area(source_region), _area(destination_region), nbytes)
+
+def block_traffic(kind: str, ifm: CostedFeatureMap, ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap,
+                  kernel: Kernel, block: tuple[int, int, int], streams: tuple[tuple[int, int], ...] = (),
+                  lut_bytes: int = 0) -> Traffic:
+    """The bytes a block operation moves, computed in OFM blocks of `block` (height, width, depth).
+
+    `ifm2` is a second operand the operation reads (None for a scalar or none); `streams` are the (region, bytes)
+    of a convolution's weight and scale streams; `lut_bytes` the table entries a lookup reads from SHRAM.
+    Elementwise operands are read once per OFM element (a broadcast operand too).
+    """
+    read, written = Counter(), Counter()
+    oh, ow, od = ofm.shape
+    ofm_elements = oh * ow * ofm.stored_depth
+    if kind == ELEMENTWISE:
+        for fm in (ifm, ifm2):
+            if fm is not None:
+                depth = round_up(od, _BRICK_DEPTH) if fm.brick else od
+                read[fm.region] += oh * ow * depth * fm.bits // 8
+    else:
+        block_h, block_w, block_d = block
+        rows = _window_sum(oh, ifm.shape[0], block_h, kernel.stride_y, kernel.extent_h)
+        columns = _window_sum(ow, ifm.shape[1], block_w, kernel.stride_x, kernel.extent_w)
+        sub_kernels = -(-kernel.height // _SUB_KERNEL_TAPS) * -(-kernel.width // _SUB_KERNEL_TAPS)
+        depth_slices = len(_blocks(od, block_d)) if kind == CONV else 1  # each slice reads the whole IFM depth
+        read[ifm.region] += rows * columns * ifm.stored_depth * sub_kernels * depth_slices * ifm.bits // 8
+        blocks_hw = len(_blocks(oh, block_h)) * len(_blocks(ow, block_w))
+        for region, length in streams:
+            read[region] += length * blocks_hw
+    if lut_bytes:
+        read[SHRAM] += lut_bytes
+    written[ofm.region] += ofm_elements * ofm.bits // 8
+    return Traffic(dict(read), dict(written))
+
+
+def memory_cycles(system: System, traffic: Traffic) -> float:
+    """Cycles to move the traffic: per memory its bytes at its bandwidth; the memories transfer concurrently
+    (SRAM and flash sit on separate AXI ports), so the busiest one counts."""
+    per_memory = Counter()
+    for counter in (traffic.read, traffic.written):
+        for region, count in counter.items():
+            memory = system.memory(region)
+            per_memory[memory.name] += count / memory.bytes_per_cycle
+    return float(max(per_memory.values(), default=0.0))
+
+
+def dma_cycles(system: System, source_region, destination_region, nbytes: int) -> float:
+    """Cycles of a DMA transfer of `nbytes` between two regions (or into SHRAM): the slower side's transfer time,
+    the source's read latency on top."""
+    source, destination = system.memory(source_region), system.memory(destination_region)
+    return max(nbytes / source.bytes_per_cycle + source.read_latency, nbytes / destination.bytes_per_cycle)
+
+
+def block_cost(system: System, accelerator: Accelerator, kind: str, mode: str, fused: str | None,
+               ifm: CostedFeatureMap, ifm2: CostedFeatureMap | None, ifm2_scalar: bool, ofm: CostedFeatureMap,
+               kernel: Kernel, block: tuple[int, int, int], acc_bits: int,
+               streams: tuple[tuple[int, int], ...] = (), lut_bytes: int = 0) -> BlockCost:
+    """The estimate of one block operation computed in OFM blocks of `block` (see `compute_cycles` and
+    `block_traffic` for the arguments; `ifm2_scalar`: IFM2 is a scalar, not read from memory)."""
+    compute = compute_cycles(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits,
+                             streams[0][0] if streams else None)
+    traffic = block_traffic(kind, ifm, None if ifm2_scalar else ifm2, ofm, kernel, block, streams, lut_bytes)
+    return BlockCost(compute, memory_cycles(system, traffic), traffic)
 
 
 @functools.lru_cache(maxsize=1 << 16)

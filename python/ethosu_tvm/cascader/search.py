@@ -107,7 +107,9 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
     Per stripe every interior tensor has a window (`_windows`); a part computes its output's window clipped to
     the tensor, with ROLLING buffers only the rows past those it wrote before. A ring must still hold every row
     a consumer reads when it reads it, so it needs (rows written so far − first row read) rows at least. A
-    rolling cascade gets enough warm-up stripes that the first real stripe's windows lie inside the tensors.
+    rolling cascade gets enough warm-up stripes that the first real stripe's windows lie inside the tensors; a
+    single stripe (the whole output) gets none, as it is clipped to the tensors anyway (with a warm-up stripe, the
+    rows its consumers skip here did not match what code generation reads: a ring one row short).
     """
     liveness = liveness or _Liveness(graph)
     parts = graph.parts[first:stop]
@@ -120,7 +122,7 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
         return None
     names = {t.name for t in interior}
     warmup = 0
-    if mode is BufferMode.ROLLING and names:
+    if mode is BufferMode.ROLLING and names and rows < height:
         lead = max(-lo for name, (lo, _) in _windows(parts, names, output.name, 0, rows).items() if name in names)
         warmup = -(-lead // rows) if lead > 0 else 0
     written = dict.fromkeys(names, 0)

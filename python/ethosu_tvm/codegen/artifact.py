@@ -91,7 +91,7 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleF
     placements, scratch_size = plan(graph, stripes, io_in_scratch)
     pool = ConstantPool()
     accelerator = target.npu_accelerator
-    builder = OperationBuilder(accelerator, placements, pool)
+    builder = OperationBuilder(accelerator, placements, pool, target.system)
     per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
     npu_ops = [npu_op for ops in per_stripe for npu_op in ops]
     stream = vela_call(graph.name, vapi.npu_generate_register_command_stream, npu_ops, accelerator)

@@ -64,8 +64,8 @@ def cascade_proposals(graph: NpuGraph, target: EthosuTarget, options: CascaderOp
                       progress: Callable[[str], None] | None = None) -> list[Proposal]:
     """The cascader's Pareto frontier of proposals for `graph` (by increasing memory), costed for `target`;
     `progress` receives ``cascader search N/M (graph)`` as the search goes over the graph's M parts."""
-    accelerator = target.npu_accelerator
-    cascader = cascader_graph(graph, lambda op, out, ins: stripe_cost(op, out, ins, accelerator).cycles,
+    accelerator, system = target.npu_accelerator, target.system
+    cascader = cascader_graph(graph, lambda op, out, ins: stripe_cost(op, out, ins, accelerator, system).cycles,
                               io_in_scratch)
     parts = None if progress is None else lambda n, m: progress(f"cascader search {n}/{m} ({graph.name})")
     return search(cascader, options, parts)

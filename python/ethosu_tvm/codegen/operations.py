@@ -12,6 +12,7 @@ import numpy as np
 from ethosu.vela import api as vapi
 
 from ..arch import from_vela
+from ..arch.system import DEFAULT_SYSTEM, System
 from ..cascader.ethosu import performance
 from ..legalize.ops import (
     BinaryElementwise,
@@ -111,18 +112,20 @@ def _activation(clamp: Clamp, ofm: Operand) -> vapi.NpuActivation:
     return activation
 
 
-def choose_block_config(op: vapi.NpuBlockOperation, accelerator, what: str,
+def choose_block_config(op: vapi.NpuBlockOperation, accelerator, system: System, what: str,
                         depth: int | None = None) -> vapi.NpuShape3D | None:
-    """The valid block config with the fewest estimated cycles, of block depth `depth` when there is one (the
-    stripes of a convolution then share one weight stream); None when no block fits in SHRAM."""
-    return vela_call(what, performance.choose_block_config, op, accelerator, depth)
+    """The valid block config with the fewest estimated cycles in `system`, of block depth `depth` when there is
+    one (the stripes of a convolution then share one weight stream); None when no block fits in SHRAM."""
+    return vela_call(what, performance.choose_block_config, op, accelerator, depth, system)
 
 
 class OperationBuilder:
     """Builds the Vela operations of one NpuGraph's stripes, appending its constants to a shared pool."""
 
-    def __init__(self, accelerator, placements: dict[str, Placement], pool: ConstantPool):
+    def __init__(self, accelerator, placements: dict[str, Placement], pool: ConstantPool,
+                 system: System = DEFAULT_SYSTEM):
         self.accelerator = accelerator
+        self.system = system
         self.placements = placements
         self.pool = pool
         # (primitive index, output channels, traversal) → {block depth: (weights, scale/bias)} already in the pool
@@ -160,7 +163,7 @@ class OperationBuilder:
 
     def _with_block_config(self, npu_op: vapi.NpuBlockOperation, what: str,
                            depth: int | None = None) -> vapi.NpuBlockOperation:
-        npu_op.block_config = choose_block_config(npu_op, self.accelerator, what, depth)
+        npu_op.block_config = choose_block_config(npu_op, self.accelerator, self.system, what, depth)
         if npu_op.block_config is None:
             raise CodegenError(f"{what}: no block configuration fits in this accelerator's SHRAM")
         return npu_op
@@ -214,7 +217,7 @@ class OperationBuilder:
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL
         npu_op.ifm, npu_op.ofm = self.fm(op.ifm, stripe.ifms[0]), self.fm(op.ofm, stripe.ofm)
         npu_op.activation = _activation(op.clamp, op.ofm)
-        npu_op.block_config = choose_block_config(npu_op, self.accelerator, what)
+        npu_op.block_config = choose_block_config(npu_op, self.accelerator, self.system, what)
         if npu_op.block_config is None and kind == vapi.NpuPoolingOp.AVERAGE and stripe.ifms[0].padding == Padding():
             return self.convolution(average_as_depthwise(op), stripe, what)
         return self._with_block_config(npu_op, what)
@@ -238,7 +241,7 @@ class OperationBuilder:
             npu_op.ifm2 = self.fm(*second)
         npu_op.ofm = self.fm(op.ofm, stripe.ofm)
         npu_op.activation = _activation(op.clamp, op.ofm)
-        npu_op.block_config = choose_block_config(npu_op, self.accelerator, what)
+        npu_op.block_config = choose_block_config(npu_op, self.accelerator, self.system, what)
         return npu_op
 
     def table_lookup(self, op: Identity, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:

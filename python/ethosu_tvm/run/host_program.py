@@ -19,6 +19,7 @@ import numpy as np
 
 from ..aot.interface import INTERFACE_PATH, ModelInterface
 from ..arch import ALIGNMENT, round_up
+from ..arch.system import DEFAULT_SYSTEM, System
 from ..sim import SimStats, Simulator
 
 SHIM = Path(__file__).with_name("shim")
@@ -72,9 +73,10 @@ def _struct(name: str, fields: Sequence[str]) -> type:
 
 class HostProgram:
     """An extracted MLF compiled for this PC; `run` executes tvmgen_default_run once. A `debug` build calls
-    `run`'s `after_step` after each step (NPU launch or kernel call)."""
+    `run`'s `after_step` after each step (NPU launch or kernel call). NPU cycles are estimated for `system` (the MLF
+    does not record the target's system; None: Vela's default, as `tvmc run` assumes)."""
 
-    def __init__(self, mlf: Path, workdir: Path, debug: bool = False):
+    def __init__(self, mlf: Path, workdir: Path, debug: bool = False, system: System | None = None):
         self.interface = ModelInterface.from_json((mlf / INTERFACE_PATH).read_text())
         library = compile_library(mlf, workdir / ("model_debug.so" if debug else "model.so"), debug)
         self._library = ctypes.CDLL(str(library))
@@ -82,7 +84,8 @@ class HostProgram:
         self._pool_symbols = _pool_symbols(library, self._library) if debug else {}
         self._run = self._library.tvmgen_default_run
         self._run.restype = ctypes.c_int32
-        self._simulator = Simulator(self.interface.accelerator) if self.interface.accelerator else None
+        self._simulator = (Simulator(self.interface.accelerator, system or DEFAULT_SYSTEM)
+                           if self.interface.accelerator else None)
         self.stats: list[SimStats] = []
         self._error: BaseException | None = None
         self._error_context = ""

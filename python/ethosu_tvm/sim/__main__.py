@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from ..arch import ACCELERATORS, find_accelerator
+from ..arch.system import DEFAULT_MEMORY_MODE, DEFAULT_SYSTEM_CONFIG, MEMORY_MODES, SYSTEM_CONFIGS
 from .errors import SimulatorError
 from .payload import bytes_to_words, is_driver_payload, parse_driver_payload
 
@@ -80,13 +81,16 @@ def _stats(args) -> str:
     from .simulator import Simulator
     from .vela_tflite import parse, run, seeded_inputs
 
+    from ..arch.system import find_system
+
     stream, model = _load(args.file)
     name = _accelerator_for(stream, args.accelerator)
+    system = find_system(args.system_config, args.memory_mode)
     if model is not None:
-        result = run(model, seeded_inputs(parse(model), args.seed), name)[1]
+        result = run(model, seeded_inputs(parse(model), args.seed), name, system)[1]
         note = f"executed on seeded random inputs (seed {args.seed})"
     else:
-        result = stats.estimate(Simulator(name).commands(stream), find_accelerator(name))
+        result = stats.estimate(Simulator(name).commands(stream), find_accelerator(name), system)
         note = "not executed (no memory contents): traffic derived from the registers"
     return f"; {args.file}: {note}\n{result.table()}"
 
@@ -111,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     stats.add_argument("--accelerator", type=_accelerator_name,
                        help="default: from the driver payload, else ethos-u55-128")
     stats.add_argument("--seed", type=int, default=0, help="input seed when FILE is a .tflite")
+    stats.add_argument("--system-config", default=DEFAULT_SYSTEM_CONFIG, choices=list(SYSTEM_CONFIGS),
+                       help="the system whose clock and bandwidths the cycle estimate assumes (default: %(default)s)")
+    stats.add_argument("--memory-mode", default=DEFAULT_MEMORY_MODE, choices=list(MEMORY_MODES),
+                       help="constants in flash (Shared_Sram) or SRAM (Sram_Only); default: %(default)s")
     bench = commands.add_parser("bench", help="time the simulation of the Vela-compiled MLPerf Tiny models")
     bench.add_argument("--models", help="folder of the shared models (default: $ETHOSU_TVM_MODELS or ../shared)")
     bench.add_argument("--accelerator", action="append", type=_accelerator_name,

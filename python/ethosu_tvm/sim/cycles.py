@@ -1,7 +1,8 @@
 """The simulator's cycle estimates: per decoded operation (`CycleModel`) and for the whole stream (`Timeline`).
 
 Per operation the estimate is the shared cycle model's (`ethosu_tvm.arch.cycles`), asked in terms of the decoded
-registers and the traffic the operation caused. Whole stream: the DMA engine and the compute pipeline run
+registers: the traffic it counts (re-reads per OFM block included) follows from the operation's shapes, block and
+streams, not from the bytes a run touched. Whole stream: the DMA engine and the compute pipeline run
 concurrently, each in stream order, and only NPU_OP_DMA_WAIT / NPU_OP_KERNEL_WAIT make one wait for the other; the
 elapsed time is when the last one finishes. BLOCKDEP chaining between kernels is not credited.
 """
@@ -10,7 +11,8 @@ from __future__ import annotations
 import math
 
 from ..arch import Accelerator
-from ..arch.cycles import CostedFeatureMap, compute_cycles, dma_cycles, memory_cycles
+from ..arch.cycles import BlockCost, CostedFeatureMap, block_cost, dma_cycles
+from ..arch.system import DEFAULT_SYSTEM, System
 from . import activation
 from .operation import BlockOperation
 from .ops.dma import DmaTransfer
@@ -21,27 +23,26 @@ def _costed(fm) -> CostedFeatureMap:
 
 
 class CycleModel:
-    """The cycle estimates of one accelerator's operations, as decoded from its registers."""
+    """The cycle estimates of one accelerator's operations, as decoded from its registers, in one system."""
 
-    def __init__(self, accelerator: Accelerator):
+    def __init__(self, accelerator: Accelerator, system: System = DEFAULT_SYSTEM):
         self._accelerator = accelerator
+        self._system = system
 
-    def block_parts(self, op: BlockOperation, bytes_read: dict, bytes_written: dict) -> tuple[int, int]:
-        """The compute cycles and the memory-transfer cycles of a CONV/DEPTHWISE/POOL/ELEMENTWISE operation, each
-        rounded up; its estimate is the larger of the two (they overlap)."""
+    def block(self, op: BlockOperation) -> BlockCost:
+        """The estimate of a CONV/DEPTHWISE/POOL/ELEMENTWISE operation: compute and memory cycles (they overlap)."""
         function = op.output.function
-        fused = "LUT" if activation.is_lut(function) else {activation.TANH: "TANH",
-                                                           activation.SIGMOID: "SIGMOID"}.get(function)
-        compute = compute_cycles(self._accelerator, op.kind, op.mode, fused, _costed(op.ifm),
-                                 _costed(op.ifm2) if op.ifm2 is not None else None, _costed(op.ofm), op.kernel,
-                                 op.block, op.acc_bits, op.weights.region if op.weights is not None else None)
-        return (int(math.ceil(compute)),
-                int(math.ceil(memory_cycles(self._accelerator, bytes_read, bytes_written))))
+        lut = activation.is_lut(function)
+        fused = "LUT" if lut else {activation.TANH: "TANH", activation.SIGMOID: "SIGMOID"}.get(function)
+        streams = tuple((stream.region, stream.length) for stream in (op.weights, op.scales) if stream is not None)
+        return block_cost(self._system, self._accelerator, op.kind, op.mode, fused, _costed(op.ifm),
+                          _costed(op.ifm2) if op.ifm2 is not None else None, not op.reads_ifm2, _costed(op.ofm),
+                          op.kernel, op.block, op.acc_bits, streams,
+                          activation.table_bytes(op.output) if lut else 0)
 
     def dma(self, transfer: DmaTransfer) -> int:
         """Estimated cycles of a DMA transfer."""
-        return int(math.ceil(dma_cycles(self._accelerator, transfer.src_region, transfer.dst_region,
-                                        transfer.nbytes)))
+        return int(math.ceil(dma_cycles(self._system, transfer.src_region, transfer.dst_region, transfer.nbytes)))
 
 
 class Timeline:
@@ -57,13 +58,17 @@ class Timeline:
         done = ends[: max(len(ends) - outstanding, 0)]
         return max(done, default=0)
 
-    def dma(self, cycles: int) -> None:
+    def dma(self, cycles: int) -> int:
+        """Queue a DMA transfer; returns when it ends."""
         start = max(self._dma_ready, self._dma_ends[-1] if self._dma_ends else 0)
         self._dma_ends.append(start + cycles)
+        return self._dma_ends[-1]
 
-    def kernel(self, cycles: int) -> None:
+    def kernel(self, cycles: int) -> int:
+        """Queue a block operation; returns when it ends."""
         start = max(self._kernel_ready, self._kernel_ends[-1] if self._kernel_ends else 0)
         self._kernel_ends.append(start + cycles)
+        return self._kernel_ends[-1]
 
     def dma_wait(self, outstanding: int) -> None:
         """Kernels wait until at most `outstanding` DMA transfers are still running."""

@@ -10,6 +10,7 @@ from collections import Counter
 from typing import Mapping, Sequence
 
 from ..arch import find_accelerator
+from ..arch.system import DEFAULT_SYSTEM, System
 from ..arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL
 from . import featuremap, mlw, operation, stream
 from .memory import Buffer, Memory
@@ -26,10 +27,12 @@ _EXECUTORS = {
 
 
 class Simulator:
-    """A functional model of one Ethos-U55 configuration ("ethos-u55-32", -64, -128 or -256)."""
+    """A functional model of one Ethos-U55 configuration ("ethos-u55-32", -64, -128 or -256); its cycle estimates
+    are for `system` (default: Ethos_U55_High_End_Embedded, Shared_Sram)."""
 
-    def __init__(self, accelerator: str = "ethos-u55-128"):
+    def __init__(self, accelerator: str = "ethos-u55-128", system: System = DEFAULT_SYSTEM):
         self.accelerator = find_accelerator(accelerator)
+        self.system = system
         mlw.start()
 
     def commands(self, command_stream: bytes | Sequence[int]) -> list[Command]:
@@ -52,4 +55,4 @@ class Simulator:
         def on_dma(transfer: dma.DmaTransfer, regs):
             return measured(lambda: dma.execute(transfer, regs, memory))
 
-        return walk(self.commands(command_stream), self.accelerator, on_block, on_dma)
+        return walk(self.commands(command_stream), self.accelerator, on_block, on_dma, self.system)

@@ -1,20 +1,23 @@
 """Per-operation and whole-stream statistics: measured by a simulation run, or computed from the registers alone.
 
-Traffic counts every byte an operation moves once: the IFM window (and IFM2 unless it is a scalar), the whole weight
-and scale streams, the LUT entries it reads from SHRAM, the OFM it writes, and both sides of a DMA. A run measures
-these at the memory interface; `estimate` derives the same quantities from the decoded registers, which is what
-`python -m ethosu_tvm.sim stats` can report for a stream without its memory contents.
+Traffic counts every byte an operation touches once: the IFM window (and IFM2 unless it is a scalar), the whole
+weight and scale streams, the LUT entries it reads from SHRAM, the OFM it writes, and both sides of a DMA. A run
+measures these at the memory interface; `estimate` derives the same quantities from the decoded registers, which is
+what `python -m ethosu_tvm.sim stats` can report for a stream without its memory contents. The cycle estimate
+counts more: what the hardware fetches again for every OFM block (`arch.cycles.block_traffic`).
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
 
 from ..arch import Accelerator
 from ..arch.cycles import SHRAM
+from ..arch.system import DEFAULT_SYSTEM, System
 from . import activation, operation
 from .cycles import CycleModel, Timeline
 from .ops import dma
@@ -41,6 +44,7 @@ class OpStats:
     cycles: int  # estimate, see cycles.py: max(compute_cycles, memory_cycles) for a block operation
     compute_cycles: int = 0  # a DMA has none
     memory_cycles: int = 0  # a DMA's are its cycles
+    finish: int = 0  # when it finishes on the stream's timeline (DMA overlapping compute, cycles.Timeline)
 
 
 def _sorted(counter) -> dict[int | str, int]:
@@ -109,10 +113,10 @@ def _blocks(op: operation.BlockOperation) -> int:
 
 def _block_stats(command: Command, op: operation.BlockOperation, bytes_read: dict, bytes_written: dict,
                  cycles: CycleModel) -> OpStats:
-    compute, memory = cycles.block_parts(op, bytes_read, bytes_written)
+    cost = cycles.block(op)
     return OpStats(command.index, op.kind, op.mode, op.ifm.shape, op.ifm2.shape if op.reads_ifm2 else None,
                    op.ofm.shape, (op.kernel.height, op.kernel.width), op.macs, _blocks(op), _sorted(bytes_read),
-                   _sorted(bytes_written), max(compute, memory), compute, memory)
+                   _sorted(bytes_written), cost.cycles, cost.compute_cycles, int(math.ceil(cost.memory_cycles)))
 
 
 def _dma_stats(command: Command, transfer: dma.DmaTransfer, bytes_read: dict, bytes_written: dict,
@@ -127,10 +131,10 @@ Traffic = tuple[dict, dict]  # bytes read and written per region
 
 def walk(commands: list[Command], accelerator: Accelerator,
          on_block: Callable[[operation.BlockOperation, RegisterFile], Traffic],
-         on_dma: Callable[[dma.DmaTransfer, RegisterFile], Traffic]) -> SimStats:
+         on_dma: Callable[[dma.DmaTransfer, RegisterFile], Traffic], system: System = DEFAULT_SYSTEM) -> SimStats:
     """Visit every operation of a stream in order and collect its statistics; the callbacks execute (or not) the
-    operation and report its traffic."""
-    cycles, timeline, ops = CycleModel(accelerator), Timeline(), []
+    operation and report its traffic. Cycles are estimated for `system`."""
+    cycles, timeline, ops = CycleModel(accelerator, system), Timeline(), []
     for command, regs in operations(commands):
         name = command.opcode.name
         if name == "NPU_OP_DMA_WAIT":
@@ -139,12 +143,12 @@ def walk(commands: list[Command], accelerator: Accelerator,
             timeline.kernel_wait(command.param)
         elif name == "NPU_OP_DMA_START":
             transfer = dma.decode(regs)
-            ops.append(_dma_stats(command, transfer, *on_dma(transfer, regs), cycles))
-            timeline.dma(ops[-1].cycles)
+            stats = _dma_stats(command, transfer, *on_dma(transfer, regs), cycles)
+            ops.append(replace(stats, finish=timeline.dma(stats.cycles)))
         elif name not in TIMING_ONLY:
             op = operation.decode(regs, command)
-            ops.append(_block_stats(command, op, *on_block(op, regs), cycles))
-            timeline.kernel(ops[-1].cycles)
+            stats = _block_stats(command, op, *on_block(op, regs), cycles)
+            ops.append(replace(stats, finish=timeline.kernel(stats.cycles)))
     return SimStats(accelerator.name, ops, timeline.elapsed)
 
 
@@ -166,6 +170,6 @@ def _dma_traffic(transfer: dma.DmaTransfer, regs: RegisterFile) -> Traffic:
     return {transfer.src_region: transfer.nbytes}, {transfer.dst_region: transfer.nbytes}
 
 
-def estimate(commands: list[Command], accelerator: Accelerator) -> SimStats:
+def estimate(commands: list[Command], accelerator: Accelerator, system: System = DEFAULT_SYSTEM) -> SimStats:
     """Statistics of a stream from its registers alone, without executing it (no memory needed)."""
-    return walk(commands, accelerator, _block_traffic, _dma_traffic)
+    return walk(commands, accelerator, _block_traffic, _dma_traffic, system)

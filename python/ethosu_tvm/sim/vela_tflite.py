@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arch.system import DEFAULT_SYSTEM, System
 from ..frontend.tflite_file import TFLITE_DTYPES, read_model
 from .errors import SimulatorError
 from .memory import Buffer
@@ -139,8 +140,9 @@ def seeded_inputs(model: VelaModel, seed: int) -> list[np.ndarray]:
             for i in model.inputs]
 
 
-def execute(model: VelaModel, inputs: list[np.ndarray], accelerator: str) -> tuple[list[np.ndarray], SimStats]:
-    """Outputs and statistics of executing a parsed model on the given inputs."""
+def execute(model: VelaModel, inputs: list[np.ndarray], accelerator: str,
+            system: System = DEFAULT_SYSTEM) -> tuple[list[np.ndarray], SimStats]:
+    """Outputs and statistics (cycles estimated for `system`) of executing a parsed model on the given inputs."""
     if len(inputs) != len(model.inputs):
         raise ValueError(f"the model has {len(model.inputs)} inputs, {len(inputs)} were given")
     regions = _memory(model)
@@ -149,15 +151,16 @@ def execute(model: VelaModel, inputs: list[np.ndarray], accelerator: str) -> tup
         if value.dtype != info.dtype or value.shape != info.shape:
             raise ValueError(f"input {info.name!r} needs {info.dtype} {info.shape}, got {value.dtype} {value.shape}")
         regions[info.region][: info.nbytes] = np.ascontiguousarray(value).tobytes()
-    stats = Simulator(accelerator).run(model.command_stream, regions)
+    stats = Simulator(accelerator, system).run(model.command_stream, regions)
     outputs = [np.frombuffer(bytes(regions[info.region][: info.nbytes]), dtype=info.dtype).reshape(info.shape)
                for info in model.outputs]
     return outputs, stats
 
 
-def run(model_bytes: bytes, inputs: list[np.ndarray], accelerator: str) -> tuple[list[np.ndarray], SimStats]:
+def run(model_bytes: bytes, inputs: list[np.ndarray], accelerator: str,
+        system: System = DEFAULT_SYSTEM) -> tuple[list[np.ndarray], SimStats]:
     """Outputs and statistics of executing a `_vela.tflite` on the given inputs."""
-    return execute(parse(model_bytes), inputs, accelerator)
+    return execute(parse(model_bytes), inputs, accelerator, system)
 
 
 def run_vela_tflite(model: bytes, inputs: list[np.ndarray], accelerator: str) -> list[np.ndarray]:

@@ -3,10 +3,12 @@
 One model serves both the cascader, which costs hypothetical stripes during its search, and code generation, which
 picks each operation's block config and weight traversal, so that both rank alternatives alike. The estimate is the
 shared cycle model's (`ethosu_tvm.arch.cycles`), which the simulator reports too: max(compute, memory), compute
-from Vela's legacy performance model, memory the bytes moved at the bandwidths of Vela's default system
-(Ethos_U55_High_End_Embedded, Shared_Sram): region 0 (constants) is off-chip flash, every other region and SHRAM is
-SRAM. For an operation the code generator builds, `estimate_cycles` equals the simulator's estimate for the command
-Vela's API generates from it.
+from Vela's legacy performance model, memory the bytes the hardware moves (the weight and scale streams and the IFM
+window again for every OFM block) at the bandwidths of the target's system (`arch.system`; by default
+Ethos_U55_High_End_Embedded with Shared_Sram: region 0, the constants, is off-chip flash, every other region and
+SHRAM is SRAM). Because re-reads depend on the block, the block config decides the memory cycles as well as the
+compute cycles. For an operation the code generator builds, `estimate_cycles` equals the simulator's estimate for
+the command Vela's API generates from it.
 """
 from __future__ import annotations
 
@@ -14,14 +16,14 @@ import contextlib
 import functools
 import io
 import math
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 from ethosu.vela import api as vapi
 
 from ...arch import LUT_BYTES, Accelerator, from_vela, round_up
-from ...arch.cycles import SHRAM, CostedFeatureMap, compute_cycles, memory_cycles
+from ...arch.cycles import CostedFeatureMap, block_cost
+from ...arch.system import DEFAULT_SYSTEM, System
 from ...arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from ...legalize.ops import (
     BinaryElementwise,
@@ -42,15 +44,17 @@ _SCALE_BIAS_BYTES = 10  # per output channel
 
 @dataclass(frozen=True)
 class OperationCost:
-    """Estimated cost of one NPU operation. Byte counts include the weight and scale/bias streams (read once) and
-    the table entries a LUT activation reads from SHRAM."""
+    """Estimated cost of one NPU operation. `bytes_read`/`bytes_written` count what it touches once: the weight
+    and scale/bias streams, the table entries a LUT activation reads from SHRAM; `weight_bytes_fetched` counts the
+    weight and scale/bias bytes the hardware fetches, once per OFM block in height x width."""
 
     cycles: int  # max(compute, memory), rounded up
     compute_cycles: int
     memory_cycles: float
     bytes_read: int
     bytes_written: int
-    weight_bytes: int  # weight and scale/bias streams, read from flash
+    weight_bytes: int  # the weight and scale/bias streams, once
+    weight_bytes_fetched: int
 
 
 def block_traversal(kernel: tuple[int, int], ifm_depth: int, ifm_bits: int = 8) -> vapi.NpuBlockTraversal:
@@ -155,72 +159,62 @@ def _lut_bytes(ofm: vapi.NpuFeatureMap) -> int:
 class _Costing:
     """The block-independent part of an operation's estimate, computed once per operation."""
 
+    system: System
     accelerator: Accelerator
     kind: str
     mode: str
     fused: str | None
     ifm: CostedFeatureMap
     ifm2: CostedFeatureMap | None
+    ifm2_scalar: bool
     ofm: CostedFeatureMap
     kernel: Kernel
     acc_bits: int
-    weights_region: int | None
-    memory_cycles: float
-    bytes_read: int
-    bytes_written: int
-    weight_bytes: int
+    streams: tuple[tuple[int, int], ...]
+    lut_bytes: int
 
     def cost(self, block: vapi.NpuShape3D) -> OperationCost:
-        compute = compute_cycles(self.accelerator, self.kind, self.mode, self.fused, self.ifm, self.ifm2, self.ofm,
-                                 self.kernel, (block.height, block.width, block.depth), self.acc_bits,
-                                 self.weights_region)
-        return OperationCost(int(math.ceil(max(compute, self.memory_cycles))), compute, self.memory_cycles,
-                             self.bytes_read, self.bytes_written, self.weight_bytes)
+        estimate = block_cost(self.system, self.accelerator, self.kind, self.mode, self.fused, self.ifm, self.ifm2,
+                              self.ifm2_scalar, self.ofm, self.kernel, (block.height, block.width, block.depth),
+                              self.acc_bits, self.streams, self.lut_bytes)
+        fm_read = _volume(self.ifm.shape) * self.ifm.bits // 8
+        if self.ifm2 is not None and not self.ifm2_scalar:
+            fm_read += _volume(self.ifm2.shape) * self.ifm2.bits // 8
+        weight_bytes = sum(length for _, length in self.streams)
+        blocks_hw = -(-self.ofm.shape[0] // block.height) * -(-self.ofm.shape[1] // block.width)
+        return OperationCost(estimate.cycles, estimate.compute_cycles, estimate.memory_cycles,
+                             fm_read + weight_bytes + self.lut_bytes, _volume(self.ofm.shape) * self.ofm.bits // 8,
+                             weight_bytes, weight_bytes * blocks_hw if self.kind in (CONV, DEPTHWISE) else 0)
 
 
-def _costing(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator) -> _Costing:
+def _costing(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator, system: System) -> _Costing:
     kind, mode = _kind(npu_op)
     kernel = _kernel(npu_op, kind)
-    ifm_bits, ofm_bits = npu_op.ifm.data_type.size_in_bits(), npu_op.ofm.data_type.size_in_bits()
+    ifm_bits = npu_op.ifm.data_type.size_in_bits()
     ifm_shape = _ifm_shape(npu_op, kind, kernel)
-    ofm_shape = tuple(npu_op.ofm.shape)
-    read, written = Counter(), Counter()
-    read[npu_op.ifm.region] += _volume(ifm_shape) * ifm_bits // 8
     ifm2 = None
     if npu_op.ifm2 is not None:
         ifm2 = CostedFeatureMap(tuple(npu_op.ifm2.shape), npu_op.ifm2.data_type.size_in_bits(), npu_op.ifm2.region,
                                 npu_op.ifm2.layout == vapi.NpuLayout.NHCWB16)
-        if npu_op.ifm2_scalar is None:
-            read[ifm2.region] += _volume(ifm2.shape) * ifm2.bits // 8
-    weights_region, weight_bytes = None, 0
-    if kind in (CONV, DEPTHWISE):
-        streams = _streams(npu_op, kind, ifm_shape[2])
-        weights_region = streams[0][0]
-        for region, length in streams:
-            read[region] += length
-            weight_bytes += length
+    streams = tuple(_streams(npu_op, kind, ifm_shape[2])) if kind in (CONV, DEPTHWISE) else ()
     fused = _fused(npu_op)
-    if fused == "LUT":
-        read[SHRAM] += _lut_bytes(npu_op.ofm)
-    written[npu_op.ofm.region] += _volume(ofm_shape) * ofm_bits // 8
-    hardware = from_vela(accelerator)
     return _Costing(
-        accelerator=hardware, kind=kind, mode=mode, fused=fused,
+        system=system, accelerator=from_vela(accelerator), kind=kind, mode=mode, fused=fused,
         ifm=CostedFeatureMap(ifm_shape, ifm_bits, npu_op.ifm.region, npu_op.ifm.layout == vapi.NpuLayout.NHCWB16),
-        ifm2=ifm2,
-        ofm=CostedFeatureMap(ofm_shape, ofm_bits, npu_op.ofm.region, npu_op.ofm.layout == vapi.NpuLayout.NHCWB16),
-        kernel=kernel, acc_bits=_accumulator_bits(npu_op, kind, mode, ifm_bits), weights_region=weights_region,
-        memory_cycles=memory_cycles(hardware, read, written), bytes_read=sum(read.values()),
-        bytes_written=sum(written.values()), weight_bytes=weight_bytes,
+        ifm2=ifm2, ifm2_scalar=npu_op.ifm2_scalar is not None,
+        ofm=CostedFeatureMap(tuple(npu_op.ofm.shape), npu_op.ofm.data_type.size_in_bits(), npu_op.ofm.region,
+                             npu_op.ofm.layout == vapi.NpuLayout.NHCWB16),
+        kernel=kernel, acc_bits=_accumulator_bits(npu_op, kind, mode, ifm_bits), streams=streams,
+        lut_bytes=_lut_bytes(npu_op.ofm) if fused == "LUT" else 0,
     )
 
 
 def estimate_cycles(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator,
-                    block: vapi.NpuShape3D | None = None) -> OperationCost:
+                    block: vapi.NpuShape3D | None = None, system: System = DEFAULT_SYSTEM) -> OperationCost:
     """The estimated cost of a Vela API block operation computed in OFM blocks of `block` (default: its
-    block_config). A convolution's weights and biases count at their encoded lengths when set (non-zero), else at
-    their uncompressed size."""
-    return _costing(npu_op, accelerator).cost(block if block is not None else npu_op.block_config)
+    block_config) in `system`. A convolution's weights and biases count at their encoded lengths when set
+    (non-zero), else at their uncompressed size."""
+    return _costing(npu_op, accelerator, system).cost(block if block is not None else npu_op.block_config)
 
 
 def find_block_configs(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator) -> list[vapi.NpuShape3D]:
@@ -234,25 +228,28 @@ def find_block_configs(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAcce
 
 
 def choose_block_config(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator,
-                        depth: int | None = None) -> vapi.NpuShape3D | None:
-    """Among Vela's valid block configs, the one with the fewest estimated cycles; None when no block fits in SHRAM.
+                        depth: int | None = None, system: System = DEFAULT_SYSTEM) -> vapi.NpuShape3D | None:
+    """Among Vela's valid block configs, the one with the fewest estimated cycles in `system`; None when no block
+    fits in SHRAM. Since every OFM block in height x width fetches the weights again, a weight-bound convolution
+    gets the config with the fewest such blocks that SHRAM allows.
 
     Configs of block depth `depth` come first when there are any: the stripes of one convolution share one weight
     stream, which is encoded for one block depth. Ties (memory-bound operations cost the same for many blocks) go
-    to the fewest compute cycles, then the fewest OFM blocks, the smallest block volume and the shape, so the
-    choice is deterministic.
+    to the fewest compute cycles, then the fewest weight bytes fetched, the fewest OFM blocks, the smallest block
+    volume and the shape, so the choice is deterministic.
     """
     configs = find_block_configs(npu_op, accelerator)
     if not configs:
         return None
     configs = [c for c in configs if c.depth == depth] or configs
-    costing = _costing(npu_op, accelerator)
+    costing = _costing(npu_op, accelerator, system)
     ofm = npu_op.ofm.shape
 
     def rank(block: vapi.NpuShape3D):
         cost = costing.cost(block)
         blocks = -(-ofm.height // block.height) * -(-ofm.width // block.width) * -(-ofm.depth // block.depth)
-        return cost.cycles, cost.compute_cycles, blocks, block.height * block.width * block.depth, tuple(block)
+        return (cost.cycles, cost.compute_cycles, cost.weight_bytes_fetched, blocks,
+                block.height * block.width * block.depth, tuple(block))
 
     return min(configs, key=rank)
 
@@ -335,23 +332,25 @@ def _hwc(shape) -> tuple[int, int, int]:
     return tuple(int(size) for size in shape[-3:])
 
 
-def stripe_cost(op: NpuOp, ofm_shape, ifm_shapes, accelerator: vapi.NpuAccelerator) -> OperationCost:
+def stripe_cost(op: NpuOp, ofm_shape, ifm_shapes, accelerator: vapi.NpuAccelerator,
+                system: System = DEFAULT_SYSTEM) -> OperationCost:
     """The estimated cost of one NPU operation computing a stripe of primitive `op`: OFM stripe `ofm_shape` from IFM
     stripes `ifm_shapes` (one per input, in `op.inputs` order), each NHWC or HWC, with the block config code
     generation would choose (without a preferred depth). Convolution weights count at their encoded size; the
     padding is approximated (see `_window`). An average pool whose IFM block fits nowhere is costed as the depthwise
-    convolution code generation falls back to. Memoised on (op identity, shapes, accelerator): the result for equal
-    arguments is the same object. Raises ValueError when no block config fits."""
-    return _stripe_cost(op, _hwc(ofm_shape), tuple(_hwc(shape) for shape in ifm_shapes), accelerator)
+    convolution code generation falls back to. Costed in `system`. Memoised on (op identity, shapes, accelerator,
+    system): the result for equal arguments is the same object. Raises ValueError when no block config fits."""
+    return _stripe_cost(op, _hwc(ofm_shape), tuple(_hwc(shape) for shape in ifm_shapes), accelerator, system)
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _stripe_cost(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccelerator) -> OperationCost:
+def _stripe_cost(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccelerator,
+                 system: System) -> OperationCost:
     npu_op = _stripe_operation(op, ofm, ifms)
-    block = choose_block_config(npu_op, accelerator)
+    block = choose_block_config(npu_op, accelerator, system=system)
     unpadded = npu_op.padding == vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
     if block is None and isinstance(op, Pooling) and op.pooling_type != "MAX" and unpadded:
-        return _stripe_cost(average_as_depthwise(op), ofm, ifms, accelerator)  # what code generation does
+        return _stripe_cost(average_as_depthwise(op), ofm, ifms, accelerator, system)  # what code generation does
     if block is None:
         raise ValueError(f"{op.op_name}: no block config fits a stripe of {ofm} in {accelerator.name}'s SHRAM")
     if isinstance(op, Conv2D):  # every stripe reads the primitive's whole (compressed) weight stream
@@ -359,7 +358,7 @@ def _stripe_cost(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccele
         biases = round_up(_SCALE_BIAS_BYTES * op.weights.shape[0])
         npu_op.weights = [vapi.NpuAddressRange(_CONSTANTS_REGION, 0, weights)]
         npu_op.biases = [vapi.NpuAddressRange(_CONSTANTS_REGION, 0, biases)]
-    return estimate_cycles(npu_op, accelerator, block)
+    return estimate_cycles(npu_op, accelerator, block, system)
 
 
 def encode_weights(op: Conv2D, channels: slice, depth: int, accelerator: vapi.NpuAccelerator) -> bytes:
