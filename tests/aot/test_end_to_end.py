@@ -28,6 +28,17 @@ def test_factory_op(op, dtype, accelerator, tmp_path):
                      reference=reference_runner(op))
 
 
+@pytest.mark.parametrize("accelerator", ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256"))
+@pytest.mark.parametrize("params", (dict(in_shape=(1, 9, 9, 8), pool=(3, 3), stride=(2, 2), in_zp=-5),
+                                    dict(in_shape=(1, 6, 7, 20), pool=(2, 5), stride=(1, 2), in_zp=100)), ids=str)
+def test_padded_average_pool(params, accelerator, tmp_path):
+    """SAME-padded AVERAGE_POOL_2D on the NPU (global scale mode, the NPU dividing by the valid taps)."""
+    model = models.make("avg_pool2d", 3, padding="SAME", **params)
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    assert re.search(r"^0 +AVERAGE_POOL_2D +ethos-u", members(archive)["./src/offload_report.txt"].decode(), re.M)
+
+
 NPU_REJECTED_MEANS = {
     "width-only": (dict(axis=(2,), keep_dims=False), "MEAN over axes [2] of a 4-D tensor; only height and width"),
     "requantizing": (dict(out_scale=0.05, out_zp=9), "MEAN with different input and output scales"),

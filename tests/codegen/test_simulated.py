@@ -6,6 +6,9 @@ import tflite
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from ethosu_tvm.sim import Simulator
+from ethosu_tvm.sim.regfile import RegisterFile
+from ethosu_tvm.sim.registers import Kind
 from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.reference import litert_tensors, random_inputs, run_litert
 
@@ -58,6 +61,38 @@ def test_single_op_on_every_configuration(op, accelerator):
 @pytest.mark.parametrize("name", ["resnet_block", "inverted_residual"])
 def test_factory_graphs(name, accelerator):
     _assert_model_exact(models.make_graph(name, seed=2), accelerator)
+
+
+# (input shape, pool, stride, input zero point) of SAME-padded AVERAGE_POOL_2Ds: even and odd padding, a kernel of
+# the largest padded size, a deep IFM (several depth blocks).
+PADDED_AVERAGE_POOLS = (((1, 8, 8, 8), (3, 3), (1, 1), 0), ((1, 9, 9, 8), (3, 3), (2, 2), -5),
+                        ((1, 6, 7, 20), (2, 5), (1, 2), 100), ((1, 10, 10, 3), (8, 8), (3, 3), -128),
+                        ((1, 5, 11, 70), (4, 2), (2, 1), 17))
+
+
+def _average_pool_scaling(artifact) -> list[tuple[int, int, int]]:
+    """(OFM_PRECISION scale_mode, OFM_SCALE multiplier, shift) at each AVERAGE pooling command of the stream."""
+    regs, found = RegisterFile(), []
+    for command in Simulator(artifact.accelerator).commands(artifact.driver_payload):
+        if command.opcode.kind is not Kind.OPERATION:
+            regs.set(command)
+        elif command.opcode.name == "NPU_OP_POOL" and command.param == 1:
+            found.append((regs.field("OFM_PRECISION", "scale_mode"), regs.raw("OFM_SCALE"),
+                          regs.field("OFM_SCALE", "shift")))
+    return found
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("in_shape,pool,stride,in_zp", PADDED_AVERAGE_POOLS, ids=str)
+def test_padded_average_pool_uses_global_scaling(in_shape, pool, stride, in_zp, accelerator):
+    """Encoded as Vela's compiler does (global scale mode, OFM_SCALE 1: the NPU divides by the valid taps), not as
+    Vela's API would (per-channel mode without a scale stream, which the simulator refuses)."""
+    model = models.make("avg_pool2d", seed=5, in_shape=in_shape, pool=pool, stride=stride, padding="SAME",
+                        in_zp=in_zp)
+    _assert_model_exact(model, accelerator)
+    _, (artifact,) = compile_model(model, accelerator)
+    scaling = _average_pool_scaling(artifact)
+    assert scaling and set(scaling) == {(1, 1, 0)}
 
 
 def _softmax_input(model: bytes) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from ethosu.vela import api as vapi
+from ethosu.vela.operation import ExplicitScaling
 
 from ..arch import from_vela
 from ..cascader.ethosu import performance
@@ -214,8 +215,13 @@ class OperationBuilder:
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL
         npu_op.ifm, npu_op.ofm = self.fm(op.ifm, stripe.ifms[0]), self.fm(op.ofm, stripe.ofm)
         npu_op.activation = _activation(op.clamp, op.ofm)
+        padded = stripe.ifms[0].padding != Padding()
+        if kind == vapi.NpuPoolingOp.AVERAGE and padded:
+            # The NPU divides a padded window by its valid taps itself; the API would emit per-channel scale mode
+            # without a scale stream, Vela's compiler emits global mode with OFM_SCALE 1 (Vela's explicit scaling).
+            npu_op.rescale = ExplicitScaling(False, shift=[0], multiplier=[1])
         npu_op.block_config = choose_block_config(npu_op, self.accelerator, what)
-        if npu_op.block_config is None and kind == vapi.NpuPoolingOp.AVERAGE and stripe.ifms[0].padding == Padding():
+        if npu_op.block_config is None and kind == vapi.NpuPoolingOp.AVERAGE and not padded:
             return self.convolution(average_as_depthwise(op), stripe, what)
         return self._with_block_config(npu_op, what)
 
