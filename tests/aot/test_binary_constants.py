@@ -157,6 +157,18 @@ def test_one_feature_map_as_both_operands(op, dtype, tmp_path):
     assert_bit_exact(model, compile_model(model, tmp_path, npu_target("ethos-u55-128")), tmp_path)
 
 
+@pytest.mark.parametrize("accelerator", ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256"))
+@pytest.mark.parametrize("out_zp,activation", ((7, "NONE"), (-20, "RELU")))
+def test_int8_sub_of_one_feature_map_with_itself(out_zp, activation, accelerator, tmp_path):
+    """x − x on the NPU: TVM's simplifier folds the arithmetic to a constant, the stream still reads x twice."""
+    net = Net(5)
+    x = net.input((1, 4, 6, 8))
+    net.output(net.sub(x, x, activation=activation, out_scale=0.03, out_zp=out_zp))
+    model = net.build()
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path)
+    assert _placements(tmp_path / "module.tar") == [("SUB", "ethos-u")]
+
+
 def test_int16_mul_multiplier_is_float32(tmp_path):
     """LiteRT computes s1·s2/s_out in float32: with these scales a double multiplier is 1 LSB off on a few of the
     16384 products."""
