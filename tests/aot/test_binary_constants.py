@@ -63,7 +63,8 @@ def test_both_feature_maps_broadcast(op, dtype, shapes, accelerator, tmp_path):
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 def test_constants_between_npu_operators(accelerator, tmp_path):
-    """A per-channel scale (host) and a scalar offset (the NPU's IFM2 scalar) between two convolutions."""
+    """A per-channel scale (a constant IFM2 tensor) and a scalar offset (the NPU's IFM2 scalar) between two
+    convolutions."""
     net = Net(4)
     x = net.input((1, 8, 8, 8))
     y = net.conv2d(x, out_channels=8)
@@ -72,7 +73,7 @@ def test_constants_between_npu_operators(accelerator, tmp_path):
     net.output(net.conv2d(y, out_channels=4, kernel=(1, 1)))
     model = net.build()
     assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path)
-    assert _placements(tmp_path / "module.tar") == [("CONV_2D", "ethos-u"), ("MUL", "host"), ("ADD", "ethos-u"),
+    assert _placements(tmp_path / "module.tar") == [("CONV_2D", "ethos-u"), ("MUL", "ethos-u"), ("ADD", "ethos-u"),
                                                     ("CONV_2D", "ethos-u")]
 
 
@@ -106,12 +107,26 @@ def test_scalar_making_the_result_constant_runs_on_the_host(op, value, tmp_path)
     assert f"a constant operand {value} that makes the result independent of the IFM" in report, report
 
 
+@pytest.mark.parametrize("accelerator", ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256"))
+@pytest.mark.parametrize("side", ("lhs", "rhs"))
+@pytest.mark.parametrize("op", OPS)
+def test_int8_constant_tensor_runs_on_the_npu(op, side, accelerator, tmp_path):
+    """A constant of more elements is IFM2 read from the constant region, broadcast by the NPU where it has size-1
+    axes (reversed operands when it is the left one)."""
+    for seed, shape in enumerate(((1, 1, 1, 8), (8, 1, 8), (1, 8, 8, 8))):
+        model = models.make(op, seed, **{f"constant_{side}": shape}, **_quant(op, "int8"))
+        directory = tmp_path / str(seed)
+        assert_bit_exact(model, compile_model(model, directory, npu_target(accelerator)), directory, seeds=(seed,))
+        assert _placements(directory / "module.tar") == [(op.upper(), "ethos-u")]
+
+
 def test_constant_operand_report_says_why_the_host_runs_it(tmp_path):
-    model = models.make("add", 0, constant_rhs=(8,))
+    model = models.make("add", 0, in_shape=(1, 1, 8, 8), constant_rhs=(1, 8, 1, 8))
     archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
     with tarfile.open(archive) as tar:
         report = tar.extractfile("./src/offload_report.txt").read().decode()
-    reason = "a constant operand of shape (8,); the NPU takes a constant only as a one-element IFM2 scalar"
+    reason = ("a constant operand of shape (1, 8, 1, 8) broadcasts the feature map (1, 1, 8, 8) to (1, 8, 8, 8); the "
+              "NPU broadcasts only IFM2, the constant")
     assert re.search(rf"^0\s+ADD\s+host\s+{re.escape(reason)}$", report, re.M), report
 
 

@@ -129,6 +129,7 @@ class OperationBuilder:
         # (primitive index, output channels, traversal) → {block depth: (weights, scale/bias)} already in the pool
         self._encoded: dict[tuple[int, Interval, vapi.NpuBlockTraversal],
                             dict[int, tuple[vapi.NpuAddressRange, vapi.NpuAddressRange]]] = {}
+        self._constants: dict[int, Placement] = {}  # primitive index → its constant IFM2 in the pool
 
     def fm(self, operand: Operand, region: FeatureMapRegion) -> vapi.NpuFeatureMap:
         return _feature_map(operand, region, self.placements[region.tensor])
@@ -235,6 +236,10 @@ class OperationBuilder:
             npu_op.ifm = self.fm(op.ifm, stripe.ifms[0])
             npu_op.ifm2, npu_op.ifm2_scalar = _scalar(op.ifm2, npu_op.ifm), performance.scalar_value(op)
             npu_op.reversed_operands = op.reversed_operands
+        elif op.ifm2_constant is not None:
+            npu_op.ifm = self.fm(op.ifm, stripe.ifms[0])
+            npu_op.ifm2 = self.constant_fm(op, stripe)
+            npu_op.reversed_operands = op.reversed_operands
         else:
             first, second = (op.ifm, stripe.ifms[0]), (op.ifm2, stripe.ifms[1])
             if first[1].shape != stripe.ofm.shape:
@@ -246,6 +251,17 @@ class OperationBuilder:
         npu_op.activation = _activation(op.clamp, op.ofm)
         npu_op.block_config = choose_block_config(npu_op, self.accelerator, what)
         return npu_op
+
+    def constant_fm(self, op: BinaryElementwise, stripe: Stripe) -> vapi.NpuFeatureMap:
+        """A constant IFM2, stored whole in the constant pool (once per primitive), read at the OFM stripe's box
+        with its broadcast axes at 0."""
+        values = op.ifm2_constant
+        if stripe.op not in self._constants:
+            offset, _ = self.pool.add(values.tobytes())
+            self._constants[stripe.op] = Placement(CONSTANTS_REGION, offset)
+        box = tuple(Interval(0, 1) if size == 1 else interval for size, interval in zip(values.shape, stripe.ofm.box))
+        region = FeatureMapRegion(op.ifm2.tensor.name, str(values.dtype), values.shape, (False,) * 4, box)
+        return _feature_map(op.ifm2, region, self._constants[stripe.op])
 
     def table_lookup(self, op: Identity, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
         """DMA the 256-byte table into LUT slot 0 of SHRAM, then a copy whose activation is the lookup: with zero

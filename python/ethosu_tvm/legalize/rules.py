@@ -180,7 +180,7 @@ def _binary(operator: str) -> Rule:
         elif operator == "MUL":
             params = dict(requant=_single(s1 * s2 / so))
         if is_const(match["lhs"]) or is_const(match["rhs"]):
-            return _with_scalar(operator, match, tensors, ofm, source, params)
+            return _with_constant(operator, match, tensors, ofm, source, params)
         return BinaryElementwise(
             operator=operator,
             ifm=_operand(_tensor_of(match["lhs"], tensors), lhs_q),
@@ -194,26 +194,36 @@ def _binary(operator: str) -> Rule:
     return rule
 
 
-def _with_scalar(operator: str, match: Match, tensors: dict, ofm: Tensor, source: str, params: dict) -> NpuOp:
-    """A one-element constant operand as the NPU's IFM2 scalar; on the left it is IFM2 with reversed operands (each
-    operand keeps its own rescaling)."""
+def _with_constant(operator: str, match: Match, tensors: dict, ofm: Tensor, source: str, params: dict) -> NpuOp:
+    """A constant operand as IFM2: one element as the NPU's IFM2 scalar, more as a tensor of the constant region.
+    On the left it is IFM2 with reversed operands (each operand keeps its own rescaling)."""
     reversed_operands = is_const(match["lhs"])
     constant, feature_map = ("lhs", "rhs") if reversed_operands else ("rhs", "lhs")
     if reversed_operands and "ifm_requant" in params:
         params = dict(params, ifm_requant=params["ifm2_requant"], ifm2_requant=params["ifm_requant"])
     ifm = _tensor_of(match[feature_map], tensors)
-    scalar = Tensor(f"{ifm.name}_scalar", (1, 1, 1, 1), ifm.dtype)
+    ifm2, constant_params = _constant_ifm2(np.asarray(const_value(match[constant])), ofm)
     return BinaryElementwise(
         operator=operator,
         ifm=_operand(ifm, quant_of(match[f"{feature_map}_dq"])),
-        ifm2=_operand(scalar, quant_of(match[f"{constant}_dq"])),
+        ifm2=_operand(ifm2, quant_of(match[f"{constant}_dq"])),
         ofm=_operand(ofm, quant_of(match["quantize"])),
         clamp=_float_clamp(match, quant_of(match["quantize"])),
         source=source,
-        ifm2_scalar=int(np.asarray(const_value(match[constant])).reshape(-1)[0]),
         reversed_operands=reversed_operands,
         **params,
+        **constant_params,
     )
+
+
+def _constant_ifm2(value: np.ndarray, ofm: Tensor) -> tuple[Tensor, dict]:
+    """The IFM2 tensor of a constant operand and the BinaryElementwise fields carrying its values: a one-element
+    constant as the IFM2 scalar, a larger one (4-D) as a tensor of the constant region."""
+    if value.size == 1:
+        scalar = int(value.reshape(-1)[0])
+        return Tensor(f"{ofm.name}_scalar", (1, 1, 1, 1), str(value.dtype)), dict(ifm2_scalar=scalar)
+    shape = (1,) * (4 - value.ndim) + value.shape
+    return Tensor(f"{ofm.name}_ifm2", shape, str(value.dtype)), dict(ifm2_constant=value.reshape(shape))
 
 
 def _tensor_of(expr, tensors: dict) -> Tensor:

@@ -217,17 +217,22 @@ _ABSORBING = {"multiply": lambda value, zero_point, info: value == zero_point,
               "maximum": lambda value, zero_point, info: value == info.max}
 
 
-def _scalar_operand(match: Match) -> str:
-    """A constant operand runs as the NPU's IFM2 scalar, so it must have one element."""
+def _constant_operand(match: Match) -> str:
+    """A constant operand is IFM2 (operands reversed when it is the left one): a one-element one the NPU's IFM2
+    scalar, a larger one a tensor in the constant region. Only IFM2 broadcasts, so the feature map must have the
+    OFM's shape."""
     roles = [role for role in ("lhs", "rhs") if is_const(match[role])]
     if len(roles) == 2:
         return "both operands are constants"
     if not roles:
         return ""
     constant = match[roles[0]]
+    feature_map = shape_of(match["rhs" if roles[0] == "lhs" else "lhs"])
     if int(np.prod(shape_of(constant))) != 1:
-        return (f"a constant operand of shape {shape_of(constant)}; the NPU takes a constant only as a one-element "
-                "IFM2 scalar")
+        if feature_map != shape_of(match["quantize"]):
+            return (f"a constant operand of shape {shape_of(constant)} broadcasts the feature map {feature_map} to "
+                    f"{shape_of(match['quantize'])}; the NPU broadcasts only IFM2, the constant")
+        return ""
     value = int(np.asarray(const_value(constant)).reshape(-1)[0])
     absorbing = _ABSORBING.get(match.kind, lambda *_: False)
     if absorbing(value, quant_of(match[f"{roles[0]}_dq"]).scalar_zero_point, np.iinfo(dtype_of(constant))):
@@ -247,7 +252,7 @@ def _binary(match: Match, same_quant: bool) -> str:
         return ""
 
     return _first(
-        lambda: _scalar_operand(match),
+        lambda: _constant_operand(match),
         lambda: "" if is_const(match["lhs"]) else _feature_map(match["lhs"], "IFM"),
         lambda: "" if is_const(match["rhs"]) else _feature_map(match["rhs"], "IFM2"),
         lambda: _feature_map(match["quantize"], "OFM"),

@@ -137,7 +137,8 @@ def _broadcast_read(tensor: te.Tensor, index):
 def binary_elementwise(op: BinaryElementwise, lhs: te.Tensor, rhs: te.Tensor | None, name: str,
                        attrs: dict) -> te.Tensor:
     """ADD/SUB (TFLite's rescale-both-operands scheme), MUL (requant of the centred product), MIN/MAX (raw).
-    Without `rhs` IFM2 is the op's scalar; with reversed operands it is the left one."""
+    `rhs` is IFM2 (a placeholder for a constant one); without it IFM2 is the op's scalar. With reversed operands
+    IFM2 is the left one."""
 
     def raw(tensor, index):
         return tirx.const(op.ifm2_scalar, "int64") if tensor is None else i64(_broadcast_read(tensor, index))

@@ -309,6 +309,11 @@ def _stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple) -> vapi.NpuBlockOperat
         if op.ifm2_scalar is not None:
             npu_op.ifm2, npu_op.ifm2_scalar = _feature_map(op.ifm2, (1, 1, 1)), scalar_value(op)
             npu_op.reversed_operands = op.reversed_operands
+        elif op.ifm2_constant is not None:
+            shape = tuple(1 if size == 1 else extent for size, extent in zip(op.ifm2_constant.shape[1:], ofm[-3:]))
+            npu_op.ifm2 = _feature_map(op.ifm2, shape)
+            npu_op.ifm2.region = _CONSTANTS_REGION
+            npu_op.reversed_operands = op.reversed_operands
         else:
             second = (op.ifm2, ifms[1])
             if ifms[0] != ofm:  # the NPU broadcasts only IFM2
