@@ -39,6 +39,7 @@ NPU_OPS = {
     "tanh": {},
     "logistic": dict(in_zp=40),
     "hard_swish": dict(in_scale=0.05),
+    "prelu": dict(in_zp=20, out_zp=-7),
 }
 
 
@@ -109,6 +110,18 @@ def test_binary_op_with_a_constant_operand(op, side, accelerator):
     quant = {} if op in ("minimum", "maximum") else dict(in2_scale=0.037, in2_zp=11)
     for seed, shape in enumerate(CONSTANT_SHAPES):
         _assert_model_exact(models.make(op, seed, **{f"constant_{side}": shape}, **quant), accelerator)
+
+
+# PRELU variants: input zero points at both ends (no negative branch / no positive branch), rank 2, odd shapes
+PRELUS = (dict(in_zp=-128), dict(in_zp=127, out_zp=30), dict(in_shape=(1, 16)),
+          dict(in_shape=(1, 5, 7, 3), alpha_scale=0.02, out_scale=0.01), dict(in_shape=(1, 3, 9, 40), in_zp=-60))
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("params", PRELUS, ids=str)
+def test_prelu(params, accelerator):
+    """PRELU as a table, MIN, MUL by the alpha constant and MAX, bit-exact with LiteRT's reference."""
+    _assert_model_exact(models.make("prelu", 8, **params), accelerator)
 
 
 def _softmax_input(model: bytes) -> int:

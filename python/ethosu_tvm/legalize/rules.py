@@ -14,8 +14,10 @@ from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of
 from ..quantization import (
     conv_multipliers,
     fully_connected_multipliers,
+    multiply_by_quantized_multiplier,
     npu_scale_shift,
     per_channel_scale_shift,
+    prelu_multipliers,
     quantize_value,
 )
 from .ops import (
@@ -31,13 +33,13 @@ from .ops import (
     Requantize,
     Tensor,
 )
-from .lut import lookup_table
+from .lut import INT8_VALUES, lookup_table
 
 INT8_RANGE = (-128, 127)
 # TFLite's ADD/SUB rescale both operands after shifting them left by 20 bits (for 8-bit inputs).
 ELEMENTWISE_INPUT_SHIFT = 8 + 12
 
-Rule = Callable[[Match, dict, Tensor, str], NpuOp]
+Rule = Callable[[Match, dict, Tensor, str], NpuOp | tuple[NpuOp, ...]]
 
 
 def _operand(tensor: Tensor, quant: Quant) -> Operand:
@@ -226,6 +228,33 @@ def _constant_ifm2(value: np.ndarray, ofm: Tensor) -> tuple[Tensor, dict]:
     return Tensor(f"{ofm.name}_ifm2", shape, str(value.dtype)), dict(ifm2_constant=value.reshape(shape))
 
 
+def prelu(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """PRELU as four int8 operations. TFLite: x ≥ zp_in gives (x − zp_in) requantized, below it gives
+    (x − zp_in)·(alpha − zp_alpha) requantized; + zp_out. A table gives the first branch and −128 below zp_in;
+    MIN(x, zp_in) times alpha gives the second (zp_out from x ≥ zp_in); their MAX is PRELU, as the first branch
+    is at least zp_out where it applies."""
+    ifm_q, alpha_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["alpha_dq"]), quant_of(match["quantize"])
+    ifm, zp_in, zp_out = tensors[match["ifm"]], ifm_q.scalar_zero_point, ofm_q.scalar_zero_point
+    positive_real, negative_real = prelu_multipliers(ifm_q.scalar_scale, alpha_q.scalar_scale, ofm_q.scalar_scale)
+    positive_values = np.clip(multiply_by_quantized_multiplier(INT8_VALUES - zp_in, positive_real) + zp_out,
+                              *INT8_RANGE)
+    table = np.where(INT8_VALUES >= zp_in, positive_values, INT8_RANGE[0]).astype(np.int8)
+    positive, below, negative = (Tensor(f"{ofm.name}_{part}", ofm.shape, "int8")
+                                 for part in ("positive", "below", "negative"))
+    zero, zero_params = _constant_ifm2(np.array(zp_in, np.int8), below)
+    alpha, alpha_params = _constant_ifm2(np.asarray(const_value(match["alpha"])), negative)
+    return (
+        Identity(ifm=_raw(ifm), ofm=_raw(positive), lut=table, source=source),
+        BinaryElementwise(operator="MIN", ifm=_operand(ifm, ifm_q), ifm2=_operand(zero, ifm_q),
+                          ofm=_operand(below, ifm_q), source=source, **zero_params),
+        BinaryElementwise(operator="MUL", ifm=_operand(below, ifm_q), ifm2=_operand(alpha, alpha_q),
+                          ofm=_operand(negative, ofm_q), requant=_single(negative_real), source=source,
+                          **alpha_params),
+        BinaryElementwise(operator="MAX", ifm=_operand(positive, ofm_q), ifm2=_operand(negative, ofm_q),
+                          ofm=_operand(ofm, ofm_q), source=source),
+    )
+
+
 def _tensor_of(expr, tensors: dict) -> Tensor:
     if isinstance(expr, relax.Var) and expr in tensors:
         return tensors[expr]
@@ -272,4 +301,5 @@ RULES: dict[str, Rule] = {
     "elu": table,
     "hard_swish": table,
     "reshape": reshape,
+    "prelu": prelu,
 }

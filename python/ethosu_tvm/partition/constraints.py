@@ -11,7 +11,13 @@ import numpy as np
 
 from ..qdq.match import Match
 from ..qdq.values import Quant, const_value, dtype_of, is_const, quant_of, shape_of
-from ..quantization import conv_multipliers, fully_connected_multipliers, per_channel_scale_shift, shifts_in_range
+from ..quantization import (
+    conv_multipliers,
+    fully_connected_multipliers,
+    per_channel_scale_shift,
+    prelu_multipliers,
+    shifts_in_range,
+)
 
 TENSOR_DIM_RANGE = (1, 65535)
 STRIDE_RANGE = (1, 3)
@@ -300,6 +306,31 @@ def check_lookup(match: Match) -> str:
     )
 
 
+def check_prelu(match: Match) -> str:
+    """PRELU is a table, a MIN with the input zero point, a MUL by alpha (a constant IFM2, broadcast by the NPU)
+    and a MAX: int8 feature maps, an int8 alpha of one scale that broadcasts to the input."""
+    ifm_q, alpha_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["alpha_dq"]), quant_of(match["quantize"])
+    shape, alpha_shape = shape_of(match["ifm"]), shape_of(match["alpha"])
+
+    def alpha() -> str:
+        if dtype_of(match["alpha"]) != "int8":
+            return f"alpha has data type {dtype_of(match['alpha'])}; it must be int8"
+        if len(alpha_shape) > len(shape) or any(a not in (1, d) for a, d in zip(alpha_shape[::-1], shape[::-1])):
+            return f"alpha of shape {alpha_shape} does not broadcast to the input {shape}"
+        return ""
+
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM"),
+        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: _activation_quant(ifm_q, "IFM"),
+        lambda: _activation_quant(alpha_q, "alpha"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        alpha,
+        lambda: _scale_range(np.array(prelu_multipliers(ifm_q.scalar_scale, alpha_q.scalar_scale,
+                                                        ofm_q.scalar_scale)[1:])),
+    )
+
+
 def check_reshape(match: Match) -> str:
     return _first(
         lambda: _feature_map(match["ifm"], "IFM", batch_one=False),
@@ -334,4 +365,5 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "elu": check_lookup,
     "hard_swish": check_lookup,
     "reshape": check_reshape,
+    "prelu": check_prelu,
 }

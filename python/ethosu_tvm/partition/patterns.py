@@ -13,6 +13,7 @@ from ..qdq.patterns import (
     CompositePattern,
     called_functions,
     hard_swish,
+    prelu,
     reduction,
     reshape,
     unary,
@@ -29,6 +30,7 @@ def npu_patterns() -> list[CompositePattern]:
         reduction(f"{CODEGEN}.mean", "relax.mean"),
         *(unary(f"{CODEGEN}.{kind}", core) for kind, core in UNARY_CORES.items()),
         hard_swish(f"{CODEGEN}.hard_swish"),
+        prelu(f"{CODEGEN}.prelu"),
         reshape(f"{CODEGEN}.reshape"),
     ]
 

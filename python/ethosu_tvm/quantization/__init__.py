@@ -17,6 +17,7 @@ from .multipliers import (
     fully_connected_multipliers,
     npu_scale_shift,
     per_channel_scale_shift,
+    prelu_multipliers,
     quantize_multiplier,
     quantize_multipliers,
     quantize_value,
@@ -38,5 +39,5 @@ from .tables import (
 __all__ = ["FLOAT32_FUNCTIONS", "INTERPOLATION_STEPS", "MAX_NPU_SHIFT", "abs_lut", "conv_multipliers", "float32_lut",
            "fully_connected_multipliers", "hard_swish_lut", "hard_swish_values", "interpolation_table",
            "multiply_by_quantized_multiplier", "neg_lut", "npu_scale_shift", "per_channel_scale_shift",
-           "quantize_multiplier", "quantize_multipliers", "quantize_value", "round_half_away", "rsqrt_lut",
-           "shifts_in_range", "sqrt_lut"]
+           "prelu_multipliers", "quantize_multiplier", "quantize_multipliers", "quantize_value", "round_half_away",
+           "rsqrt_lut", "shifts_in_range", "sqrt_lut"]

@@ -73,6 +73,13 @@ def fully_connected_multipliers(ifm_scale: float, weight_scales, ofm_scale: floa
     return product / np.float64(ofm_scale)
 
 
+def prelu_multipliers(in_scale: float, alpha_scale: float, out_scale: float) -> tuple[float, float]:
+    """PRELU's real multipliers, for x ≥ 0 (input/output) and below (input·alpha/output): TFLite computes them in
+    float32 from the tensors' float scales."""
+    i, a, o = np.float32(in_scale), np.float32(alpha_scale), np.float32(out_scale)
+    return float(i / o), float(i * a / o)
+
+
 def quantize_value(value: float, scale: float, zero_point: int) -> int:
     """TFLite's activation-range quantisation: zero_point + round(value / scale), the division in float32."""
     return zero_point + round_half_away(float(np.float32(value) / np.float32(scale)))
