@@ -56,6 +56,23 @@ def test_prelu_on_the_npu(params, accelerator, tmp_path):
     assert _placement(archive, "PRELU") == "ethos-u"
 
 
+@pytest.mark.parametrize("accelerator", ALL_U55)
+@pytest.mark.parametrize("params", (dict(in2_scale=0.05, in2_zp=9), dict(in_shape=(1, 8, 1, 8), in2_shape=(1, 8, 8, 8),
+                                                                          out_zp=-60)), ids=str)
+def test_squared_difference_on_the_npu(params, accelerator, tmp_path):
+    model = models.make("squared_difference", 4, **params)
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, "SQUARED_DIFFERENCE") == "ethos-u"
+
+
+def test_squared_difference_with_a_constant_runs_on_the_host(tmp_path):
+    model = models.make("squared_difference", 4, constant_rhs=(8,))
+    archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, "SQUARED_DIFFERENCE") == "host a constant operand; the NPU takes two feature maps"
+
+
 def test_prelu_the_npu_rejects_runs_on_the_host(tmp_path):
     model = models.make("prelu", 4, in_shape=(2, 4, 4, 8))
     archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))

@@ -40,6 +40,7 @@ NPU_OPS = {
     "logistic": dict(in_zp=40),
     "hard_swish": dict(in_scale=0.05),
     "prelu": dict(in_zp=20, out_zp=-7),
+    "squared_difference": dict(in2_scale=0.05, in2_zp=9),
 }
 
 
@@ -122,6 +123,19 @@ PRELUS = (dict(in_zp=-128), dict(in_zp=127, out_zp=30), dict(in_shape=(1, 16)),
 def test_prelu(params, accelerator):
     """PRELU as a table, MIN, MUL by the alpha constant and MAX, bit-exact with LiteRT's reference."""
     _assert_model_exact(models.make("prelu", 8, **params), accelerator)
+
+
+# SQUARED_DIFFERENCE variants: broadcasting either operand, a coarse output, rank 2, a deep IFM
+SQUARED_DIFFERENCES = (dict(in_shape=(1, 8, 1, 8), in2_shape=(1, 8, 8, 8)), dict(in2_shape=(1, 1, 1, 8)),
+                       dict(in_zp=-100, in2_zp=90, out_scale=0.5, out_zp=-100), dict(in_shape=(1, 16), in2_scale=0.007),
+                       dict(in_shape=(1, 3, 5, 70), in_scale=0.1, in2_scale=0.001))
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("params", SQUARED_DIFFERENCES, ids=str)
+def test_squared_difference(params, accelerator):
+    """Five operations on 32-bit intermediates, each a step of TFLite's arithmetic, bit-exact with LiteRT."""
+    _assert_model_exact(models.make("squared_difference", 9, **params), accelerator)
 
 
 def _softmax_input(model: bytes) -> int:

@@ -105,8 +105,11 @@ def _padding(region: FeatureMapRegion) -> vapi.NpuPadding:
 
 
 def _activation(clamp: Clamp, ofm: Operand) -> vapi.NpuActivation:
-    """Vela takes the clamp in real values and quantizes it with the OFM's quantization; invert that exactly."""
+    """Vela takes the clamp in real values and quantizes it with the OFM's quantization; invert that exactly. A
+    32-bit OFM is not clamped."""
     activation = vapi.NpuActivation(vapi.NpuActivationOp.NONE_OR_RELU)
+    if ofm.tensor.dtype == "int32":
+        return activation
     activation.min = float(np.float32((clamp.min - ofm.zero_point) * np.float32(ofm.scale)))
     activation.max = float(np.float32((clamp.max - ofm.zero_point) * np.float32(ofm.scale)))
     return activation
@@ -230,7 +233,7 @@ class OperationBuilder:
         """The NPU broadcasts only IFM2: when the first operand is the broadcast one, swap and say so."""
         npu_op = vapi.NpuElementWiseOperation(_ELEMENTWISE[op.operator])
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL
-        if op.operator == "MUL":
+        if op.operator == "MUL" or op.operator in ("ADD", "SUB") and op.ifm_requant is None:
             npu_op.rescale = (int(op.requant.scale[0]), int(op.requant.shift[0]))
         if op.ifm2_scalar is not None:
             npu_op.ifm = self.fm(op.ifm, stripe.ifms[0])

@@ -19,6 +19,7 @@ from ..quantization import (
     per_channel_scale_shift,
     prelu_multipliers,
     quantize_value,
+    squared_difference_multipliers,
 )
 from .ops import (
     BinaryElementwise,
@@ -36,6 +37,7 @@ from .ops import (
 from .lut import INT8_VALUES, lookup_table
 
 INT8_RANGE = (-128, 127)
+INT32_CLAMP = Clamp(-(1 << 31), (1 << 31) - 1)
 # TFLite's ADD/SUB rescale both operands after shifting them left by 20 bits (for 8-bit inputs).
 ELEMENTWISE_INPUT_SHIFT = 8 + 12
 
@@ -255,6 +257,39 @@ def prelu(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp,
     )
 
 
+def squared_difference(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """SQUARED_DIFFERENCE as five operations on 32-bit intermediates, TFLite's arithmetic step by step: each operand
+    centred, times 2^7 (an IFM2 scalar 127 of zero point −1) and rescaled (TFL rounding: MultiplyByQuantizedMultiplier);
+    their difference; its square; that times the output multiplier (a 32-bit constant IFM2: the NPU applies only the
+    shift to a product of 32-bit operands) shifted, + zp_out."""
+    lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
+    lhs_real, rhs_real, out_real = squared_difference_multipliers(lhs_q.scalar_scale, rhs_q.scalar_scale,
+                                                                 ofm_q.scalar_scale)
+    unit = Requantize(np.array([1], dtype=np.int64), np.array([0], dtype=np.int64), "TFL")
+
+    def int32(name: str, shape) -> Operand:
+        return Operand(Tensor(f"{ofm.name}_{name}", shape, "int32"), 0, 1.0)
+
+    def rescaled(role: str, real: float) -> BinaryElementwise:
+        ifm = _tensor_of(match[role], tensors)
+        shift = Operand(Tensor(f"{ofm.name}_{role}_shift", (1, 1, 1, 1), "int8"), -1, 1.0)  # 127 − (−1) = 2^7
+        return BinaryElementwise(operator="MUL", ifm=_operand(ifm, quant_of(match[f"{role}_dq"])), ifm2=shift,
+                                 ofm=int32(role, ifm.shape), requant=_single(real), clamp=INT32_CLAMP, source=source,
+                                 ifm2_scalar=127)
+
+    lhs, rhs = rescaled("lhs", lhs_real), rescaled("rhs", rhs_real)
+    difference = BinaryElementwise(operator="SUB", ifm=lhs.ofm, ifm2=rhs.ofm, ofm=int32("difference", ofm.shape),
+                                   requant=unit, clamp=INT32_CLAMP, source=source)
+    square = BinaryElementwise(operator="MUL", ifm=difference.ofm, ifm2=difference.ofm,
+                               ofm=int32("square", ofm.shape), requant=unit, clamp=INT32_CLAMP, source=source)
+    multiplier, shift = npu_scale_shift(out_real)
+    output = BinaryElementwise(
+        operator="MUL", ifm=square.ofm, ifm2=int32("multiplier", (1, 1, 1, 1)), ofm=_operand(ofm, ofm_q),
+        requant=Requantize(np.array([1], dtype=np.int64), np.array([shift], dtype=np.int64), "TFL"), source=source,
+        ifm2_constant=np.full((1, 1, 1, 1), multiplier, dtype=np.int32))
+    return lhs, rhs, difference, square, output
+
+
 def _tensor_of(expr, tensors: dict) -> Tensor:
     if isinstance(expr, relax.Var) and expr in tensors:
         return tensors[expr]
@@ -302,4 +337,5 @@ RULES: dict[str, Rule] = {
     "hard_swish": table,
     "reshape": reshape,
     "prelu": prelu,
+    "squared_difference": squared_difference,
 }

@@ -17,6 +17,7 @@ from ..quantization import (
     per_channel_scale_shift,
     prelu_multipliers,
     shifts_in_range,
+    squared_difference_multipliers,
 )
 
 TENSOR_DIM_RANGE = (1, 65535)
@@ -331,6 +332,24 @@ def check_prelu(match: Match) -> str:
     )
 
 
+def check_squared_difference(match: Match) -> str:
+    """Five elementwise operations on 32-bit intermediates; their difference broadcasts as binary operands do."""
+    lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
+    return _first(
+        lambda: "a constant operand; the NPU takes two feature maps" if is_const(match["lhs"]) or is_const(
+            match["rhs"]) else "",
+        lambda: _feature_map(match["lhs"], "IFM"),
+        lambda: _feature_map(match["rhs"], "IFM2"),
+        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: _activation_quant(lhs_q, "IFM"),
+        lambda: _activation_quant(rhs_q, "IFM2"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        lambda: _broadcast(shape_of(match["lhs"]), shape_of(match["rhs"]), shape_of(match["quantize"])),
+        lambda: _scale_range(np.array(squared_difference_multipliers(lhs_q.scalar_scale, rhs_q.scalar_scale,
+                                                                     ofm_q.scalar_scale))),
+    )
+
+
 def check_reshape(match: Match) -> str:
     return _first(
         lambda: _feature_map(match["ifm"], "IFM", batch_one=False),
@@ -366,4 +385,5 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "hard_swish": check_lookup,
     "reshape": check_reshape,
     "prelu": check_prelu,
+    "squared_difference": check_squared_difference,
 }

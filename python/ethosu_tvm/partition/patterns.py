@@ -16,6 +16,7 @@ from ..qdq.patterns import (
     prelu,
     reduction,
     reshape,
+    squared_difference,
     unary,
     weighted_and_elementwise,
 )
@@ -31,6 +32,7 @@ def npu_patterns() -> list[CompositePattern]:
         *(unary(f"{CODEGEN}.{kind}", core) for kind, core in UNARY_CORES.items()),
         hard_swish(f"{CODEGEN}.hard_swish"),
         prelu(f"{CODEGEN}.prelu"),
+        squared_difference(f"{CODEGEN}.squared_difference"),
         reshape(f"{CODEGEN}.reshape"),
     ]
 

@@ -154,6 +154,9 @@ def binary_elementwise(op: BinaryElementwise, lhs: te.Tensor, rhs: te.Tensor | N
         return (b, a) if op.reversed_operands else (a, b)
 
     def combined(index):
+        if op.operator in ("ADD", "SUB") and op.ifm_requant is None:
+            a, b = ordered(centred(lhs, op.ifm, index), centred(rhs, op.ifm2, index))
+            return a + b if op.operator == "ADD" else a - b
         if op.operator in ("ADD", "SUB"):
             a, b = ordered(rescaled(lhs, op.ifm, op.ifm_requant, index),
                            rescaled(rhs, op.ifm2, op.ifm2_requant, index))

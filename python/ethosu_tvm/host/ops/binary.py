@@ -11,14 +11,18 @@ from __future__ import annotations
 import numpy as np
 from tvm import te, tirx
 
-from ...quantization import quantize_multiplier
+from ...quantization import (
+    SQUARED_DIFFERENCE_LEFT_SHIFT,
+    quantize_multiplier,
+    rescaled_operands,
+    squared_difference_multipliers,
+)
 from ..fixed_point import multiply_by_quantized_multiplier
 from ..spec import Binary, QuantTensor, UnsupportedHostOp
 from ..te_kernel import Constant, TeKernel, activation, constant, require, require_dtype, saturate
 
 # ADD/SUB shift both operands left before rescaling them: 20 bits for int8, 15 for int16 (keeps 32 bits)
 _ADD_LEFT_SHIFT = {"int8": 20, "int16": 15}
-_SQUARED_DIFFERENCE_LEFT_SHIFT = 7  # int8 only
 
 
 def _broadcast(tensor, shape: tuple[int, ...], out_rank: int):
@@ -45,9 +49,8 @@ def _requantized(value, multiplier_shift: tuple[int, int]):
 def _common_scale(op: Binary, a, b, left_shift: int):
     """TFLite's operand rescaling for ADD, SUB and SQUARED_DIFFERENCE: each operand offset, shifted left by
     `left_shift` bits and scaled to units of 2·max(s1, s2); returns 2·max(s1, s2) and the per-index pair."""
-    twice_max = 2.0 * max(op.lhs.scale, op.rhs.scale)
-    lhs_scale = quantize_multiplier(op.lhs.scale / twice_max)
-    rhs_scale = quantize_multiplier(op.rhs.scale / twice_max)
+    twice_max, lhs_real, rhs_real = rescaled_operands(op.lhs.scale, op.rhs.scale)
+    lhs_scale, rhs_scale = quantize_multiplier(lhs_real), quantize_multiplier(rhs_real)
 
     def operands(*i):
         return (_requantized((a(*i).astype("int32") - op.lhs.zero_point) * (1 << left_shift), lhs_scale),
@@ -83,9 +86,8 @@ def _mul(op: Binary, a, b):
 def _squared_difference(op: Binary, a, b):
     """TFLite's quantized SQUARED_DIFFERENCE: ADD's operand rescaling with a 7-bit left shift, the difference
     squared (at most 255²·2^14, inside 32 bits), rescaled by (2·max(s1, s2))² / (2^14 · s_out)."""
-    twice_max, operands = _common_scale(op, a, b, _SQUARED_DIFFERENCE_LEFT_SHIFT)
-    out_scale = quantize_multiplier(twice_max * twice_max / ((1 << 2 * _SQUARED_DIFFERENCE_LEFT_SHIFT)
-                                                             * op.output.scale))
+    _, operands = _common_scale(op, a, b, SQUARED_DIFFERENCE_LEFT_SHIFT)
+    out_scale = quantize_multiplier(squared_difference_multipliers(op.lhs.scale, op.rhs.scale, op.output.scale)[2])
 
     def compute(*i):
         lhs, rhs = operands(*i)
