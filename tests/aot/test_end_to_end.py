@@ -73,6 +73,16 @@ def test_squared_difference_with_a_constant_runs_on_the_host(tmp_path):
     assert _placement(archive, "SQUARED_DIFFERENCE") == "host a constant operand; the NPU takes two feature maps"
 
 
+@pytest.mark.parametrize("accelerator", ALL_U55)
+@pytest.mark.parametrize("op", ("add", "sub", "mul", "minimum", "maximum"))
+def test_int16_binary_op_on_the_npu(op, accelerator, tmp_path):
+    quant = {} if op in ("minimum", "maximum") else dict(in2_scale=3e-4)
+    model = models.make(op, 6, dtype="int16", in2_shape=(1, 8, 1, 8), **quant)
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, op.upper()) == "ethos-u"
+
+
 def test_prelu_the_npu_rejects_runs_on_the_host(tmp_path):
     model = models.make("prelu", 4, in_shape=(2, 4, 4, 8))
     archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))

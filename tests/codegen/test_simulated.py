@@ -113,6 +113,21 @@ def test_binary_op_with_a_constant_operand(op, side, accelerator):
         _assert_model_exact(models.make(op, seed, **{f"constant_{side}": shape}, **quant), accelerator)
 
 
+# int16 forms against the (1, 8, 8, 8) default: equal shapes, broadcast IFM2, broadcast first operand (reversed),
+# a constant tensor, a scalar on the left
+INT16_BINARY = (dict(), dict(in2_shape=(1, 1, 1, 8)), dict(in_shape=(1, 8, 1, 8), in2_shape=(1, 8, 8, 8)),
+                dict(constant_rhs=(8,)), dict(constant_lhs=()))
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("op", BINARY_OPS)
+def test_int16_binary_op(op, accelerator):
+    """int16 ADD/SUB (TFLite's 15-bit operand shift), MUL (its float32 multiplier), MINIMUM, MAXIMUM."""
+    quant = {} if op in ("minimum", "maximum") else dict(in2_scale=3e-4)
+    for seed, params in enumerate(INT16_BINARY):
+        _assert_model_exact(models.make(op, seed, dtype="int16", **quant, **params), accelerator)
+
+
 # PRELU variants: input zero points at both ends (no negative branch / no positive branch), rank 2, odd shapes
 PRELUS = (dict(in_zp=-128), dict(in_zp=127, out_zp=30), dict(in_shape=(1, 16)),
           dict(in_shape=(1, 5, 7, 3), alpha_scale=0.02, out_scale=0.01), dict(in_shape=(1, 3, 9, 40), in_zp=-60))

@@ -14,6 +14,7 @@ from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of
 from ..quantization import (
     conv_multipliers,
     fully_connected_multipliers,
+    mul_multiplier,
     multiply_by_quantized_multiplier,
     npu_scale_shift,
     per_channel_scale_shift,
@@ -37,9 +38,10 @@ from .ops import (
 from .lut import INT8_VALUES, lookup_table
 
 INT8_RANGE = (-128, 127)
+DTYPE_RANGES = {"int8": INT8_RANGE, "int16": (-(1 << 15), (1 << 15) - 1)}
 INT32_CLAMP = Clamp(-(1 << 31), (1 << 31) - 1)
-# TFLite's ADD/SUB rescale both operands after shifting them left by 20 bits (for 8-bit inputs).
-ELEMENTWISE_INPUT_SHIFT = 8 + 12
+# TFLite's ADD/SUB rescale both operands after shifting them left: by 20 bits for 8-bit inputs, 15 for 16-bit ones.
+ELEMENTWISE_INPUT_SHIFT = {"int8": 8 + 12, "int16": 15}
 
 Rule = Callable[[Match, dict, Tensor, str], NpuOp | tuple[NpuOp, ...]]
 
@@ -62,10 +64,11 @@ def _int_clamp(match: Match) -> Clamp:
     return Clamp(max(INT8_RANGE[0], low), min(INT8_RANGE[1], high))
 
 
-def _float_clamp(match: Match, ofm: Quant) -> Clamp:
-    """Bounds of a float-domain fused activation (relu, or clip for RELU6/RELU_N1_TO_1), quantized as TFLite does."""
+def _float_clamp(match: Match, ofm: Quant, dtype: str = "int8") -> Clamp:
+    """Bounds of a float-domain fused activation (relu, or clip for RELU6/RELU_N1_TO_1), quantized as TFLite does,
+    within the range of `dtype`."""
     scale, zero_point = ofm.scalar_scale, ofm.scalar_zero_point
-    low, high = INT8_RANGE
+    low, high = DTYPE_RANGES[dtype]
     if match.get("relu") is not None:
         low = max(low, quantize_value(0.0, scale, zero_point))
     elif match.get("float_clip") is not None:
@@ -172,17 +175,18 @@ def _binary(operator: str) -> Rule:
     def rule(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
         lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
         s1, s2, so = (np.float64(q.scalar_scale) for q in (lhs_q, rhs_q, ofm_q))
-        params: dict = {}
+        params: dict = dict(clamp=_float_clamp(match, ofm_q, ofm.dtype))
         if operator in ("ADD", "SUB"):
             twice_max = 2.0 * max(s1, s2)
-            params = dict(
+            input_shift = ELEMENTWISE_INPUT_SHIFT[ofm.dtype]
+            params.update(
                 ifm_requant=_single(s1 / twice_max),
                 ifm2_requant=_single(s2 / twice_max),
-                requant=_single(twice_max / (2.0**ELEMENTWISE_INPUT_SHIFT * so)),
-                input_shift=ELEMENTWISE_INPUT_SHIFT,
+                requant=_single(twice_max / (2.0**input_shift * so)),
+                input_shift=input_shift,
             )
         elif operator == "MUL":
-            params = dict(requant=_single(s1 * s2 / so))
+            params.update(requant=_single(mul_multiplier(s1, s2, so)))
         if is_const(match["lhs"]) or is_const(match["rhs"]):
             return _with_constant(operator, match, tensors, ofm, source, params)
         return BinaryElementwise(
@@ -190,7 +194,6 @@ def _binary(operator: str) -> Rule:
             ifm=_operand(_tensor_of(match["lhs"], tensors), lhs_q),
             ifm2=_operand(_tensor_of(match["rhs"], tensors), rhs_q),
             ofm=_operand(ofm, ofm_q),
-            clamp=_float_clamp(match, ofm_q),
             source=source,
             **params,
         )
@@ -212,7 +215,6 @@ def _with_constant(operator: str, match: Match, tensors: dict, ofm: Tensor, sour
         ifm=_operand(ifm, quant_of(match[f"{feature_map}_dq"])),
         ifm2=_operand(ifm2, quant_of(match[f"{constant}_dq"])),
         ofm=_operand(ofm, quant_of(match["quantize"])),
-        clamp=_float_clamp(match, quant_of(match["quantize"])),
         source=source,
         reversed_operands=reversed_operands,
         **params,

@@ -33,6 +33,7 @@ MAX_POOL_KERNEL_AREA = 256 * 256
 MAX_AVG_KERNEL_HEIGHT = MAX_DILATED_KERNEL_HEIGHT
 MAX_AVG_KERNEL_AREA = MAX_DILATED_KERNEL_AREA
 SUPPORTED_DTYPES = ("int8",)
+ELEMENTWISE_DTYPES = ("int8", "int16")  # binary elementwise operators
 
 
 def _first(*reasons: Callable[[], str]) -> str:
@@ -44,10 +45,10 @@ def _first(*reasons: Callable[[], str]) -> str:
     return ""
 
 
-def _feature_map(expr, what: str, batch_one: bool = True) -> str:
+def _feature_map(expr, what: str, batch_one: bool = True, dtypes: tuple[str, ...] = SUPPORTED_DTYPES) -> str:
     shape, dtype = shape_of(expr), dtype_of(expr)
-    if dtype not in SUPPORTED_DTYPES:
-        return f"{what} has data type {dtype}; tensors must be of type {', '.join(SUPPORTED_DTYPES)}"
+    if dtype not in dtypes:
+        return f"{what} has data type {dtype}; tensors must be of type {', '.join(dtypes)}"
     if len(shape) > 4:
         return f"{what} is {len(shape)}-D; tensors must not be greater than 4-D"
     low, high = TENSOR_DIM_RANGE
@@ -258,11 +259,16 @@ def _binary(match: Match, same_quant: bool) -> str:
             return "both input quantization parameters must match the OFM quantization parameters"
         return ""
 
+    def same_type() -> str:
+        types = [dtype_of(match[role]) for role in ("lhs", "rhs", "quantize")]
+        return "" if len(set(types)) == 1 else f"operand and result types {', '.join(types)}; they must be the same"
+
     return _first(
         lambda: _constant_operand(match),
-        lambda: "" if is_const(match["lhs"]) else _feature_map(match["lhs"], "IFM"),
-        lambda: "" if is_const(match["rhs"]) else _feature_map(match["rhs"], "IFM2"),
-        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: "" if is_const(match["lhs"]) else _feature_map(match["lhs"], "IFM", dtypes=ELEMENTWISE_DTYPES),
+        lambda: "" if is_const(match["rhs"]) else _feature_map(match["rhs"], "IFM2", dtypes=ELEMENTWISE_DTYPES),
+        lambda: _feature_map(match["quantize"], "OFM", dtypes=ELEMENTWISE_DTYPES),
+        same_type,
         lambda: _activation_quant(lhs_q, "IFM"),
         lambda: _activation_quant(rhs_q, "IFM2"),
         lambda: _activation_quant(ofm_q, "OFM"),

@@ -90,6 +90,12 @@ def squared_difference_multipliers(lhs_scale: float, rhs_scale: float, out_scale
     return lhs, rhs, twice_max * twice_max / ((1 << 2 * SQUARED_DIFFERENCE_LEFT_SHIFT) * float(out_scale))
 
 
+def mul_multiplier(lhs_scale: float, rhs_scale: float, out_scale: float) -> float:
+    """MUL's real multiplier s1·s2/s_out: LiteRT computes it in float32, the scales' type (double arithmetic is off
+    by 1 LSB on rare products close to a rounding tie)."""
+    return float(np.float32(lhs_scale) * np.float32(rhs_scale) / np.float32(out_scale))
+
+
 def prelu_multipliers(in_scale: float, alpha_scale: float, out_scale: float) -> tuple[float, float]:
     """PRELU's real multipliers, for x ≥ 0 (input/output) and below (input·alpha/output): TFLite computes them in
     float32 from the tensors' float scales."""

@@ -13,6 +13,7 @@ from tvm import te, tirx
 
 from ...quantization import (
     SQUARED_DIFFERENCE_LEFT_SHIFT,
+    mul_multiplier,
     quantize_multiplier,
     rescaled_operands,
     squared_difference_multipliers,
@@ -74,10 +75,8 @@ def _add_or_sub(op: Binary, a, b):
 
 
 def _mul(op: Binary, a, b):
-    """LiteRT computes MUL's s1·s2/s_out in float32, the scales' type (double arithmetic is off by 1 LSB on rare
-    products close to a rounding tie)."""
-    f32 = np.float32
-    scale = quantize_multiplier(float(f32(op.lhs.scale) * f32(op.rhs.scale) / f32(op.output.scale)))
+    """(x1 − zp1)·(x2 − zp2) requantized by LiteRT's float32 multiplier."""
+    scale = quantize_multiplier(mul_multiplier(op.lhs.scale, op.rhs.scale, op.output.scale))
     return lambda *i: saturate(_requantized(
         (a(*i).astype("int32") - op.lhs.zero_point) * (b(*i).astype("int32") - op.rhs.zero_point), scale),
         op.output, op.clamp)
