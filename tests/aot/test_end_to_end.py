@@ -83,6 +83,23 @@ def test_int16_binary_op_on_the_npu(op, accelerator, tmp_path):
     assert _placement(archive, op.upper()) == "ethos-u"
 
 
+@pytest.mark.parametrize("accelerator", ALL_U55)
+def test_prelu_squared_difference_and_constant_tensor_between_convolutions(accelerator, tmp_path):
+    """One NPU launch (the cascader free to stripe it): PRELU, SQUARED_DIFFERENCE (32-bit intermediates) and an
+    ADD of a constant tensor between convolutions."""
+    net = models.Net(7)
+    x = net.input((1, 16, 16, 8))
+    y = net.prelu(net.conv2d(x, out_channels=8))
+    y = net.squared_difference(y, net.conv2d(x, out_channels=8, kernel=(1, 1)))
+    y = net.add(y, net.constant((1, 1, 16, 8), "int8", 0.05, 3))
+    net.output(net.conv2d(y, out_channels=4, kernel=(3, 3)))
+    model = net.build()
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    report = members(archive)["./src/offload_report.txt"].decode()
+    assert "ethos-u: 6, host: 0" in report, report
+
+
 def test_prelu_the_npu_rejects_runs_on_the_host(tmp_path):
     model = models.make("prelu", 4, in_shape=(2, 4, 4, 8))
     archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
