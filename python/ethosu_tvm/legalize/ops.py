@@ -118,7 +118,8 @@ class BinaryElementwise:
 
     ADD/SUB rescale each operand ((x − zp) << input_shift, then ifm_requant/ifm2_requant) before combining, as
     TFLite does (without `ifm_requant` they combine the centred operands as they are); MUL multiplies the centred
-    operands (the NPU applies only the shift of `requant` to a product of 32-bit operands); MIN/MAX compare raw values (quantizations are equal).
+    operands (the NPU applies only the shift of `requant` to a product of 32-bit operands); MIN/MAX compare raw
+    values (quantizations are equal).
     `requant` (None for MIN/MAX) scales the combined value to the output. A model constant is always IFM2, `ifm2`
     giving its quantization, and the IFM is the only input: with `ifm2_scalar` a one-element constant as that raw
     integer, with `ifm2_constant` a larger one as its raw values (4-D, broadcast against the OFM);

@@ -261,9 +261,9 @@ def prelu(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp,
 
 def squared_difference(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
     """SQUARED_DIFFERENCE as five operations on 32-bit intermediates, TFLite's arithmetic step by step: each operand
-    centred, times 2^7 (an IFM2 scalar 127 of zero point −1) and rescaled (TFL rounding: MultiplyByQuantizedMultiplier);
-    their difference; its square; that times the output multiplier (a 32-bit constant IFM2: the NPU applies only the
-    shift to a product of 32-bit operands) shifted, + zp_out."""
+    centred, times 2^7 (an IFM2 scalar 127 of zero point −1) and rescaled (TFL rounding is TFLite's
+    MultiplyByQuantizedMultiplier); their difference; its square; that times the output multiplier (a 32-bit constant
+    IFM2: the NPU applies only the shift to a product of 32-bit operands) shifted, + zp_out."""
     lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
     lhs_real, rhs_real, out_real = squared_difference_multipliers(lhs_q.scalar_scale, rhs_q.scalar_scale,
                                                                  ofm_q.scalar_scale)
