@@ -98,19 +98,24 @@ def test_padded_average_pool_uses_global_scaling(in_shape, pool, stride, in_zp, 
 
 
 BINARY_OPS = ("add", "sub", "mul", "minimum", "maximum")
-# constant shapes against the (1, 8, 8, 8) feature map: per channel, per row, rank 3, whole, one element
-CONSTANT_SHAPES = ((8,), (1, 8, 1, 1), (8, 1, 8), (1, 8, 8, 8), (1, 1, 1, 1))
+# (feature map, constant) shapes: per channel, per row, rank 3, whole, one element; constants the feature map
+# broadcasts against (the constant is then the IFM)
+CONSTANT_SHAPES = (((1, 8, 8, 8), (8,)), ((1, 8, 8, 8), (1, 8, 1, 1)), ((1, 8, 8, 8), (8, 1, 8)),
+                   ((1, 8, 8, 8), (1, 8, 8, 8)), ((1, 8, 8, 8), (1, 1, 1, 1)), ((1, 1, 1, 8), (1, 8, 8, 8)),
+                   ((1, 8, 1, 8), (1, 8, 8, 8)), ((8,), (4, 6, 8)))
 
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 @pytest.mark.parametrize("side", ("lhs", "rhs"))
 @pytest.mark.parametrize("op", BINARY_OPS)
 def test_binary_op_with_a_constant_operand(op, side, accelerator):
-    """The constant is IFM2 (reversed operands on the left): a tensor in the constant region, broadcast by the NPU,
-    or the IFM2 scalar; ADD/SUB/MUL rescale it from its own quantization."""
+    """A constant operand: a tensor in the constant region (IFM2, broadcast by the NPU; the IFM when the feature map
+    is the operand that broadcasts) or the IFM2 scalar, operands reversed as needed; ADD/SUB/MUL rescale it from its
+    own quantization."""
     quant = {} if op in ("minimum", "maximum") else dict(in2_scale=0.037, in2_zp=11)
-    for seed, shape in enumerate(CONSTANT_SHAPES):
-        _assert_model_exact(models.make(op, seed, **{f"constant_{side}": shape}, **quant), accelerator)
+    for seed, (in_shape, shape) in enumerate(CONSTANT_SHAPES):
+        _assert_model_exact(models.make(op, seed, in_shape=in_shape, **{f"constant_{side}": shape}, **quant),
+                            accelerator)
 
 
 # int16 forms against the (1, 8, 8, 8) default: equal shapes, broadcast IFM2, broadcast first operand (reversed),

@@ -230,7 +230,8 @@ class OperationBuilder:
         return self._with_block_config(npu_op, what)
 
     def elementwise(self, op: BinaryElementwise, stripe: Stripe, what: str) -> vapi.NpuOperation:
-        """The NPU broadcasts only IFM2: when the first operand is the broadcast one, swap and say so."""
+        """The NPU broadcasts only IFM2: when the first operand is the broadcast one, swap and say so (a constant
+        operand, otherwise IFM2, too)."""
         npu_op = vapi.NpuElementWiseOperation(_ELEMENTWISE[op.operator])
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL
         if op.operator == "MUL" or op.operator in ("ADD", "SUB") and op.ifm_requant is None:
@@ -240,9 +241,11 @@ class OperationBuilder:
             npu_op.ifm2, npu_op.ifm2_scalar = _scalar(op.ifm2, npu_op.ifm), performance.scalar_value(op)
             npu_op.reversed_operands = op.reversed_operands
         elif op.ifm2_constant is not None:
-            npu_op.ifm = self.fm(op.ifm, stripe.ifms[0])
-            npu_op.ifm2 = self.constant_fm(op, stripe)
+            npu_op.ifm, npu_op.ifm2 = self.fm(op.ifm, stripe.ifms[0]), self.constant_fm(op, stripe)
             npu_op.reversed_operands = op.reversed_operands
+            if stripe.ifms[0].shape != stripe.ofm.shape:  # the feature map broadcasts: the constant is the IFM
+                npu_op.ifm, npu_op.ifm2 = npu_op.ifm2, npu_op.ifm
+                npu_op.reversed_operands = not op.reversed_operands
         else:
             first, second = (op.ifm, stripe.ifms[0]), (op.ifm2, stripe.ifms[1])
             if first[1].shape != stripe.ofm.shape:
@@ -256,7 +259,7 @@ class OperationBuilder:
         return npu_op
 
     def constant_fm(self, op: BinaryElementwise, stripe: Stripe) -> vapi.NpuFeatureMap:
-        """A constant IFM2, stored whole in the constant pool (once per primitive), read at the OFM stripe's box
+        """A constant operand, stored whole in the constant pool (once per primitive), read at the OFM stripe's box
         with its broadcast axes at 0."""
         values = op.ifm2_constant
         if stripe.op not in self._constants:

@@ -226,20 +226,15 @@ _ABSORBING = {"multiply": lambda value, zero_point, info: value == zero_point,
 
 
 def _constant_operand(match: Match) -> str:
-    """A constant operand is IFM2 (operands reversed when it is the left one): a one-element one the NPU's IFM2
-    scalar, a larger one a tensor in the constant region. Only IFM2 broadcasts, so the feature map must have the
-    OFM's shape."""
+    """A one-element constant operand is the NPU's IFM2 scalar (operands reversed when it is the left one), a larger
+    one a tensor in the constant region (IFM2, or the IFM when the feature map is the operand that broadcasts)."""
     roles = [role for role in ("lhs", "rhs") if is_const(match[role])]
     if len(roles) == 2:
         return "both operands are constants"
     if not roles:
         return ""
     constant = match[roles[0]]
-    feature_map = shape_of(match["rhs" if roles[0] == "lhs" else "lhs"])
     if int(np.prod(shape_of(constant))) != 1:
-        if feature_map != shape_of(match["quantize"]):
-            return (f"a constant operand of shape {shape_of(constant)} broadcasts the feature map {feature_map} to "
-                    f"{shape_of(match['quantize'])}; the NPU broadcasts only IFM2, the constant")
         return ""
     value = int(np.asarray(const_value(constant)).reshape(-1)[0])
     absorbing = _ABSORBING.get(match.kind, lambda *_: False)
