@@ -63,7 +63,8 @@ def test_both_feature_maps_broadcast(op, dtype, shapes, accelerator, tmp_path):
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 def test_constants_between_npu_operators(accelerator, tmp_path):
-    """A per-channel scale (host) and a scalar offset (the NPU's IFM2 scalar) between two convolutions."""
+    """A per-channel scale (a constant IFM2 tensor) and a scalar offset (the NPU's IFM2 scalar) between two
+    convolutions."""
     net = Net(4)
     x = net.input((1, 8, 8, 8))
     y = net.conv2d(x, out_channels=8)
@@ -72,7 +73,7 @@ def test_constants_between_npu_operators(accelerator, tmp_path):
     net.output(net.conv2d(y, out_channels=4, kernel=(1, 1)))
     model = net.build()
     assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path)
-    assert _placements(tmp_path / "module.tar") == [("CONV_2D", "ethos-u"), ("MUL", "host"), ("ADD", "ethos-u"),
+    assert _placements(tmp_path / "module.tar") == [("CONV_2D", "ethos-u"), ("MUL", "ethos-u"), ("ADD", "ethos-u"),
                                                     ("CONV_2D", "ethos-u")]
 
 
@@ -106,12 +107,28 @@ def test_scalar_making_the_result_constant_runs_on_the_host(op, value, tmp_path)
     assert f"a constant operand {value} that makes the result independent of the IFM" in report, report
 
 
+@pytest.mark.parametrize("accelerator", ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256"))
+@pytest.mark.parametrize("side", ("lhs", "rhs"))
+@pytest.mark.parametrize("op", OPS)
+def test_int8_constant_tensor_runs_on_the_npu(op, side, accelerator, tmp_path):
+    """A constant of more elements is read from the constant region: IFM2, broadcast by the NPU where it has size-1
+    axes (reversed operands when it is the left one), or the IFM when the feature map is the one that broadcasts."""
+    for seed, (in_shape, shape) in enumerate((((1, 8, 8, 8), (1, 1, 1, 8)), ((1, 8, 8, 8), (8, 1, 8)),
+                                              ((1, 8, 8, 8), (1, 8, 8, 8)), ((1, 1, 1, 8), (1, 8, 8, 8)),
+                                              ((8,), (4, 6, 8)))):
+        model = models.make(op, seed, in_shape=in_shape, **{f"constant_{side}": shape}, **_quant(op, "int8"))
+        directory = tmp_path / str(seed)
+        assert_bit_exact(model, compile_model(model, directory, npu_target(accelerator)), directory, seeds=(seed,))
+        assert _placements(directory / "module.tar") == [(op.upper(), "ethos-u")]
+
+
 def test_constant_operand_report_says_why_the_host_runs_it(tmp_path):
-    model = models.make("add", 0, constant_rhs=(8,))
+    model = models.make("add", 0, in_shape=(1, 1, 8, 8), constant_rhs=(1, 8, 1, 8))
     archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
     with tarfile.open(archive) as tar:
         report = tar.extractfile("./src/offload_report.txt").read().decode()
-    reason = "a constant operand of shape (8,); the NPU takes a constant only as a one-element IFM2 scalar"
+    reason = ("operand shapes (1, 1, 8, 8) and (1, 8, 1, 8); at least one operand's shape must match the OFM's shape "
+              "(1, 8, 8, 8)")
     assert re.search(rf"^0\s+ADD\s+host\s+{re.escape(reason)}$", report, re.M), report
 
 
@@ -155,6 +172,18 @@ def test_one_feature_map_as_both_operands(op, dtype, tmp_path):
     net.output(getattr(net, op)(x, x))
     model = net.build()
     assert_bit_exact(model, compile_model(model, tmp_path, npu_target("ethos-u55-128")), tmp_path)
+
+
+@pytest.mark.parametrize("accelerator", ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256"))
+@pytest.mark.parametrize("out_zp,activation", ((7, "NONE"), (-20, "RELU")))
+def test_int8_sub_of_one_feature_map_with_itself(out_zp, activation, accelerator, tmp_path):
+    """x − x on the NPU: TVM's simplifier folds the arithmetic to a constant, the stream still reads x twice."""
+    net = Net(5)
+    x = net.input((1, 4, 6, 8))
+    net.output(net.sub(x, x, activation=activation, out_scale=0.03, out_zp=out_zp))
+    model = net.build()
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path)
+    assert _placements(tmp_path / "module.tar") == [("SUB", "ethos-u")]
 
 
 def test_int16_mul_multiplier_is_float32(tmp_path):

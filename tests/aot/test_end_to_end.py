@@ -14,6 +14,7 @@ from ethosu_tvm.testing.reference import reference_runner
 MLPERF = ("mlperf_tiny_kws_dscnn_int8.tflite", "mlperf_tiny_vww_mobilenetv1_96_int8.tflite",
           "mlperf_tiny_ic_resnet8_int8.tflite", "mlperf_tiny_ad_fc_autoencoder_int8.tflite")
 
+ALL_U55 = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256")
 CASES = ([pytest.param(op, "int8", id=op) for op in models.OPS]
          + [pytest.param(op, "int16", id=f"{op}-int16") for op in sorted(models._INT16_OPS)])
 
@@ -26,6 +27,84 @@ def test_factory_op(op, dtype, accelerator, tmp_path):
     # Micro is their reference.
     assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path,
                      reference=reference_runner(op))
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+@pytest.mark.parametrize("params", (dict(in_shape=(1, 9, 9, 8), pool=(3, 3), stride=(2, 2), in_zp=-5),
+                                    dict(in_shape=(1, 6, 7, 20), pool=(2, 5), stride=(1, 2), in_zp=100)), ids=str)
+def test_padded_average_pool(params, accelerator, tmp_path):
+    """SAME-padded AVERAGE_POOL_2D on the NPU (global scale mode, the NPU dividing by the valid taps)."""
+    model = models.make("avg_pool2d", 3, padding="SAME", **params)
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, "AVERAGE_POOL_2D") == "ethos-u"
+
+
+def _placement(archive, operator: str) -> str:
+    """The offload report's line of operator 0, which must be `operator`."""
+    line = members(archive)["./src/offload_report.txt"].decode().splitlines()[2]
+    assert line.split()[:2] == ["0", operator], line
+    return " ".join(line.split()[2:])
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+@pytest.mark.parametrize("params", (dict(in_zp=20, out_zp=-7), dict(in_shape=(1, 5, 7, 3), in_zp=-128)), ids=str)
+def test_prelu_on_the_npu(params, accelerator, tmp_path):
+    model = models.make("prelu", 4, **params)
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, "PRELU") == "ethos-u"
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+@pytest.mark.parametrize("params", (dict(in2_scale=0.05, in2_zp=9), dict(in_shape=(1, 8, 1, 8), in2_shape=(1, 8, 8, 8),
+                                                                          out_zp=-60)), ids=str)
+def test_squared_difference_on_the_npu(params, accelerator, tmp_path):
+    model = models.make("squared_difference", 4, **params)
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, "SQUARED_DIFFERENCE") == "ethos-u"
+
+
+def test_squared_difference_with_a_constant_runs_on_the_host(tmp_path):
+    model = models.make("squared_difference", 4, constant_rhs=(8,))
+    archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, "SQUARED_DIFFERENCE") == "host a constant operand; the NPU takes two feature maps"
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+@pytest.mark.parametrize("op", ("add", "sub", "mul", "minimum", "maximum"))
+def test_int16_binary_op_on_the_npu(op, accelerator, tmp_path):
+    quant = {} if op in ("minimum", "maximum") else dict(in2_scale=3e-4)
+    model = models.make(op, 6, dtype="int16", in2_shape=(1, 8, 1, 8), **quant)
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, op.upper()) == "ethos-u"
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+def test_prelu_squared_difference_and_constant_tensor_between_convolutions(accelerator, tmp_path):
+    """One NPU launch (the cascader free to stripe it): PRELU, SQUARED_DIFFERENCE (32-bit intermediates) and an
+    ADD of a constant tensor between convolutions."""
+    net = models.Net(7)
+    x = net.input((1, 16, 16, 8))
+    y = net.prelu(net.conv2d(x, out_channels=8))
+    y = net.squared_difference(y, net.conv2d(x, out_channels=8, kernel=(1, 1)))
+    y = net.add(y, net.constant((1, 1, 16, 8), "int8", 0.05, 3))
+    net.output(net.conv2d(y, out_channels=4, kernel=(3, 3)))
+    model = net.build()
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    report = members(archive)["./src/offload_report.txt"].decode()
+    assert "ethos-u: 6, host: 0" in report, report
+
+
+def test_prelu_the_npu_rejects_runs_on_the_host(tmp_path):
+    model = models.make("prelu", 4, in_shape=(2, 4, 4, 8))
+    archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, "PRELU") == "host IFM has batch size 2; the IFM batch size must be 1"
 
 
 NPU_REJECTED_MEANS = {

@@ -11,6 +11,9 @@ from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.legalize import legalize
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.target import EthosuTarget
+from ethosu_tvm.sim import Simulator
+from ethosu_tvm.sim.regfile import RegisterFile
+from ethosu_tvm.sim.registers import Kind
 from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.reference import litert_tensors, random_inputs, run_litert
 
@@ -41,6 +44,8 @@ NPU_OPS = {
     "tanh": {},
     "logistic": dict(in_zp=40),
     "hard_swish": dict(in_scale=0.05),
+    "prelu": dict(in_zp=20, out_zp=-7),
+    "squared_difference": dict(in2_scale=0.05, in2_zp=9),
 }
 
 
@@ -63,6 +68,99 @@ def test_single_op_on_every_configuration(op, accelerator):
 @pytest.mark.parametrize("name", ["resnet_block", "inverted_residual"])
 def test_factory_graphs(name, accelerator):
     _assert_model_exact(models.make_graph(name, seed=2), accelerator)
+
+
+# (input shape, pool, stride, input zero point) of SAME-padded AVERAGE_POOL_2Ds: even and odd padding, a kernel of
+# the largest padded size, a deep IFM (several depth blocks).
+PADDED_AVERAGE_POOLS = (((1, 8, 8, 8), (3, 3), (1, 1), 0), ((1, 9, 9, 8), (3, 3), (2, 2), -5),
+                        ((1, 6, 7, 20), (2, 5), (1, 2), 100), ((1, 10, 10, 3), (8, 8), (3, 3), -128),
+                        ((1, 5, 11, 70), (4, 2), (2, 1), 17))
+
+
+def _average_pool_scaling(artifact) -> list[tuple[int, int, int]]:
+    """(OFM_PRECISION scale_mode, OFM_SCALE multiplier, shift) at each AVERAGE pooling command of the stream."""
+    regs, found = RegisterFile(), []
+    for command in Simulator(artifact.accelerator).commands(artifact.driver_payload):
+        if command.opcode.kind is not Kind.OPERATION:
+            regs.set(command)
+        elif command.opcode.name == "NPU_OP_POOL" and command.param == 1:
+            found.append((regs.field("OFM_PRECISION", "scale_mode"), regs.raw("OFM_SCALE"),
+                          regs.field("OFM_SCALE", "shift")))
+    return found
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("in_shape,pool,stride,in_zp", PADDED_AVERAGE_POOLS, ids=str)
+def test_padded_average_pool_uses_global_scaling(in_shape, pool, stride, in_zp, accelerator):
+    """Encoded as Vela's compiler does (global scale mode, OFM_SCALE 1: the NPU divides by the valid taps), not as
+    Vela's API would (per-channel mode without a scale stream, which the simulator refuses)."""
+    model = models.make("avg_pool2d", seed=5, in_shape=in_shape, pool=pool, stride=stride, padding="SAME",
+                        in_zp=in_zp)
+    _assert_model_exact(model, accelerator)
+    _, (artifact,) = compile_model(model, accelerator)
+    scaling = _average_pool_scaling(artifact)
+    assert scaling and set(scaling) == {(1, 1, 0)}
+
+
+BINARY_OPS = ("add", "sub", "mul", "minimum", "maximum")
+# (feature map, constant) shapes: per channel, per row, rank 3, whole, one element; constants the feature map
+# broadcasts against (the constant is then the IFM)
+CONSTANT_SHAPES = (((1, 8, 8, 8), (8,)), ((1, 8, 8, 8), (1, 8, 1, 1)), ((1, 8, 8, 8), (8, 1, 8)),
+                   ((1, 8, 8, 8), (1, 8, 8, 8)), ((1, 8, 8, 8), (1, 1, 1, 1)), ((1, 1, 1, 8), (1, 8, 8, 8)),
+                   ((1, 8, 1, 8), (1, 8, 8, 8)), ((8,), (4, 6, 8)))
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("side", ("lhs", "rhs"))
+@pytest.mark.parametrize("op", BINARY_OPS)
+def test_binary_op_with_a_constant_operand(op, side, accelerator):
+    """A constant operand: a tensor in the constant region (IFM2, broadcast by the NPU; the IFM when the feature map
+    is the operand that broadcasts) or the IFM2 scalar, operands reversed as needed; ADD/SUB/MUL rescale it from its
+    own quantization."""
+    quant = {} if op in ("minimum", "maximum") else dict(in2_scale=0.037, in2_zp=11)
+    for seed, (in_shape, shape) in enumerate(CONSTANT_SHAPES):
+        _assert_model_exact(models.make(op, seed, in_shape=in_shape, **{f"constant_{side}": shape}, **quant),
+                            accelerator)
+
+
+# int16 forms against the (1, 8, 8, 8) default: equal shapes, broadcast IFM2, broadcast first operand (reversed),
+# a constant tensor, a scalar on the left
+INT16_BINARY = (dict(), dict(in2_shape=(1, 1, 1, 8)), dict(in_shape=(1, 8, 1, 8), in2_shape=(1, 8, 8, 8)),
+                dict(constant_rhs=(8,)), dict(constant_lhs=()))
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("op", BINARY_OPS)
+def test_int16_binary_op(op, accelerator):
+    """int16 ADD/SUB (TFLite's 15-bit operand shift), MUL (its float32 multiplier), MINIMUM, MAXIMUM."""
+    quant = {} if op in ("minimum", "maximum") else dict(in2_scale=3e-4)
+    for seed, params in enumerate(INT16_BINARY):
+        _assert_model_exact(models.make(op, seed, dtype="int16", **quant, **params), accelerator)
+
+
+# PRELU variants: input zero points at both ends (no negative branch / no positive branch), rank 2, odd shapes
+PRELUS = (dict(in_zp=-128), dict(in_zp=127, out_zp=30), dict(in_shape=(1, 16)),
+          dict(in_shape=(1, 5, 7, 3), alpha_scale=0.02, out_scale=0.01), dict(in_shape=(1, 3, 9, 40), in_zp=-60))
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("params", PRELUS, ids=str)
+def test_prelu(params, accelerator):
+    """PRELU as a table, MIN, MUL by the alpha constant and MAX, bit-exact with LiteRT's reference."""
+    _assert_model_exact(models.make("prelu", 8, **params), accelerator)
+
+
+# SQUARED_DIFFERENCE variants: broadcasting either operand, a coarse output, rank 2, a deep IFM
+SQUARED_DIFFERENCES = (dict(in_shape=(1, 8, 1, 8), in2_shape=(1, 8, 8, 8)), dict(in2_shape=(1, 1, 1, 8)),
+                       dict(in_zp=-100, in2_zp=90, out_scale=0.5, out_zp=-100), dict(in_shape=(1, 16), in2_scale=0.007),
+                       dict(in_shape=(1, 3, 5, 70), in_scale=0.1, in2_scale=0.001))
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("params", SQUARED_DIFFERENCES, ids=str)
+def test_squared_difference(params, accelerator):
+    """Five operations on 32-bit intermediates, each a step of TFLite's arithmetic, bit-exact with LiteRT."""
+    _assert_model_exact(models.make("squared_difference", 9, **params), accelerator)
 
 
 def _softmax_input(model: bytes) -> int:

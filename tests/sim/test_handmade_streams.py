@@ -1,9 +1,10 @@
 """Semantics Vela's streams do not exercise, checked on hand-assembled streams against NumPy computations."""
 import numpy as np
+import pytest
 
 from ethosu_tvm.arch import ACCELERATORS
-from ethosu_tvm.sim import Simulator
-from simhelpers import assemble, elementwise
+from ethosu_tvm.sim import Simulator, SimulatorError
+from simhelpers import assemble, elementwise, feature_map
 
 MUL, ADD, SUB, MIN, MAX, LRELU, ABS, CLZ, SHR, SHL = range(10)
 GLOBAL_SCALE = 1 << 8
@@ -30,6 +31,41 @@ def test_max_with_channel_broadcast():
     b = rng.integers(-128, 128, (3, 4, 1), dtype=np.int8)
     out = _run(elementwise(MAX, a.shape, b.shape), a, b)
     assert np.array_equal(out, np.maximum(a, b))
+
+
+def _padded_average(shape, precision, *scaling):
+    """A 3x3 stride-1 AVERAGE pool padded by 1 on every side: IFM at 0x000, OFM at 0x800 of region 1."""
+    program = feature_map("IFM", 1, 0x000, shape) + feature_map("OFM", 1, 0x800, shape)
+    program = _with_precision(program, "OFM_PRECISION", precision)
+    program += [(f"IFM_PAD_{side}", 1) for side in ("TOP", "LEFT", "BOTTOM", "RIGHT")]
+    program += [("KERNEL_HEIGHT_M1", 2), ("KERNEL_WIDTH_M1", 2), ("ACTIVATION_MIN", -128), ("ACTIVATION_MAX", 127)]
+    return program + list(scaling) + [("NPU_OP_POOL", 1)]
+
+
+def test_padded_average_in_global_mode_divides_by_the_valid_taps():
+    """Vela's compiler's encoding: global scale mode, OFM_SCALE 1; each window's sum over its taps inside the IFM,
+    divided by their number, rounded half away from zero."""
+    ifm = np.random.default_rng(3).integers(-128, 128, (4, 5, 8), dtype=np.int8)
+    out = _run(_padded_average(ifm.shape, 1 | GLOBAL_SCALE, ("OFM_SCALE", 1, 0)), ifm)
+    padded = np.pad(ifm.astype(np.int64), ((1, 1), (1, 1), (0, 0)))
+    counts = np.pad(np.ones(ifm.shape[:2], np.int64), 1)
+    total = sum(padded[y:y + 4, x:x + 5] for y in range(3) for x in range(3))
+    count = sum(counts[y:y + 4, x:x + 5] for y in range(3) for x in range(3))[..., None]
+    expected = np.sign(total) * ((2 * np.abs(total) + count) // (2 * count))
+    assert np.array_equal(out, expected)
+
+
+@pytest.mark.parametrize("length", [0, 40])
+def test_padded_average_in_per_channel_mode_needs_a_scale_stream(length):
+    """The encoding of Vela's API (per-channel mode, no scale stream) is refused, as an independent interpreter
+    refuses it."""
+    ifm = np.zeros((4, 5, 8), np.int8)
+    program = _padded_average(ifm.shape, 1, ("SCALE_LENGTH", length))
+    with pytest.raises(SimulatorError, match=rf"NPU_SET_SCALE_LENGTH = {length:#x} .*: per-channel AVERAGE pooling "
+                                             rf"reads a scale stream: {length} < 80 bytes for 8 channels"):
+        _run(program, ifm)
+    with pytest.raises(SimulatorError, match="AVERAGE pooling with a per-channel scale stream is not modelled"):
+        _run(_padded_average(ifm.shape, 1, ("SCALE_LENGTH", 80)), ifm)
 
 
 def test_reversed_sub_with_scalar():

@@ -24,7 +24,10 @@ NOT_ON_NPU = ("sum", "pack", "reduce_max", "reduce_min", "elu", "log", "padv2", 
 KEEPS_AXIS = ("arg_max",)  # the legacy core's output keeps the reduced axis (its own test below)
 # The legacy core writes MIRROR_PAD's reflection through a negative OFM row stride, which the simulator refuses (as
 # test_factory_models shows for Regor's stream).
-CASES = (sorted(set(models.OPS) - set(NOT_ON_NPU) - set(KEEPS_AXIS) - {"mirror_pad"})
+# Its RESIZE_BILINEAR averages padded windows in per-channel scale mode without a scale stream, which the simulator
+# refuses as an independent interpreter does (Regor emits global mode with OFM_SCALE).
+PER_CHANNEL_AVERAGE = ("resize_bilinear",)
+CASES = (sorted(set(models.OPS) - set(NOT_ON_NPU) - set(KEEPS_AXIS) - {"mirror_pad"} - set(PER_CHANNEL_AVERAGE))
          + [f"graph_{g}" for g in models.GRAPHS] + list(MLPERF))
 
 
@@ -58,6 +61,15 @@ def test_legacy_core_leaves_some_operators_on_the_cpu(name, vela):
     compiled = vela(name, models.make(name), "ethos-u55-128", "Performance", legacy=True)
     with pytest.raises(SimulatorError, match="must consist of one ethos-u operator"):
         vela_tflite.parse(compiled)
+
+
+@pytest.mark.parametrize("name", PER_CHANNEL_AVERAGE)
+def test_legacy_core_per_channel_average_is_refused(name, vela):
+    parsed = vela_tflite.parse(vela(name, _model(name), "ethos-u55-128", "Performance", legacy=True))
+    inputs, _ = _reference(name, 0)
+    with pytest.raises(SimulatorError, match=r"NPU_OP_POOL\): NPU_SET_SCALE_LENGTH = 0x0 \(reset value\): "
+                                             r"per-channel AVERAGE pooling reads a scale stream: 0 < \d+ bytes"):
+        vela_tflite.execute(parsed, inputs, "ethos-u55-128")
 
 
 @pytest.mark.parametrize("name", KEEPS_AXIS)

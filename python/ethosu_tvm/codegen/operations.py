@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from ethosu.vela import api as vapi
+from ethosu.vela.operation import ExplicitScaling
 
 from ..arch import from_vela
 from ..arch.system import DEFAULT_SYSTEM, System
@@ -105,8 +106,11 @@ def _padding(region: FeatureMapRegion) -> vapi.NpuPadding:
 
 
 def _activation(clamp: Clamp, ofm: Operand) -> vapi.NpuActivation:
-    """Vela takes the clamp in real values and quantizes it with the OFM's quantization; invert that exactly."""
+    """Vela takes the clamp in real values and quantizes it with the OFM's quantization; invert that exactly. A
+    32-bit OFM is not clamped."""
     activation = vapi.NpuActivation(vapi.NpuActivationOp.NONE_OR_RELU)
+    if ofm.tensor.dtype == "int32":
+        return activation
     activation.min = float(np.float32((clamp.min - ofm.zero_point) * np.float32(ofm.scale)))
     activation.max = float(np.float32((clamp.max - ofm.zero_point) * np.float32(ofm.scale)))
     return activation
@@ -131,6 +135,7 @@ class OperationBuilder:
         # (primitive index, output channels, traversal) → {block depth: (weights, scale/bias)} already in the pool
         self._encoded: dict[tuple[int, Interval, vapi.NpuBlockTraversal],
                             dict[int, tuple[vapi.NpuAddressRange, vapi.NpuAddressRange]]] = {}
+        self._constants: dict[int, Placement] = {}  # primitive index → its constant IFM2 in the pool
 
     def fm(self, operand: Operand, region: FeatureMapRegion) -> vapi.NpuFeatureMap:
         return _feature_map(operand, region, self.placements[region.tensor])
@@ -217,21 +222,33 @@ class OperationBuilder:
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL
         npu_op.ifm, npu_op.ofm = self.fm(op.ifm, stripe.ifms[0]), self.fm(op.ofm, stripe.ofm)
         npu_op.activation = _activation(op.clamp, op.ofm)
+        padded = stripe.ifms[0].padding != Padding()
+        if kind == vapi.NpuPoolingOp.AVERAGE and padded:
+            # The NPU divides a padded window by its valid taps itself; the API would emit per-channel scale mode
+            # without a scale stream, Vela's compiler emits global mode with OFM_SCALE 1 (Vela's explicit scaling).
+            npu_op.rescale = ExplicitScaling(False, shift=[0], multiplier=[1])
         npu_op.block_config = choose_block_config(npu_op, self.accelerator, self.system, what)
-        if npu_op.block_config is None and kind == vapi.NpuPoolingOp.AVERAGE and stripe.ifms[0].padding == Padding():
+        if npu_op.block_config is None and kind == vapi.NpuPoolingOp.AVERAGE and not padded:
             return self.convolution(average_as_depthwise(op), stripe, what)
         return self._with_block_config(npu_op, what)
 
     def elementwise(self, op: BinaryElementwise, stripe: Stripe, what: str) -> vapi.NpuOperation:
-        """The NPU broadcasts only IFM2: when the first operand is the broadcast one, swap and say so."""
+        """The NPU broadcasts only IFM2: when the first operand is the broadcast one, swap and say so (a constant
+        operand, otherwise IFM2, too)."""
         npu_op = vapi.NpuElementWiseOperation(_ELEMENTWISE[op.operator])
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL
-        if op.operator == "MUL":
+        if op.operator == "MUL" or op.operator in ("ADD", "SUB") and op.ifm_requant is None:
             npu_op.rescale = (int(op.requant.scale[0]), int(op.requant.shift[0]))
         if op.ifm2_scalar is not None:
             npu_op.ifm = self.fm(op.ifm, stripe.ifms[0])
             npu_op.ifm2, npu_op.ifm2_scalar = _scalar(op.ifm2, npu_op.ifm), performance.scalar_value(op)
             npu_op.reversed_operands = op.reversed_operands
+        elif op.ifm2_constant is not None:
+            npu_op.ifm, npu_op.ifm2 = self.fm(op.ifm, stripe.ifms[0]), self.constant_fm(op, stripe)
+            npu_op.reversed_operands = op.reversed_operands
+            if stripe.ifms[0].shape != stripe.ofm.shape:  # the feature map broadcasts: the constant is the IFM
+                npu_op.ifm, npu_op.ifm2 = npu_op.ifm2, npu_op.ifm
+                npu_op.reversed_operands = not op.reversed_operands
         else:
             first, second = (op.ifm, stripe.ifms[0]), (op.ifm2, stripe.ifms[1])
             if first[1].shape != stripe.ofm.shape:
@@ -243,6 +260,17 @@ class OperationBuilder:
         npu_op.activation = _activation(op.clamp, op.ofm)
         npu_op.block_config = choose_block_config(npu_op, self.accelerator, self.system, what)
         return npu_op
+
+    def constant_fm(self, op: BinaryElementwise, stripe: Stripe) -> vapi.NpuFeatureMap:
+        """A constant operand, stored whole in the constant pool (once per primitive), read at the OFM stripe's box
+        with its broadcast axes at 0."""
+        values = op.ifm2_constant
+        if stripe.op not in self._constants:
+            offset, _ = self.pool.add(values.tobytes())
+            self._constants[stripe.op] = Placement(CONSTANTS_REGION, offset)
+        box = tuple(Interval(0, 1) if size == 1 else interval for size, interval in zip(values.shape, stripe.ofm.box))
+        region = FeatureMapRegion(op.ifm2.tensor.name, str(values.dtype), values.shape, (False,) * 4, box)
+        return _feature_map(op.ifm2, region, self._constants[stripe.op])
 
     def table_lookup(self, op: Identity, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
         """DMA the 256-byte table into LUT slot 0 of SHRAM, then a copy whose activation is the lookup: with zero

@@ -108,6 +108,8 @@ class _Translator:
                 self._add_buffer(access.buffer)
             for access in stores(block):
                 self.writer[access.buffer.name] = block
+        for param in func.params:  # also inputs no load reads (see _read_box)
+            self._add_buffer(param)
         self.output_of = {self.writer[self.buffer_of[op.ofm.tensor.name]].name_hint: index  # block → primitive
                           for index, op in enumerate(graph.ops)}
         # Ring axes as TIR writes them (floormod, from Schedule.rolling_buffer): analysed in logical coordinates.
@@ -197,7 +199,8 @@ class _Translator:
             raise CodegenError(f"{what}: the schedule writes outside the OFM")
         reads = self._reads(index, output, domain, analyzer)
         ifm_buffers = [self.buffer_of[operand.tensor.name] for operand in op.inputs]
-        ifms = tuple(self._region(buffer, reads[buffer], what) for buffer in ifm_buffers)
+        ifms = tuple(self._region(buffer, self._read_box(reads, buffer, ofm_buffer, ofm, what), what)
+                     for buffer in ifm_buffers)
         for ifm in ifms:
             self._check_ring_read(ifm, what)
         if isinstance(op, Identity) and self.shapes[ifm_buffers[0]] != self.shapes[ofm_buffer]:
@@ -205,6 +208,16 @@ class _Translator:
         if any(ofm.rings):
             self.written[ofm_buffer] = max(self.written.get(ofm_buffer, 0), ofm.box[1].stop)
         yield Stripe(index, ofm, ifms)
+
+    def _read_box(self, reads: dict[str, Box], buffer: str, ofm_buffer: str, ofm: FeatureMapRegion,
+                  what: str) -> Box:
+        """The box of `buffer` an operation reads. TVM's simplifier folds away the loads of an operand that cancels
+        itself (x − x): the NPU still reads it, elementwise, where it writes the OFM."""
+        if buffer in reads:
+            return reads[buffer]
+        if self.shapes[buffer] != self.shapes[ofm_buffer]:
+            raise CodegenError(f"{what}: its arithmetic does not read {self.tensor_of[buffer]}")
+        return ofm.box
 
     def _rows_to_compute(self, buffer: str, store: Access, domain: dict, what: str) -> dict | None:
         """`domain` limited to the OFM's rows (a warm-up stripe reaches before them), and for a rolling buffer to

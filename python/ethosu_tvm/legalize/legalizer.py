@@ -39,7 +39,8 @@ def _outputs(func: relax.Function, tensors: dict) -> tuple[Tensor, ...]:
 
 
 def legalize_function(name: str, func: relax.Function, function: str = "") -> NpuGraph:
-    """Legalize one ``Codegen="ethos-u"`` function: one primitive per composite call, in binding order."""
+    """Legalize one ``Codegen="ethos-u"`` function: the primitives of each composite call (one for most), in
+    binding order."""
     names = _Names()
     tensors: dict[relax.Var, Tensor] = {param: names.tensor(param) for param in func.params}
     composites: dict[relax.Var, relax.Function] = {}
@@ -56,7 +57,8 @@ def legalize_function(name: str, func: relax.Function, function: str = "") -> Np
                 tensors[binding.var] = names.tensor(binding.var)
                 arguments = {param: tensors[arg] for param, arg in zip(composite.params, value.args)}
                 source = f"{match.kind}:{tensors[binding.var].name}"
-                ops.append(RULES[match.kind](match, arguments, tensors[binding.var], source))
+                legalized = RULES[match.kind](match, arguments, tensors[binding.var], source)
+                ops.extend(legalized if isinstance(legalized, tuple) else (legalized,))
             elif isinstance(value, relax.Var):
                 tensors[binding.var] = tensors[value]
             else:

@@ -117,10 +117,13 @@ class BinaryElementwise:
     """ethosu.binary_elementwise: ADD/SUB/MUL/MIN/MAX with broadcasting of size-1 dimensions.
 
     ADD/SUB rescale each operand ((x − zp) << input_shift, then ifm_requant/ifm2_requant) before combining, as
-    TFLite does; MUL multiplies the centred operands; MIN/MAX compare raw values (quantizations are equal).
-    `requant` (None for MIN/MAX) scales the combined value to the output. With `ifm2_scalar` IFM2 is that raw
-    integer (a model constant of one element, `ifm2` giving its quantization) and the IFM the only input;
-    `reversed_operands` then puts the scalar on the left (SUB: scalar − IFM).
+    TFLite does (without `ifm_requant` they combine the centred operands as they are); MUL multiplies the centred
+    operands (the NPU applies only the shift of `requant` to a product of 32-bit operands); MIN/MAX compare raw
+    values (quantizations are equal).
+    `requant` (None for MIN/MAX) scales the combined value to the output. A model constant is always IFM2, `ifm2`
+    giving its quantization, and the IFM is the only input: with `ifm2_scalar` a one-element constant as that raw
+    integer, with `ifm2_constant` a larger one as its raw values (4-D, broadcast against the OFM);
+    `reversed_operands` then puts the constant on the left (SUB: constant − IFM).
     """
 
     op_name: ClassVar[str] = "ethosu.binary_elementwise"
@@ -135,11 +138,13 @@ class BinaryElementwise:
     clamp: Clamp = field(default_factory=Clamp)
     source: str = ""
     ifm2_scalar: int | None = None
+    ifm2_constant: np.ndarray | None = None
     reversed_operands: bool = False
 
     @property
     def inputs(self) -> tuple[Operand, ...]:
-        return (self.ifm,) if self.ifm2_scalar is not None else (self.ifm, self.ifm2)
+        constant = self.ifm2_scalar is not None or self.ifm2_constant is not None
+        return (self.ifm,) if constant else (self.ifm, self.ifm2)
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,9 +14,13 @@ from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of
 from ..quantization import (
     conv_multipliers,
     fully_connected_multipliers,
+    mul_multiplier,
+    multiply_by_quantized_multiplier,
     npu_scale_shift,
     per_channel_scale_shift,
+    prelu_multipliers,
     quantize_value,
+    squared_difference_multipliers,
 )
 from .ops import (
     BinaryElementwise,
@@ -31,13 +35,15 @@ from .ops import (
     Requantize,
     Tensor,
 )
-from .lut import lookup_table
+from .lut import INT8_VALUES, lookup_table
 
 INT8_RANGE = (-128, 127)
-# TFLite's ADD/SUB rescale both operands after shifting them left by 20 bits (for 8-bit inputs).
-ELEMENTWISE_INPUT_SHIFT = 8 + 12
+DTYPE_RANGES = {"int8": INT8_RANGE, "int16": (-(1 << 15), (1 << 15) - 1)}
+INT32_CLAMP = Clamp(-(1 << 31), (1 << 31) - 1)
+# TFLite's ADD/SUB rescale both operands after shifting them left: by 20 bits for 8-bit inputs, 15 for 16-bit ones.
+ELEMENTWISE_INPUT_SHIFT = {"int8": 8 + 12, "int16": 15}
 
-Rule = Callable[[Match, dict, Tensor, str], NpuOp]
+Rule = Callable[[Match, dict, Tensor, str], NpuOp | tuple[NpuOp, ...]]
 
 
 def _operand(tensor: Tensor, quant: Quant) -> Operand:
@@ -58,10 +64,11 @@ def _int_clamp(match: Match) -> Clamp:
     return Clamp(max(INT8_RANGE[0], low), min(INT8_RANGE[1], high))
 
 
-def _float_clamp(match: Match, ofm: Quant) -> Clamp:
-    """Bounds of a float-domain fused activation (relu, or clip for RELU6/RELU_N1_TO_1), quantized as TFLite does."""
+def _float_clamp(match: Match, ofm: Quant, dtype: str = "int8") -> Clamp:
+    """Bounds of a float-domain fused activation (relu, or clip for RELU6/RELU_N1_TO_1), quantized as TFLite does,
+    within the range of `dtype`."""
     scale, zero_point = ofm.scalar_scale, ofm.scalar_zero_point
-    low, high = INT8_RANGE
+    low, high = DTYPE_RANGES[dtype]
     if match.get("relu") is not None:
         low = max(low, quantize_value(0.0, scale, zero_point))
     elif match.get("float_clip") is not None:
@@ -168,25 +175,25 @@ def _binary(operator: str) -> Rule:
     def rule(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
         lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
         s1, s2, so = (np.float64(q.scalar_scale) for q in (lhs_q, rhs_q, ofm_q))
-        params: dict = {}
+        params: dict = dict(clamp=_float_clamp(match, ofm_q, ofm.dtype))
         if operator in ("ADD", "SUB"):
             twice_max = 2.0 * max(s1, s2)
-            params = dict(
+            input_shift = ELEMENTWISE_INPUT_SHIFT[ofm.dtype]
+            params.update(
                 ifm_requant=_single(s1 / twice_max),
                 ifm2_requant=_single(s2 / twice_max),
-                requant=_single(twice_max / (2.0**ELEMENTWISE_INPUT_SHIFT * so)),
-                input_shift=ELEMENTWISE_INPUT_SHIFT,
+                requant=_single(twice_max / (2.0**input_shift * so)),
+                input_shift=input_shift,
             )
         elif operator == "MUL":
-            params = dict(requant=_single(s1 * s2 / so))
+            params.update(requant=_single(mul_multiplier(s1, s2, so)))
         if is_const(match["lhs"]) or is_const(match["rhs"]):
-            return _with_scalar(operator, match, tensors, ofm, source, params)
+            return _with_constant(operator, match, tensors, ofm, source, params)
         return BinaryElementwise(
             operator=operator,
             ifm=_operand(_tensor_of(match["lhs"], tensors), lhs_q),
             ifm2=_operand(_tensor_of(match["rhs"], tensors), rhs_q),
             ofm=_operand(ofm, ofm_q),
-            clamp=_float_clamp(match, ofm_q),
             source=source,
             **params,
         )
@@ -194,26 +201,95 @@ def _binary(operator: str) -> Rule:
     return rule
 
 
-def _with_scalar(operator: str, match: Match, tensors: dict, ofm: Tensor, source: str, params: dict) -> NpuOp:
-    """A one-element constant operand as the NPU's IFM2 scalar; on the left it is IFM2 with reversed operands (each
-    operand keeps its own rescaling)."""
+def _with_constant(operator: str, match: Match, tensors: dict, ofm: Tensor, source: str, params: dict) -> NpuOp:
+    """A constant operand as IFM2: one element as the NPU's IFM2 scalar, more as a tensor of the constant region.
+    On the left it is IFM2 with reversed operands (each operand keeps its own rescaling)."""
     reversed_operands = is_const(match["lhs"])
     constant, feature_map = ("lhs", "rhs") if reversed_operands else ("rhs", "lhs")
     if reversed_operands and "ifm_requant" in params:
         params = dict(params, ifm_requant=params["ifm2_requant"], ifm2_requant=params["ifm_requant"])
     ifm = _tensor_of(match[feature_map], tensors)
-    scalar = Tensor(f"{ifm.name}_scalar", (1, 1, 1, 1), ifm.dtype)
+    ifm2, constant_params = _constant_ifm2(np.asarray(const_value(match[constant])), ofm)
     return BinaryElementwise(
         operator=operator,
         ifm=_operand(ifm, quant_of(match[f"{feature_map}_dq"])),
-        ifm2=_operand(scalar, quant_of(match[f"{constant}_dq"])),
+        ifm2=_operand(ifm2, quant_of(match[f"{constant}_dq"])),
         ofm=_operand(ofm, quant_of(match["quantize"])),
-        clamp=_float_clamp(match, quant_of(match["quantize"])),
         source=source,
-        ifm2_scalar=int(np.asarray(const_value(match[constant])).reshape(-1)[0]),
         reversed_operands=reversed_operands,
         **params,
+        **constant_params,
     )
+
+
+def _constant_ifm2(value: np.ndarray, ofm: Tensor) -> tuple[Tensor, dict]:
+    """The IFM2 tensor of a constant operand and the BinaryElementwise fields carrying its values: a one-element
+    constant as the IFM2 scalar, a larger one (4-D) as a tensor of the constant region."""
+    if value.size == 1:
+        scalar = int(value.reshape(-1)[0])
+        return Tensor(f"{ofm.name}_scalar", (1, 1, 1, 1), str(value.dtype)), dict(ifm2_scalar=scalar)
+    shape = (1,) * (4 - value.ndim) + value.shape
+    return Tensor(f"{ofm.name}_ifm2", shape, str(value.dtype)), dict(ifm2_constant=value.reshape(shape))
+
+
+def prelu(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """PRELU as four int8 operations. TFLite: x ≥ zp_in gives (x − zp_in) requantized, below it gives
+    (x − zp_in)·(alpha − zp_alpha) requantized; + zp_out. A table gives the first branch and −128 below zp_in;
+    MIN(x, zp_in) times alpha gives the second (zp_out from x ≥ zp_in); their MAX is PRELU, as the first branch
+    is at least zp_out where it applies."""
+    ifm_q, alpha_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["alpha_dq"]), quant_of(match["quantize"])
+    ifm, zp_in, zp_out = tensors[match["ifm"]], ifm_q.scalar_zero_point, ofm_q.scalar_zero_point
+    positive_real, negative_real = prelu_multipliers(ifm_q.scalar_scale, alpha_q.scalar_scale, ofm_q.scalar_scale)
+    positive_values = np.clip(multiply_by_quantized_multiplier(INT8_VALUES - zp_in, positive_real) + zp_out,
+                              *INT8_RANGE)
+    table = np.where(INT8_VALUES >= zp_in, positive_values, INT8_RANGE[0]).astype(np.int8)
+    positive, below, negative = (Tensor(f"{ofm.name}_{part}", ofm.shape, "int8")
+                                 for part in ("positive", "below", "negative"))
+    zero, zero_params = _constant_ifm2(np.array(zp_in, np.int8), below)
+    alpha, alpha_params = _constant_ifm2(np.asarray(const_value(match["alpha"])), negative)
+    return (
+        Identity(ifm=_raw(ifm), ofm=_raw(positive), lut=table, source=source),
+        BinaryElementwise(operator="MIN", ifm=_operand(ifm, ifm_q), ifm2=_operand(zero, ifm_q),
+                          ofm=_operand(below, ifm_q), source=source, **zero_params),
+        BinaryElementwise(operator="MUL", ifm=_operand(below, ifm_q), ifm2=_operand(alpha, alpha_q),
+                          ofm=_operand(negative, ofm_q), requant=_single(negative_real), source=source,
+                          **alpha_params),
+        BinaryElementwise(operator="MAX", ifm=_operand(positive, ofm_q), ifm2=_operand(negative, ofm_q),
+                          ofm=_operand(ofm, ofm_q), source=source),
+    )
+
+
+def squared_difference(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """SQUARED_DIFFERENCE as five operations on 32-bit intermediates, TFLite's arithmetic step by step: each operand
+    centred, times 2^7 (an IFM2 scalar 127 of zero point −1) and rescaled (TFL rounding is TFLite's
+    MultiplyByQuantizedMultiplier); their difference; its square; that times the output multiplier (a 32-bit constant
+    IFM2: the NPU applies only the shift to a product of 32-bit operands) shifted, + zp_out."""
+    lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
+    lhs_real, rhs_real, out_real = squared_difference_multipliers(lhs_q.scalar_scale, rhs_q.scalar_scale,
+                                                                 ofm_q.scalar_scale)
+    unit = Requantize(np.array([1], dtype=np.int64), np.array([0], dtype=np.int64), "TFL")
+
+    def int32(name: str, shape) -> Operand:
+        return Operand(Tensor(f"{ofm.name}_{name}", shape, "int32"), 0, 1.0)
+
+    def rescaled(role: str, real: float) -> BinaryElementwise:
+        ifm = _tensor_of(match[role], tensors)
+        shift = Operand(Tensor(f"{ofm.name}_{role}_shift", (1, 1, 1, 1), "int8"), -1, 1.0)  # 127 − (−1) = 2^7
+        return BinaryElementwise(operator="MUL", ifm=_operand(ifm, quant_of(match[f"{role}_dq"])), ifm2=shift,
+                                 ofm=int32(role, ifm.shape), requant=_single(real), clamp=INT32_CLAMP, source=source,
+                                 ifm2_scalar=127)
+
+    lhs, rhs = rescaled("lhs", lhs_real), rescaled("rhs", rhs_real)
+    difference = BinaryElementwise(operator="SUB", ifm=lhs.ofm, ifm2=rhs.ofm, ofm=int32("difference", ofm.shape),
+                                   requant=unit, clamp=INT32_CLAMP, source=source)
+    square = BinaryElementwise(operator="MUL", ifm=difference.ofm, ifm2=difference.ofm,
+                               ofm=int32("square", ofm.shape), requant=unit, clamp=INT32_CLAMP, source=source)
+    multiplier, shift = npu_scale_shift(out_real)
+    output = BinaryElementwise(
+        operator="MUL", ifm=square.ofm, ifm2=int32("multiplier", (1, 1, 1, 1)), ofm=_operand(ofm, ofm_q),
+        requant=Requantize(np.array([1], dtype=np.int64), np.array([shift], dtype=np.int64), "TFL"), source=source,
+        ifm2_constant=np.full((1, 1, 1, 1), multiplier, dtype=np.int32))
+    return lhs, rhs, difference, square, output
 
 
 def _tensor_of(expr, tensors: dict) -> Tensor:
@@ -262,4 +338,6 @@ RULES: dict[str, Rule] = {
     "elu": table,
     "hard_swish": table,
     "reshape": reshape,
+    "prelu": prelu,
+    "squared_difference": squared_difference,
 }

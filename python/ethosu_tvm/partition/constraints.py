@@ -11,7 +11,14 @@ import numpy as np
 
 from ..qdq.match import Match
 from ..qdq.values import Quant, const_value, dtype_of, is_const, quant_of, shape_of
-from ..quantization import conv_multipliers, fully_connected_multipliers, per_channel_scale_shift, shifts_in_range
+from ..quantization import (
+    conv_multipliers,
+    fully_connected_multipliers,
+    per_channel_scale_shift,
+    prelu_multipliers,
+    shifts_in_range,
+    squared_difference_multipliers,
+)
 
 TENSOR_DIM_RANGE = (1, 65535)
 STRIDE_RANGE = (1, 3)
@@ -26,6 +33,7 @@ MAX_POOL_KERNEL_AREA = 256 * 256
 MAX_AVG_KERNEL_HEIGHT = MAX_DILATED_KERNEL_HEIGHT
 MAX_AVG_KERNEL_AREA = MAX_DILATED_KERNEL_AREA
 SUPPORTED_DTYPES = ("int8",)
+ELEMENTWISE_DTYPES = ("int8", "int16")  # binary elementwise operators
 
 
 def _first(*reasons: Callable[[], str]) -> str:
@@ -37,10 +45,10 @@ def _first(*reasons: Callable[[], str]) -> str:
     return ""
 
 
-def _feature_map(expr, what: str, batch_one: bool = True) -> str:
+def _feature_map(expr, what: str, batch_one: bool = True, dtypes: tuple[str, ...] = SUPPORTED_DTYPES) -> str:
     shape, dtype = shape_of(expr), dtype_of(expr)
-    if dtype not in SUPPORTED_DTYPES:
-        return f"{what} has data type {dtype}; tensors must be of type {', '.join(SUPPORTED_DTYPES)}"
+    if dtype not in dtypes:
+        return f"{what} has data type {dtype}; tensors must be of type {', '.join(dtypes)}"
     if len(shape) > 4:
         return f"{what} is {len(shape)}-D; tensors must not be greater than 4-D"
     low, high = TENSOR_DIM_RANGE
@@ -217,8 +225,9 @@ _ABSORBING = {"multiply": lambda value, zero_point, info: value == zero_point,
               "maximum": lambda value, zero_point, info: value == info.max}
 
 
-def _scalar_operand(match: Match) -> str:
-    """A constant operand runs as the NPU's IFM2 scalar, so it must have one element."""
+def _constant_operand(match: Match) -> str:
+    """A one-element constant operand is the NPU's IFM2 scalar (operands reversed when it is the left one), a larger
+    one a tensor in the constant region (IFM2, or the IFM when the feature map is the operand that broadcasts)."""
     roles = [role for role in ("lhs", "rhs") if is_const(match[role])]
     if len(roles) == 2:
         return "both operands are constants"
@@ -226,8 +235,7 @@ def _scalar_operand(match: Match) -> str:
         return ""
     constant = match[roles[0]]
     if int(np.prod(shape_of(constant))) != 1:
-        return (f"a constant operand of shape {shape_of(constant)}; the NPU takes a constant only as a one-element "
-                "IFM2 scalar")
+        return ""
     value = int(np.asarray(const_value(constant)).reshape(-1)[0])
     absorbing = _ABSORBING.get(match.kind, lambda *_: False)
     if absorbing(value, quant_of(match[f"{roles[0]}_dq"]).scalar_zero_point, np.iinfo(dtype_of(constant))):
@@ -246,11 +254,16 @@ def _binary(match: Match, same_quant: bool) -> str:
             return "both input quantization parameters must match the OFM quantization parameters"
         return ""
 
+    def same_type() -> str:
+        types = [dtype_of(match[role]) for role in ("lhs", "rhs", "quantize")]
+        return "" if len(set(types)) == 1 else f"operand and result types {', '.join(types)}; they must be the same"
+
     return _first(
-        lambda: _scalar_operand(match),
-        lambda: "" if is_const(match["lhs"]) else _feature_map(match["lhs"], "IFM"),
-        lambda: "" if is_const(match["rhs"]) else _feature_map(match["rhs"], "IFM2"),
-        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: _constant_operand(match),
+        lambda: "" if is_const(match["lhs"]) else _feature_map(match["lhs"], "IFM", dtypes=ELEMENTWISE_DTYPES),
+        lambda: "" if is_const(match["rhs"]) else _feature_map(match["rhs"], "IFM2", dtypes=ELEMENTWISE_DTYPES),
+        lambda: _feature_map(match["quantize"], "OFM", dtypes=ELEMENTWISE_DTYPES),
+        same_type,
         lambda: _activation_quant(lhs_q, "IFM"),
         lambda: _activation_quant(rhs_q, "IFM2"),
         lambda: _activation_quant(ofm_q, "OFM"),
@@ -295,6 +308,49 @@ def check_lookup(match: Match) -> str:
     )
 
 
+def check_prelu(match: Match) -> str:
+    """PRELU is a table, a MIN with the input zero point, a MUL by alpha (a constant IFM2, broadcast by the NPU)
+    and a MAX: int8 feature maps, an int8 alpha of one scale that broadcasts to the input."""
+    ifm_q, alpha_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["alpha_dq"]), quant_of(match["quantize"])
+    shape, alpha_shape = shape_of(match["ifm"]), shape_of(match["alpha"])
+
+    def alpha() -> str:
+        if dtype_of(match["alpha"]) != "int8":
+            return f"alpha has data type {dtype_of(match['alpha'])}; it must be int8"
+        if len(alpha_shape) > len(shape) or any(a not in (1, d) for a, d in zip(alpha_shape[::-1], shape[::-1])):
+            return f"alpha of shape {alpha_shape} does not broadcast to the input {shape}"
+        return ""
+
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM"),
+        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: _activation_quant(ifm_q, "IFM"),
+        lambda: _activation_quant(alpha_q, "alpha"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        alpha,
+        lambda: _scale_range(np.array(prelu_multipliers(ifm_q.scalar_scale, alpha_q.scalar_scale,
+                                                        ofm_q.scalar_scale)[1:])),
+    )
+
+
+def check_squared_difference(match: Match) -> str:
+    """Five elementwise operations on 32-bit intermediates; their difference broadcasts as binary operands do."""
+    lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
+    return _first(
+        lambda: "a constant operand; the NPU takes two feature maps" if is_const(match["lhs"]) or is_const(
+            match["rhs"]) else "",
+        lambda: _feature_map(match["lhs"], "IFM"),
+        lambda: _feature_map(match["rhs"], "IFM2"),
+        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: _activation_quant(lhs_q, "IFM"),
+        lambda: _activation_quant(rhs_q, "IFM2"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        lambda: _broadcast(shape_of(match["lhs"]), shape_of(match["rhs"]), shape_of(match["quantize"])),
+        lambda: _scale_range(np.array(squared_difference_multipliers(lhs_q.scalar_scale, rhs_q.scalar_scale,
+                                                                     ofm_q.scalar_scale))),
+    )
+
+
 def check_reshape(match: Match) -> str:
     return _first(
         lambda: _feature_map(match["ifm"], "IFM", batch_one=False),
@@ -329,4 +385,6 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "elu": check_lookup,
     "hard_swish": check_lookup,
     "reshape": check_reshape,
+    "prelu": check_prelu,
+    "squared_difference": check_squared_difference,
 }

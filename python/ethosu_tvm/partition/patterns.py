@@ -13,8 +13,10 @@ from ..qdq.patterns import (
     CompositePattern,
     called_functions,
     hard_swish,
+    prelu,
     reduction,
     reshape,
+    squared_difference,
     unary,
     weighted_and_elementwise,
 )
@@ -29,6 +31,8 @@ def npu_patterns() -> list[CompositePattern]:
         reduction(f"{CODEGEN}.mean", "relax.mean"),
         *(unary(f"{CODEGEN}.{kind}", core) for kind, core in UNARY_CORES.items()),
         hard_swish(f"{CODEGEN}.hard_swish"),
+        prelu(f"{CODEGEN}.prelu"),
+        squared_difference(f"{CODEGEN}.squared_difference"),
         reshape(f"{CODEGEN}.reshape"),
     ]
 

@@ -15,13 +15,18 @@ from .multipliers import (
     MAX_NPU_SHIFT,
     conv_multipliers,
     fully_connected_multipliers,
+    mul_multiplier,
     npu_scale_shift,
     per_channel_scale_shift,
+    SQUARED_DIFFERENCE_LEFT_SHIFT,
+    prelu_multipliers,
     quantize_multiplier,
     quantize_multipliers,
     quantize_value,
+    rescaled_operands,
     round_half_away,
     shifts_in_range,
+    squared_difference_multipliers,
 )
 from .tables import (
     FLOAT32_FUNCTIONS,
@@ -35,8 +40,9 @@ from .tables import (
     sqrt_lut,
 )
 
-__all__ = ["FLOAT32_FUNCTIONS", "INTERPOLATION_STEPS", "MAX_NPU_SHIFT", "abs_lut", "conv_multipliers", "float32_lut",
-           "fully_connected_multipliers", "hard_swish_lut", "hard_swish_values", "interpolation_table",
-           "multiply_by_quantized_multiplier", "neg_lut", "npu_scale_shift", "per_channel_scale_shift",
-           "quantize_multiplier", "quantize_multipliers", "quantize_value", "round_half_away", "rsqrt_lut",
-           "shifts_in_range", "sqrt_lut"]
+__all__ = ["FLOAT32_FUNCTIONS", "INTERPOLATION_STEPS", "MAX_NPU_SHIFT", "SQUARED_DIFFERENCE_LEFT_SHIFT", "abs_lut",
+           "conv_multipliers", "float32_lut", "fully_connected_multipliers", "hard_swish_lut", "hard_swish_values",
+           "interpolation_table", "mul_multiplier", "multiply_by_quantized_multiplier", "neg_lut", "npu_scale_shift",
+           "per_channel_scale_shift", "prelu_multipliers", "quantize_multiplier", "quantize_multipliers",
+           "quantize_value", "rescaled_operands", "round_half_away", "rsqrt_lut", "shifts_in_range",
+           "squared_difference_multipliers", "sqrt_lut"]

@@ -73,6 +73,36 @@ def fully_connected_multipliers(ifm_scale: float, weight_scales, ofm_scale: floa
     return product / np.float64(ofm_scale)
 
 
+SQUARED_DIFFERENCE_LEFT_SHIFT = 7  # int8
+
+
+def rescaled_operands(lhs_scale: float, rhs_scale: float) -> tuple[float, float, float]:
+    """ADD/SUB/SQUARED_DIFFERENCE operand rescaling: 2·max(s1, s2) and each operand's real multiplier to it (TFLite
+    computes them in double)."""
+    twice_max = 2.0 * max(float(lhs_scale), float(rhs_scale))
+    return twice_max, float(lhs_scale) / twice_max, float(rhs_scale) / twice_max
+
+
+def squared_difference_multipliers(lhs_scale: float, rhs_scale: float, out_scale: float) -> tuple[float, float, float]:
+    """SQUARED_DIFFERENCE's real multipliers: each operand's (after its 7-bit left shift), then the squared
+    difference's, (2·max(s1, s2))² / (2^14 · s_out)."""
+    twice_max, lhs, rhs = rescaled_operands(lhs_scale, rhs_scale)
+    return lhs, rhs, twice_max * twice_max / ((1 << 2 * SQUARED_DIFFERENCE_LEFT_SHIFT) * float(out_scale))
+
+
+def mul_multiplier(lhs_scale: float, rhs_scale: float, out_scale: float) -> float:
+    """MUL's real multiplier s1·s2/s_out: LiteRT computes it in float32, the scales' type (double arithmetic is off
+    by 1 LSB on rare products close to a rounding tie)."""
+    return float(np.float32(lhs_scale) * np.float32(rhs_scale) / np.float32(out_scale))
+
+
+def prelu_multipliers(in_scale: float, alpha_scale: float, out_scale: float) -> tuple[float, float]:
+    """PRELU's real multipliers, for x ≥ 0 (input/output) and below (input·alpha/output): TFLite computes them in
+    float32 from the tensors' float scales."""
+    i, a, o = np.float32(in_scale), np.float32(alpha_scale), np.float32(out_scale)
+    return float(i / o), float(i * a / o)
+
+
 def quantize_value(value: float, scale: float, zero_point: int) -> int:
     """TFLite's activation-range quantisation: zero_point + round(value / scale), the division in float32."""
     return zero_point + round_half_away(float(np.float32(value) / np.float32(scale)))

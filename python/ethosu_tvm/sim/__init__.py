@@ -6,8 +6,9 @@ against numbered memory regions; `run_vela_tflite` executes a Vela-compiled `.tf
 
 Validation status. Checked bit-exactly against LiteRT through Vela 5.2 streams (Regor and the legacy core, all four
 U55 sizes): CONV/DEPTHWISE (8/16-bit IFM, 32/40-bit accumulators, strides, dilation, sub-kernels, part-kernel and
-depth-first weights, NEAREST and TRANSPOSE upscaling, tiles), POOL MAX/AVERAGE/REDUCE_SUM in global and
-per-channel scale modes with and without padding, ELEMENTWISE ADD/SUB/MUL/MIN/MAX/ABS/CLZ/SHL/SHR with broadcast,
+depth-first weights, NEAREST and TRANSPOSE upscaling, tiles), POOL MAX/AVERAGE/REDUCE_SUM in global scale mode
+and MAX/REDUCE_SUM in per-channel mode, with and without padding (per-channel AVERAGE, which would read a scale
+stream, is refused), ELEMENTWISE ADD/SUB/MUL/MIN/MAX/ABS/CLZ/SHL/SHR with broadcast,
 scalars, reversed operands and all three ADD/SUB scale modes, LUTs with 8-bit and 32-bit entries and the
 interpolating 16-bit LUT, built-in 16-bit TANH/SIGMOID, rounding modes TFL and NATURAL, 1-D DMA into regions and
 SHRAM. Modelled from the register definitions but never produced by Vela: the LRELU operation, TRUNCATE rounding,

@@ -41,6 +41,8 @@ def rounding_divide_by_pot(value, exponent):
 
 
 def _round_half_up_shift(product, shift):
+    if isinstance(shift, int) and shift == 0:
+        return product
     one = tirx.const(1, INT64)
     rounded = tirx.shift_right(product + tirx.shift_left(one, shift - one), shift)
     return _select(shift > 0 if isinstance(shift, int) else shift > tirx.const(0, INT64), rounded, product)
@@ -54,6 +56,8 @@ def requantize(value, scale, shift, rounding: str):
         return _round_half_up_shift(product, shift if isinstance(shift, int) else shift_expr)
     if rounding == "TRUNCATE":
         return tirx.truncdiv(product, tirx.shift_left(tirx.const(1, INT64), shift_expr))
+    if isinstance(shift, int) and shift < 31:  # a known single rounding (the double one would shift by < 0)
+        return _round_half_up_shift(product, shift)
     high_mul = tirx.shift_right(product + tirx.const(1 << 30, INT64), tirx.const(31, INT64))
     double_rounded = rounding_divide_by_pot(high_mul, shift_expr - tirx.const(31, INT64))
     single = _round_half_up_shift(product, shift if isinstance(shift, int) else shift_expr)

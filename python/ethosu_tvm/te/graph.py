@@ -61,7 +61,10 @@ class _Builder:
         if isinstance(op, Pooling):
             return pooling(op, ifms[0], name, attrs)
         if isinstance(op, BinaryElementwise):
-            return binary_elementwise(op, ifms[0], ifms[1] if len(ifms) > 1 else None, name, attrs)
+            rhs = ifms[1] if len(ifms) > 1 else None
+            if op.ifm2_constant is not None:
+                rhs = self.constant(f"{name}_ifm2", op.ifm2_constant)
+            return binary_elementwise(op, ifms[0], rhs, name, attrs)
         if isinstance(op, Identity):
             lut = None if op.lut is None else self.constant(f"{name}_lut", op.lut)
             return identity(op, ifms[0], lut, name, attrs)

@@ -137,7 +137,8 @@ def _broadcast_read(tensor: te.Tensor, index):
 def binary_elementwise(op: BinaryElementwise, lhs: te.Tensor, rhs: te.Tensor | None, name: str,
                        attrs: dict) -> te.Tensor:
     """ADD/SUB (TFLite's rescale-both-operands scheme), MUL (requant of the centred product), MIN/MAX (raw).
-    Without `rhs` IFM2 is the op's scalar; with reversed operands it is the left one."""
+    `rhs` is IFM2 (a placeholder for a constant one); without it IFM2 is the op's scalar. With reversed operands
+    IFM2 is the left one."""
 
     def raw(tensor, index):
         return tirx.const(op.ifm2_scalar, "int64") if tensor is None else i64(_broadcast_read(tensor, index))
@@ -153,6 +154,9 @@ def binary_elementwise(op: BinaryElementwise, lhs: te.Tensor, rhs: te.Tensor | N
         return (b, a) if op.reversed_operands else (a, b)
 
     def combined(index):
+        if op.operator in ("ADD", "SUB") and op.ifm_requant is None:
+            a, b = ordered(centred(lhs, op.ifm, index), centred(rhs, op.ifm2, index))
+            return a + b if op.operator == "ADD" else a - b
         if op.operator in ("ADD", "SUB"):
             a, b = ordered(rescaled(lhs, op.ifm, op.ifm_requant, index),
                            rescaled(rhs, op.ifm2, op.ifm2_requant, index))

@@ -261,10 +261,11 @@ def scalar_value(op: BinaryElementwise) -> float:
     return float(np.float32(op.ifm2_scalar - op.ifm2.zero_point) * np.float32(op.ifm2.scale))
 
 
-def _feature_map(operand: Operand, shape: tuple[int, int, int]) -> vapi.NpuFeatureMap:
+def _feature_map(operand: Operand, shape: tuple[int, int, int],
+                 region: int = _FEATURE_MAP_REGION) -> vapi.NpuFeatureMap:
     fm = vapi.NpuFeatureMap()
     fm.data_type = vapi.NpuDataType[operand.tensor.dtype.upper()]
-    fm.region = _FEATURE_MAP_REGION
+    fm.region = region
     fm.shape = vapi.NpuShape3D(*shape)
     fm.quantization = vapi.NpuQuantization(scale_f32=operand.scale, zero_point=operand.zero_point)
     fm.layout = vapi.NpuLayout.NHWC
@@ -306,6 +307,14 @@ def _stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple) -> vapi.NpuBlockOperat
         if op.ifm2_scalar is not None:
             npu_op.ifm2, npu_op.ifm2_scalar = _feature_map(op.ifm2, (1, 1, 1)), scalar_value(op)
             npu_op.reversed_operands = op.reversed_operands
+        elif op.ifm2_constant is not None:
+            shape = tuple(1 if size == 1 else extent for size, extent in zip(op.ifm2_constant.shape[1:], ofm[-3:]))
+            second = (op.ifm2, shape, _CONSTANTS_REGION)
+            npu_op.reversed_operands = op.reversed_operands
+            if ifms[0] != ofm:  # the feature map broadcasts: the constant is the IFM
+                ifm, second = second, ifm
+                npu_op.reversed_operands = not op.reversed_operands
+            npu_op.ifm2 = _feature_map(*second)
         else:
             second = (op.ifm2, ifms[1])
             if ifms[0] != ofm:  # the NPU broadcasts only IFM2

@@ -13,7 +13,13 @@ from __future__ import annotations
 import numpy as np
 from tvm import te, tirx
 
-from ...quantization import quantize_multiplier
+from ...quantization import (
+    SQUARED_DIFFERENCE_LEFT_SHIFT,
+    mul_multiplier,
+    quantize_multiplier,
+    rescaled_operands,
+    squared_difference_multipliers,
+)
 from ..fixed_point import (
     const,
     count_leading_sign_bits,
@@ -30,7 +36,6 @@ from ..te_kernel import Constant, TeKernel, activation, constant, require, requi
 
 # ADD/SUB shift both operands left before rescaling them: 20 bits for int8, 15 for int16 (keeps 32 bits)
 _ADD_LEFT_SHIFT = {"int8": 20, "int16": 15}
-_SQUARED_DIFFERENCE_LEFT_SHIFT = 7  # int8 only
 
 
 def _broadcast(tensor, shape: tuple[int, ...], out_rank: int):
@@ -57,9 +62,8 @@ def _requantized(value, multiplier_shift: tuple[int, int]):
 def _common_scale(op: Binary, a, b, left_shift: int):
     """TFLite's operand rescaling for ADD, SUB and SQUARED_DIFFERENCE: each operand offset, shifted left by
     `left_shift` bits and scaled to units of 2·max(s1, s2); returns 2·max(s1, s2) and the per-index pair."""
-    twice_max = 2.0 * max(op.lhs.scale, op.rhs.scale)
-    lhs_scale = quantize_multiplier(op.lhs.scale / twice_max)
-    rhs_scale = quantize_multiplier(op.rhs.scale / twice_max)
+    twice_max, lhs_real, rhs_real = rescaled_operands(op.lhs.scale, op.rhs.scale)
+    lhs_scale, rhs_scale = quantize_multiplier(lhs_real), quantize_multiplier(rhs_real)
 
     def operands(*i):
         return (_requantized((a(*i).astype("int32") - op.lhs.zero_point) * (1 << left_shift), lhs_scale),
@@ -83,10 +87,8 @@ def _add_or_sub(op: Binary, a, b):
 
 
 def _mul(op: Binary, a, b):
-    """LiteRT computes MUL's s1·s2/s_out in float32, the scales' type (double arithmetic is off by 1 LSB on rare
-    products close to a rounding tie)."""
-    f32 = np.float32
-    scale = quantize_multiplier(float(f32(op.lhs.scale) * f32(op.rhs.scale) / f32(op.output.scale)))
+    """(x1 − zp1)·(x2 − zp2) requantized by LiteRT's float32 multiplier."""
+    scale = quantize_multiplier(mul_multiplier(op.lhs.scale, op.rhs.scale, op.output.scale))
     return lambda *i: saturate(_requantized(
         (a(*i).astype("int32") - op.lhs.zero_point) * (b(*i).astype("int32") - op.rhs.zero_point), scale),
         op.output, op.clamp)
@@ -95,9 +97,8 @@ def _mul(op: Binary, a, b):
 def _squared_difference(op: Binary, a, b):
     """TFLite's quantized SQUARED_DIFFERENCE: ADD's operand rescaling with a 7-bit left shift, the difference
     squared (at most 255²·2^14, inside 32 bits), rescaled by (2·max(s1, s2))² / (2^14 · s_out)."""
-    twice_max, operands = _common_scale(op, a, b, _SQUARED_DIFFERENCE_LEFT_SHIFT)
-    out_scale = quantize_multiplier(twice_max * twice_max / ((1 << 2 * _SQUARED_DIFFERENCE_LEFT_SHIFT)
-                                                             * op.output.scale))
+    _, operands = _common_scale(op, a, b, SQUARED_DIFFERENCE_LEFT_SHIFT)
+    out_scale = quantize_multiplier(squared_difference_multipliers(op.lhs.scale, op.rhs.scale, op.output.scale)[2])
 
     def compute(*i):
         lhs, rhs = operands(*i)

@@ -4,10 +4,9 @@ ratios in float32, as TFLite computes them from the tensors' float scales. Alpha
 (right-aligned, numpy rules) and stays a constant of its own shape."""
 from __future__ import annotations
 
-import numpy as np
 from tvm import te
 
-from ...quantization import quantize_multiplier
+from ...quantization import prelu_multipliers, quantize_multiplier
 from ..fixed_point import multiply_by_quantized_multiplier, select
 from ..spec import Prelu, op_name
 from ..te_kernel import TeKernel, activation, constant, require, require_dtype, saturate
@@ -21,9 +20,8 @@ def define(op: Prelu) -> TeKernel:
     require(op.output.shape == shape and len(alpha_shape) <= len(shape)
             and all(a in (1, d) for a, d in zip(alpha_shape[::-1], shape[::-1])), name,
             f"alpha {alpha_shape} does not broadcast to the input {shape}")
-    in_scale, out_scale = np.float32(op.input.scale), np.float32(op.output.scale)
-    identity = quantize_multiplier(float(in_scale / out_scale))
-    negative = quantize_multiplier(float(in_scale * np.float32(op.alpha_scale) / out_scale))
+    identity, negative = (quantize_multiplier(real)
+                          for real in prelu_multipliers(op.input.scale, op.alpha_scale, op.output.scale))
     x = activation(op.input, "input")
     alpha = constant(op.alpha, "alpha")
     offset = len(shape) - len(alpha_shape)
