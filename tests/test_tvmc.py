@@ -150,8 +150,8 @@ OPTION_CASES = {
     "unknown flag": ([TARGET, "--frobnicate"], "unrecognized arguments: --frobnicate"),
     "misspelt target option": (["--target=ethos-u -accelerator_confg=ethos-u55-64,c"],
                                "unknown option 'accelerator_confg' for target ethos-u; valid: accelerator-config, "
-                               "enable-cascader, enable-striping, disable-copying-constants, dev-log-plans, "
-                               "dev-select-proposal"),
+                               "system-config, memory-mode, enable-cascader, enable-striping, "
+                               "disable-copying-constants, dev-log-plans, dev-select-proposal"),
     "misspelt per-target flag": ([TARGET, "--target-c-mcpuu=cortex-m55"],
                                  "unknown option 'mcpuu' for target c; valid: mcpu, march, workspace-byte-alignment, "
                                  "constants-byte-alignment"),
