@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from ethosu.vela import api as vapi
 
-from ..arch import from_vela
+from ..arch import LUT_REGION, from_vela
 from ..cascader.ethosu import performance
 from ..legalize.ops import (
     BinaryElementwise,
@@ -22,15 +22,14 @@ from ..legalize.ops import (
     Operand,
     Padding,
     Pooling,
+    Softmax,
     average_as_depthwise,
 )
-from .memory import CONSTANTS_REGION, ConstantPool, Placement
+from .memory import CONSTANTS_REGION, ConstantPool, Placement, softmax_scratch
+from .softmax import SoftmaxSequence
 from .tir_regions import Interval
 from .tir_to_npu import FeatureMapRegion, Stripe
 from .vela_calls import CodegenError, describe, vela_call
-
-# DMA destination "region" meaning SHRAM (internal memory flag 0x100 + region 3), as the hardware defines it.
-LUT_REGION = 0x100 | 3
 
 _DTYPES = {"int8": vapi.NpuDataType.INT8, "uint8": vapi.NpuDataType.UINT8, "int16": vapi.NpuDataType.INT16,
            "int32": vapi.NpuDataType.INT32}
@@ -149,6 +148,8 @@ class OperationBuilder:
             return self.table_lookup(op, stripe, what)
         if isinstance(op, Identity):
             return [self.copy(op, stripe, what)]
+        if isinstance(op, Softmax):
+            return self.softmax(op, stripe, what)
         raise CodegenError(f"{what}: no NPU code generation for {type(op).__name__}")
 
     def _block_op(self, npu_op: vapi.NpuBlockOperation, op, stripe: Stripe, what: str,
@@ -250,6 +251,18 @@ class OperationBuilder:
         activation = vapi.NpuActivation(vapi.NpuActivationOp.TABLE_LOOKUP)
         activation.lookup_table_index = 0
         return [load, self.copy(op, stripe, what, activation)]
+
+    def softmax(self, op: Softmax, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
+        """Vela's sequence for the stripe's rows (see codegen.softmax), in the stripe's own scratch area."""
+        scratch = self.placements[softmax_scratch(stripe)]
+        sequence = SoftmaxSequence(op, self.fm(op.ifm, stripe.ifms[0]), self.fm(op.ofm, stripe.ofm),
+                                   (scratch.region, scratch.offset), self.constant,
+                                   from_vela(self.accelerator).lut_base, what)
+        npu_ops = sequence.operations()
+        for npu_op in npu_ops:
+            if isinstance(npu_op, vapi.NpuBlockOperation):
+                self._with_block_config(npu_op, what)
+        return npu_ops
 
     def copy(self, op: Identity, stripe: Stripe, what: str,
              activation: vapi.NpuActivation | None = None) -> vapi.NpuOperation:

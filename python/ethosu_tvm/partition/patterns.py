@@ -15,6 +15,7 @@ from ..qdq.patterns import (
     hard_swish,
     reduction,
     reshape,
+    softmax,
     unary,
     weighted_and_elementwise,
 )
@@ -30,6 +31,7 @@ def npu_patterns() -> list[CompositePattern]:
         *(unary(f"{CODEGEN}.{kind}", core) for kind, core in UNARY_CORES.items()),
         hard_swish(f"{CODEGEN}.hard_swish"),
         reshape(f"{CODEGEN}.reshape"),
+        softmax(f"{CODEGEN}.softmax"),
     ]
 
 

@@ -10,7 +10,13 @@ live here once:
 * :mod:`.tables`: the lookup tables TFLite's LUT kernels build (int8 tables, int16 interpolation tables), and the
   int8 tables of functions TFLite computes per element (ABS, HARD_SWISH, RSQRT, NEG in integers; SQRT in float32).
 """
-from .fixed_point import hard_swish_values, multiply_by_quantized_multiplier
+from .fixed_point import (
+    EXP_INPUT_INTEGER_BITS,
+    exp_on_negative_values,
+    hard_swish_values,
+    multiply_by_quantized_multiplier,
+    softmax_input_scaling,
+)
 from .multipliers import (
     MAX_NPU_SHIFT,
     conv_multipliers,
@@ -32,11 +38,12 @@ from .tables import (
     interpolation_table,
     neg_lut,
     rsqrt_lut,
+    softmax_exp_lut,
     sqrt_lut,
 )
 
-__all__ = ["FLOAT32_FUNCTIONS", "INTERPOLATION_STEPS", "MAX_NPU_SHIFT", "abs_lut", "conv_multipliers", "float32_lut",
+__all__ = ["EXP_INPUT_INTEGER_BITS", "FLOAT32_FUNCTIONS", "INTERPOLATION_STEPS", "MAX_NPU_SHIFT", "abs_lut", "conv_multipliers", "exp_on_negative_values", "float32_lut",
            "fully_connected_multipliers", "hard_swish_lut", "hard_swish_values", "interpolation_table",
            "multiply_by_quantized_multiplier", "neg_lut", "npu_scale_shift", "per_channel_scale_shift",
            "quantize_multiplier", "quantize_multipliers", "quantize_value", "round_half_away", "rsqrt_lut",
-           "shifts_in_range", "sqrt_lut"]
+           "shifts_in_range", "softmax_exp_lut", "softmax_input_scaling", "sqrt_lut"]

@@ -31,6 +31,8 @@ from ...legalize.ops import (
     NpuOp,
     Operand,
     Pooling,
+    Softmax,
+    Tensor,
     average_as_depthwise,
 )
 
@@ -345,8 +347,29 @@ def stripe_cost(op: NpuOp, ofm_shape, ifm_shapes, accelerator: vapi.NpuAccelerat
     return _stripe_cost(op, _hwc(ofm_shape), tuple(_hwc(shape) for shape in ifm_shapes), accelerator)
 
 
+# Vela's softmax sequence: operations over every value of the stripe (max, exp, rounding, scaling, output) and over
+# one int32 value per row (sum, CLZ, normalisation, Newton-Raphson, doubling).
+_SOFTMAX_WIDE_OPERATIONS, _SOFTMAX_ROW_OPERATIONS = 5, 29
+
+
+def _softmax_cost(op: Softmax, ofm: tuple, accelerator: vapi.NpuAccelerator) -> OperationCost:
+    """A softmax stripe costed as its sequence: each operation as an int32 ADD over the stripe's values, or over
+    one value per row (the real operations differ in kind, not in the data they move)."""
+    rows = ofm[0] * ofm[1]
+    costs = []
+    for depth, count in ((ofm[2], _SOFTMAX_WIDE_OPERATIONS), (1, _SOFTMAX_ROW_OPERATIONS)):
+        npu_op = vapi.NpuElementWiseOperation(vapi.NpuElementWiseOp.ADD)
+        fm = _feature_map(Operand(Tensor("softmax", (1, 1, rows, depth), "int32"), 0, 1.0), (rows, 1, depth))
+        npu_op.ifm, npu_op.ifm2, npu_op.ofm = fm, fm, fm
+        block = choose_block_config(npu_op, accelerator)
+        costs += [estimate_cycles(npu_op, accelerator, block)] * count
+    return OperationCost(*(sum(getattr(cost, name) for cost in costs) for name in OperationCost.__dataclass_fields__))
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _stripe_cost(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccelerator) -> OperationCost:
+    if isinstance(op, Softmax):
+        return _softmax_cost(op, ofm, accelerator)
     npu_op = _stripe_operation(op, ofm, ifms)
     block = choose_block_config(npu_op, accelerator)
     unpadded = npu_op.padding == vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
