@@ -231,7 +231,7 @@ class SoftmaxSequence:
         # 2x saturated to int32, as TFLite's reciprocal saturates it (x reaches 2.0 when the sum is a power of two):
         # min(x, 2^30) + min(x, 2^30 − 1). Vela multiplies by 2 instead, which overflows the 32-bit OFM there.
         upper = self._binary(ops, _OP.MIN, x, self._const(1 << 30), "softmax_x_upper", 1.0)
-        lower = self._binary(ops, _OP.MIN, x, self._const((1 << 30) - 1), "softmax_x_lower", 1.0)
+        lower = self._binary(ops, _OP.MIN, x, self._const((1 << 30) - 1), "softmax_x_lower", None)  # unscaled ADD
         factor = self._binary(ops, _OP.ADD, upper, lower, "softmax_factor", 1.0)
         scaled_exps = _Value(self._scratch("softmax_scaled", depth, _I32, work, (2.0, 0)), 2.0)
         ops.append(self._elementwise(_OP.MUL, exps.read(), factor.read(), scaled_exps.fm, bounds=_CLIP2))
