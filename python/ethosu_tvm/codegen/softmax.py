@@ -64,6 +64,8 @@ def _view(fm: vapi.NpuFeatureMap, rows: int, depth: int, along_width: bool) -> v
     return view
 
 
+# Rows of up to 256 values sum to at most 2^27 (Q12.19), which needs an output shift of at most 31.
+MAX_EXACT_SHIFT_DEPTH = 256
 _ROW_SCALARS = 7  # int32 per-row values alive at once in the sequence below (their slots are reused)
 
 
@@ -205,6 +207,11 @@ class SoftmaxSequence:
 
         right_shift = self._binary(ops, _OP.SUB, zeros, self._const(SOFTMAX_OUTPUT_SHIFT), "softmax_shift", None,
                                    zp, reversed_operands=True)
+        if depth > MAX_EXACT_SHIFT_DEPTH:
+            # A row of more values can sum to 2^28 and more (LiteRT aborts there): keep the shift executable.
+            unclamped = right_shift
+            right_shift = self._binary(ops, _OP.MIN, unclamped, self._const(31), "softmax_shift_clamped", None, zp)
+            self._release(unclamped)
         headroom = self._binary(ops, _OP.SUB, zeros, self._const(1), "softmax_headroom", None, zp)
         normalised = self._binary(ops, _OP.SHL, total, headroom, "softmax_normalised", None, zp)
         self._release(zeros, headroom, total)

@@ -244,7 +244,7 @@ def softmax(op: Softmax, ifm: te.Tensor, lut: te.Tensor, name: str, attrs: dict)
     factor = per_row("factor", lambda *row: tirx.min(x[row], 1 << 30) + tirx.min(x[row], (1 << 30) - 1))
 
     def output(b, y, x_, c):
-        shift = SOFTMAX_OUTPUT_SHIFT - zeros[b, y, x_]
+        shift = tirx.min(SOFTMAX_OUTPUT_SHIFT - zeros[b, y, x_], 31)  # beyond 31 only where LiteRT aborts
         value = requantize(_high_mul(exps[b, y, x_, c], factor[b, y, x_]), 1, shift, "NATURAL")
         return clamp_to(value + op.ofm.zero_point, -128, 127, op.ofm.tensor.dtype)
 
