@@ -1,6 +1,7 @@
 """int8 SOFTMAX on the NPU (Vela's operation sequence), run in the simulator, equals LiteRT's reference kernel:
 shapes from rows of one value to rows of thousands on every U55 configuration, every pair of int8 values for
-typical input scales, a sweep, and the stream against the one Vela's own compiler emits."""
+typical input scales, a sweep, the stream against the one Vela's own compiler emits, and cascades ending in a
+softmax."""
 import itertools
 from pathlib import Path
 
@@ -11,13 +12,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ethosu_tvm.arch import find_accelerator
+from ethosu_tvm.codegen import compile_npu_graph
+from ethosu_tvm.codegen.cascade import cascade_proposals, cascade_schedule
 from ethosu_tvm.quantization import softmax_exp_lut
 from ethosu_tvm.sim import stream, vela_tflite
 from ethosu_tvm.sim.vela_compile import compile_model as vela_compile
+from ethosu_tvm.target import EthosuTarget
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import random_inputs, run_litert
 
 from sim_support import ACCELERATORS, compile_model, run_artifact
+from test_tir_schedules import _graph
 
 SEEDS = (0, 1, 2)
 CASES = {  # name -> factory parameters
@@ -108,3 +113,21 @@ def test_stream_is_velas_but_the_doubling(tmp_path: Path):
     assert [(name, mode) for name, mode, _ in ours[doubling:doubling + 3]] == [("NPU_OP_ELEMENTWISE", 3)] * 2 + [
         ("NPU_OP_ELEMENTWISE", 1)]  # MIN, MIN, ADD
     assert ours[doubling + 3:] == velas[doubling + 1:]
+
+
+def test_softmax_ends_cascades_bit_exactly():
+    """conv → conv → softmax over the channels: every proposal on the cascader's frontier (cascades of all three
+    included, the softmax computed row stripe by row stripe) equals LiteRT."""
+    net = models.Net(seed=4)
+    x = net.conv2d(net.input((1, 16, 16, 4)), out_channels=16, activation="RELU")
+    net.output(net.softmax(net.conv2d(x, out_channels=8)))
+    model = net.build()
+    graph = _graph(model)
+    target = EthosuTarget("ethos-u55-64")
+    proposals = cascade_proposals(graph, target)
+    assert any(len(plan.parts) == 3 for proposal in proposals for plan in proposal.cascades)
+    inputs = random_inputs(model, 1)
+    (expected,) = run_litert(model, inputs)
+    for proposal in proposals:
+        (got,) = run_artifact(compile_npu_graph(graph, target, cascade_schedule(proposal)), inputs)
+        assert np.array_equal(got.reshape(expected.shape), expected), proposal.memory

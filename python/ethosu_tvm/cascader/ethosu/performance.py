@@ -32,7 +32,6 @@ from ...legalize.ops import (
     Operand,
     Pooling,
     Softmax,
-    Tensor,
     average_as_depthwise,
 )
 
@@ -347,22 +346,30 @@ def stripe_cost(op: NpuOp, ofm_shape, ifm_shapes, accelerator: vapi.NpuAccelerat
     return _stripe_cost(op, _hwc(ofm_shape), tuple(_hwc(shape) for shape in ifm_shapes), accelerator)
 
 
-# Vela's softmax sequence: operations over every value of the stripe (max, exp, rounding, scaling, output) and over
-# one int32 value per row (sum, CLZ, normalisation, Newton-Raphson, doubling).
-_SOFTMAX_WIDE_OPERATIONS, _SOFTMAX_ROW_OPERATIONS = 5, 29
-
-
 def _softmax_cost(op: Softmax, ofm: tuple, accelerator: vapi.NpuAccelerator) -> OperationCost:
-    """A softmax stripe costed as its sequence: each operation as an int32 ADD over the stripe's values, or over
-    one value per row (the real operations differ in kind, not in the data they move)."""
-    rows = ofm[0] * ofm[1]
+    """A softmax stripe costed as the sequence of block operations code generation emits for it (its LUT DMA
+    overlaps them and is left out, as for a table lookup)."""
+    from ...codegen.softmax import SoftmaxSequence  # code generation imports this module: import at call time
+
+    def placed(operand: Operand) -> vapi.NpuFeatureMap:
+        fm = _feature_map(operand, ofm)
+        element = np.dtype(operand.tensor.dtype).itemsize
+        fm.strides = vapi.NpuShape3D(height=ofm[1] * ofm[2] * element, width=ofm[2] * element, depth=element)
+        fm.tiles = vapi.NpuTileBox(height_0=ofm[0], height_1=ofm[0], width_0=ofm[1], addresses=[0, 0, 0, 0])
+        return fm
+
+    def constant(data: bytes) -> vapi.NpuAddressRange:
+        return vapi.NpuAddressRange(_CONSTANTS_REGION, 0, round_up(len(data)))
+
+    sequence = SoftmaxSequence(op, placed(op.ifm), placed(op.ofm), (_FEATURE_MAP_REGION, 0), constant,
+                               from_vela(accelerator).lut_base, op.op_name)
     costs = []
-    for depth, count in ((ofm[2], _SOFTMAX_WIDE_OPERATIONS), (1, _SOFTMAX_ROW_OPERATIONS)):
-        npu_op = vapi.NpuElementWiseOperation(vapi.NpuElementWiseOp.ADD)
-        fm = _feature_map(Operand(Tensor("softmax", (1, 1, rows, depth), "int32"), 0, 1.0), (rows, 1, depth))
-        npu_op.ifm, npu_op.ifm2, npu_op.ofm = fm, fm, fm
-        block = choose_block_config(npu_op, accelerator)
-        costs += [estimate_cycles(npu_op, accelerator, block)] * count
+    for npu_op in sequence.operations():
+        if isinstance(npu_op, vapi.NpuBlockOperation):
+            block = choose_block_config(npu_op, accelerator)
+            if block is None:
+                raise ValueError(f"{op.op_name}: no block config fits a stripe of {ofm} in {accelerator.name}'s SHRAM")
+            costs.append(estimate_cycles(npu_op, accelerator, block))
     return OperationCost(*(sum(getattr(cost, name) for cost in costs) for name in OperationCost.__dataclass_fields__))
 
 
