@@ -101,7 +101,7 @@ class SoftmaxSequence:
 
     def __init__(self, op: Softmax, ifm: vapi.NpuFeatureMap, ofm: vapi.NpuFeatureMap, scratch: tuple[int, int],
                  constant: Callable[[bytes], vapi.NpuAddressRange], lut_base: int, what: str):
-        self.op, self.what = op, what
+        self.op = op
         self.rows, self.depth = _views(ifm, what)
         if _views(ofm, what) != (self.rows, self.depth):
             raise CodegenError(f"{what}: the softmax stripe's IFM and OFM differ in shape")

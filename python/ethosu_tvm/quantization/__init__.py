@@ -8,7 +8,8 @@ live here once:
   the effective multipliers of each kernel; activation bounds in quantized units.
 * :mod:`.fixed_point`: TFLite's fixed-point integer operations on NumPy arrays, for tables computed at compile time.
 * :mod:`.tables`: the lookup tables TFLite's LUT kernels build (int8 tables, int16 interpolation tables), and the
-  int8 tables of functions TFLite computes per element (ABS, HARD_SWISH, RSQRT, NEG in integers; SQRT in float32).
+  int8 tables of functions TFLite computes per element (ABS, HARD_SWISH, RSQRT, NEG in integers; SQRT in float32);
+  the int32 exp table of int8 SOFTMAX (TFLite's integer exp of each input difference).
 """
 from .fixed_point import (
     EXP_INPUT_INTEGER_BITS,
