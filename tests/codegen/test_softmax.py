@@ -15,7 +15,7 @@ from ethosu_tvm.arch import find_accelerator
 from ethosu_tvm.codegen import compile_npu_graph
 from ethosu_tvm.codegen.cascade import cascade_proposals, cascade_schedule
 from ethosu_tvm.quantization import softmax_exp_lut
-from ethosu_tvm.sim import stream, vela_tflite
+from ethosu_tvm.sim import SimulatorError, run_vela_tflite, stream, vela_tflite
 from ethosu_tvm.sim.vela_compile import compile_model as vela_compile
 from ethosu_tvm.target import EthosuTarget
 from ethosu_tvm.testing import models
@@ -131,3 +131,17 @@ def test_softmax_ends_cascades_bit_exactly():
     for proposal in proposals:
         (got,) = run_artifact(compile_npu_graph(graph, target, cascade_schedule(proposal)), inputs)
         assert np.array_equal(got.reshape(expected.shape), expected), proposal.memory
+
+
+def test_a_dominant_value_overflows_velas_doubling_but_not_ours(tmp_path: Path):
+    """One value far above the rest: the row's exp sum is exactly 2^19, the reciprocal reaches 2.0, and Vela's
+    legacy stream doubles it into 2^31, which the 32-bit OFM cannot hold; ours saturates, as TFLite does."""
+    model = models.make("softmax", in_shape=(3, 10), in_scale=0.25, in_zp=3)
+    inputs = [np.array([[127] + [-128] * 9] * 3, dtype=np.int8)]
+    source = tmp_path / "softmax.tflite"
+    source.write_bytes(model)
+    compiled = vela_compile(source, "ethos-u55-128", "Performance", tmp_path / "vela", ("--debug-force-legacy-core",),
+                            fresh_process=True)
+    with pytest.raises(SimulatorError, match=r"the 32-bit OFM overflows: value 2147483648"):
+        run_vela_tflite(compiled, inputs, "ethos-u55-128")
+    _assert_exact(model, "ethos-u55-128", [inputs])
