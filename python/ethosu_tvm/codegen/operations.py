@@ -26,7 +26,7 @@ from ..legalize.ops import (
     average_as_depthwise,
 )
 from .memory import CONSTANTS_REGION, ConstantPool, Placement, softmax_scratch
-from .softmax import SoftmaxSequence
+from .softmax import SoftmaxSequence, row_segments
 from .tir_regions import Interval
 from .tir_to_npu import FeatureMapRegion, Stripe
 from .vela_calls import CodegenError, describe, vela_call
@@ -253,12 +253,13 @@ class OperationBuilder:
         return [load, self.copy(op, stripe, what, activation)]
 
     def softmax(self, op: Softmax, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
-        """Vela's sequence for the stripe's rows (see codegen.softmax), in the stripe's own scratch area."""
+        """Vela's sequence for the stripe's rows (see codegen.softmax), in the stripe's own scratch area; once per run
+        of rows when the IFM or OFM wraps around a rolling buffer."""
         scratch = self.placements[softmax_scratch(stripe)]
-        sequence = SoftmaxSequence(op, self.fm(op.ifm, stripe.ifms[0]), self.fm(op.ofm, stripe.ofm),
-                                   (scratch.region, scratch.offset), self.constant,
-                                   from_vela(self.accelerator).lut_base, what)
-        npu_ops = sequence.operations()
+        npu_ops = []
+        for ifm, ofm in row_segments(self.fm(op.ifm, stripe.ifms[0]), self.fm(op.ofm, stripe.ofm)):
+            npu_ops += SoftmaxSequence(op, ifm, ofm, (scratch.region, scratch.offset), self.constant,
+                                       from_vela(self.accelerator).lut_base, what).operations()
         for npu_op in npu_ops:
             if isinstance(npu_op, vapi.NpuBlockOperation):
                 self._with_block_config(npu_op, what)

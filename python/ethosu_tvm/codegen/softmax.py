@@ -41,12 +41,33 @@ def _views(fm: vapi.NpuFeatureMap, what: str) -> tuple[int, int]:
     shape, tiles = fm.shape, fm.tiles
     element = fm.strides.depth
     if tiles.height_0 != shape.height or tiles.width_0 != shape.width:
-        raise CodegenError(f"{what}: softmax stripes cannot wrap around a rolling buffer")
+        raise CodegenError(f"{what}: a softmax sequence cannot wrap around a rolling buffer (see row_segments)")
     if fm.strides.width != shape.depth * element:
         raise CodegenError(f"{what}: a softmax stripe needs whole rows (the full depth)")
     if shape.height > 1 and fm.strides.height != shape.width * fm.strides.width:
         raise CodegenError(f"{what}: a softmax stripe of several rows needs the full width")
     return shape.height * shape.width, shape.depth
+
+
+def _row_range(fm: vapi.NpuFeatureMap, start: int, stop: int) -> vapi.NpuFeatureMap:
+    """Rows [start, stop) of a feature map as one tile (they must not cross its tiles' row boundary)."""
+    part = _copy(fm)
+    first = fm.tiles.height_0
+    address = (fm.tiles.addresses[0] + start * fm.strides.height if start < first
+               else fm.tiles.addresses[2] + (start - first) * fm.strides.height)
+    part.shape = vapi.NpuShape3D(height=stop - start, width=fm.shape.width, depth=fm.shape.depth)
+    part.tiles = vapi.NpuTileBox(height_0=stop - start, height_1=stop - start, width_0=fm.tiles.width_0,
+                                 addresses=[address, 0, 0, 0])
+    return part
+
+
+def row_segments(ifm: vapi.NpuFeatureMap, ofm: vapi.NpuFeatureMap) -> list[tuple[vapi.NpuFeatureMap,
+                                                                                 vapi.NpuFeatureMap]]:
+    """A stripe whose IFM or OFM wraps around a rolling buffer (two rows of tiles) as runs of rows that do not:
+    each run is a sequence of its own."""
+    height = ifm.shape.height
+    cuts = sorted({0, height} | {fm.tiles.height_0 for fm in (ifm, ofm) if fm.tiles.height_0 < height})
+    return [(_row_range(ifm, start, stop), _row_range(ofm, start, stop)) for start, stop in zip(cuts, cuts[1:])]
 
 
 def _view(fm: vapi.NpuFeatureMap, rows: int, depth: int, along_width: bool) -> vapi.NpuFeatureMap:
