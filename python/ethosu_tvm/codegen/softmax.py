@@ -6,8 +6,9 @@ exp = table[x − max] (a SUB whose int32 OFM goes through the 1 KiB exp table);
 12 (rounding half up); CLZ of the sum; the sum normalised to [1, 2) by shifts; its reciprocal by Newton-Raphson with
 32-bit MUL/ADD/SUB (a MUL at scale 1/2^31 is gemmlowp's rounding doubling high multiply); the reciprocal doubled
 (saturating, by two MINs and an ADD where Vela's MUL by 2 overflows); exp times it, shifted right by 35 − CLZ into
-the int8 OFM. Intermediates live in a scratch area of their own (`scratch_bytes`);
-the constants are one-element int32 IFM2 tensors in flash.
+the int8 OFM (the shift clamped at 31 for rows of more than 256 values, which only inputs LiteRT aborts on reach).
+Intermediates live in a scratch area of the stripe's own (`scratch_bytes`); the constants are one-element int32
+IFM2 tensors in flash.
 """
 from __future__ import annotations
 
