@@ -43,8 +43,9 @@ from .tables import (
     sqrt_lut,
 )
 
-__all__ = ["EXP_INPUT_INTEGER_BITS", "FLOAT32_FUNCTIONS", "INTERPOLATION_STEPS", "MAX_NPU_SHIFT", "abs_lut", "conv_multipliers", "exp_on_negative_values", "float32_lut",
-           "fully_connected_multipliers", "hard_swish_lut", "hard_swish_values", "interpolation_table",
-           "multiply_by_quantized_multiplier", "neg_lut", "npu_scale_shift", "per_channel_scale_shift",
-           "quantize_multiplier", "quantize_multipliers", "quantize_value", "round_half_away", "rsqrt_lut",
-           "shifts_in_range", "softmax_exp_lut", "softmax_input_scaling", "sqrt_lut"]
+__all__ = ["EXP_INPUT_INTEGER_BITS", "FLOAT32_FUNCTIONS", "INTERPOLATION_STEPS", "MAX_NPU_SHIFT", "abs_lut",
+           "conv_multipliers", "exp_on_negative_values", "float32_lut", "fully_connected_multipliers",
+           "hard_swish_lut", "hard_swish_values", "interpolation_table", "multiply_by_quantized_multiplier",
+           "neg_lut", "npu_scale_shift", "per_channel_scale_shift", "quantize_multiplier", "quantize_multipliers",
+           "quantize_value", "round_half_away", "rsqrt_lut", "shifts_in_range", "softmax_exp_lut",
+           "softmax_input_scaling", "sqrt_lut"]
