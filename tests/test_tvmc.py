@@ -41,13 +41,13 @@ def test_compile_prints_summaries_and_dumps_offloads(tmp_path, capsys):
                    "--output-format", "mlf", "-o", str(tmp_path / "m.tar")])
     out = capsys.readouterr()
     assert status == 0, out.err
-    assert "Offload: 8 operators on ethos-u55-128, 1 on the host" in out.out
-    assert "host: #8 SOFTMAX: no NPU pattern for SOFTMAX" in out.out
+    assert "Offload: 9 operators on ethos-u55-128, 0 on the host" in out.out
+    assert "host: #" not in out.out
     assert "planner greedy_by_size" in out.out
     report = json.loads((tmp_path / "off.json").read_text())
     assert report["accelerator"] == "ethos-u55-128"
-    assert [(e["op"], e["target"]) for e in report["ops"]][-1] == ("SOFTMAX", "host")
-    assert {e["target"] for e in report["ops"][:-1]} == {"ethos-u"}
+    assert [(e["op"], e["target"]) for e in report["ops"]][-1] == ("SOFTMAX", "ethos-u")
+    assert {e["target"] for e in report["ops"]} == {"ethos-u"}
     metadata = json.loads(_member(tmp_path / "m.tar", "./metadata.json"))
     assert metadata["modules"]["default"]["target"] == ["ethos-u -accelerator-config=ethos-u55-128",
                                                         "c -mcpu=cortex-m55"]
@@ -73,6 +73,14 @@ def test_tvm_spellings(case, tmp_path, capsys):
     metadata = json.loads(_member(tmp_path / "m.tar", "./metadata.json"))
     assert metadata["modules"]["default"]["target"] == ["ethos-u -accelerator-config=ethos-u55-64",
                                                         "c -mcpu=cortex-m55"]
+
+
+def test_compile_names_each_host_operator_and_why(tmp_path, capsys):
+    model = _write(tmp_path, "m.tflite", models.make("log_softmax"))
+    assert tvmc(["compile", str(model), TARGET, "-o", str(tmp_path / "m.tar")]) == 0
+    out = capsys.readouterr().out
+    assert "Offload: 0 operators on ethos-u55-128, 1 on the host" in out
+    assert "host: #0 LOG_SOFTMAX: no NPU pattern for LOG_SOFTMAX" in out
 
 
 def _member(archive: Path, name: str) -> bytes:

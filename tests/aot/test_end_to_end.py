@@ -167,8 +167,28 @@ def test_factory_graph(graph, accelerator, tmp_path):
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 @pytest.mark.parametrize("name", MLPERF)
 def test_mlperf_model(name, accelerator, tmp_path):
+    """Every operator, the final SOFTMAX included, on the NPU: the offload report counts no host operator."""
     model = shared_model(name)
-    assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path)
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    report = members(archive)["./src/offload_report.txt"].decode()
+    assert re.search(r"^ethos-u: \d+, host: 0$", report, re.MULTILINE), report
+    assert_bit_exact(model, archive, tmp_path)
+
+
+NPU_SOFTMAX = {  # SOFTMAX forms beyond the factory default, each one NPU operation sequence
+    "rows_of_one": dict(in_shape=(6, 1), in_scale=0.3),
+    "feature_map": dict(in_shape=(1, 3, 4, 20), in_scale=1 / 16, in_zp=-9),
+    "long_rows": dict(in_shape=(3, 1500), in_scale=0.25, beta=0.6),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", NPU_SOFTMAX)
+def test_softmax_on_the_npu(case, accelerator, tmp_path):
+    model = models.make("softmax", 0, **NPU_SOFTMAX[case])
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert re.search(r"^0 +SOFTMAX +ethos-u", members(archive)["./src/offload_report.txt"].decode(), re.MULTILINE)
+    assert_bit_exact(model, archive, tmp_path)
 
 
 @pytest.mark.parametrize("graph", models.GRAPHS)

@@ -301,3 +301,18 @@ def test_average_pool_falls_back_to_depthwise_when_no_block_fits(monkeypatch):
     assert stripe_cost(pool, *shapes) == stripe_cost(depthwise, *shapes)
     with pytest.raises(ValueError, match="no block config"):
         stripe_cost(Pooling("MAX", ifm, ofm, (25, 5)), *shapes)
+
+
+@pytest.mark.parametrize("accelerator", ["ethos-u55-32", "ethos-u55-256"])
+@pytest.mark.parametrize("shape", [(1, 12), (1, 4, 5, 16), (2, 1000)])
+def test_softmax_cost_is_its_sequence_as_simulated(shape, accelerator):
+    """A softmax primitive costs what the simulator measures for the block operations code generation emits."""
+    graph, _, artifact = codegen_operations(models.make("softmax", seed=3, in_shape=shape), accelerator)
+    simulator = Simulator(accelerator)
+    measured = [op for op in estimate(simulator.commands(artifact.driver_payload), simulator.accelerator).ops
+                if op.kind != "DMA"]
+    (softmax,) = graph.ops
+    cost = stripe_cost(softmax, softmax.ofm.tensor.shape, [softmax.ifm.tensor.shape],
+                       EthosuTarget(accelerator).npu_accelerator)
+    assert cost.cycles == sum(op.cycles for op in measured)
+    assert cost.bytes_written == sum(sum(op.bytes_written.values()) for op in measured)

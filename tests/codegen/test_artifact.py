@@ -33,7 +33,13 @@ def test_artifact_layout():
     assert [(b.region, b.offset, b.shape, b.size) for b in artifact.inputs] == [(3, 0, (1, 49, 10, 1), 490)]
     assert [(b.region, b.offset, b.shape, b.size) for b in artifact.outputs] == [(4, 0, (1, 1, 1, 12), 12)]
     assert [s.op for s in artifact.ops][:2] == ["ethosu.conv2d", "ethosu.depthwise_conv2d"]
-    assert [s.npu_operation for s in artifact.ops][-3:] == ["NpuPoolingOperation"] * 2 + ["NpuConv2DOperation"]
+    assert [s.op for s in artifact.ops][-2:] == ["ethosu.conv2d", "ethosu.softmax"]  # the FC, then the softmax
+    assert [s.npu_operation for s in artifact.ops][-4:] == ["NpuPoolingOperation"] * 2 + ["NpuConv2DOperation",
+                                                                                         "NpuElementWiseOperation"]
+    # The softmax is Vela's sequence: max pool, exp, rounding, REDUCE_SUM, CLZ, 26 operations on one value per row
+    # (the reciprocal; Vela's doubling MUL is two MINs and an ADD here), scaling, output shift. Every other
+    # primitive is one block operation.
+    assert [s.block_operations for s in artifact.ops] == [1] * (len(artifact.ops) - 1) + [33]
     assert all(s.block_config for s in artifact.ops)
     # The chain's 8000-byte feature maps ping-pong between two scratch buffers.
     assert artifact.scratch_size == 2 * 8000

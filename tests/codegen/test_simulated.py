@@ -2,7 +2,6 @@
 configuration, the MLPerf Tiny NPU subgraphs, and sweeps over convolution and pooling parameters."""
 import numpy as np
 import pytest
-import tflite
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -15,7 +14,7 @@ from ethosu_tvm.sim import Simulator
 from ethosu_tvm.sim.regfile import RegisterFile
 from ethosu_tvm.sim.registers import Kind
 from ethosu_tvm.testing import models, shared_model
-from ethosu_tvm.testing.reference import litert_tensors, random_inputs, run_litert
+from ethosu_tvm.testing.reference import random_inputs, run_litert
 
 from sim_support import ACCELERATORS, compile_model, run_artifact
 
@@ -163,15 +162,6 @@ def test_squared_difference(params, accelerator):
     _assert_model_exact(models.make("squared_difference", 9, **params), accelerator)
 
 
-def _softmax_input(model: bytes) -> int:
-    root = tflite.Model.GetRootAsModel(model, 0)
-    graph = root.Subgraphs(0)
-    last = graph.Operators(graph.OperatorsLength() - 1)
-    if root.OperatorCodes(last.OpcodeIndex()).BuiltinCode() == tflite.BuiltinOperator.SOFTMAX:
-        return int(last.InputsAsNumpy()[0])
-    return int(graph.OutputsAsNumpy()[0])
-
-
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 @pytest.mark.parametrize("name", [
     "mlperf_tiny_kws_dscnn_int8.tflite",
@@ -179,16 +169,9 @@ def _softmax_input(model: bytes) -> int:
     "mlperf_tiny_ic_resnet8_int8.tflite",
     "mlperf_tiny_ad_fc_autoencoder_int8.tflite",
 ])
-def test_mlperf_npu_subgraph(name, accelerator):
-    """The NPU subgraph (everything but the softmax) against LiteRT's tensor at the same place."""
-    model = shared_model(name)
-    _, (artifact,) = compile_model(model, accelerator)
-    reference = _softmax_input(model)
-    for seed in SEEDS:
-        (x,) = random_inputs(model, seed)
-        expected = litert_tensors(model, [x])[reference]
-        (got,) = run_artifact(artifact, [x])
-        assert np.array_equal(got.reshape(expected.shape), expected), f"seed {seed}"
+def test_mlperf_model_on_the_npu(name, accelerator):
+    """The whole model, its SOFTMAX included, is one NPU subgraph, bit-exact with LiteRT."""
+    _assert_model_exact(shared_model(name), accelerator)
 
 
 SWEEP = settings(max_examples=40, deadline=None)

@@ -17,8 +17,9 @@ from ethosu_tvm.legalize.ops import (
     Padding,
     Pooling,
     Requantize,
+    Softmax,
 )
-from ethosu_tvm.quantization import npu_scale_shift, quantize_multiplier
+from ethosu_tvm.quantization import npu_scale_shift, quantize_multiplier, softmax_input_scaling
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.testing import models, shared_model
 
@@ -109,3 +110,18 @@ def test_fc_needs_single_rounding_to_match_litert():
 def test_rounding_mode_is_validated():
     with pytest.raises(ValueError, match="rounding 'UP' is not one of"):
         Requantize(np.array([1]), np.array([31]), "UP")
+
+
+def test_softmax_is_one_primitive_with_its_exp_table():
+    """The table holds TFLite's exp of each input difference: exp(0) saturated, exp(−1) (8 steps of 0.125) within
+    gemmlowp's accuracy, 0 below TFLite's diff_min."""
+    (op,) = _ops(models.make("softmax", in_shape=(4, 12), in_scale=0.25, in_zp=7, beta=0.5))
+    assert isinstance(op, Softmax) and op.ifm.tensor.shape == op.ofm.tensor.shape == (1, 1, 4, 12)
+    assert (op.ifm.zero_point, op.ofm.zero_point, op.ofm.scale) == (7, -128, 1 / 256)
+    table = op.exp_lut
+    assert table.dtype == np.int32 and table.shape == (256,)
+    assert table[255] == 2**31 - 1
+    assert abs(int(table[255 - 8]) - round(math.exp(-1.0) * 2**31)) < 2**10
+    _, _, diff_min = softmax_input_scaling(0.5, 0.25)
+    assert diff_min == -124 and table[255 + diff_min] > 0 and not table[:255 + diff_min].any()
+    assert np.all(np.diff(table.astype(np.int64)) >= 0)

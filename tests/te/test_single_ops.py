@@ -41,6 +41,9 @@ CASES = {
     "expand_dims": ("expand_dims", {}),
     "mean": ("mean", dict(in_zp=50)),
     "mean not keeping dims": ("mean", dict(in_shape=(1, 5, 7, 3), in_zp=-100, out_zp=20, keep_dims=False)),
+    "softmax": ("softmax", {}),
+    "softmax rows of a feature map with beta": ("softmax", dict(in_shape=(1, 3, 4, 24), in_scale=0.07, beta=1.7)),
+    "softmax long rows": ("softmax", dict(in_shape=(2, 600), in_scale=0.25, in_zp=-128)),
 }
 
 

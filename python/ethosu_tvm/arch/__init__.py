@@ -17,6 +17,8 @@ ALIGNMENT = 16
 # The activation lookup tables occupy the last 2 KiB of SHRAM, in eight 256-byte slots.
 LUT_BYTES = 2048
 LUT_SLOT_BYTES = 256
+# DMA destination "region" meaning SHRAM (internal memory flag 0x100 + region 3), as the hardware defines it.
+LUT_REGION = 0x100 | 3
 
 
 def round_up(value: int, multiple: int = ALIGNMENT) -> int:

@@ -32,12 +32,14 @@ class IoBinding:
 
 @dataclass(frozen=True)
 class OpSummary:
-    """One stripe of a primitive (all of it when unscheduled), for reports: the Vela operation producing it."""
+    """One stripe of a primitive (all of it when unscheduled), for reports: the Vela operation producing it, and how
+    many block operations the stripe takes (a softmax takes a sequence of them)."""
 
     op: str
     source: str
     npu_operation: str
     block_config: tuple[int, int, int] | None
+    block_operations: int = 1
 
 
 @dataclass(frozen=True)
@@ -76,10 +78,11 @@ def _binding(tensor, placement: Placement) -> IoBinding:
     return IoBinding(tensor.name, placement.region, placement.offset, tensor.shape, tensor.dtype, nbytes(tensor))
 
 
-def _summary(op, npu_op) -> OpSummary:
-    block = getattr(npu_op, "block_config", None)
+def _summary(op, npu_ops) -> OpSummary:
+    block = getattr(npu_ops[-1], "block_config", None)
     config = (block.height, block.width, block.depth) if block is not None else None
-    return OpSummary(op.op_name, op.source, type(npu_op).__name__, config)
+    count = sum(isinstance(npu_op, vapi.NpuBlockOperation) for npu_op in npu_ops)
+    return OpSummary(op.op_name, op.source, type(npu_ops[-1]).__name__, config, count)
 
 
 def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleFn | None = None,
@@ -106,5 +109,5 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleF
         scratch_size=scratch_size,
         inputs=tuple(_binding(t, placements[t.name]) for t in graph.inputs),
         outputs=tuple(_binding(t, placements[t.name]) for t in graph.outputs),
-        ops=tuple(_summary(graph.ops[stripe.op], ops[-1]) for stripe, ops in zip(stripes, per_stripe)),
+        ops=tuple(_summary(graph.ops[stripe.op], ops) for stripe, ops in zip(stripes, per_stripe)),
     )

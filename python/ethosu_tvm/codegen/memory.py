@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..arch import ALIGNMENT, round_up
-from ..legalize.ops import NpuGraph, Tensor
+from ..legalize.ops import NpuGraph, Softmax, Tensor
+from . import softmax
 from ..memory import BufferInfo, PoolInfo, plan_memory
 from .tir_to_npu import Stripe
 
@@ -56,6 +57,11 @@ def nbytes(tensor: Tensor) -> int:
     return math.prod(tensor.shape) * np.dtype(tensor.dtype).itemsize
 
 
+def softmax_scratch(stripe: Stripe) -> str:
+    """The name of the scratch buffer a softmax stripe works in (it lives for that stripe only)."""
+    return f"{stripe.ofm.tensor}#softmax{tuple(interval.start for interval in stripe.ofm.box)}"
+
+
 def plan(graph: NpuGraph, stripes: Sequence[Stripe],
          io_in_scratch: frozenset[str] = frozenset()) -> tuple[dict[str, Placement], int]:
     """Place I/O in their regions and intermediates in scratch, planned by the memory planner over live ranges counted
@@ -89,6 +95,11 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe],
         size = round_up(math.prod(region.layout) * np.dtype(region.dtype).itemsize)
         buffers.append(BufferInfo(region.tensor, size, index, max(index, last_use.get(region.tensor, index)),
                                   ALIGNMENT))
+    for index, stripe in enumerate(stripes):
+        if isinstance(graph.ops[stripe.op], Softmax):
+            _, height, width, depth = stripe.ofm.shape
+            buffers.append(BufferInfo(softmax_scratch(stripe), softmax.scratch_bytes(height * width, depth), index,
+                                      index, ALIGNMENT))
     # The same planner as the model's workspace: the NPU's intermediates are buffers like any other.
     scratch_plan = plan_memory(buffers, [PoolInfo("scratch")])
     for allocation in scratch_plan.allocations:

@@ -12,7 +12,7 @@ import numpy as np
 from ethosu.vela import api as vapi
 from ethosu.vela.operation import ExplicitScaling
 
-from ..arch import from_vela
+from ..arch import LUT_REGION, from_vela
 from ..arch.system import DEFAULT_SYSTEM, System
 from ..cascader.ethosu import performance
 from ..legalize.ops import (
@@ -24,15 +24,14 @@ from ..legalize.ops import (
     Operand,
     Padding,
     Pooling,
+    Softmax,
     average_as_depthwise,
 )
-from .memory import CONSTANTS_REGION, ConstantPool, Placement
+from .memory import CONSTANTS_REGION, ConstantPool, Placement, softmax_scratch
+from .softmax import SoftmaxSequence, row_segments
 from .tir_regions import Interval
 from .tir_to_npu import FeatureMapRegion, Stripe
 from .vela_calls import CodegenError, describe, vela_call
-
-# DMA destination "region" meaning SHRAM (internal memory flag 0x100 + region 3), as the hardware defines it.
-LUT_REGION = 0x100 | 3
 
 _DTYPES = {"int8": vapi.NpuDataType.INT8, "uint8": vapi.NpuDataType.UINT8, "int16": vapi.NpuDataType.INT16,
            "int32": vapi.NpuDataType.INT32}
@@ -132,6 +131,7 @@ class OperationBuilder:
         self.system = system
         self.placements = placements
         self.pool = pool
+        self._shared: dict[bytes, vapi.NpuAddressRange] = {}
         # (primitive index, output channels, traversal) → {block depth: (weights, scale/bias)} already in the pool
         self._encoded: dict[tuple[int, Interval, vapi.NpuBlockTraversal],
                             dict[int, tuple[vapi.NpuAddressRange, vapi.NpuAddressRange]]] = {}
@@ -143,6 +143,13 @@ class OperationBuilder:
     def constant(self, data: bytes) -> vapi.NpuAddressRange:
         offset, length = self.pool.add(data)
         return vapi.NpuAddressRange(region=CONSTANTS_REGION, address=offset, length=length)
+
+    def shared_constant(self, data: bytes) -> vapi.NpuAddressRange:
+        """A constant stored once however often it is asked for (the softmax sequences' tables and scalars, repeated
+        within a sequence and in every stripe)."""
+        if data not in self._shared:
+            self._shared[data] = self.constant(data)
+        return self._shared[data]
 
     def build(self, op, stripe: Stripe) -> list[vapi.NpuOperation]:
         """The Vela operations of one stripe of a primitive (the last one produces its OFM)."""
@@ -157,6 +164,8 @@ class OperationBuilder:
             return self.table_lookup(op, stripe, what)
         if isinstance(op, Identity):
             return [self.copy(op, stripe, what)]
+        if isinstance(op, Softmax):
+            return self.softmax(op, stripe, what)
         raise CodegenError(f"{what}: no NPU code generation for {type(op).__name__}")
 
     def _block_op(self, npu_op: vapi.NpuBlockOperation, op, stripe: Stripe, what: str,
@@ -281,6 +290,19 @@ class OperationBuilder:
         activation = vapi.NpuActivation(vapi.NpuActivationOp.TABLE_LOOKUP)
         activation.lookup_table_index = 0
         return [load, self.copy(op, stripe, what, activation)]
+
+    def softmax(self, op: Softmax, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
+        """Vela's sequence for the stripe's rows (see codegen.softmax), in the stripe's own scratch area; once per run
+        of rows when the IFM or OFM wraps around a rolling buffer."""
+        scratch = self.placements[softmax_scratch(stripe)]
+        npu_ops = []
+        for ifm, ofm in row_segments(self.fm(op.ifm, stripe.ifms[0]), self.fm(op.ofm, stripe.ofm)):
+            npu_ops += SoftmaxSequence(op, ifm, ofm, (scratch.region, scratch.offset), self.shared_constant,
+                                       from_vela(self.accelerator).lut_base, what).operations()
+        for npu_op in npu_ops:
+            if isinstance(npu_op, vapi.NpuBlockOperation):
+                self._with_block_config(npu_op, what)
+        return npu_ops
 
     def copy(self, op: Identity, stripe: Stripe, what: str,
              activation: vapi.NpuActivation | None = None) -> vapi.NpuOperation:

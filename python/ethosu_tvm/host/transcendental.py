@@ -10,6 +10,7 @@ import math
 
 from tvm import tirx
 
+from ..quantization import EXP_INPUT_INTEGER_BITS  # exp_on_negative_values takes Q5.26
 from .fixed_point import (
     INT32_MAX,
     INT32_MIN,
@@ -28,7 +29,6 @@ from .fixed_point import (
 )
 from .subroutines import Body, scalar_function
 
-EXP_INPUT_INTEGER_BITS = 5  # exp_on_negative_values takes Q5.26
 LOG_INPUT_INTEGER_BITS = 12  # log_x_at_least_one takes Q12.19 (a sum of exps)
 LOG_OUTPUT_INTEGER_BITS = 5  # and gives Q5.26
 _LOG_ACCUMULATOR_BITS = LOG_OUTPUT_INTEGER_BITS + 1  # one bit of headroom while the two log terms are summed

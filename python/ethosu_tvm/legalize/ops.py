@@ -162,7 +162,24 @@ class Identity(_SingleInput):
     source: str = ""
 
 
-NpuOp = Conv2D | DepthwiseConv2D | Pooling | BinaryElementwise | Identity
+@dataclass(frozen=True, eq=False)
+class Softmax(_SingleInput):
+    """ethosu.softmax: int8 SOFTMAX over the depth axis, output scale 1/256 and zero point −128 (TFLite's).
+
+    Code generation expands it into Vela's sequence of NPU operations: a row maximum; x − max through `exp_lut`
+    (256 int32 entries, indexed by x − max + 255: TFLite's exp in Q0.31); the row sum of the exps rounded to Q12.19;
+    its reciprocal by count-leading-zeros, shifts and Newton-Raphson on int32 tensors; exp times the reciprocal,
+    rounded to the output.
+    """
+
+    op_name: ClassVar[str] = "ethosu.softmax"
+    ifm: Operand
+    ofm: Operand
+    exp_lut: np.ndarray
+    source: str = ""
+
+
+NpuOp = Conv2D | DepthwiseConv2D | Pooling | BinaryElementwise | Identity | Softmax
 
 
 @dataclass(frozen=True, eq=False)

@@ -21,6 +21,7 @@ from ..quantization import (
     prelu_multipliers,
     quantize_value,
     squared_difference_multipliers,
+    softmax_exp_lut,
 )
 from .ops import (
     BinaryElementwise,
@@ -33,6 +34,7 @@ from .ops import (
     Padding,
     Pooling,
     Requantize,
+    Softmax,
     Tensor,
 )
 from .lut import INT8_VALUES, lookup_table
@@ -311,6 +313,23 @@ def table(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     return Identity(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), lut=lookup_table(match), source=source)
 
 
+def softmax_beta(match: Match) -> float:
+    """SOFTMAX's beta: the scalar the importer multiplies the dequantized input by (1 when it wrote none)."""
+    beta = match.get("beta")
+    return 1.0 if beta is None else float(np.asarray(const_value(beta)).reshape(-1)[0])
+
+
+def softmax(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """The exps as a table over the input differences; the rest of the algorithm is fixed (see ops.Softmax)."""
+    ifm_q = quant_of(match["ifm_dq"])
+    return Softmax(
+        ifm=_operand(tensors[match["ifm"]], ifm_q),
+        ofm=_operand(ofm, quant_of(match["quantize"])),
+        exp_lut=softmax_exp_lut(softmax_beta(match), ifm_q.scalar_scale),
+        source=source,
+    )
+
+
 RULES: dict[str, Rule] = {
     "conv2d": conv2d,
     "depthwise_conv2d": conv2d,
@@ -340,4 +359,5 @@ RULES: dict[str, Rule] = {
     "reshape": reshape,
     "prelu": prelu,
     "squared_difference": squared_difference,
+    "softmax": softmax,
 }

@@ -351,6 +351,47 @@ def check_squared_difference(match: Match) -> str:
     )
 
 
+SOFTMAX_OUTPUT = (1.0 / 256.0, -128)  # TFLite fixes the int8 output quantization
+
+
+def check_softmax(match: Match) -> str:
+    """int8 SOFTMAX over the last axis, as Vela's sequence of NPU operations (bit-exact with TFLite's kernel). The
+    rows are the NPU's height and width, so their number is limited like a dimension (Vela's own limit)."""
+    shape = shape_of(match["ifm"])
+
+    def axis() -> str:
+        value = int(match["core"].attrs.axis)
+        return "" if value in (-1, len(shape) - 1) else f"softmax over axis {value}; only the last axis is supported"
+
+    def beta() -> str:
+        value = match.get("beta")
+        size = 1 if value is None else np.asarray(const_value(value)).size
+        return "" if size == 1 else f"beta has {size} values; it must be a scalar"
+
+    def output() -> str:
+        ofm = quant_of(match["quantize"])
+        found = (ofm.scalar_scale, ofm.scalar_zero_point)
+        return "" if found == SOFTMAX_OUTPUT else (f"OFM quantization (scale, zero point) is {found}; "
+                                                   "int8 softmax needs (1/256, -128)")
+
+    def rows() -> str:
+        count = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
+        high = TENSOR_DIM_RANGE[1]
+        return "" if count <= high else (f"IFM has {count} rows (product of all but the last dimension); "
+                                         f"softmax rows must be at most {high}")
+
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM"),
+        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: _activation_quant(quant_of(match["ifm_dq"]), "IFM"),
+        lambda: _activation_quant(quant_of(match["quantize"]), "OFM"),
+        axis,
+        beta,
+        output,
+        rows,
+    )
+
+
 def check_reshape(match: Match) -> str:
     return _first(
         lambda: _feature_map(match["ifm"], "IFM", batch_one=False),
@@ -387,4 +428,5 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "reshape": check_reshape,
     "prelu": check_prelu,
     "squared_difference": check_squared_difference,
+    "softmax": check_softmax,
 }

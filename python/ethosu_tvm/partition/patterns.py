@@ -16,6 +16,7 @@ from ..qdq.patterns import (
     prelu,
     reduction,
     reshape,
+    softmax,
     squared_difference,
     unary,
     weighted_and_elementwise,
@@ -34,6 +35,7 @@ def npu_patterns() -> list[CompositePattern]:
         prelu(f"{CODEGEN}.prelu"),
         squared_difference(f"{CODEGEN}.squared_difference"),
         reshape(f"{CODEGEN}.reshape"),
+        softmax(f"{CODEGEN}.softmax"),
     ]
 
 

@@ -5,9 +5,11 @@ compute for each input, so their arithmetic (gemmlowp rounding and saturation in
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .multipliers import quantize_multiplier
+from .multipliers import quantize_multiplier, round_half_away
 
 
 def _srdhm(a, b: int):
@@ -121,3 +123,48 @@ def inv_sqrt_multiplier_exp(value: int) -> tuple[int, int]:
     if shift < 0:
         x, shift = _wrap32(x << -shift), 0
     return x, -shift
+
+
+EXP_INPUT_INTEGER_BITS = 5  # TFLite's softmax takes exp of a Q5.26 value
+
+
+def _fixed_constant(value: float, integer_bits: int) -> int:
+    """The raw int32 of a real constant in a format with `integer_bits` integer bits (gemmlowp's literals)."""
+    return round_half_away(value * (1 << (31 - integer_bits)))
+
+
+def _exp_on_quarter_interval(a: int) -> int:
+    """gemmlowp exp of a Q0.31 value in [−1/4, 0): a 4th-order Taylor expansion around −1/8."""
+    exp_minus_eighth = _fixed_constant(math.exp(-1.0 / 8.0), 0)
+    x = a + (1 << 28)
+    x2 = srdhm(x, x)
+    x3 = srdhm(x2, x)
+    x4_over_4 = rounding_divide_by_pot(srdhm(x2, x2), 2)
+    polynomial = rounding_divide_by_pot(srdhm(x4_over_4 + x3, _fixed_constant(1.0 / 3.0, 0)) + x2, 1)
+    return exp_minus_eighth + srdhm(exp_minus_eighth, x + polynomial)
+
+
+def exp_on_negative_values(a: int) -> int:
+    """gemmlowp exp(a) of a Q5.26 value a ≤ 0, in Q0.31: exp of the remainder in [−1/4, 0) times exp(−2^k) for
+    each bit k of the multiple of 1/4 beyond it; exp(0) saturates to INT32_MAX."""
+    if a == 0:
+        return _INT32_MAX
+    fractional_bits = 31 - EXP_INPUT_INTEGER_BITS
+    quarter = 1 << (fractional_bits - 2)
+    r = (a & (quarter - 1)) - quarter
+    result = _exp_on_quarter_interval(r << EXP_INPUT_INTEGER_BITS)
+    remainder = r - a
+    for k in range(-2, EXP_INPUT_INTEGER_BITS):
+        if remainder & (1 << (fractional_bits + k)):
+            result = srdhm(result, _fixed_constant(math.exp(-(2.0**k)), 0))
+    return result
+
+
+def softmax_input_scaling(beta: float, input_scale: float) -> tuple[int, int, int]:
+    """(multiplier, left shift, diff_min) of TFLite's int8 SOFTMAX: beta · scale in Q5.26 units, in double; input
+    differences below diff_min give exp 0 (their rescaled value would overflow)."""
+    fractional_bits = 31 - EXP_INPUT_INTEGER_BITS
+    real = min(beta * input_scale * (1 << fractional_bits), (1 << 31) - 1.0)
+    multiplier, left_shift = quantize_multiplier(real)
+    max_rescaled = ((1 << EXP_INPUT_INTEGER_BITS) - 1) * (1 << fractional_bits) / (1 << left_shift)
+    return multiplier, left_shift, -math.floor(max_rescaled)

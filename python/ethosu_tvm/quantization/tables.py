@@ -8,10 +8,12 @@ from __future__ import annotations
 import numpy as np
 
 from .fixed_point import (
+    exp_on_negative_values,
     hard_swish_values,
     inv_sqrt_multiplier_exp,
     multiply_by_quantized_multiplier,
     multiply_by_quantized_multiplier_int,
+    softmax_input_scaling,
 )
 from .multipliers import quantize_multiplier, round_half_away
 
@@ -117,3 +119,11 @@ def sqrt_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.n
         quotient = np.sqrt(dequantized) / np.float32(out_scale)
     truncated = np.trunc(np.nan_to_num(quotient, nan=-np.inf).clip(-(1 << 20), 1 << 20)).astype(np.int64)
     return np.where(centred < 0, -128, np.clip(truncated + out_zp, -128, 127)).astype(np.int8)
+
+
+def softmax_exp_lut(beta: float, in_scale: float) -> np.ndarray:
+    """The 256 int32 exps of TFLite's int8 SOFTMAX, indexed by x − max + 255 (input differences −255..0): each
+    difference rescaled by beta · scale into Q5.26, then exp in Q0.31; 0 below diff_min, as TFLite skips those."""
+    multiplier, left_shift, diff_min = softmax_input_scaling(beta, in_scale)
+    return np.array([exp_on_negative_values(multiply_by_quantized_multiplier_int(diff, multiplier, left_shift))
+                     if diff >= diff_min else 0 for diff in range(-255, 1)], dtype=np.int32)

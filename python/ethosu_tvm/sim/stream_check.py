@@ -22,14 +22,18 @@ class InvalidCommandStream(Exception):
 
 def _operator(artifact, simulator: Simulator, message: str) -> str:
     """The source operator of the block operation the simulator's message names ("command N ..."); code
-    generation emits one block operation per entry of `artifact.ops`, in order."""
+    generation emits `block_operations` of them per entry of `artifact.ops`, in order."""
     found = re.search(r"\bcommand (\d+) \(NPU_OP_", message)
     if found is None:
         return "before any operation"
     failing = int(found.group(1))
     commands = simulator.commands(artifact.driver_payload)
     position = sum(1 for c in commands if c.index < failing and c.opcode.name in _BLOCK_OPERATIONS)
-    return artifact.ops[position].source if position < len(artifact.ops) else "after its last operation"
+    for op in artifact.ops:
+        if position < op.block_operations:
+            return op.source
+        position -= op.block_operations
+    return "after its last operation"
 
 
 def check_artifact(artifact) -> None:

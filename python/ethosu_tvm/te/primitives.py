@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from tvm import te, tirx
 
-from ..legalize.ops import BinaryElementwise, Conv2D, DepthwiseConv2D, Identity, Padding, Pooling
+from ..legalize.ops import BinaryElementwise, Conv2D, DepthwiseConv2D, Identity, Padding, Pooling, Softmax
 from .arithmetic import clamp_to, i64, requantize
 
 INT32 = "int32"
@@ -196,3 +196,60 @@ def identity(op: Identity, ifm: te.Tensor, lut: te.Tensor | None, name: str, att
         return ifm[tuple(reversed(source))]
 
     return te.compute(out_shape, value, name=name, attrs=attrs)
+
+
+# Constants of the softmax sequence: Q12.19 sum rounding, the Newton-Raphson reciprocal in Q2.29 (gemmlowp's).
+SOFTMAX_SUM_SHIFT = 12
+SOFTMAX_OUTPUT_SHIFT = 12 + 31 - 8
+NR_48_OVER_17, NR_NEG_32_OVER_17, NR_ONE = 1515870810, -1010580540, 1 << 29
+NR_STEPS = 3
+
+
+def _high_mul(a, b):
+    """The NPU's 32-bit MUL at scale 1/2^31, TFL rounding: gemmlowp's rounding doubling high multiply."""
+    return requantize(i64(a) * i64(b), 1, 31, "TFL")
+
+
+def _leading_zeros(value):
+    """Leading zeros of a positive int32: 31 less the index of its top bit."""
+    return 31 - sum(tirx.if_then_else(value >= (1 << bit), 1, 0) for bit in range(1, 31)).astype("int64")
+
+
+def softmax(op: Softmax, ifm: te.Tensor, lut: te.Tensor, name: str, attrs: dict) -> te.Tensor:
+    """What the NPU sequence computes per row (the depth axis): exps from the table at x − max, their sum rounded
+    to Q12.19, the reciprocal, then each exp times it rounded once (half up) to 1/256, + the zero point."""
+    shape = op.ofm.tensor.shape
+    depth = shape[3]
+    k = te.reduce_axis((0, depth), name="k")
+    row_max = te.compute(shape[:3], lambda b, y, x: te.max(ifm[b, y, x, k].astype(INT32), axis=k),
+                         name=f"{name}_max", attrs=attrs)
+    exps = te.compute(shape, lambda b, y, x, c: lut[ifm[b, y, x, c].astype(INT32) - row_max[b, y, x] + 255],
+                      name=f"{name}_exp", attrs=attrs)
+    j = te.reduce_axis((0, depth), name="j")
+    sums = te.compute(shape[:3], lambda b, y, x: te.sum(
+        requantize(exps[b, y, x, j], 1, SOFTMAX_SUM_SHIFT, "NATURAL"), axis=j), name=f"{name}_sum", attrs=attrs)
+
+    def per_row(stage: str, value) -> te.Tensor:
+        return te.compute(shape[:3], value, name=f"{name}_{stage}", attrs=attrs)
+
+    # The reciprocal of the sum: CLZ normalises it to [1, 2) (the fraction doubled into Q0.31), then Newton-Raphson
+    # in Q2.29 from 48/17 − 32/17 · d, d = (1 + fraction) / 2.
+    zeros = per_row("clz", lambda *row: _leading_zeros(sums[row]))
+    half = per_row("half_denominator", lambda *row: tirx.shift_right(
+        (tirx.shift_left(sums[row], zeros[row] - 1) - (1 << 30)) * 2 + (1 << 31), 1))
+    x = per_row("x0", lambda *row: _high_mul(half[row], NR_NEG_32_OVER_17) + NR_48_OVER_17)
+
+    def newton_raphson(step: int, x: te.Tensor) -> te.Tensor:
+        return per_row(f"x{step}", lambda *row: x[row] + _high_mul(x[row], NR_ONE - _high_mul(x[row], half[row])) * 4)
+
+    for step in range(NR_STEPS):
+        x = newton_raphson(step + 1, x)
+    # 2x saturated to int32 without overflowing: min(x, 2^30) + min(x, 2^30 − 1)
+    factor = per_row("factor", lambda *row: tirx.min(x[row], 1 << 30) + tirx.min(x[row], (1 << 30) - 1))
+
+    def output(b, y, x_, c):
+        shift = tirx.min(SOFTMAX_OUTPUT_SHIFT - zeros[b, y, x_], 31)  # beyond 31 only where LiteRT aborts
+        value = requantize(_high_mul(exps[b, y, x_, c], factor[b, y, x_]), 1, shift, "NATURAL")
+        return clamp_to(value + op.ofm.zero_point, -128, 127, op.ofm.tensor.dtype)
+
+    return te.compute(shape, output, name=name, attrs=attrs)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...legalize.ops import BinaryElementwise, Conv2D, DepthwiseConv2D, Identity, NpuGraph, Operand, Pooling
+from ...legalize.ops import BinaryElementwise, Conv2D, DepthwiseConv2D, Identity, NpuGraph, Operand, Pooling, Softmax
 from ...te import te_graph
 from ..derive import (
     binary_elementwise_propagator,
@@ -41,6 +41,9 @@ def definition(op, operand: Operand) -> Propagator:
         return binary_elementwise_propagator(in_shape, out_shape)
     if isinstance(op, Identity):
         return identity_propagator(in_shape, out_shape)
+    if isinstance(op, Softmax):  # every output row reads its whole input row (the depth axis)
+        return Propagator.affine([[int(i == j and i < 3) for j in range(4)] for i in range(4)],
+                                 [0, 0, 0, in_shape[3]], [0, 0, 0, 0])
     raise TypeError(f"no propagator for {type(op).__name__}")
 
 

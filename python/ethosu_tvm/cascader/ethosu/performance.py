@@ -33,6 +33,7 @@ from ...legalize.ops import (
     NpuOp,
     Operand,
     Pooling,
+    Softmax,
     average_as_depthwise,
 )
 
@@ -352,9 +353,38 @@ def stripe_cost(op: NpuOp, ofm_shape, ifm_shapes, accelerator: vapi.NpuAccelerat
     return _stripe_cost(op, _hwc(ofm_shape), tuple(_hwc(shape) for shape in ifm_shapes), accelerator, system)
 
 
+def _softmax_cost(op: Softmax, ofm: tuple, accelerator: vapi.NpuAccelerator, system: System) -> OperationCost:
+    """A softmax stripe costed as the sequence of block operations code generation emits for it (its LUT DMA
+    overlaps them and is left out, as for a table lookup)."""
+    from ...codegen.softmax import SoftmaxSequence  # code generation imports this module: import at call time
+
+    def placed(operand: Operand) -> vapi.NpuFeatureMap:
+        fm = _feature_map(operand, ofm)
+        element = np.dtype(operand.tensor.dtype).itemsize
+        fm.strides = vapi.NpuShape3D(height=ofm[1] * ofm[2] * element, width=ofm[2] * element, depth=element)
+        fm.tiles = vapi.NpuTileBox(height_0=ofm[0], height_1=ofm[0], width_0=ofm[1], addresses=[0, 0, 0, 0])
+        return fm
+
+    def constant(data: bytes) -> vapi.NpuAddressRange:
+        return vapi.NpuAddressRange(_CONSTANTS_REGION, 0, round_up(len(data)))
+
+    sequence = SoftmaxSequence(op, placed(op.ifm), placed(op.ofm), (_FEATURE_MAP_REGION, 0), constant,
+                               from_vela(accelerator).lut_base, op.op_name)
+    costs = []
+    for npu_op in sequence.operations():
+        if isinstance(npu_op, vapi.NpuBlockOperation):
+            block = choose_block_config(npu_op, accelerator, system=system)
+            if block is None:
+                raise ValueError(f"{op.op_name}: no block config fits a stripe of {ofm} in {accelerator.name}'s SHRAM")
+            costs.append(estimate_cycles(npu_op, accelerator, block, system))
+    return OperationCost(*(sum(getattr(cost, name) for cost in costs) for name in OperationCost.__dataclass_fields__))
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _stripe_cost(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccelerator,
                  system: System) -> OperationCost:
+    if isinstance(op, Softmax):
+        return _softmax_cost(op, ofm, accelerator, system)
     npu_op = _stripe_operation(op, ofm, ifms)
     block = choose_block_config(npu_op, accelerator, system=system)
     unpadded = npu_op.padding == vapi.NpuPadding(top=0, left=0, bottom=0, right=0)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from tvm import te, tirx
 
-from ...quantization import quantize_multiplier
+from ...quantization import quantize_multiplier, softmax_input_scaling
 from ..fixed_point import INT32_MIN, const, multiply_by_quantized_multiplier, rounding_divide_by_pot, select
 from ..spec import LogSoftmax, UnsupportedHostOp
 from ..te_kernel import TeKernel, activation, attach, require_dtype, saturate, split_reduction_init
 from ..transcendental import EXP_INPUT_INTEGER_BITS, exp_on_negative_values, log_x_at_least_one, rescale
-from .softmax import SUM_INTEGER_BITS, input_scaling
+from .softmax import SUM_INTEGER_BITS
 
 _OUTPUT_SCALE, _OUTPUT_ZERO_POINT = 16.0 / 256.0, 127
 _OUTPUT_INTEGER_BITS = 4  # the output's 1/16 steps: Q5.26 differences rounded by 2^(31 − 5 − 4)
@@ -32,7 +32,7 @@ def define(op: LogSoftmax) -> TeKernel:
                                 "requires)")
     depth = op.input.shape[-1]
     rows = op.input.size // depth
-    multiplier, left_shift, diff_min = input_scaling(1.0, op.input.scale)
+    multiplier, left_shift, diff_min = softmax_input_scaling(1.0, op.input.scale)
     reverse_multiplier, reverse_shift = reverse_scaling(multiplier, left_shift)
     x = activation(op.input, "input", (rows, depth))
 

@@ -6,11 +6,9 @@ Row maxima and exps are computed once, into the workspace; sums and reciprocals 
 """
 from __future__ import annotations
 
-import math
-
 from tvm import te, tirx
 
-from ...quantization import quantize_multiplier
+from ...quantization import softmax_input_scaling
 from ..fixed_point import (
     const,
     multiply_by_quantized_multiplier,
@@ -21,7 +19,6 @@ from ..fixed_point import (
 from ..spec import Softmax, UnsupportedHostOp
 from ..te_kernel import TeKernel, activation, attach, require_dtype, saturate, split_reduction_init
 from ..transcendental import (
-    EXP_INPUT_INTEGER_BITS,
     exp_on_negative_values,
     reciprocal_bits_over_unit,
     reciprocal_mantissa,
@@ -33,14 +30,6 @@ SUM_INTEGER_BITS = 12  # the sum of exps accumulates in Q12.19
 _OUTPUT_SCALE, _OUTPUT_ZERO_POINT = 1.0 / 256.0, -128
 
 
-def input_scaling(beta: float, input_scale: float) -> tuple[int, int, int]:
-    """(multiplier, left shift, diff_min) as TFLite prepares them: beta · scale in Q5.26 units, in double."""
-    real = min(beta * input_scale * (1 << (31 - EXP_INPUT_INTEGER_BITS)), (1 << 31) - 1.0)
-    multiplier, left_shift = quantize_multiplier(real)
-    max_rescaled = ((1 << EXP_INPUT_INTEGER_BITS) - 1) * (1 << (31 - EXP_INPUT_INTEGER_BITS)) / (1 << left_shift)
-    return multiplier, left_shift, -math.floor(max_rescaled)
-
-
 def define(op: Softmax) -> TeKernel:
     require_dtype("softmax", op.input, ("int8", "int16"))
     if op.input.dtype == "int16":
@@ -49,7 +38,7 @@ def define(op: Softmax) -> TeKernel:
         raise UnsupportedHostOp("softmax: int8 output must have scale 1/256 and zero point -128 (as TFLite requires)")
     depth = op.input.shape[-1]
     rows = op.input.size // depth
-    multiplier, left_shift, diff_min = input_scaling(op.beta, op.input.scale)
+    multiplier, left_shift, diff_min = softmax_input_scaling(op.beta, op.input.scale)
     x = activation(op.input, "input", (rows, depth))
 
     k = te.reduce_axis((0, depth), "k")
