@@ -84,6 +84,29 @@ def test_ifm2_scalars_between_convolutions_at_several_limits(which, tmp_path):
         assert sum(sizes.values()) < sum(plain.values())
 
 
+def _concatenation_model() -> bytes:
+    """two convs → two convolutions → CONCATENATION of both → conv: data movement inside an NPU graph, after
+    layers that cascade."""
+    net = Net(4)
+    x = net.conv2d(net.input((1, 16, 16, 8)), out_channels=32)
+    x = net.conv2d(x, out_channels=8)
+    a = net.conv2d(x, out_channels=8, out_scale=0.05, out_zp=2)
+    b = net.conv2d(x, out_channels=4, kernel=(1, 1), out_scale=0.05, out_zp=2)
+    y = net.concatenation([a, b], axis=3)
+    net.output(net.conv2d(y, out_channels=8))
+    return net.build()
+
+
+@pytest.mark.parametrize("which", ["smallest", "middle"])
+def test_concatenation_between_convolutions_at_several_limits(which, tmp_path):
+    """A concatenation is computed whole (it is not striped), so it ends a cascade; the rest still cascades."""
+    model = _concatenation_model()
+    plain = uncascaded_scratch(model, tmp_path)
+    sizes = check(model, tmp_path, limits(model)[which], seeds=range(3))
+    if which == "smallest":
+        assert sum(sizes.values()) < sum(plain.values())
+
+
 @pytest.mark.parametrize("name", list(MLPERF))
 def test_mlperf_smallest_schedule_is_bit_exact_and_smaller(name, tmp_path):
     model = (shared_models_dir() / MLPERF[name]).read_bytes()

@@ -7,6 +7,7 @@ from ethosu_tvm.legalize import legalize
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.sim import Simulator
 from ethosu_tvm.target import EthosuTarget
+from ethosu_tvm.testing.reference import random_inputs, run_litert
 
 ACCELERATORS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256")
 
@@ -31,3 +32,13 @@ def run_artifact(artifact: NpuArtifact, inputs) -> list[np.ndarray]:
         np.frombuffer(bytes(regions[b.region][b.offset:b.offset + b.size]), dtype=b.dtype).reshape(b.shape)
         for b in artifact.outputs
     ]
+
+
+def assert_model_exact(model: bytes, accelerator: str, seeds=(0, 1)):
+    """Every operator on the NPU, in one subgraph whose outputs equal LiteRT's for each seed's random inputs."""
+    report, (artifact,) = compile_model(model, accelerator)
+    assert report.counts() == {"ethos-u": len(report.ops)}
+    for seed in seeds:
+        inputs = random_inputs(model, seed)
+        for got, ref in zip(run_artifact(artifact, inputs), run_litert(model, inputs)):
+            assert np.array_equal(got.reshape(ref.shape), ref), f"seed {seed}"

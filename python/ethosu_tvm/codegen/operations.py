@@ -16,6 +16,7 @@ from ..cascader.ethosu import performance
 from ..legalize.ops import (
     BinaryElementwise,
     Clamp,
+    Concatenate,
     Conv2D,
     DepthwiseConv2D,
     Identity,
@@ -148,7 +149,10 @@ class OperationBuilder:
         if isinstance(op, Identity) and op.lut is not None:
             return self.table_lookup(op, stripe, what)
         if isinstance(op, Identity):
-            return [self.copy(op, stripe, what)]
+            return [self.copy(op.ifm, op.ofm, stripe, what)]
+        if isinstance(op, Concatenate):  # this stripe copies the one input it reads
+            ifm = next(o for o in op.inputs if o.tensor.name == stripe.ifms[0].tensor)
+            return [self.copy(ifm, op.ofm, stripe, what)]
         raise CodegenError(f"{what}: no NPU code generation for {type(op).__name__}")
 
     def _block_op(self, npu_op: vapi.NpuBlockOperation, op, stripe: Stripe, what: str,
@@ -249,17 +253,18 @@ class OperationBuilder:
         load = vapi.NpuDmaOperation(table, shram)
         activation = vapi.NpuActivation(vapi.NpuActivationOp.TABLE_LOOKUP)
         activation.lookup_table_index = 0
-        return [load, self.copy(op, stripe, what, activation)]
+        return [load, self.copy(op.ifm, op.ofm, stripe, what, activation)]
 
-    def copy(self, op: Identity, stripe: Stripe, what: str,
+    def copy(self, ifm: Operand, ofm: Operand, stripe: Stripe, what: str,
              activation: vapi.NpuActivation | None = None) -> vapi.NpuOperation:
         """A 1x1 max pool from the IFM to the OFM (for a reshape the stripe reads the IFM's bytes in the OFM's
-        shape): a pool has no alignment rule on the size, which a DMA would have (multiples of 16)."""
+        shape; for a concatenation it writes a box of the OFM): a pool has no alignment rule on the size, which a
+        DMA would have (multiples of 16)."""
         npu_op = vapi.NpuPoolingOperation(vapi.NpuPoolingOp.MAX)
         npu_op.kernel = vapi.NpuKernel(1, 1)
         npu_op.padding = vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL
-        npu_op.ifm = self.fm(op.ifm, stripe.ifms[0])
-        npu_op.ofm = self.fm(op.ofm, stripe.ofm)
+        npu_op.ifm = self.fm(ifm, stripe.ifms[0])
+        npu_op.ofm = self.fm(ofm, stripe.ofm)
         npu_op.activation = activation
         return self._with_block_config(npu_op, what)

@@ -14,11 +14,11 @@ through the blocks' OP_ANNOTATION) supplies what is not index arithmetic: weight
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tvm import ir, s_tir, sym, tirx
 
-from ..legalize.ops import Identity, NpuGraph, Padding
+from ..legalize.ops import Concatenate, Identity, NpuGraph, Padding
 from ..te import OP_ANNOTATION, TeGraph, te_graph
 from .schedule import (
     RING_ANNOTATION,
@@ -56,7 +56,7 @@ class FeatureMapRegion:
 @dataclass(frozen=True)
 class Stripe:
     """The part of primitive `op` (its index in the NpuGraph) that one NPU operation computes; `ifms` follow the
-    primitive's `inputs`."""
+    primitive's `inputs`, except for a concatenation, whose operations each copy one input (the one region)."""
 
     op: int
     ofm: FeatureMapRegion
@@ -195,6 +195,9 @@ class _Translator:
         ofm = self._region(ofm_buffer, bound(logical(store, self.rings[ofm_buffer]), domain, analyzer), what)
         if ofm.padding != Padding():
             raise CodegenError(f"{what}: the schedule writes outside the OFM")
+        if isinstance(op, Concatenate):
+            yield from self._concatenated(index, op, ofm, what)
+            return
         reads = self._reads(index, output, domain, analyzer)
         ifm_buffers = [self.buffer_of[operand.tensor.name] for operand in op.inputs]
         ifms = tuple(self._region(buffer, reads[buffer], what) for buffer in ifm_buffers)
@@ -205,6 +208,20 @@ class _Translator:
         if any(ofm.rings):
             self.written[ofm_buffer] = max(self.written.get(ofm_buffer, 0), ofm.box[1].stop)
         yield Stripe(index, ofm, ifms)
+
+    def _concatenated(self, index: int, op: Concatenate, ofm: FeatureMapRegion, what: str) -> Iterator[Stripe]:
+        """One copy per input that the OFM box overlaps along the axis: that overlap, read from the input at the
+        box shifted back by the input's offset."""
+        axis, span = op.axis, ofm.box[op.axis]
+        for operand, start in zip(op.inputs, op.offsets):
+            low, high = max(span.start, start), min(span.stop, start + operand.tensor.shape[axis])
+            if low >= high:
+                continue
+            written = ofm.box[:axis] + (Interval(low, high),) + ofm.box[axis + 1:]
+            read = ofm.box[:axis] + (Interval(low - start, high - start),) + ofm.box[axis + 1:]
+            ifm = self._region(self.buffer_of[operand.tensor.name], read, what)
+            self._check_ring_read(ifm, what)
+            yield Stripe(index, replace(ofm, box=written), (ifm,))
 
     def _rows_to_compute(self, buffer: str, store: Access, domain: dict, what: str) -> dict | None:
         """`domain` limited to the OFM's rows (a warm-up stripe reaches before them), and for a rolling buffer to

@@ -12,12 +12,12 @@ import numpy as np
 from tvm import relax
 
 from ..qdq.match import Match, match_composite
-from ..qdq.patterns import COMPARISON_OPS, REDUCTION_OPS
+from ..qdq.patterns import COMPARISON_OPS, REDUCTION_OPS, concat_arities
 from ..qdq.values import Quant, const_value, dtype_of, prim_float, quant_of, shape_of
 from ..qdq.values import is_const as is_constant
 from ..quantization import quantize_value
 from . import spec
-from .patterns import HOST, QUANT_ATTR, SOURCE_ATTR, concat_arities, host_patterns
+from .patterns import HOST, QUANT_ATTR, SOURCE_ATTR, host_patterns
 from .spec import UnsupportedHostOp
 
 _BINARY_KINDS = {"add": "add", "subtract": "sub", "multiply": "mul", "minimum": "minimum", "maximum": "maximum",

@@ -157,7 +157,31 @@ class Identity(_SingleInput):
     source: str = ""
 
 
-NpuOp = Conv2D | DepthwiseConv2D | Pooling | BinaryElementwise | Identity
+@dataclass(frozen=True, eq=False)
+class Concatenate:
+    """ethosu.concatenate: the inputs side by side along `axis` of the OFM (1, 2 or 3 of NHWC), with equal
+    quantizations, so the integers are copied unchanged (LiteRT's and TFLite Micro's int8 kernels refuse other
+    quantizations and fused activations).
+
+    The NPU runs it as one copy per input into the OFM's box at that input's offset along the axis.
+    """
+
+    op_name: ClassVar[str] = "ethosu.concatenate"
+    inputs: tuple[Operand, ...]
+    ofm: Operand
+    axis: int
+    source: str = ""
+
+    @property
+    def offsets(self) -> tuple[int, ...]:
+        """Where each input starts along the axis."""
+        starts = [0]
+        for operand in self.inputs[:-1]:
+            starts.append(starts[-1] + operand.tensor.shape[self.axis])
+        return tuple(starts)
+
+
+NpuOp = Conv2D | DepthwiseConv2D | Pooling | BinaryElementwise | Identity | Concatenate
 
 
 @dataclass(frozen=True, eq=False)

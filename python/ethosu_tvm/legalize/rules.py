@@ -10,7 +10,7 @@ import numpy as np
 from tvm import relax
 
 from ..qdq.match import Match
-from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of
+from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of, shape_of
 from ..quantization import (
     conv_multipliers,
     fully_connected_multipliers,
@@ -21,6 +21,7 @@ from ..quantization import (
 from .ops import (
     BinaryElementwise,
     Clamp,
+    Concatenate,
     Conv2D,
     DepthwiseConv2D,
     Identity,
@@ -235,6 +236,20 @@ def table(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     return Identity(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), lut=lookup_table(match), source=source)
 
 
+def concatenation(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """The inputs share the output's quantization (partitioning checks), so the raw integers are copied; the axis
+    is counted in the 4-D NHWC shape (leading 1s)."""
+    concat = match["concat"]
+    rank = len(shape_of(concat))
+    count = len(concat.args[0].fields)
+    return Concatenate(
+        inputs=tuple(_raw(tensors[match[f"input{i}"]]) for i in range(count)),
+        ofm=_raw(ofm),
+        axis=int(concat.attrs.axis) % rank + 4 - rank,
+        source=source,
+    )
+
+
 RULES: dict[str, Rule] = {
     "conv2d": conv2d,
     "depthwise_conv2d": conv2d,
@@ -262,4 +277,5 @@ RULES: dict[str, Rule] = {
     "elu": table,
     "hard_swish": table,
     "reshape": reshape,
+    "concatenation": concatenation,
 }

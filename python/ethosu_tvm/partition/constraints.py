@@ -302,6 +302,39 @@ def check_reshape(match: Match) -> str:
     )
 
 
+def _npu_axis(axis: int, rank: int) -> int:
+    """An axis of a rank-`rank` tensor in the 4-D NHWC shape the NPU sees (leading 1s)."""
+    return axis % rank + 4 - rank
+
+
+def check_concatenation(match: Match) -> str:
+    """One copy per input into a box of the OFM: boxes are 3-D (batch 1), and the integers are copied unchanged."""
+    concat = match["concat"]
+    count = len(concat.args[0].fields)
+    ofm_q = quant_of(match["quantize"])
+
+    def axis() -> str:
+        npu_axis = _npu_axis(int(concat.attrs.axis), len(shape_of(concat)))
+        return "" if npu_axis > 0 else "CONCATENATION along the batch axis; the NPU copies 3-D boxes"
+
+    def same_quant(index: int) -> str:
+        q = quant_of(match[f"input{index}_dq"])
+        if q.scalar_scale != ofm_q.scalar_scale or q.scalar_zero_point != ofm_q.scalar_zero_point:
+            return (f"input {index} is quantized ({q.scalar_scale:.6g}, {q.scalar_zero_point}), the output"
+                    f" ({ofm_q.scalar_scale:.6g}, {ofm_q.scalar_zero_point}); the inputs must share the output's"
+                    " quantization")
+        return ""
+
+    return _first(
+        *(lambda i=i: _feature_map(match[f"input{i}"], f"input {i}") for i in range(count)),
+        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        *(lambda i=i: _activation_quant(quant_of(match[f"input{i}_dq"]), f"input {i}") for i in range(count)),
+        *(lambda i=i: same_quant(i) for i in range(count)),
+        axis,
+    )
+
+
 CHECKS: dict[str, Callable[[Match], str]] = {
     "conv2d": check_conv2d,
     "depthwise_conv2d": check_depthwise_conv2d,
@@ -329,4 +362,5 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "elu": check_lookup,
     "hard_swish": check_lookup,
     "reshape": check_reshape,
+    "concatenation": check_concatenation,
 }

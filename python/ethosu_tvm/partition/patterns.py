@@ -5,6 +5,8 @@ NPU composite is ``ethos-u.<kind>`` and every merged NPU function has ``Codegen=
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import tvm
 from tvm import relax
 
@@ -12,6 +14,7 @@ from ..qdq.patterns import (
     UNARY_CORES,
     CompositePattern,
     called_functions,
+    concatenation,
     hard_swish,
     reduction,
     reshape,
@@ -22,14 +25,16 @@ from ..qdq.patterns import (
 CODEGEN = "ethos-u"
 
 
-def npu_patterns() -> list[CompositePattern]:
-    """All patterns, most specific first (FuseOpsByPattern gives earlier patterns priority)."""
+def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
+    """All patterns, most specific first (FuseOpsByPattern gives earlier patterns priority); concatenation once per
+    input count in `concat_arities`."""
     return [
         *weighted_and_elementwise(CODEGEN),
         reduction(f"{CODEGEN}.mean", "relax.mean"),
         *(unary(f"{CODEGEN}.{kind}", core) for kind, core in UNARY_CORES.items()),
         hard_swish(f"{CODEGEN}.hard_swish"),
         reshape(f"{CODEGEN}.reshape"),
+        *(concatenation(f"{CODEGEN}.concatenation", n) for n in sorted(set(concat_arities))),
     ]
 
 

@@ -14,6 +14,8 @@ import tvm
 from tvm import relax
 from tvm.relax.dpl import DFPattern, has_dtype, is_const, is_op, is_tuple, wildcard
 
+from .values import bound_values
+
 
 @dataclass(frozen=True)
 class CompositePattern:
@@ -252,6 +254,13 @@ def concatenation(name: str, arity: int) -> CompositePattern:
     quantize = quantized(concat)
     roles = {f"input{i}": x for i, x in enumerate(inputs)} | {f"input{i}_dq": d for i, d in enumerate(dqs)}
     return CompositePattern(name, quantize, roles | dict(concat=concat, quantize=quantize))
+
+
+def concat_arities(func: relax.Function) -> set[int]:
+    """The input counts of the concatenations in `func` (each needs a pattern of its own)."""
+    return {len(value.args[0].fields) for value in bound_values(func).values()
+            if isinstance(value, relax.Call) and getattr(value.op, "name", "") == "relax.concat"
+            and isinstance(value.args[0], relax.Tuple)}
 
 
 def add_n(name: str, arity: int) -> CompositePattern:

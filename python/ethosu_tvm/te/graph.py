@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 from tvm import te, tirx
 
-from ..legalize.ops import BinaryElementwise, Conv2D, Identity, NpuGraph, Pooling
-from .primitives import ConvConstants, binary_elementwise, convolution, identity, pooling
+from ..legalize.ops import BinaryElementwise, Concatenate, Conv2D, Identity, NpuGraph, Pooling
+from .primitives import ConvConstants, binary_elementwise, concatenate, convolution, identity, pooling
 
 # Block annotation carried by every TIR block of a primitive: its index in the NpuGraph's ops.
 OP_ANNOTATION = "ethosu.op"
@@ -65,6 +65,8 @@ class _Builder:
         if isinstance(op, Identity):
             lut = None if op.lut is None else self.constant(f"{name}_lut", op.lut)
             return identity(op, ifms[0], lut, name, attrs)
+        if isinstance(op, Concatenate):
+            return concatenate(op, ifms, name, attrs)
         raise TypeError(f"no TE definition for {type(op).__name__}")
 
     def build(self) -> TeGraph:

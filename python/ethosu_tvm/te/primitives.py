@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from tvm import te, tirx
 
-from ..legalize.ops import BinaryElementwise, Conv2D, DepthwiseConv2D, Identity, Padding, Pooling
+from ..legalize.ops import BinaryElementwise, Concatenate, Conv2D, DepthwiseConv2D, Identity, Padding, Pooling
 from .arithmetic import clamp_to, i64, requantize
 
 INT32 = "int32"
@@ -192,3 +192,19 @@ def identity(op: Identity, ifm: te.Tensor, lut: te.Tensor | None, name: str, att
         return ifm[tuple(reversed(source))]
 
     return te.compute(out_shape, value, name=name, attrs=attrs)
+
+
+def concatenate(op: Concatenate, ifms: list[te.Tensor], name: str, attrs: dict) -> te.Tensor:
+    """Each OFM element from the input whose range along the axis holds it."""
+
+    def value(*index):
+        position = index[op.axis]
+        result = None
+        for ifm, start in reversed(list(zip(ifms, op.offsets))):
+            shifted = list(index)
+            shifted[op.axis] = position - start
+            read = ifm[tuple(shifted)]
+            result = read if result is None else tirx.if_then_else(position >= start, read, result)
+        return result
+
+    return te.compute(op.ofm.tensor.shape, value, name=name, attrs=attrs)

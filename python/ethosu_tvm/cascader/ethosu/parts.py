@@ -10,7 +10,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...legalize.ops import BinaryElementwise, Conv2D, DepthwiseConv2D, Identity, NpuGraph, Operand, Pooling
+from ...legalize.ops import (
+    BinaryElementwise,
+    Concatenate,
+    Conv2D,
+    DepthwiseConv2D,
+    Identity,
+    NpuGraph,
+    Operand,
+    Pooling,
+)
 from ...te import te_graph
 from ..derive import (
     binary_elementwise_propagator,
@@ -19,6 +28,7 @@ from ..derive import (
     identity_propagator,
     pooling_propagator,
     propagator_for,
+    whole_tensor_propagator,
 )
 from ..graph import CascaderGraph, Part, Tensor
 from ..propagator import Propagator
@@ -41,6 +51,8 @@ def definition(op, operand: Operand) -> Propagator:
         return binary_elementwise_propagator(in_shape, out_shape)
     if isinstance(op, Identity):
         return identity_propagator(in_shape, out_shape)
+    if isinstance(op, Concatenate):
+        return whole_tensor_propagator(in_shape, len(out_shape))
     raise TypeError(f"no propagator for {type(op).__name__}")
 
 
@@ -55,16 +67,20 @@ def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[s
     parts = []
     for op in graph.ops:
         output = built.tensors[op.ofm.tensor.name]
-        propagators = tuple(propagator_for(output, built.tensors[o.tensor.name], definition(op, o))
-                            for o in op.inputs)
         reshape = isinstance(op, Identity) and op.ifm.tensor.shape != op.ofm.tensor.shape
+        # A concatenation writes its OFM in one copy per input, so it is computed whole from whole inputs and
+        # ends a cascade.
+        whole = reshape or isinstance(op, Concatenate)
+        propagators = tuple(definition(op, o) if whole else
+                            propagator_for(output, built.tensors[o.tensor.name], definition(op, o))
+                            for o in op.inputs)
         parts.append(Part(
             name=f"{op.op_name} ({op.source})" if op.source else op.op_name,
             inputs=tuple(_tensor(o.tensor) for o in op.inputs),
             output=_tensor(op.ofm.tensor),
             propagators=propagators,
             cost=lambda out_shape, in_shapes, op=op: cost(op, out_shape, in_shapes),
-            stripable=not reshape,  # code generation copies a reshape from its whole IFM buffer
+            stripable=not whole,  # code generation copies a reshape from its whole IFM buffer
         ))
     io = {t.name for t in graph.inputs + graph.outputs}
     scratch = frozenset({p.output.name for p in parts if p.output.name not in io} | set(in_scratch))
