@@ -84,23 +84,28 @@ def test_ifm2_scalars_between_convolutions_at_several_limits(which, tmp_path):
         assert sum(sizes.values()) < sum(plain.values())
 
 
-def _concatenation_model() -> bytes:
-    """two convs → two convolutions → CONCATENATION of both → conv: data movement inside an NPU graph, after
-    layers that cascade."""
+def _moved_model(mover: str) -> bytes:
+    """Two convolutions that cascade, then `mover` between convolutions: a CONCATENATION of two branches or a PAD
+    before a VALID convolution."""
     net = Net(4)
     x = net.conv2d(net.input((1, 16, 16, 8)), out_channels=32)
     x = net.conv2d(x, out_channels=8)
-    a = net.conv2d(x, out_channels=8, out_scale=0.05, out_zp=2)
-    b = net.conv2d(x, out_channels=4, kernel=(1, 1), out_scale=0.05, out_zp=2)
-    y = net.concatenation([a, b], axis=3)
-    net.output(net.conv2d(y, out_channels=8))
+    if mover == "concatenation":
+        a = net.conv2d(x, out_channels=8, out_scale=0.05, out_zp=2)
+        b = net.conv2d(x, out_channels=4, kernel=(1, 1), out_scale=0.05, out_zp=2)
+        y = net.concatenation([a, b], axis=3)
+    else:
+        y = net.pad(x, paddings=((0, 0), (1, 1), (2, 0), (0, 0)))
+    net.output(net.conv2d(y, out_channels=8, padding="VALID"))
     return net.build()
 
 
+@pytest.mark.parametrize("mover", ["concatenation", "pad"])
 @pytest.mark.parametrize("which", ["smallest", "middle"])
-def test_concatenation_between_convolutions_at_several_limits(which, tmp_path):
-    """A concatenation is computed whole (it is not striped), so it ends a cascade; the rest still cascades."""
-    model = _concatenation_model()
+def test_data_movement_between_convolutions_at_several_limits(mover, which, tmp_path):
+    """A concatenation or pad is computed whole (it is not striped), so it ends a cascade; the rest still
+    cascades."""
+    model = _moved_model(mover)
     plain = uncascaded_scratch(model, tmp_path)
     sizes = check(model, tmp_path, limits(model)[which], seeds=range(3))
     if which == "smallest":

@@ -1,5 +1,6 @@
-"""Data movement on the NPU: CONCATENATION as one copy per input into a box of the OFM, bit-exact with LiteRT in
-the simulator on every U55 configuration, and the constraint that keeps the rest on the host."""
+"""Data movement on the NPU, bit-exact with LiteRT in the simulator on every U55 configuration: CONCATENATION as one
+copy per input into a box of the OFM; PAD and PADV2 as a copy of the IFM into its box and copies of constant blocks
+of the pad value around it. And the constraints that keep the rest on the host."""
 import pytest
 
 from ethosu_tvm.frontend.importer import from_tflite
@@ -26,13 +27,37 @@ def test_concatenation(case, accelerator):
         assert_model_exact(models.make("concatenation", seed, **CONCATENATIONS[case]), accelerator)
 
 
-HOST_CONCATENATIONS = {
-    "batch": (dict(in_shape=(2, 4, 4, 3), axis=0), "input 0 has batch size 2; the IFM batch size must be 1"),
+PADS = {
+    "pad": ("pad", {}),
+    "pad-zero-point": ("pad", dict(in_zp=50, paddings=((0, 0), (0, 3), (2, 0), (1, 1)))),
+    "pad-channels": ("pad", dict(in_shape=(1, 5, 6, 7), paddings=((0, 0), (1, 0), (0, 0), (3, 6)))),
+    "pad-3-D": ("pad", dict(in_shape=(3, 4, 5), paddings=((2, 1), (0, 0), (3, 4)))),
+    "pad-wide": ("pad", dict(in_shape=(1, 2, 3, 16), paddings=((0, 0), (9, 7), (12, 20), (0, 0)))),
+    "padv2": ("padv2", {}),
+    "padv2-value": ("padv2", dict(in_zp=50, value=-128, paddings=((0, 0), (1, 2), (0, 0), (0, 5)))),
+    "padv2-2-D": ("padv2", dict(in_shape=(5, 9), paddings=((3, 0), (1, 4)), value=127)),
 }
 
 
-@pytest.mark.parametrize("case", HOST_CONCATENATIONS)
-def test_concatenation_the_npu_refuses(case):
-    params, reason = HOST_CONCATENATIONS[case]
-    _, report = partition_for_ethosu(from_tflite(models.make("concatenation", 0, **params)), "ethos-u55-128")
-    assert [(e.op, e.target, e.reason) for e in report.ops] == [("CONCATENATION", "host", reason)]
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", PADS)
+def test_pad(case, accelerator):
+    op, params = PADS[case]
+    for seed in (0, 5):
+        assert_model_exact(models.make(op, seed, **params), accelerator)
+
+
+REFUSED = {
+    "concatenation-batch": ("concatenation", dict(in_shape=(2, 4, 4, 3), axis=0),
+                            "input 0 has batch size 2; the IFM batch size must be 1"),
+    "pad-batch": ("pad", dict(paddings=((1, 0), (0, 0), (2, 1), (0, 0))),
+                  "OFM has batch size 2; the IFM batch size must be 1"),
+    "padv2-int16": ("padv2", dict(dtype="int16"), "IFM has data type int16; tensors must be of type int8"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_the_npu_refuses(case):
+    op, params, reason = REFUSED[case]
+    _, report = partition_for_ethosu(from_tflite(models.make(op, 0, **params)), "ethos-u55-128")
+    assert [(e.target, e.reason) for e in report.ops] == [("host", reason)]

@@ -21,6 +21,7 @@ from ..legalize.ops import (
     DepthwiseConv2D,
     Identity,
     Operand,
+    Pad,
     Padding,
     Pooling,
     average_as_depthwise,
@@ -149,10 +150,13 @@ class OperationBuilder:
         if isinstance(op, Identity) and op.lut is not None:
             return self.table_lookup(op, stripe, what)
         if isinstance(op, Identity):
-            return [self.copy(op.ifm, op.ofm, stripe, what)]
+            return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what)]
+        if isinstance(op, Pad):
+            return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what) if stripe.ifms
+                    else self.fill(op, stripe, what)]
         if isinstance(op, Concatenate):  # this stripe copies the one input it reads
             ifm = next(o for o in op.inputs if o.tensor.name == stripe.ifms[0].tensor)
-            return [self.copy(ifm, op.ofm, stripe, what)]
+            return [self.copy(self.fm(ifm, stripe.ifms[0]), op.ofm, stripe, what)]
         raise CodegenError(f"{what}: no NPU code generation for {type(op).__name__}")
 
     def _block_op(self, npu_op: vapi.NpuBlockOperation, op, stripe: Stripe, what: str,
@@ -253,18 +257,26 @@ class OperationBuilder:
         load = vapi.NpuDmaOperation(table, shram)
         activation = vapi.NpuActivation(vapi.NpuActivationOp.TABLE_LOOKUP)
         activation.lookup_table_index = 0
-        return [load, self.copy(op.ifm, op.ofm, stripe, what, activation)]
+        return [load, self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what, activation)]
 
-    def copy(self, ifm: Operand, ofm: Operand, stripe: Stripe, what: str,
+    def fill(self, op: Pad, stripe: Stripe, what: str) -> vapi.NpuOperation:
+        """A copy of a constant block of the pad value, the shape of the stripe's OFM box, from the constants."""
+        shape = stripe.ofm.shape
+        offset, _ = self.pool.add(np.full(shape, op.value, dtype=stripe.ofm.dtype).tobytes())
+        block = FeatureMapRegion(f"{stripe.ofm.tensor}_pad_value", stripe.ofm.dtype, shape, (False,) * len(shape),
+                                 tuple(Interval(0, extent) for extent in shape))
+        return self.copy(_feature_map(op.ofm, block, Placement(CONSTANTS_REGION, offset)), op.ofm, stripe, what)
+
+    def copy(self, source: vapi.NpuFeatureMap, ofm: Operand, stripe: Stripe, what: str,
              activation: vapi.NpuActivation | None = None) -> vapi.NpuOperation:
-        """A 1x1 max pool from the IFM to the OFM (for a reshape the stripe reads the IFM's bytes in the OFM's
-        shape; for a concatenation it writes a box of the OFM): a pool has no alignment rule on the size, which a
-        DMA would have (multiples of 16)."""
+        """A 1x1 max pool from `source` to the stripe's box of the OFM (for a reshape the source is the IFM's bytes
+        in the OFM's shape; a concatenation or pad writes a box of its OFM): a pool has no alignment rule on the
+        size, which a DMA would have (multiples of 16)."""
         npu_op = vapi.NpuPoolingOperation(vapi.NpuPoolingOp.MAX)
         npu_op.kernel = vapi.NpuKernel(1, 1)
         npu_op.padding = vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL
-        npu_op.ifm = self.fm(ifm, stripe.ifms[0])
+        npu_op.ifm = source
         npu_op.ofm = self.fm(ofm, stripe.ofm)
         npu_op.activation = activation
         return self._with_block_config(npu_op, what)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from tvm import ir, s_tir, sym, tirx
 
-from ..legalize.ops import Concatenate, Identity, NpuGraph, Padding
+from ..legalize.ops import Concatenate, Identity, NpuGraph, Pad, Padding
 from ..te import OP_ANNOTATION, TeGraph, te_graph
 from .schedule import (
     RING_ANNOTATION,
@@ -56,7 +56,8 @@ class FeatureMapRegion:
 @dataclass(frozen=True)
 class Stripe:
     """The part of primitive `op` (its index in the NpuGraph) that one NPU operation computes; `ifms` follow the
-    primitive's `inputs`, except for a concatenation, whose operations each copy one input (the one region)."""
+    primitive's `inputs`, except for a concatenation, whose operations each copy one input (the one region), and a
+    pad, whose operations copy the IFM or (no region) fill a box with the pad value."""
 
     op: int
     ofm: FeatureMapRegion
@@ -198,6 +199,9 @@ class _Translator:
         if isinstance(op, Concatenate):
             yield from self._concatenated(index, op, ofm, what)
             return
+        if isinstance(op, Pad):
+            yield from self._padded(index, op, ofm, what)
+            return
         reads = self._reads(index, output, domain, analyzer)
         ifm_buffers = [self.buffer_of[operand.tensor.name] for operand in op.inputs]
         ifms = tuple(self._region(buffer, reads[buffer], what) for buffer in ifm_buffers)
@@ -222,6 +226,24 @@ class _Translator:
             ifm = self._region(self.buffer_of[operand.tensor.name], read, what)
             self._check_ring_read(ifm, what)
             yield Stripe(index, replace(ofm, box=written), (ifm,))
+
+    def _padded(self, index: int, op: Pad, ofm: FeatureMapRegion, what: str) -> Iterator[Stripe]:
+        """The copy of the IFM part the OFM box holds, then fills of the rest of the box: along each axis in turn,
+        the parts before and after the IFM's span (within its span on the axes before)."""
+        box = ofm.box
+        body = tuple(Interval(before, before + extent) for before, extent in zip(op.before, op.ifm.tensor.shape))
+        inner = tuple(Interval(max(b.start, i.start), min(b.stop, i.stop)) for b, i in zip(box, body))
+        if all(interval.extent > 0 for interval in inner):
+            read = tuple(Interval(i.start - before, i.stop - before) for i, before in zip(inner, op.before))
+            ifm = self._region(self.buffer_of[op.ifm.tensor.name], read, what)
+            yield Stripe(index, replace(ofm, box=inner), (ifm,))
+        for axis in range(1, len(box)):
+            span = box[axis]
+            for side in (Interval(span.start, min(span.stop, body[axis].start)),
+                         Interval(max(span.start, body[axis].stop), span.stop)):
+                piece = inner[:axis] + (side,) + box[axis + 1:]
+                if all(interval.extent > 0 for interval in piece):
+                    yield Stripe(index, replace(ofm, box=piece), ())
 
     def _rows_to_compute(self, buffer: str, store: Access, domain: dict, what: str) -> dict | None:
         """`domain` limited to the OFM's rows (a warm-up stripe reaches before them), and for a rolling buffer to

@@ -181,7 +181,24 @@ class Concatenate:
         return tuple(starts)
 
 
-NpuOp = Conv2D | DepthwiseConv2D | Pooling | BinaryElementwise | Identity | Concatenate
+@dataclass(frozen=True, eq=False)
+class Pad(_SingleInput):
+    """ethosu.pad: the IFM at offset `before` (NHWC) in an OFM otherwise filled with `value` (PAD's zero point or
+    PADV2's constant, a raw integer).
+
+    The NPU runs it as a copy of the IFM into its box of the OFM, and copies of constant blocks of `value` into the
+    boxes around it (as Vela does: the hardware's padding is meant for kernels that overlap the IFM).
+    """
+
+    op_name: ClassVar[str] = "ethosu.pad"
+    ifm: Operand
+    ofm: Operand
+    before: tuple[int, int, int, int]
+    value: int
+    source: str = ""
+
+
+NpuOp = Conv2D | DepthwiseConv2D | Pooling | BinaryElementwise | Identity | Concatenate | Pad
 
 
 @dataclass(frozen=True, eq=False)

@@ -27,6 +27,7 @@ from .ops import (
     Identity,
     NpuOp,
     Operand,
+    Pad,
     Padding,
     Pooling,
     Requantize,
@@ -250,6 +251,16 @@ def concatenation(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuO
     )
 
 
+def pad(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """PAD and PADV2 (constant mode: partitioning checks) on the raw integers; the padding before each axis, in the
+    4-D NHWC shape."""
+    call = match["pad"]
+    widths = [int(w) for w in call.attrs.pad_width]
+    before = (0,) * (4 - len(widths) // 2) + tuple(widths[0::2])
+    return Pad(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), before=before, value=int(float(call.attrs.pad_value)),
+               source=source)
+
+
 RULES: dict[str, Rule] = {
     "conv2d": conv2d,
     "depthwise_conv2d": conv2d,
@@ -278,4 +289,5 @@ RULES: dict[str, Rule] = {
     "hard_swish": table,
     "reshape": reshape,
     "concatenation": concatenation,
+    "pad": pad,
 }

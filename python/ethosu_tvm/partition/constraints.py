@@ -335,6 +335,24 @@ def check_concatenation(match: Match) -> str:
     )
 
 
+def check_pad(match: Match) -> str:
+    """PAD and PADV2 with a constant: the IFM copied into its box of the OFM, constant blocks copied around it."""
+    attrs = match["pad"].attrs
+
+    def value() -> str:
+        pad_value, info = float(attrs.pad_value), np.iinfo(dtype_of(match["ifm"]))
+        if pad_value.is_integer() and info.min <= pad_value <= info.max:
+            return ""
+        return f"pad value {pad_value} is not an {info.dtype} integer"
+
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM"),
+        lambda: _feature_map(match["pad"], "OFM"),
+        lambda: "" if str(attrs.pad_mode) == "constant" else f"{attrs.pad_mode} padding; only constant padding",
+        value,
+    )
+
+
 CHECKS: dict[str, Callable[[Match], str]] = {
     "conv2d": check_conv2d,
     "depthwise_conv2d": check_depthwise_conv2d,
@@ -363,4 +381,5 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "hard_swish": check_lookup,
     "reshape": check_reshape,
     "concatenation": check_concatenation,
+    "pad": check_pad,
 }

@@ -16,6 +16,7 @@ from ..qdq.patterns import (
     called_functions,
     concatenation,
     hard_swish,
+    pad,
     reduction,
     reshape,
     unary,
@@ -34,6 +35,7 @@ def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         *(unary(f"{CODEGEN}.{kind}", core) for kind, core in UNARY_CORES.items()),
         hard_swish(f"{CODEGEN}.hard_swish"),
         reshape(f"{CODEGEN}.reshape"),
+        pad(f"{CODEGEN}.pad"),
         *(concatenation(f"{CODEGEN}.concatenation", n) for n in sorted(set(concat_arities))),
     ]
 

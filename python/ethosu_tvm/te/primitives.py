@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from tvm import te, tirx
 
-from ..legalize.ops import BinaryElementwise, Concatenate, Conv2D, DepthwiseConv2D, Identity, Padding, Pooling
+from ..legalize.ops import BinaryElementwise, Concatenate, Conv2D, DepthwiseConv2D, Identity, Pad, Padding, Pooling
 from .arithmetic import clamp_to, i64, requantize
 
 INT32 = "int32"
@@ -206,5 +206,16 @@ def concatenate(op: Concatenate, ifms: list[te.Tensor], name: str, attrs: dict) 
             read = ifm[tuple(shifted)]
             result = read if result is None else tirx.if_then_else(position >= start, read, result)
         return result
+
+    return te.compute(op.ofm.tensor.shape, value, name=name, attrs=attrs)
+
+
+def pad(op: Pad, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
+    """The IFM element at the OFM index minus `before` where there is one, else the pad value."""
+
+    def value(*index):
+        inner = [i - before for i, before in zip(index, op.before)]
+        inside = tirx.all(*(tirx.all(i >= 0, i < int(extent)) for i, extent in zip(inner, ifm.shape)))
+        return tirx.if_then_else(inside, ifm[tuple(inner)], tirx.const(op.value, ifm.dtype))
 
     return te.compute(op.ofm.tensor.shape, value, name=name, attrs=attrs)

@@ -18,6 +18,7 @@ from ...legalize.ops import (
     Identity,
     NpuGraph,
     Operand,
+    Pad,
     Pooling,
 )
 from ...te import te_graph
@@ -51,7 +52,7 @@ def definition(op, operand: Operand) -> Propagator:
         return binary_elementwise_propagator(in_shape, out_shape)
     if isinstance(op, Identity):
         return identity_propagator(in_shape, out_shape)
-    if isinstance(op, Concatenate):
+    if isinstance(op, (Concatenate, Pad)):
         return whole_tensor_propagator(in_shape, len(out_shape))
     raise TypeError(f"no propagator for {type(op).__name__}")
 
@@ -68,9 +69,9 @@ def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[s
     for op in graph.ops:
         output = built.tensors[op.ofm.tensor.name]
         reshape = isinstance(op, Identity) and op.ifm.tensor.shape != op.ofm.tensor.shape
-        # A concatenation writes its OFM in one copy per input, so it is computed whole from whole inputs and
-        # ends a cascade.
-        whole = reshape or isinstance(op, Concatenate)
+        # A concatenation or pad writes its OFM in boxes copied from each input or filled, so it is computed whole
+        # from whole inputs and ends a cascade.
+        whole = reshape or isinstance(op, (Concatenate, Pad))
         propagators = tuple(definition(op, o) if whole else
                             propagator_for(output, built.tensors[o.tensor.name], definition(op, o))
                             for o in op.inputs)

@@ -31,6 +31,7 @@ from ...legalize.ops import (
     Identity,
     NpuOp,
     Operand,
+    Pad,
     Pooling,
     average_as_depthwise,
 )
@@ -316,9 +317,9 @@ def _stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple) -> vapi.NpuBlockOperat
                 ifm, second = second, ifm
                 npu_op.reversed_operands = True
             npu_op.ifm2 = _feature_map(*second)
-    elif isinstance(op, (Identity, Concatenate)):
+    elif isinstance(op, (Identity, Concatenate, Pad)):
         # A 1x1 max pool reading the IFM's bytes in the OFM's shape (so a reshape's IFM shape does not matter); a
-        # concatenation's copies are costed as one copy of the whole OFM.
+        # concatenation's or pad's copies are costed as one copy of the whole OFM.
         npu_op = vapi.NpuPoolingOperation(vapi.NpuPoolingOp.MAX)
         npu_op.kernel = vapi.NpuKernel(1, 1)
         npu_op.padding = vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
