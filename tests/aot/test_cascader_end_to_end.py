@@ -85,8 +85,8 @@ def test_ifm2_scalars_between_convolutions_at_several_limits(which, tmp_path):
 
 
 def _moved_model(mover: str) -> bytes:
-    """Two convolutions that cascade, then `mover` between convolutions: a CONCATENATION of two branches or a PAD
-    before a VALID convolution."""
+    """Two convolutions that cascade, then `mover` between convolutions: a CONCATENATION of two branches, a PAD
+    before a VALID convolution or a SLICE of rows and channels."""
     net = Net(4)
     x = net.conv2d(net.input((1, 16, 16, 8)), out_channels=32)
     x = net.conv2d(x, out_channels=8)
@@ -94,22 +94,32 @@ def _moved_model(mover: str) -> bytes:
         a = net.conv2d(x, out_channels=8, out_scale=0.05, out_zp=2)
         b = net.conv2d(x, out_channels=4, kernel=(1, 1), out_scale=0.05, out_zp=2)
         y = net.concatenation([a, b], axis=3)
-    else:
+    elif mover == "pad":
         y = net.pad(x, paddings=((0, 0), (1, 1), (2, 0), (0, 0)))
+    else:
+        y = net.slice(x, begin=(0, 3, 0, 2), size=(1, 11, -1, 5))
     net.output(net.conv2d(y, out_channels=8, padding="VALID"))
     return net.build()
 
 
-@pytest.mark.parametrize("mover", ["concatenation", "pad"])
+@pytest.mark.parametrize("mover", ["concatenation", "pad", "slice"])
 @pytest.mark.parametrize("which", ["smallest", "middle"])
 def test_data_movement_between_convolutions_at_several_limits(mover, which, tmp_path):
     """A concatenation or pad is computed whole (it is not striped), so it ends a cascade; the rest still
-    cascades."""
+    cascades. A slice is striped by rows like any copy, so cascades run through it."""
     model = _moved_model(mover)
     plain = uncascaded_scratch(model, tmp_path)
     sizes = check(model, tmp_path, limits(model)[which], seeds=range(3))
     if which == "smallest":
         assert sum(sizes.values()) < sum(plain.values())
+
+
+@pytest.mark.parametrize("mover,parts", [("concatenation", (0, 1)), ("pad", (0, 1)), ("slice", (0, 1, 2))])
+def test_which_data_movement_joins_a_cascade(mover, parts):
+    """The smallest schedule's cascade: the two first convolutions, and a slice after them (ops 0, 1, 2)."""
+    (graph,) = npu_graphs(_moved_model(mover))
+    smallest = cascade_proposals(graph, EthosuTarget(ACCELERATOR))[0]
+    assert [plan.parts for plan in smallest.cascades] == [parts]
 
 
 @pytest.mark.parametrize("name", list(MLPERF))

@@ -7,7 +7,7 @@ from ethosu_tvm.legalize import legalize
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.sim import Simulator
 from ethosu_tvm.target import EthosuTarget
-from ethosu_tvm.testing.reference import random_inputs, run_litert
+from ethosu_tvm.testing.reference import input_infos, random_inputs, run_litert
 
 ACCELERATORS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256")
 
@@ -34,11 +34,17 @@ def run_artifact(artifact: NpuArtifact, inputs) -> list[np.ndarray]:
     ]
 
 
-def assert_model_exact(model: bytes, accelerator: str, seeds=(0, 1)):
-    """Every operator on the NPU, in one subgraph whose outputs equal LiteRT's for each seed's random inputs."""
-    report, (artifact,) = compile_model(model, accelerator)
+def assert_model_exact(model: bytes, accelerator: str, seeds=(0, 1), subgraphs: int = 1):
+    """Every operator on the NPU, in `subgraphs` subgraphs that read only model inputs (by name) and whose outputs,
+    in order, equal LiteRT's for each seed's random inputs."""
+    report, artifacts = compile_model(model, accelerator)
     assert report.counts() == {"ethos-u": len(report.ops)}
+    assert len(artifacts) == subgraphs
+    names = [info.name for info in input_infos(model)]
     for seed in seeds:
-        inputs = random_inputs(model, seed)
-        for got, ref in zip(run_artifact(artifact, inputs), run_litert(model, inputs)):
-            assert np.array_equal(got.reshape(ref.shape), ref), f"seed {seed}"
+        inputs = dict(zip(names, random_inputs(model, seed)))
+        got = [out for a in artifacts for out in run_artifact(a, [inputs[b.name] for b in a.inputs])]
+        expected = run_litert(model, list(inputs.values()))
+        assert len(got) == len(expected)
+        for out, ref in zip(got, expected):
+            assert np.array_equal(out.reshape(ref.shape), ref), f"seed {seed}"

@@ -1,11 +1,13 @@
 """Data movement on the NPU, bit-exact with LiteRT in the simulator on every U55 configuration: CONCATENATION as one
 copy per input into a box of the OFM; PAD and PADV2 as a copy of the IFM into its box and copies of constant blocks
-of the pad value around it. And the constraints that keep the rest on the host."""
+of the pad value around it; SLICE, STRIDED_SLICE (stride 1), SPLIT, SPLIT_V and UNPACK as copies of boxes of the IFM
+(then a reshape where axes shrink). And the constraints that keep the rest on the host."""
 import pytest
 
 from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.testing import models
+from ethosu_tvm.testing.reference import output_infos
 
 from sim_support import ACCELERATORS, assert_model_exact
 
@@ -47,12 +49,46 @@ def test_pad(case, accelerator):
         assert_model_exact(models.make(op, seed, **params), accelerator)
 
 
+SLICES = {
+    "slice": ("slice", {}),
+    "slice-channels": ("slice", dict(in_shape=(1, 6, 7, 20), begin=(0, 0, 3, 5), size=(1, -1, 2, 11))),
+    "slice-batch": ("slice", dict(in_shape=(3, 4, 5, 6), begin=(2, 1, 0, 3), size=(1, 2, 5, 3))),
+    "slice-2-D": ("slice", dict(in_shape=(9, 13), begin=(4, 2), size=(3, 10))),
+    "strided-slice": ("strided_slice", dict(strides=(1, 1, 1, 1))),
+    "strided-slice-shrink-rows": ("strided_slice", dict(begin=(0, 2, 1, 1), end=(1, 3, 7, 4), strides=(1, 1, 1, 1),
+                                                        shrink_axis_mask=2)),
+    "strided-slice-shrink-columns": ("strided_slice", dict(begin=(0, 2, 1, 1), end=(1, 7, 3, 4),
+                                                           strides=(1, 1, 1, 1), shrink_axis_mask=4)),
+    "strided-slice-new-axis": ("strided_slice", dict(in_shape=(6, 10), begin=(1, 0, 2), end=(5, 0, 9),
+                                                     strides=(1, 1, 1), new_axis_mask=2)),
+    "split": ("split", {}),
+    "split-rows": ("split", dict(in_shape=(1, 9, 4, 5), num_splits=3, axis=1)),
+    "split_v": ("split_v", {}),
+    "split_v-columns": ("split_v", dict(in_shape=(1, 3, 10, 4), size_splits=(4, -1), axis=2)),
+    "unpack": ("unpack", dict(in_shape=(3, 4, 5), axis=1)),
+    "unpack-first": ("unpack", dict(in_shape=(3, 4, 5), axis=0)),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", SLICES)
+def test_slice(case, accelerator):
+    """Each output of SPLIT, SPLIT_V and UNPACK is a subgraph of its own: they read the input, not each other."""
+    op, params = SLICES[case]
+    for seed in (0, 5):
+        model = models.make(op, seed, **params)
+        assert_model_exact(model, accelerator, subgraphs=len(output_infos(model)))
+
+
 REFUSED = {
     "concatenation-batch": ("concatenation", dict(in_shape=(2, 4, 4, 3), axis=0),
                             "input 0 has batch size 2; the IFM batch size must be 1"),
     "pad-batch": ("pad", dict(paddings=((1, 0), (0, 0), (2, 1), (0, 0))),
                   "OFM has batch size 2; the IFM batch size must be 1"),
     "padv2-int16": ("padv2", dict(dtype="int16"), "IFM has data type int16; tensors must be of type int8"),
+    "strided-slice-stride": ("strided_slice", {}, "strides (1, 2, 1, 1); the NPU copies boxes with stride 1"),
+    "slice-batches": ("slice", dict(in_shape=(2, 8, 8, 4), begin=(0, 1, 2, 0), size=(2, 5, 4, -1)),
+                      "OFM has batch size 2; the IFM batch size must be 1"),
 }
 
 

@@ -98,6 +98,12 @@ def binary_elementwise_propagator(in_shape: Sequence[int], out_shape: Sequence[i
     return Propagator.affine(linear, [int(d == 1) for d in in_shape], [0] * n)
 
 
+def slice_propagator(begin: Sequence[int]) -> Propagator:
+    """A box of the input: one to one, from `begin`."""
+    n = len(begin)
+    return Propagator.affine([[int(i == j) for j in range(n)] for i in range(n)], [0] * n, list(begin))
+
+
 def whole_tensor_propagator(in_shape: Sequence[int], out_dims: int) -> Propagator:
     """Any output stripe needs the whole input: the safe answer when the index map is not affine."""
     return Propagator.affine([[0] * out_dims for _ in in_shape], list(in_shape), [0] * len(in_shape))

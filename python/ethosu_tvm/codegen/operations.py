@@ -24,6 +24,7 @@ from ..legalize.ops import (
     Pad,
     Padding,
     Pooling,
+    Slice,
     average_as_depthwise,
 )
 from .memory import CONSTANTS_REGION, ConstantPool, Placement
@@ -149,7 +150,7 @@ class OperationBuilder:
             return [self.elementwise(op, stripe, what)]
         if isinstance(op, Identity) and op.lut is not None:
             return self.table_lookup(op, stripe, what)
-        if isinstance(op, Identity):
+        if isinstance(op, (Identity, Slice)):
             return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what)]
         if isinstance(op, Pad):
             return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what) if stripe.ifms

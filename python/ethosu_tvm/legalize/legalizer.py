@@ -9,14 +9,7 @@ from ..qdq.match import match_composite
 from ..qdq.patterns import concat_arities
 from ..qdq.values import dtype_of, shape_of
 from .ops import NpuGraph, Tensor
-from .rules import RULES, LegalizeError
-
-
-def npu_shape(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
-    """The 4-D NHWC shape the NPU uses for a tensor of rank ≤ 4 (leading 1s)."""
-    if len(shape) > 4:
-        raise LegalizeError(f"a {len(shape)}-D tensor cannot be an NPU feature map")
-    return (1,) * (4 - len(shape)) + tuple(shape)
+from .rules import RULES, LegalizeError, npu_shape
 
 
 class _Names:
@@ -56,7 +49,8 @@ def legalize_function(name: str, func: relax.Function, function: str = "") -> Np
                 tensors[binding.var] = names.tensor(binding.var)
                 arguments = {param: tensors[arg] for param, arg in zip(composite.params, value.args)}
                 source = f"{match.kind}:{tensors[binding.var].name}"
-                ops.append(RULES[match.kind](match, arguments, tensors[binding.var], source))
+                legalized = RULES[match.kind](match, arguments, tensors[binding.var], source)
+                ops.extend(legalized if isinstance(legalized, tuple) else (legalized,))
             elif isinstance(value, relax.Var):
                 tensors[binding.var] = tensors[value]
             else:

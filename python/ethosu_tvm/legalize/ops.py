@@ -198,7 +198,18 @@ class Pad(_SingleInput):
     source: str = ""
 
 
-NpuOp = Conv2D | DepthwiseConv2D | Pooling | BinaryElementwise | Identity | Concatenate | Pad
+@dataclass(frozen=True, eq=False)
+class Slice(_SingleInput):
+    """ethosu.slice: the box of the IFM that starts at `begin` (NHWC) and has the OFM's shape, copied unchanged."""
+
+    op_name: ClassVar[str] = "ethosu.slice"
+    ifm: Operand
+    ofm: Operand
+    begin: tuple[int, int, int, int]
+    source: str = ""
+
+
+NpuOp = Conv2D | DepthwiseConv2D | Pooling | BinaryElementwise | Identity | Concatenate | Pad | Slice
 
 
 @dataclass(frozen=True, eq=False)

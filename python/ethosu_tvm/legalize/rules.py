@@ -10,7 +10,7 @@ import numpy as np
 from tvm import relax
 
 from ..qdq.match import Match
-from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of, shape_of
+from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of, shape_of, slice_parameters
 from ..quantization import (
     conv_multipliers,
     fully_connected_multipliers,
@@ -31,6 +31,7 @@ from .ops import (
     Padding,
     Pooling,
     Requantize,
+    Slice,
     Tensor,
 )
 from .lut import lookup_table
@@ -39,7 +40,7 @@ INT8_RANGE = (-128, 127)
 # TFLite's ADD/SUB rescale both operands after shifting them left by 20 bits (for 8-bit inputs).
 ELEMENTWISE_INPUT_SHIFT = 8 + 12
 
-Rule = Callable[[Match, dict, Tensor, str], NpuOp]
+Rule = Callable[[Match, dict, Tensor, str], NpuOp | tuple[NpuOp, ...]]
 
 
 def _operand(tensor: Tensor, quant: Quant) -> Operand:
@@ -228,6 +229,13 @@ class LegalizeError(ValueError):
     """A composite the legalizer cannot turn into an NPU primitive (partitioning should have kept it on the host)."""
 
 
+def npu_shape(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """The 4-D NHWC shape the NPU uses for a tensor of rank ≤ 4 (leading 1s)."""
+    if len(shape) > 4:
+        raise LegalizeError(f"a {len(shape)}-D tensor cannot be an NPU feature map")
+    return (1,) * (4 - len(shape)) + tuple(shape)
+
+
 def reshape(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     return Identity(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), source=source)
 
@@ -261,6 +269,22 @@ def pad(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
                source=source)
 
 
+def strided_slice(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp | tuple[NpuOp, ...]:
+    """SLICE, STRIDED_SLICE and the outputs of SPLIT, SPLIT_V and UNPACK (stride 1: partitioning checks), in 4-D
+    NHWC. When axes shrink or appear, the sliced box is the OFM's bytes in another shape: the slice writes it, and
+    a reshape copies it, unless both shapes are the same in 4-D."""
+    call = match["slice"]
+    _, begin, _ = slice_parameters(call)
+    sliced = npu_shape(shape_of(call))
+    ifm = tensors[match["ifm"]]
+    begin_4d = (0,) * (4 - len(begin)) + begin
+    if sliced == ofm.shape:
+        return Slice(ifm=_raw(ifm), ofm=_raw(ofm), begin=begin_4d, source=source)
+    box = Tensor(f"{ofm.name}_sliced", sliced, ofm.dtype)
+    return (Slice(ifm=_raw(ifm), ofm=_raw(box), begin=begin_4d, source=source),
+            Identity(ifm=_raw(box), ofm=_raw(ofm), source=source))
+
+
 RULES: dict[str, Rule] = {
     "conv2d": conv2d,
     "depthwise_conv2d": conv2d,
@@ -290,4 +314,5 @@ RULES: dict[str, Rule] = {
     "reshape": reshape,
     "concatenation": concatenation,
     "pad": pad,
+    "strided_slice": strided_slice,
 }

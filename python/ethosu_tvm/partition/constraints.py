@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..qdq.match import Match
-from ..qdq.values import Quant, const_value, dtype_of, is_const, quant_of, shape_of
+from ..qdq.values import Quant, const_value, dtype_of, is_const, quant_of, shape_of, slice_parameters
 from ..quantization import conv_multipliers, fully_connected_multipliers, per_channel_scale_shift, shifts_in_range
 
 TENSOR_DIM_RANGE = (1, 65535)
@@ -353,6 +353,27 @@ def check_pad(match: Match) -> str:
     )
 
 
+def check_strided_slice(match: Match) -> str:
+    """A copy of a stride-1 box of the IFM; the box must have batch 1 (the NPU copies 3-D boxes), the IFM need not."""
+    call = match["slice"]
+    shape = shape_of(match["ifm"])
+    axes, begin, strides = slice_parameters(call)
+
+    def box() -> str:
+        if axes != tuple(range(len(shape))) or not all(0 <= b < d for b, d in zip(begin, shape)):
+            return f"strided slice over axes {axes} from {begin}; every axis from a start inside it"
+        if any(s != 1 for s in strides):
+            return f"strides {strides}; the NPU copies boxes with stride 1"
+        return ""
+
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM", batch_one=False),
+        lambda: _feature_map(call, "OFM"),
+        box,
+        lambda: "" if match.get("reshape") is None else _feature_map(match["reshape"], "OFM", batch_one=False),
+    )
+
+
 CHECKS: dict[str, Callable[[Match], str]] = {
     "conv2d": check_conv2d,
     "depthwise_conv2d": check_depthwise_conv2d,
@@ -382,4 +403,5 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "reshape": check_reshape,
     "concatenation": check_concatenation,
     "pad": check_pad,
+    "strided_slice": check_strided_slice,
 }

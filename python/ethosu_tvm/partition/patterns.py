@@ -19,6 +19,7 @@ from ..qdq.patterns import (
     pad,
     reduction,
     reshape,
+    strided_slice,
     unary,
     weighted_and_elementwise,
 )
@@ -34,6 +35,7 @@ def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         reduction(f"{CODEGEN}.mean", "relax.mean"),
         *(unary(f"{CODEGEN}.{kind}", core) for kind, core in UNARY_CORES.items()),
         hard_swish(f"{CODEGEN}.hard_swish"),
+        strided_slice(f"{CODEGEN}.strided_slice"),  # before reshape: it takes the reshape of shrunk axes
         reshape(f"{CODEGEN}.reshape"),
         pad(f"{CODEGEN}.pad"),
         *(concatenation(f"{CODEGEN}.concatenation", n) for n in sorted(set(concat_arities))),

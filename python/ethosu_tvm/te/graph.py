@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 from tvm import te, tirx
 
-from ..legalize.ops import BinaryElementwise, Concatenate, Conv2D, Identity, NpuGraph, Pad, Pooling
-from .primitives import ConvConstants, binary_elementwise, concatenate, convolution, identity, pad, pooling
+from ..legalize.ops import BinaryElementwise, Concatenate, Conv2D, Identity, NpuGraph, Pad, Pooling, Slice
+from .primitives import ConvConstants, binary_elementwise, concatenate, convolution, identity, pad, pooling, slice_box
 
 # Block annotation carried by every TIR block of a primitive: its index in the NpuGraph's ops.
 OP_ANNOTATION = "ethosu.op"
@@ -69,6 +69,8 @@ class _Builder:
             return concatenate(op, ifms, name, attrs)
         if isinstance(op, Pad):
             return pad(op, ifms[0], name, attrs)
+        if isinstance(op, Slice):
+            return slice_box(op, ifms[0], name, attrs)
         raise TypeError(f"no TE definition for {type(op).__name__}")
 
     def build(self) -> TeGraph:

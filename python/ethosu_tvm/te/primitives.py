@@ -11,7 +11,17 @@ from dataclasses import dataclass
 
 from tvm import te, tirx
 
-from ..legalize.ops import BinaryElementwise, Concatenate, Conv2D, DepthwiseConv2D, Identity, Pad, Padding, Pooling
+from ..legalize.ops import (
+    BinaryElementwise,
+    Concatenate,
+    Conv2D,
+    DepthwiseConv2D,
+    Identity,
+    Pad,
+    Padding,
+    Pooling,
+    Slice,
+)
 from .arithmetic import clamp_to, i64, requantize
 
 INT32 = "int32"
@@ -219,3 +229,9 @@ def pad(op: Pad, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
         return tirx.if_then_else(inside, ifm[tuple(inner)], tirx.const(op.value, ifm.dtype))
 
     return te.compute(op.ofm.tensor.shape, value, name=name, attrs=attrs)
+
+
+def slice_box(op: Slice, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
+    """The IFM element at the OFM index plus `begin`."""
+    return te.compute(op.ofm.tensor.shape, lambda *index: ifm[tuple(i + b for i, b in zip(index, op.begin))],
+                      name=name, attrs=attrs)

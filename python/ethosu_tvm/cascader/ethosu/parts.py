@@ -20,6 +20,7 @@ from ...legalize.ops import (
     Operand,
     Pad,
     Pooling,
+    Slice,
 )
 from ...te import te_graph
 from ..derive import (
@@ -28,6 +29,7 @@ from ..derive import (
     depthwise_conv2d_propagator,
     identity_propagator,
     pooling_propagator,
+    slice_propagator,
     propagator_for,
     whole_tensor_propagator,
 )
@@ -54,6 +56,8 @@ def definition(op, operand: Operand) -> Propagator:
         return identity_propagator(in_shape, out_shape)
     if isinstance(op, (Concatenate, Pad)):
         return whole_tensor_propagator(in_shape, len(out_shape))
+    if isinstance(op, Slice):
+        return slice_propagator(op.begin)
     raise TypeError(f"no propagator for {type(op).__name__}")
 
 
