@@ -28,6 +28,14 @@ def test_factory_op(op, dtype, accelerator, tmp_path):
                      reference=reference_runner(op))
 
 
+@pytest.mark.parametrize("accelerator", ("ethos-u55-32", "ethos-u55-64"))
+@pytest.mark.parametrize("op", ("concatenation", "pad", "padv2", "slice", "split", "split_v", "unpack"))
+def test_data_movement_on_the_smaller_configurations(op, accelerator, tmp_path):
+    """The data-movement ops the NPU copies, on the two configurations test_factory_op leaves out."""
+    model = models.make(op, 0)
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path)
+
+
 NPU_REJECTED_MEANS = {
     "width-only": (dict(axis=(2,), keep_dims=False), "MEAN over axes [2] of a 4-D tensor; only height and width"),
     "requantizing": (dict(out_scale=0.05, out_zp=9), "MEAN with different input and output scales"),
