@@ -1,7 +1,8 @@
 """Data movement on the NPU, bit-exact with LiteRT in the simulator on every U55 configuration: CONCATENATION as one
 copy per input into a box of the OFM; PAD and PADV2 as a copy of the IFM into its box and copies of constant blocks
 of the pad value around it; SLICE, STRIDED_SLICE (stride 1), SPLIT, SPLIT_V and UNPACK as copies of boxes of the IFM
-(then a reshape where axes shrink). And the constraints that keep the rest on the host."""
+(then a reshape where axes shrink); RESIZE_NEAREST_NEIGHBOR by 2 as a copy with the NPU's NEAREST upscaling. And the
+constraints that keep the rest on the host."""
 import pytest
 
 from ethosu_tvm.frontend.importer import from_tflite
@@ -80,6 +81,21 @@ def test_slice(case, accelerator):
         assert_model_exact(model, accelerator, subgraphs=len(output_infos(model)))
 
 
+RESIZES = {
+    "default": {},
+    "half-pixel": dict(half_pixel_centers=True, in_shape=(1, 5, 3, 7), size=(10, 6)),
+    "large": dict(in_shape=(1, 24, 20, 40), size=(48, 40)),
+    "one-pixel": dict(in_shape=(1, 1, 1, 3), size=(2, 2)),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", RESIZES)
+def test_resize_nearest_neighbor(case, accelerator):
+    for seed in (0, 5):
+        assert_model_exact(models.make("resize_nearest_neighbor", seed, **RESIZES[case]), accelerator)
+
+
 REFUSED = {
     "concatenation-batch": ("concatenation", dict(in_shape=(2, 4, 4, 3), axis=0),
                             "input 0 has batch size 2; the IFM batch size must be 1"),
@@ -87,6 +103,10 @@ REFUSED = {
                   "OFM has batch size 2; the IFM batch size must be 1"),
     "padv2-int16": ("padv2", dict(dtype="int16"), "IFM has data type int16; tensors must be of type int8"),
     "strided-slice-stride": ("strided_slice", {}, "strides (1, 2, 1, 1); the NPU copies boxes with stride 1"),
+    "resize-align-corners": ("resize_nearest_neighbor", dict(align_corners=True),
+                             "nearest neighbour resize with align_corners; the NPU upscales without"),
+    "resize-by-3": ("resize_nearest_neighbor", dict(size=(24, 16)),
+                    "resize from 8x8 to 24x16; the NPU upscales height and width by 2"),
     "slice-batches": ("slice", dict(in_shape=(2, 8, 8, 4), begin=(0, 1, 2, 0), size=(2, 5, 4, -1)),
                       "OFM has batch size 2; the IFM batch size must be 1"),
 }

@@ -25,6 +25,7 @@ from ..legalize.ops import (
     Padding,
     Pooling,
     Slice,
+    Upscale,
     average_as_depthwise,
 )
 from .memory import CONSTANTS_REGION, ConstantPool, Placement
@@ -152,6 +153,8 @@ class OperationBuilder:
             return self.table_lookup(op, stripe, what)
         if isinstance(op, (Identity, Slice)):
             return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what)]
+        if isinstance(op, Upscale):
+            return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what, upscale=True)]
         if isinstance(op, Pad):
             return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what) if stripe.ifms
                     else self.fill(op, stripe, what)]
@@ -269,10 +272,11 @@ class OperationBuilder:
         return self.copy(_feature_map(op.ofm, block, Placement(CONSTANTS_REGION, offset)), op.ofm, stripe, what)
 
     def copy(self, source: vapi.NpuFeatureMap, ofm: Operand, stripe: Stripe, what: str,
-             activation: vapi.NpuActivation | None = None) -> vapi.NpuOperation:
+             activation: vapi.NpuActivation | None = None, upscale: bool = False) -> vapi.NpuOperation:
         """A 1x1 max pool from `source` to the stripe's box of the OFM (for a reshape the source is the IFM's bytes
-        in the OFM's shape; a concatenation or pad writes a box of its OFM): a pool has no alignment rule on the
-        size, which a DMA would have (multiples of 16)."""
+        in the OFM's shape; a concatenation or pad writes a box of its OFM; with `upscale` each source element
+        fills 2x2 of the OFM): a pool has no alignment rule on the size, which a DMA would have (multiples of
+        16)."""
         npu_op = vapi.NpuPoolingOperation(vapi.NpuPoolingOp.MAX)
         npu_op.kernel = vapi.NpuKernel(1, 1)
         npu_op.padding = vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
@@ -280,4 +284,6 @@ class OperationBuilder:
         npu_op.ifm = source
         npu_op.ofm = self.fm(ofm, stripe.ofm)
         npu_op.activation = activation
+        if upscale:
+            npu_op.ifm_upscale = vapi.NpuResamplingMode.NEAREST
         return self._with_block_config(npu_op, what)

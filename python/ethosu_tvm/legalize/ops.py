@@ -209,7 +209,18 @@ class Slice(_SingleInput):
     source: str = ""
 
 
-NpuOp = Conv2D | DepthwiseConv2D | Pooling | BinaryElementwise | Identity | Concatenate | Pad | Slice
+@dataclass(frozen=True, eq=False)
+class Upscale(_SingleInput):
+    """ethosu.upscale: each IFM element repeated into a 2x2 block of the OFM (RESIZE_NEAREST_NEIGHBOR by 2), copied
+    unchanged; the NPU's NEAREST IFM upscaling."""
+
+    op_name: ClassVar[str] = "ethosu.upscale"
+    ifm: Operand
+    ofm: Operand
+    source: str = ""
+
+
+NpuOp = Conv2D | DepthwiseConv2D | Pooling | BinaryElementwise | Identity | Concatenate | Pad | Slice | Upscale
 
 
 @dataclass(frozen=True, eq=False)

@@ -33,6 +33,7 @@ from .ops import (
     Requantize,
     Slice,
     Tensor,
+    Upscale,
 )
 from .lut import lookup_table
 
@@ -285,6 +286,12 @@ def strided_slice(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuO
             Identity(ifm=_raw(box), ofm=_raw(ofm), source=source))
 
 
+def resize_nearest_neighbor(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """Twice the height and width, without align_corners (partitioning checks): output (y, x) reads (y // 2, x // 2)
+    with and without half-pixel centres."""
+    return Upscale(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), source=source)
+
+
 RULES: dict[str, Rule] = {
     "conv2d": conv2d,
     "depthwise_conv2d": conv2d,
@@ -315,4 +322,5 @@ RULES: dict[str, Rule] = {
     "concatenation": concatenation,
     "pad": pad,
     "strided_slice": strided_slice,
+    "resize_nearest_neighbor": resize_nearest_neighbor,
 }

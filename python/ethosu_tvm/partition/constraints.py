@@ -374,6 +374,32 @@ def check_strided_slice(match: Match) -> str:
     )
 
 
+def check_resize_nearest_neighbor(match: Match) -> str:
+    """The NPU's NEAREST upscaling doubles height and width: TFLite's nearest neighbour by exactly 2, whose output
+    (y, x) reads (y // 2, x // 2) unless corners are aligned."""
+    attrs = match["resize"].attrs
+    (_, height, width, _), (_, out_h, out_w, _) = shape_of(match["ifm"]), shape_of(match["resize"])
+
+    def mode() -> str:
+        if str(attrs.layout) != "NHWC" or str(attrs.method) != "nearest_neighbor":
+            return f"{attrs.method} resize in {attrs.layout}; only nearest neighbour in NHWC"
+        if str(attrs.coordinate_transformation_mode) not in ("asymmetric", "half_pixel"):
+            return "nearest neighbour resize with align_corners; the NPU upscales without"
+        return ""
+
+    def scale() -> str:
+        if (out_h, out_w) != (2 * height, 2 * width):
+            return f"resize from {height}x{width} to {out_h}x{out_w}; the NPU upscales height and width by 2"
+        return ""
+
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM"),
+        lambda: _feature_map(match["resize"], "OFM"),
+        mode,
+        scale,
+    )
+
+
 CHECKS: dict[str, Callable[[Match], str]] = {
     "conv2d": check_conv2d,
     "depthwise_conv2d": check_depthwise_conv2d,
@@ -404,4 +430,5 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "concatenation": check_concatenation,
     "pad": check_pad,
     "strided_slice": check_strided_slice,
+    "resize_nearest_neighbor": check_resize_nearest_neighbor,
 }

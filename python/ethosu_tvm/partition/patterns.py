@@ -19,6 +19,7 @@ from ..qdq.patterns import (
     pad,
     reduction,
     reshape,
+    resize,
     strided_slice,
     unary,
     weighted_and_elementwise,
@@ -38,6 +39,7 @@ def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         strided_slice(f"{CODEGEN}.strided_slice"),  # before reshape: it takes the reshape of shrunk axes
         reshape(f"{CODEGEN}.reshape"),
         pad(f"{CODEGEN}.pad"),
+        resize(f"{CODEGEN}.resize_nearest_neighbor", qdq=False),
         *(concatenation(f"{CODEGEN}.concatenation", n) for n in sorted(set(concat_arities))),
     ]
 

@@ -7,8 +7,18 @@ from dataclasses import dataclass
 import numpy as np
 from tvm import te, tirx
 
-from ..legalize.ops import BinaryElementwise, Concatenate, Conv2D, Identity, NpuGraph, Pad, Pooling, Slice
-from .primitives import ConvConstants, binary_elementwise, concatenate, convolution, identity, pad, pooling, slice_box
+from ..legalize.ops import BinaryElementwise, Concatenate, Conv2D, Identity, NpuGraph, Pad, Pooling, Slice, Upscale
+from .primitives import (
+    ConvConstants,
+    binary_elementwise,
+    concatenate,
+    convolution,
+    identity,
+    pad,
+    pooling,
+    slice_box,
+    upscale,
+)
 
 # Block annotation carried by every TIR block of a primitive: its index in the NpuGraph's ops.
 OP_ANNOTATION = "ethosu.op"
@@ -71,6 +81,8 @@ class _Builder:
             return pad(op, ifms[0], name, attrs)
         if isinstance(op, Slice):
             return slice_box(op, ifms[0], name, attrs)
+        if isinstance(op, Upscale):
+            return upscale(op, ifms[0], name, attrs)
         raise TypeError(f"no TE definition for {type(op).__name__}")
 
     def build(self) -> TeGraph:

@@ -21,6 +21,7 @@ from ..legalize.ops import (
     Padding,
     Pooling,
     Slice,
+    Upscale,
 )
 from .arithmetic import clamp_to, i64, requantize
 
@@ -235,3 +236,9 @@ def slice_box(op: Slice, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
     """The IFM element at the OFM index plus `begin`."""
     return te.compute(op.ofm.tensor.shape, lambda *index: ifm[tuple(i + b for i, b in zip(index, op.begin))],
                       name=name, attrs=attrs)
+
+
+def upscale(op: Upscale, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
+    """The IFM element at half the OFM's row and column (rounded down)."""
+    return te.compute(op.ofm.tensor.shape,
+                      lambda b, y, x, c: ifm[b, tirx.floordiv(y, 2), tirx.floordiv(x, 2), c], name=name, attrs=attrs)
