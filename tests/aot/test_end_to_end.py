@@ -30,7 +30,7 @@ def test_factory_op(op, dtype, accelerator, tmp_path):
 
 @pytest.mark.parametrize("accelerator", ("ethos-u55-32", "ethos-u55-64"))
 @pytest.mark.parametrize("op", ("concatenation", "pad", "padv2", "slice", "split", "split_v", "unpack",
-                                "resize_nearest_neighbor"))
+                                "resize_nearest_neighbor", "transpose"))
 def test_data_movement_on_the_smaller_configurations(op, accelerator, tmp_path):
     """The data-movement ops the NPU copies, on the two configurations test_factory_op leaves out."""
     model = models.make(op, 0)

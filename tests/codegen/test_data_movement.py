@@ -1,8 +1,9 @@
 """Data movement on the NPU, bit-exact with LiteRT in the simulator on every U55 configuration: CONCATENATION as one
 copy per input into a box of the OFM; PAD and PADV2 as a copy of the IFM into its box and copies of constant blocks
 of the pad value around it; SLICE, STRIDED_SLICE (stride 1), SPLIT, SPLIT_V and UNPACK as copies of boxes of the IFM
-(then a reshape where axes shrink); RESIZE_NEAREST_NEIGHBOR by 2 as a copy with the NPU's NEAREST upscaling. And the
-constraints that keep the rest on the host."""
+(then a reshape where axes shrink); RESIZE_NEAREST_NEIGHBOR by 2 as a copy with the NPU's NEAREST upscaling;
+TRANSPOSE of two axes (unit axes aside) as a copy with the IFM's row and column strides swapped. And the constraints
+that keep the rest on the host."""
 import pytest
 
 from ethosu_tvm.frontend.importer import from_tflite
@@ -96,6 +97,23 @@ def test_resize_nearest_neighbor(case, accelerator):
         assert_model_exact(models.make("resize_nearest_neighbor", seed, **RESIZES[case]), accelerator)
 
 
+TRANSPOSES = {
+    "rows-columns": {},
+    "rows-columns-large": dict(in_shape=(1, 20, 33, 24), perm=(0, 2, 1, 3)),
+    "matrix": dict(in_shape=(6, 9), perm=(1, 0)),
+    "3-D": dict(in_shape=(3, 5, 7), perm=(1, 0, 2)),
+    "unit-axes": dict(in_shape=(1, 4, 1, 6), perm=(0, 3, 2, 1)),
+    "reshape": dict(in_shape=(1, 3, 4, 1), perm=(0, 3, 1, 2)),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", TRANSPOSES)
+def test_transpose(case, accelerator):
+    for seed in (0, 5):
+        assert_model_exact(models.make("transpose", seed, **TRANSPOSES[case]), accelerator)
+
+
 REFUSED = {
     "concatenation-batch": ("concatenation", dict(in_shape=(2, 4, 4, 3), axis=0),
                             "input 0 has batch size 2; the IFM batch size must be 1"),
@@ -107,6 +125,9 @@ REFUSED = {
                              "nearest neighbour resize with align_corners; the NPU upscales without"),
     "resize-by-3": ("resize_nearest_neighbor", dict(size=(24, 16)),
                     "resize from 8x8 to 24x16; the NPU upscales height and width by 2"),
+    "transpose-channels": ("transpose", dict(in_shape=(1, 4, 8, 8), perm=(0, 2, 3, 1)),
+                           "TRANSPOSE of (1, 4, 8, 8) by (0, 2, 3, 1); the NPU swaps two axes (unit axes aside) and"
+                           " keeps the innermost after them"),
     "slice-batches": ("slice", dict(in_shape=(2, 8, 8, 4), begin=(0, 1, 2, 0), size=(2, 5, 4, -1)),
                       "OFM has batch size 2; the IFM batch size must be 1"),
 }

@@ -50,14 +50,15 @@ def test_data_movement_is_reported_on_the_npu():
     x = net.input((1, 8, 8, 6))
     a, b = net.split(x, num_splits=2, axis=3)
     y = net.concatenation([net.pad(a), net.padv2(b, paddings=((0, 0), (1, 1), (0, 0), (0, 0)))], axis=2)
+    net.output(net.resize_nearest_neighbor(net.transpose(y, perm=(0, 2, 1, 3)), size=(38, 20)))
     c, d = net.split_v(y, size_splits=(6, 4), axis=1)
     net.output(net.slice(c, begin=(0, 0, 0, 0), size=(1, 6, 8, 3)))
     rows = net.strided_slice(d, begin=(0, 1, 0, 0), end=(1, 2, 19, 3), strides=(1, 1, 1, 1), shrink_axis_mask=2)
     net.output(net.unpack(rows, axis=1)[0])
     mod, report = _partition(net.build())
     assert [(e.op, e.target, e.reason) for e in report.ops] == [
-        (op, "ethos-u", "") for op in ("SPLIT", "PAD", "PADV2", "CONCATENATION", "SPLIT_V", "SLICE", "STRIDED_SLICE",
-                                       "UNPACK")]
+        (op, "ethos-u", "") for op in ("SPLIT", "PAD", "PADV2", "CONCATENATION", "TRANSPOSE",
+                                       "RESIZE_NEAREST_NEIGHBOR", "SPLIT_V", "SLICE", "STRIDED_SLICE", "UNPACK")]
     assert len(npu_functions(mod)) == 1
 
 

@@ -8,6 +8,8 @@ of a primitive are encoded once per output-channel range, traversal and block de
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from ethosu.vela import api as vapi
 
@@ -25,6 +27,7 @@ from ..legalize.ops import (
     Padding,
     Pooling,
     Slice,
+    Transpose,
     Upscale,
     average_as_depthwise,
 )
@@ -155,6 +158,8 @@ class OperationBuilder:
             return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what)]
         if isinstance(op, Upscale):
             return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what, upscale=True)]
+        if isinstance(op, Transpose):
+            return [self.transposed(op, stripe, what)]
         if isinstance(op, Pad):
             return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what) if stripe.ifms
                     else self.fill(op, stripe, what)]
@@ -270,6 +275,23 @@ class OperationBuilder:
         block = FeatureMapRegion(f"{stripe.ofm.tensor}_pad_value", stripe.ofm.dtype, shape, (False,) * len(shape),
                                  tuple(Interval(0, extent) for extent in shape))
         return self.copy(_feature_map(op.ofm, block, Placement(CONSTANTS_REGION, offset)), op.ofm, stripe, what)
+
+    def transposed(self, op: Transpose, stripe: Stripe, what: str) -> vapi.NpuOperation:
+        """The whole OFM as (B, A, C) from the IFM's (A, B, C) view read with its row and column strides
+        swapped."""
+        rows, columns, depth = op.view
+
+        def view(region: FeatureMapRegion, shape: tuple[int, ...]) -> FeatureMapRegion:
+            return replace(region, layout=(1, *shape), box=tuple(Interval(0, n) for n in (1, *shape)))
+
+        source = self.fm(op.ifm, view(stripe.ifms[0], (rows, columns, depth)))
+        source.shape = vapi.NpuShape3D(height=columns, width=rows, depth=depth)
+        source.strides = vapi.NpuShape3D(height=source.strides.width, width=source.strides.height,
+                                         depth=source.strides.depth)
+        source.tiles = vapi.NpuTileBox(height_0=columns, height_1=columns, width_0=rows,
+                                       addresses=source.tiles.addresses)
+        target = Stripe(stripe.op, view(stripe.ofm, (columns, rows, depth)), stripe.ifms)
+        return self.copy(source, op.ofm, target, what)
 
     def copy(self, source: vapi.NpuFeatureMap, ofm: Operand, stripe: Stripe, what: str,
              activation: vapi.NpuActivation | None = None, upscale: bool = False) -> vapi.NpuOperation:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from tvm import ir, s_tir, sym, tirx
 
-from ..legalize.ops import Concatenate, Identity, NpuGraph, Pad, Padding
+from ..legalize.ops import Concatenate, Identity, NpuGraph, Pad, Padding, Transpose
 from ..te import OP_ANNOTATION, TeGraph, te_graph
 from .schedule import (
     RING_ANNOTATION,
@@ -202,6 +202,9 @@ class _Translator:
         if isinstance(op, Pad):
             yield from self._padded(index, op, ofm, what)
             return
+        if isinstance(op, Transpose):
+            yield Stripe(index, ofm, (self._whole(op.ifm.tensor.name, what),))
+            return
         reads = self._reads(index, output, domain, analyzer)
         ifm_buffers = [self.buffer_of[operand.tensor.name] for operand in op.inputs]
         ifms = tuple(self._region(buffer, reads[buffer], what) for buffer in ifm_buffers)
@@ -244,6 +247,14 @@ class _Translator:
                 piece = inner[:axis] + (side,) + box[axis + 1:]
                 if all(interval.extent > 0 for interval in piece):
                     yield Stripe(index, replace(ofm, box=piece), ())
+
+    def _whole(self, tensor: str, what: str) -> FeatureMapRegion:
+        """The region of a whole tensor in a buffer of its own shape (a transpose reads it with other strides)."""
+        buffer = self.buffer_of[tensor]
+        region = self._region(buffer, tuple(Interval(0, extent) for extent in self.shapes[buffer]), what)
+        if region.layout != self.shapes[buffer]:
+            raise CodegenError(f"{what}: {tensor} is not whole in its buffer")
+        return region
 
     def _rows_to_compute(self, buffer: str, store: Access, domain: dict, what: str) -> dict | None:
         """`domain` limited to the OFM's rows (a warm-up stripe reaches before them), and for a rolling buffer to

@@ -220,7 +220,21 @@ class Upscale(_SingleInput):
     source: str = ""
 
 
-NpuOp = Conv2D | DepthwiseConv2D | Pooling | BinaryElementwise | Identity | Concatenate | Pad | Slice | Upscale
+@dataclass(frozen=True, eq=False)
+class Transpose(_SingleInput):
+    """ethosu.transpose: the IFM's elements seen as (A, B, C) = `view`, written as (B, A, C): the OFM's element
+    order (a TRANSPOSE swapping two axes, unit axes aside, before at most one more). The NPU copies it once,
+    reading the IFM with its row and column strides swapped."""
+
+    op_name: ClassVar[str] = "ethosu.transpose"
+    ifm: Operand
+    ofm: Operand
+    view: tuple[int, int, int]
+    source: str = ""
+
+
+NpuOp = (Conv2D | DepthwiseConv2D | Pooling | BinaryElementwise | Identity | Concatenate | Pad | Slice | Upscale
+         | Transpose)
 
 
 @dataclass(frozen=True, eq=False)

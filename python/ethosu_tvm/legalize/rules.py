@@ -9,6 +9,7 @@ from collections.abc import Callable
 import numpy as np
 from tvm import relax
 
+from ..partition.constraints import permutation_of, transposed_view
 from ..qdq.match import Match
 from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of, shape_of, slice_parameters
 from ..quantization import (
@@ -33,6 +34,7 @@ from .ops import (
     Requantize,
     Slice,
     Tensor,
+    Transpose,
     Upscale,
 )
 from .lut import lookup_table
@@ -292,6 +294,16 @@ def resize_nearest_neighbor(match: Match, tensors: dict, ofm: Tensor, source: st
     return Upscale(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), source=source)
 
 
+def transpose(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """A permutation that keeps the order of the axes longer than 1 is a reshape; others swap rows and columns of
+    their (A, B, C) view (partitioning checks there is one)."""
+    ifm = tensors[match["ifm"]]
+    view = transposed_view(shape_of(match["ifm"]), permutation_of(match))
+    if view[:2] == (1, 1):
+        return Identity(ifm=_raw(ifm), ofm=_raw(ofm), source=source)
+    return Transpose(ifm=_raw(ifm), ofm=_raw(ofm), view=view, source=source)
+
+
 RULES: dict[str, Rule] = {
     "conv2d": conv2d,
     "depthwise_conv2d": conv2d,
@@ -323,4 +335,5 @@ RULES: dict[str, Rule] = {
     "pad": pad,
     "strided_slice": strided_slice,
     "resize_nearest_neighbor": resize_nearest_neighbor,
+    "transpose": transpose,
 }

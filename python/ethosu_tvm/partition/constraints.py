@@ -400,6 +400,50 @@ def check_resize_nearest_neighbor(match: Match) -> str:
     )
 
 
+def permutation_of(match: Match) -> tuple[int, ...]:
+    """The TRANSPOSE's permutation (None in Relax: the axes reversed)."""
+    rank, axes = len(shape_of(match["ifm"])), match["permute"].attrs.axes
+    return tuple(range(rank))[::-1] if axes is None else tuple(int(a) % rank for a in axes)
+
+
+def transposed_view(shape: tuple[int, ...], perm: tuple[int, ...]) -> tuple[int, int, int] | None:
+    """The input seen as (A, B, C) whose output is (B, A, C) in element order, when the permutation is one: with
+    axes of extent 1 left out, it swaps two axes followed by at most one more (the NPU reads the IFM with its row
+    and column strides swapped, depth kept). (1, 1, N) when the order of the other axes is kept (a reshape); None
+    otherwise."""
+    kept = [axis for axis in perm if shape[axis] != 1]
+    dims = [shape[axis] for axis in sorted(kept)]
+    order = [sorted(kept).index(axis) for axis in kept]
+    if order == sorted(order):
+        return (1, 1, int(np.prod(dims, dtype=np.int64)))
+    if order == [1, 0]:
+        return (dims[0], dims[1], 1)
+    if order == [1, 0, 2]:
+        return (dims[0], dims[1], dims[2])
+    return None
+
+
+def check_transpose(match: Match) -> str:
+    """Permutations the NPU expresses as one copy with swapped strides (see `transposed_view`)."""
+    shape, perm = shape_of(match["ifm"]), permutation_of(match)
+
+    def view() -> str:
+        found = transposed_view(shape, perm)
+        if found is None:
+            return (f"TRANSPOSE of {shape} by {perm}; the NPU swaps two axes (unit axes aside) and keeps the"
+                    " innermost after them")
+        low, high = TENSOR_DIM_RANGE
+        if found[:2] != (1, 1) and not all(low <= d <= high for d in found):  # (1, 1, N): a reshape
+            return f"TRANSPOSE viewed as {found}; each extent must be in the range [{low}, {high}]"
+        return ""
+
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM", batch_one=False),
+        lambda: _feature_map(match["permute"], "OFM", batch_one=False),
+        view,
+    )
+
+
 CHECKS: dict[str, Callable[[Match], str]] = {
     "conv2d": check_conv2d,
     "depthwise_conv2d": check_depthwise_conv2d,
@@ -431,4 +475,5 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "pad": check_pad,
     "strided_slice": check_strided_slice,
     "resize_nearest_neighbor": check_resize_nearest_neighbor,
+    "transpose": check_transpose,
 }

@@ -21,6 +21,7 @@ from ..qdq.patterns import (
     reshape,
     resize,
     strided_slice,
+    transpose,
     unary,
     weighted_and_elementwise,
 )
@@ -40,6 +41,7 @@ def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         reshape(f"{CODEGEN}.reshape"),
         pad(f"{CODEGEN}.pad"),
         resize(f"{CODEGEN}.resize_nearest_neighbor", qdq=False),
+        transpose(f"{CODEGEN}.transpose"),
         *(concatenation(f"{CODEGEN}.concatenation", n) for n in sorted(set(concat_arities))),
     ]
 

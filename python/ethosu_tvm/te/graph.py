@@ -7,7 +7,18 @@ from dataclasses import dataclass
 import numpy as np
 from tvm import te, tirx
 
-from ..legalize.ops import BinaryElementwise, Concatenate, Conv2D, Identity, NpuGraph, Pad, Pooling, Slice, Upscale
+from ..legalize.ops import (
+    BinaryElementwise,
+    Concatenate,
+    Conv2D,
+    Identity,
+    NpuGraph,
+    Pad,
+    Pooling,
+    Slice,
+    Transpose,
+    Upscale,
+)
 from .primitives import (
     ConvConstants,
     binary_elementwise,
@@ -17,6 +28,7 @@ from .primitives import (
     pad,
     pooling,
     slice_box,
+    transpose,
     upscale,
 )
 
@@ -83,6 +95,8 @@ class _Builder:
             return slice_box(op, ifms[0], name, attrs)
         if isinstance(op, Upscale):
             return upscale(op, ifms[0], name, attrs)
+        if isinstance(op, Transpose):
+            return transpose(op, ifms[0], name, attrs)
         raise TypeError(f"no TE definition for {type(op).__name__}")
 
     def build(self) -> TeGraph:

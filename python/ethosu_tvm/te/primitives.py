@@ -21,6 +21,7 @@ from ..legalize.ops import (
     Padding,
     Pooling,
     Slice,
+    Transpose,
     Upscale,
 )
 from .arithmetic import clamp_to, i64, requantize
@@ -191,18 +192,25 @@ def identity(op: Identity, ifm: te.Tensor, lut: te.Tensor | None, name: str, att
         return te.compute(out_shape, lambda *i: lut[ifm[i].astype(INT32) + 128], name=name, attrs=attrs)
     if tuple(in_shape) == tuple(out_shape):
         return te.compute(out_shape, lambda *i: ifm[i], name=name, attrs=attrs)
+    return te.compute(out_shape, lambda *index: ifm[_unflattened(_flattened(index, out_shape), in_shape)],
+                      name=name, attrs=attrs)
 
-    def value(*index):
-        flat = 0
-        for i, extent in zip(index, out_shape):
-            flat = flat * extent + i
-        source = []
-        for extent in reversed(in_shape):
-            source.append(tirx.floormod(flat, extent))
-            flat = tirx.floordiv(flat, extent)
-        return ifm[tuple(reversed(source))]
 
-    return te.compute(out_shape, value, name=name, attrs=attrs)
+def _flattened(index, shape):
+    """The position of `index` in the row-major (NHWC) element order of `shape`."""
+    flat = 0
+    for i, extent in zip(index, shape):
+        flat = flat * extent + i
+    return flat
+
+
+def _unflattened(flat, shape) -> tuple:
+    """The index of row-major position `flat` in `shape`."""
+    index = []
+    for extent in reversed(shape):
+        index.append(tirx.floormod(flat, extent))
+        flat = tirx.floordiv(flat, extent)
+    return tuple(reversed(index))
 
 
 def concatenate(op: Concatenate, ifms: list[te.Tensor], name: str, attrs: dict) -> te.Tensor:
@@ -242,3 +250,15 @@ def upscale(op: Upscale, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
     """The IFM element at half the OFM's row and column (rounded down)."""
     return te.compute(op.ofm.tensor.shape,
                       lambda b, y, x, c: ifm[b, tirx.floordiv(y, 2), tirx.floordiv(x, 2), c], name=name, attrs=attrs)
+
+
+def transpose(op: Transpose, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
+    """OFM element (b, a, c) of the (B, A, C) order is IFM element (a, b, c) of the (A, B, C) view."""
+    rows, columns, depth = op.view
+    in_shape = [int(d) for d in ifm.shape]
+
+    def value(*index):
+        b, a, c = _unflattened(_flattened(index, op.ofm.tensor.shape), (columns, rows, depth))
+        return ifm[_unflattened(_flattened((a, b, c), op.view), in_shape)]
+
+    return te.compute(op.ofm.tensor.shape, value, name=name, attrs=attrs)

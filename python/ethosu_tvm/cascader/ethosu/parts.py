@@ -21,6 +21,7 @@ from ...legalize.ops import (
     Pad,
     Pooling,
     Slice,
+    Transpose,
     Upscale,
 )
 from ...te import te_graph
@@ -55,7 +56,7 @@ def definition(op, operand: Operand) -> Propagator:
         return binary_elementwise_propagator(in_shape, out_shape)
     if isinstance(op, Identity):
         return identity_propagator(in_shape, out_shape)
-    if isinstance(op, (Concatenate, Pad, Upscale)):
+    if isinstance(op, (Concatenate, Pad, Transpose, Upscale)):
         return whole_tensor_propagator(in_shape, len(out_shape))
     if isinstance(op, Slice):
         return slice_propagator(op.begin)
@@ -75,8 +76,9 @@ def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[s
         output = built.tensors[op.ofm.tensor.name]
         reshape = isinstance(op, Identity) and op.ifm.tensor.shape != op.ofm.tensor.shape
         # A concatenation or pad writes its OFM in boxes copied from each input or filled, so it is computed whole
-        # from whole inputs and ends a cascade; an upscale too (its rows halve, which stripes do not model yet).
-        whole = reshape or isinstance(op, (Concatenate, Pad, Upscale))
+        # from whole inputs and ends a cascade; an upscale too (its rows halve, which stripes do not model yet) and a
+        # transpose (its rows are the IFM's columns).
+        whole = reshape or isinstance(op, (Concatenate, Pad, Transpose, Upscale))
         propagators = tuple(definition(op, o) if whole else
                             propagator_for(output, built.tensors[o.tensor.name], definition(op, o))
                             for o in op.inputs)

@@ -34,6 +34,7 @@ from ...legalize.ops import (
     Pad,
     Pooling,
     Slice,
+    Transpose,
     Upscale,
     average_as_depthwise,
 )
@@ -319,7 +320,7 @@ def _stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple) -> vapi.NpuBlockOperat
                 ifm, second = second, ifm
                 npu_op.reversed_operands = True
             npu_op.ifm2 = _feature_map(*second)
-    elif isinstance(op, (Identity, Concatenate, Pad, Slice, Upscale)):
+    elif isinstance(op, (Identity, Concatenate, Pad, Slice, Transpose, Upscale)):
         # A 1x1 max pool reading the IFM's bytes in the OFM's shape (so a reshape's IFM shape does not matter); a
         # concatenation's or pad's copies are costed as one copy of the whole OFM.
         npu_op = vapi.NpuPoolingOperation(vapi.NpuPoolingOp.MAX)
