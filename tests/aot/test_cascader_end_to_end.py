@@ -86,7 +86,8 @@ def test_ifm2_scalars_between_convolutions_at_several_limits(which, tmp_path):
 
 def _moved_model(mover: str) -> bytes:
     """Two convolutions that cascade, then `mover` between convolutions: a CONCATENATION of two branches, a PAD
-    before a VALID convolution or a SLICE of rows and channels."""
+    before a VALID convolution, a SLICE of rows and channels or a STRIDED_SLICE of every other row, every third
+    column."""
     net = Net(4)
     x = net.conv2d(net.input((1, 16, 16, 8)), out_channels=32)
     x = net.conv2d(x, out_channels=8)
@@ -96,17 +97,19 @@ def _moved_model(mover: str) -> bytes:
         y = net.concatenation([a, b], axis=3)
     elif mover == "pad":
         y = net.pad(x, paddings=((0, 0), (1, 1), (2, 0), (0, 0)))
-    else:
+    elif mover == "slice":
         y = net.slice(x, begin=(0, 3, 0, 2), size=(1, 11, -1, 5))
+    else:
+        y = net.strided_slice(x, begin=(0, 1, 0, 0), end=(1, 16, 16, 8), strides=(1, 2, 3, 1))
     net.output(net.conv2d(y, out_channels=8, padding="VALID"))
     return net.build()
 
 
-@pytest.mark.parametrize("mover", ["concatenation", "pad", "slice"])
+@pytest.mark.parametrize("mover", ["concatenation", "pad", "slice", "strided_slice"])
 @pytest.mark.parametrize("which", ["smallest", "middle"])
 def test_data_movement_between_convolutions_at_several_limits(mover, which, tmp_path):
     """A concatenation or pad is computed whole (it is not striped), so it ends a cascade; the rest still
-    cascades. A slice is striped by rows like any copy, so cascades run through it."""
+    cascades. A slice is striped by rows like any copy (a strided one like a pool), so cascades run through it."""
     model = _moved_model(mover)
     plain = uncascaded_scratch(model, tmp_path)
     sizes = check(model, tmp_path, limits(model)[which], seeds=range(3))
@@ -114,7 +117,8 @@ def test_data_movement_between_convolutions_at_several_limits(mover, which, tmp_
         assert sum(sizes.values()) < sum(plain.values())
 
 
-@pytest.mark.parametrize("mover,parts", [("concatenation", (0, 1)), ("pad", (0, 1)), ("slice", (0, 1, 2))])
+@pytest.mark.parametrize("mover,parts", [("concatenation", (0, 1)), ("pad", (0, 1)), ("slice", (0, 1, 2)),
+                                         ("strided_slice", (0, 1, 2))])
 def test_which_data_movement_joins_a_cascade(mover, parts):
     """The smallest schedule's cascade: the two first convolutions, and a slice after them (ops 0, 1, 2)."""
     (graph,) = npu_graphs(_moved_model(mover))

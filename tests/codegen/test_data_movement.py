@@ -1,7 +1,7 @@
 """Data movement on the NPU, bit-exact with LiteRT in the simulator on every U55 configuration: CONCATENATION as one
 copy per input into a box of the OFM; PAD and PADV2 as a copy of the IFM into its box and copies of constant blocks
-of the pad value around it; SLICE, STRIDED_SLICE (stride 1), SPLIT, SPLIT_V and UNPACK as copies of boxes of the IFM
-(then a reshape where axes shrink); RESIZE_NEAREST_NEIGHBOR by 2 as a copy with the NPU's NEAREST upscaling;
+of the pad value around it; SLICE, STRIDED_SLICE, SPLIT, SPLIT_V and UNPACK as copies of boxes of the IFM, strided on
+height and width like a 1x1 pool (then a reshape where axes shrink); RESIZE_NEAREST_NEIGHBOR by 2 as a copy with the NPU's NEAREST upscaling;
 TRANSPOSE of two axes (unit axes aside) as a copy with the IFM's row and column strides swapped. And the constraints
 that keep the rest on the host."""
 import pytest
@@ -57,6 +57,11 @@ SLICES = {
     "slice-batch": ("slice", dict(in_shape=(3, 4, 5, 6), begin=(2, 1, 0, 3), size=(1, 2, 5, 3))),
     "slice-2-D": ("slice", dict(in_shape=(9, 13), begin=(4, 2), size=(3, 10))),
     "strided-slice": ("strided_slice", dict(strides=(1, 1, 1, 1))),
+    "strided-slice-stride-2": ("strided_slice", {}),
+    "strided-slice-strides-3x2": ("strided_slice", dict(in_shape=(1, 13, 11, 5), begin=(0, 1, 2, 1),
+                                                        end=(1, 13, 11, 4), strides=(1, 3, 2, 1))),
+    "strided-slice-shrunk-stride": ("strided_slice", dict(in_shape=(2, 9, 6, 3), begin=(1, 0, 5, 0), end=(2, 9, 6, 3),
+                                                          strides=(7, 2, 5, 1), shrink_axis_mask=4)),
     "strided-slice-shrink-rows": ("strided_slice", dict(begin=(0, 2, 1, 1), end=(1, 3, 7, 4), strides=(1, 1, 1, 1),
                                                         shrink_axis_mask=2)),
     "strided-slice-shrink-columns": ("strided_slice", dict(begin=(0, 2, 1, 1), end=(1, 7, 3, 4),
@@ -120,7 +125,13 @@ REFUSED = {
     "pad-batch": ("pad", dict(paddings=((1, 0), (0, 0), (2, 1), (0, 0))),
                   "OFM has batch size 2; the IFM batch size must be 1"),
     "padv2-int16": ("padv2", dict(dtype="int16"), "IFM has data type int16; tensors must be of type int8"),
-    "strided-slice-stride": ("strided_slice", {}, "strides (1, 2, 1, 1); the NPU copies boxes with stride 1"),
+    "strided-slice-channel-stride": ("strided_slice", dict(begin=(0, 1, 1, 0), end=(1, 7, 7, 4), strides=(1, 2, 1, 2)),
+                                     "strides (1, 2, 1, 2); the NPU strides only height and width"),
+    "strided-slice-backwards": ("strided_slice", dict(strides=(1, -1, 1, 1), begin=(0, 7, 0, 0), end=(1, 0, 8, 4)),
+                                "strides (1, -1, 1, 1); the NPU strides forwards"),
+    "strided-slice-stride-4": ("strided_slice", dict(in_shape=(1, 20, 4, 2), begin=(0, 0, 0, 0), end=(1, 20, 4, 2),
+                                                     strides=(1, 4, 1, 1)),
+                               "stride HxW is 4x1; stride values must be in the range [1, 3]"),
     "resize-align-corners": ("resize_nearest_neighbor", dict(align_corners=True),
                              "nearest neighbour resize with align_corners; the NPU upscales without"),
     "resize-by-3": ("resize_nearest_neighbor", dict(size=(24, 16)),

@@ -154,8 +154,10 @@ class OperationBuilder:
             return [self.elementwise(op, stripe, what)]
         if isinstance(op, Identity) and op.lut is not None:
             return self.table_lookup(op, stripe, what)
-        if isinstance(op, (Identity, Slice)):
+        if isinstance(op, Identity):
             return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what)]
+        if isinstance(op, Slice):
+            return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what, strides=op.strides)]
         if isinstance(op, Upscale):
             return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what, upscale=True)]
         if isinstance(op, Transpose):
@@ -294,13 +296,15 @@ class OperationBuilder:
         return self.copy(source, op.ofm, target, what)
 
     def copy(self, source: vapi.NpuFeatureMap, ofm: Operand, stripe: Stripe, what: str,
-             activation: vapi.NpuActivation | None = None, upscale: bool = False) -> vapi.NpuOperation:
+             activation: vapi.NpuActivation | None = None, upscale: bool = False,
+             strides: tuple[int, int] = (1, 1)) -> vapi.NpuOperation:
         """A 1x1 max pool from `source` to the stripe's box of the OFM (for a reshape the source is the IFM's bytes
         in the OFM's shape; a concatenation or pad writes a box of its OFM; with `upscale` each source element
-        fills 2x2 of the OFM): a pool has no alignment rule on the size, which a DMA would have (multiples of
-        16)."""
+        fills 2x2 of the OFM; with `strides` (y, x) a slice skips rows and columns): a pool has no alignment rule
+        on the size, which a DMA would have (multiples of 16)."""
         npu_op = vapi.NpuPoolingOperation(vapi.NpuPoolingOp.MAX)
-        npu_op.kernel = vapi.NpuKernel(1, 1)
+        stride_y, stride_x = _strides(strides, stripe.ofm)
+        npu_op.kernel = vapi.NpuKernel(1, 1, stride_x, stride_y)
         npu_op.padding = vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL
         npu_op.ifm = source

@@ -200,12 +200,14 @@ class Pad(_SingleInput):
 
 @dataclass(frozen=True, eq=False)
 class Slice(_SingleInput):
-    """ethosu.slice: the box of the IFM that starts at `begin` (NHWC) and has the OFM's shape, copied unchanged."""
+    """ethosu.slice: the IFM elements from `begin` (NHWC) on, every `strides` (height, width)-th row and column,
+    as many as the OFM has, copied unchanged."""
 
     op_name: ClassVar[str] = "ethosu.slice"
     ifm: Operand
     ofm: Operand
     begin: tuple[int, int, int, int]
+    strides: tuple[int, int] = (1, 1)
     source: str = ""
 
 

@@ -273,18 +273,19 @@ def pad(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
 
 
 def strided_slice(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp | tuple[NpuOp, ...]:
-    """SLICE, STRIDED_SLICE and the outputs of SPLIT, SPLIT_V and UNPACK (stride 1: partitioning checks), in 4-D
-    NHWC. When axes shrink or appear, the sliced box is the OFM's bytes in another shape: the slice writes it, and
-    a reshape copies it, unless both shapes are the same in 4-D."""
+    """SLICE, STRIDED_SLICE and the outputs of SPLIT, SPLIT_V and UNPACK (strides on height and width only:
+    partitioning checks), in 4-D NHWC. When axes shrink or appear, the sliced box is the OFM's bytes in another
+    shape: the slice writes it, and a reshape copies it, unless both shapes are the same in 4-D."""
     call = match["slice"]
-    _, begin, _ = slice_parameters(call)
+    _, begin, strides = slice_parameters(call)
     sliced = npu_shape(shape_of(call))
     ifm = tensors[match["ifm"]]
     begin_4d = (0,) * (4 - len(begin)) + begin
+    strides_hw = ((1,) * (4 - len(strides)) + strides)[1:3]
     if sliced == ofm.shape:
-        return Slice(ifm=_raw(ifm), ofm=_raw(ofm), begin=begin_4d, source=source)
+        return Slice(ifm=_raw(ifm), ofm=_raw(ofm), begin=begin_4d, strides=strides_hw, source=source)
     box = Tensor(f"{ofm.name}_sliced", sliced, ofm.dtype)
-    return (Slice(ifm=_raw(ifm), ofm=_raw(box), begin=begin_4d, source=source),
+    return (Slice(ifm=_raw(ifm), ofm=_raw(box), begin=begin_4d, strides=strides_hw, source=source),
             Identity(ifm=_raw(box), ofm=_raw(ofm), source=source))
 
 

@@ -354,17 +354,22 @@ def check_pad(match: Match) -> str:
 
 
 def check_strided_slice(match: Match) -> str:
-    """A copy of a stride-1 box of the IFM; the box must have batch 1 (the NPU copies 3-D boxes), the IFM need not."""
+    """A copy of a box of the IFM, strided on height and width as a 1x1 pool strides; the box must have batch 1
+    (the NPU copies 3-D boxes), the IFM need not."""
     call = match["slice"]
     shape = shape_of(match["ifm"])
     axes, begin, strides = slice_parameters(call)
+    strides_4d = (1,) * (4 - len(strides)) + strides
 
     def box() -> str:
         if axes != tuple(range(len(shape))) or not all(0 <= b < d for b, d in zip(begin, shape)):
             return f"strided slice over axes {axes} from {begin}; every axis from a start inside it"
-        if any(s != 1 for s in strides):
-            return f"strides {strides}; the NPU copies boxes with stride 1"
-        return ""
+        sliced = (1,) * (4 - len(shape)) + shape_of(call)
+        if any(s != 1 and sliced[axis] > 1 for axis, s in ((0, strides_4d[0]), (3, strides_4d[3]))):
+            return f"strides {strides}; the NPU strides only height and width"
+        if any(s < 1 for s in strides_4d[1:3]):
+            return f"strides {strides}; the NPU strides forwards"
+        return _strides(strides_4d[1:3], sliced)
 
     return _first(
         lambda: _feature_map(match["ifm"], "IFM", batch_one=False),

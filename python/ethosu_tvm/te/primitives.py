@@ -241,8 +241,10 @@ def pad(op: Pad, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
 
 
 def slice_box(op: Slice, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
-    """The IFM element at the OFM index plus `begin`."""
-    return te.compute(op.ofm.tensor.shape, lambda *index: ifm[tuple(i + b for i, b in zip(index, op.begin))],
+    """The IFM element at `begin` plus the OFM index, times the strides on height and width."""
+    strides = (1, *op.strides, 1)
+    return te.compute(op.ofm.tensor.shape,
+                      lambda *index: ifm[tuple(b + i * s for i, b, s in zip(index, op.begin, strides))],
                       name=name, attrs=attrs)
 
 

@@ -327,6 +327,10 @@ def _stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple) -> vapi.NpuBlockOperat
         npu_op.kernel = vapi.NpuKernel(1, 1)
         npu_op.padding = vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
         ifm = (op.inputs[0], ofm)
+        if isinstance(op, Slice):  # a strided slice reads rows and columns apart
+            stride_y, stride_x = (stride if size > 1 else 1 for stride, size in zip(op.strides, ofm[:2]))
+            npu_op.kernel = vapi.NpuKernel(1, 1, stride_x, stride_y)
+            ifm = (op.ifm, ifms[0])
         if isinstance(op, Identity) and op.lut is not None:
             npu_op.activation = vapi.NpuActivation(vapi.NpuActivationOp.TABLE_LOOKUP)
             npu_op.activation.lookup_table_index = 0
