@@ -62,6 +62,14 @@ def test_data_movement_is_reported_on_the_npu():
     assert len(npu_functions(mod)) == 1
 
 
+def test_constant_weights_stay_with_their_operator():
+    """An int16 FULLY_CONNECTED stays on the host whole: the NPU's TRANSPOSE does not take its weights' transpose."""
+    mod, report = _partition(models.make("fully_connected", 0, dtype="int16"))
+    assert [(e.op, e.target, e.reason) for e in report.ops] == [
+        ("FULLY_CONNECTED", "host", "IFM has data type int16; tensors must be of type int8")]
+    assert npu_functions(mod) == []
+
+
 CONSTRAINT_CASES = {
     "conv stride 4": (
         models.make("conv2d", in_shape=(1, 16, 16, 4), stride=(4, 4)),

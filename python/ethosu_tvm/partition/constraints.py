@@ -51,6 +51,14 @@ def _feature_map(expr, what: str, batch_one: bool = True) -> str:
     return ""
 
 
+def _feature_map_input(expr, what: str, batch_one: bool = True) -> str:
+    """An input a copy reads: a feature map, not a model constant (the frontend leaves those to fold, or to the
+    operator that takes them, such as a fully connected layer's transposed weights)."""
+    if is_const(expr):
+        return f"{what} is a constant; the NPU copies feature maps"
+    return _feature_map(expr, what, batch_one)
+
+
 def _activation_quant(quant: Quant, what: str) -> str:
     if quant.per_axis:
         return f"{what} has per-axis quantization; per-axis quantization is only supported on weights"
@@ -326,7 +334,7 @@ def check_concatenation(match: Match) -> str:
         return ""
 
     return _first(
-        *(lambda i=i: _feature_map(match[f"input{i}"], f"input {i}") for i in range(count)),
+        *(lambda i=i: _feature_map_input(match[f"input{i}"], f"input {i}") for i in range(count)),
         lambda: _feature_map(match["quantize"], "OFM"),
         lambda: _activation_quant(ofm_q, "OFM"),
         *(lambda i=i: _activation_quant(quant_of(match[f"input{i}_dq"]), f"input {i}") for i in range(count)),
@@ -346,7 +354,7 @@ def check_pad(match: Match) -> str:
         return f"pad value {pad_value} is not an {info.dtype} integer"
 
     return _first(
-        lambda: _feature_map(match["ifm"], "IFM"),
+        lambda: _feature_map_input(match["ifm"], "IFM"),
         lambda: _feature_map(match["pad"], "OFM"),
         lambda: "" if str(attrs.pad_mode) == "constant" else f"{attrs.pad_mode} padding; only constant padding",
         value,
@@ -372,7 +380,7 @@ def check_strided_slice(match: Match) -> str:
         return _strides(strides_4d[1:3], sliced)
 
     return _first(
-        lambda: _feature_map(match["ifm"], "IFM", batch_one=False),
+        lambda: _feature_map_input(match["ifm"], "IFM", batch_one=False),
         lambda: _feature_map(call, "OFM"),
         box,
         lambda: "" if match.get("reshape") is None else _feature_map(match["reshape"], "OFM", batch_one=False),
@@ -398,7 +406,7 @@ def check_resize_nearest_neighbor(match: Match) -> str:
         return ""
 
     return _first(
-        lambda: _feature_map(match["ifm"], "IFM"),
+        lambda: _feature_map_input(match["ifm"], "IFM"),
         lambda: _feature_map(match["resize"], "OFM"),
         mode,
         scale,
@@ -443,7 +451,7 @@ def check_transpose(match: Match) -> str:
         return ""
 
     return _first(
-        lambda: _feature_map(match["ifm"], "IFM", batch_one=False),
+        lambda: _feature_map_input(match["ifm"], "IFM", batch_one=False),
         lambda: _feature_map(match["permute"], "OFM", batch_one=False),
         view,
     )
