@@ -1,5 +1,5 @@
-"""Data movement on the NPU, bit-exact with LiteRT in the simulator on every U55 configuration: CONCATENATION as one
-copy per input into a box of the OFM; PAD and PADV2 as a copy of the IFM into its box and copies of constant blocks
+"""Data movement on the NPU, bit-exact with LiteRT in the simulator on every U55 configuration: CONCATENATION and PACK
+as one copy per input into a box of the OFM; PAD and PADV2 as a copy of the IFM into its box and copies of constant blocks
 of the pad value around it; SLICE, STRIDED_SLICE, SPLIT, SPLIT_V and UNPACK as copies of boxes of the IFM, strided on
 height and width like a 1x1 pool (then a reshape where axes shrink); RESIZE_NEAREST_NEIGHBOR by 2 as a copy with the NPU's NEAREST upscaling;
 TRANSPOSE of two axes (unit axes aside) as a copy with the IFM's row and column strides swapped. And the constraints
@@ -29,6 +29,22 @@ CONCATENATIONS = {
 def test_concatenation(case, accelerator):
     for seed in (0, 5):
         assert_model_exact(models.make("concatenation", seed, **CONCATENATIONS[case]), accelerator)
+
+
+PACKS = {
+    "rows": dict(in_shape=(3, 5), num_inputs=3, axis=0),
+    "columns": dict(in_shape=(3, 5), num_inputs=3, axis=1),
+    "channels": dict(in_shape=(3, 5), num_inputs=2, axis=2),
+    "3-D": dict(in_shape=(1, 6, 2), num_inputs=2, axis=2),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", PACKS)
+def test_pack(case, accelerator):
+    """An input whose 4-D shape lacks the new axis where the output has it is first copied into that shape."""
+    for seed in (0, 5):
+        assert_model_exact(models.make("pack", seed, **PACKS[case]), accelerator)
 
 
 PADS = {
@@ -122,6 +138,9 @@ def test_transpose(case, accelerator):
 REFUSED = {
     "concatenation-batch": ("concatenation", dict(in_shape=(2, 4, 4, 3), axis=0),
                             "input 0 has batch size 2; the IFM batch size must be 1"),
+    "pack-5-D": ("pack", {}, "OFM is 5-D; tensors must not be greater than 4-D"),
+    "pack-batch": ("pack", dict(in_shape=(1, 3, 5), axis=0), "OFM has batch size 2; the IFM batch size must be 1"),
+    "add_n": ("add_n", dict(num_inputs=3), "no NPU pattern for ADD_N"),
     "pad-batch": ("pad", dict(paddings=((1, 0), (0, 0), (2, 1), (0, 0))),
                   "OFM has batch size 2; the IFM batch size must be 1"),
     "padv2-int16": ("padv2", dict(dtype="int16"), "IFM has data type int16; tensors must be of type int8"),

@@ -262,6 +262,24 @@ def concatenation(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuO
     )
 
 
+def pack(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """A concatenation along the new axis of the inputs seen with that axis (extent 1): in 4-D, an input whose own
+    shape differs (the new axis not among the leading 1s) is first copied into that shape (the same bytes)."""
+    concat = match["concat"]
+    rank = len(shape_of(concat))
+    axis = int(concat.attrs.axis) % rank + 4 - rank
+    slot = tuple(1 if i == axis else extent for i, extent in enumerate(ofm.shape))
+    reshapes, inputs = [], []
+    for i in range(len(concat.args[0].fields)):
+        tensor = tensors[match[f"input{i}"]]
+        if tensor.shape != slot:
+            viewed = Tensor(f"{ofm.name}_input{i}", slot, tensor.dtype)
+            reshapes.append(Identity(ifm=_raw(tensor), ofm=_raw(viewed), source=source))
+            tensor = viewed
+        inputs.append(_raw(tensor))
+    return (*reshapes, Concatenate(inputs=tuple(inputs), ofm=_raw(ofm), axis=axis, source=source))
+
+
 def pad(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     """PAD and PADV2 (constant mode: partitioning checks) on the raw integers; the padding before each axis, in the
     4-D NHWC shape."""
@@ -333,6 +351,7 @@ RULES: dict[str, Rule] = {
     "hard_swish": table,
     "reshape": reshape,
     "concatenation": concatenation,
+    "pack": pack,
     "pad": pad,
     "strided_slice": strided_slice,
     "resize_nearest_neighbor": resize_nearest_neighbor,

@@ -343,6 +343,27 @@ def check_concatenation(match: Match) -> str:
     )
 
 
+def check_pack(match: Match) -> str:
+    """A concatenation of the inputs along the new axis (each input copied into its box of the OFM)."""
+    concat = match["concat"]
+    count = len(concat.args[0].fields)
+    rank = len(shape_of(concat))
+    axis = int(concat.attrs.axis) % rank
+
+    def axes() -> str:
+        for i in range(count):
+            expand_axes = [int(a) % rank for a in match[f"expand{i}"].attrs.axis]
+            if expand_axes != [axis]:
+                return f"input {i} gains axes {expand_axes}, the concatenation is along {axis}"
+        return "" if _npu_axis(axis, rank) > 0 else "PACK along the batch axis; the NPU copies 3-D boxes"
+
+    return _first(
+        *(lambda i=i: _feature_map_input(match[f"input{i}"], f"input {i}", batch_one=False) for i in range(count)),
+        lambda: _feature_map(concat, "OFM"),
+        axes,
+    )
+
+
 def check_pad(match: Match) -> str:
     """PAD and PADV2 with a constant: the IFM copied into its box of the OFM, constant blocks copied around it."""
     attrs = match["pad"].attrs
@@ -485,6 +506,7 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "hard_swish": check_lookup,
     "reshape": check_reshape,
     "concatenation": check_concatenation,
+    "pack": check_pack,
     "pad": check_pad,
     "strided_slice": check_strided_slice,
     "resize_nearest_neighbor": check_resize_nearest_neighbor,

@@ -16,6 +16,7 @@ from ..qdq.patterns import (
     called_functions,
     concatenation,
     hard_swish,
+    pack,
     pad,
     reduction,
     reshape,
@@ -30,8 +31,8 @@ CODEGEN = "ethos-u"
 
 
 def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
-    """All patterns, most specific first (FuseOpsByPattern gives earlier patterns priority); concatenation once per
-    input count in `concat_arities`."""
+    """All patterns, most specific first (FuseOpsByPattern gives earlier patterns priority); concatenation and pack
+    once per input count in `concat_arities`."""
     return [
         *weighted_and_elementwise(CODEGEN),
         reduction(f"{CODEGEN}.mean", "relax.mean"),
@@ -42,7 +43,8 @@ def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         pad(f"{CODEGEN}.pad"),
         resize(f"{CODEGEN}.resize_nearest_neighbor", qdq=False),
         transpose(f"{CODEGEN}.transpose"),
-        *(concatenation(f"{CODEGEN}.concatenation", n) for n in sorted(set(concat_arities))),
+        *(pattern for n in sorted(set(concat_arities))
+          for pattern in (concatenation(f"{CODEGEN}.concatenation", n), pack(f"{CODEGEN}.pack", n, "int8"))),
     ]
 
 

@@ -298,9 +298,10 @@ def broadcast_to(name: str) -> CompositePattern:
     return CompositePattern(name, broadcast, dict(ifm=ifm, broadcast=broadcast))
 
 
-def pack(name: str, arity: int) -> CompositePattern:
-    """PACK: each raw integer input given the new axis, then concatenated along it; one pattern per input count."""
-    inputs = [wildcard() for _ in range(arity)]
+def pack(name: str, arity: int, dtype: str | None = None) -> CompositePattern:
+    """PACK: each raw integer input (of `dtype`, when given) given the new axis, then concatenated along it; one
+    pattern per input count."""
+    inputs = [wildcard() if dtype is None else wildcard() & has_dtype(dtype) for _ in range(arity)]
     expanded = [is_op("relax.expand_dims")(x) for x in inputs]
     concat = is_op("relax.concat")(is_tuple(expanded))
     roles = {f"input{i}": x for i, x in enumerate(inputs)} | {f"expand{i}": e for i, e in enumerate(expanded)}
