@@ -1,9 +1,9 @@
-"""Data movement on the NPU, bit-exact with LiteRT in the simulator on every U55 configuration: CONCATENATION and PACK
-as one copy per input into a box of the OFM; PAD and PADV2 as a copy of the IFM into its box and copies of constant blocks
-of the pad value around it; SLICE, STRIDED_SLICE, SPLIT, SPLIT_V and UNPACK as copies of boxes of the IFM, strided on
-height and width like a 1x1 pool (then a reshape where axes shrink); RESIZE_NEAREST_NEIGHBOR by 2 as a copy with the NPU's NEAREST upscaling;
-TRANSPOSE of two axes (unit axes aside) as a copy with the IFM's row and column strides swapped. And the constraints
-that keep the rest on the host."""
+"""Data movement on the NPU (int8, and int16 where the factory has it), bit-exact with LiteRT in the simulator on every
+U55 configuration: CONCATENATION and PACK as one copy per input into a box of the OFM; PAD and PADV2 as a copy of the
+IFM into its box and copies of constant blocks of the pad value around it; SLICE, STRIDED_SLICE, SPLIT, SPLIT_V and
+UNPACK as copies of boxes of the IFM, strided on height and width like a 1x1 pool (then a reshape where axes shrink);
+RESIZE_NEAREST_NEIGHBOR by 2 as a copy with the NPU's NEAREST upscaling; TRANSPOSE of two axes (unit axes aside) as
+a copy with the IFM's row and column strides swapped. And the constraints that keep the rest on the host."""
 import pytest
 
 from ethosu_tvm.frontend.importer import from_tflite
@@ -135,6 +135,30 @@ def test_transpose(case, accelerator):
         assert_model_exact(models.make("transpose", seed, **TRANSPOSES[case]), accelerator)
 
 
+INT16 = {
+    "padv2": ("padv2", dict(value=300)),
+    "slice": ("slice", dict(in_shape=(1, 6, 7, 20), begin=(0, 0, 3, 5), size=(1, -1, 2, 11))),
+    "strided-slice": ("strided_slice", dict(in_shape=(1, 13, 11, 5), begin=(0, 1, 2, 1), end=(1, 13, 11, 4),
+                                            strides=(1, 3, 2, 1))),
+    "split": ("split", dict(in_shape=(1, 9, 4, 5), num_splits=3, axis=1)),
+    "split_v": ("split_v", {}),
+    "unpack": ("unpack", dict(in_shape=(3, 4, 5), axis=1)),
+    "pack": ("pack", dict(in_shape=(3, 5), num_inputs=3, axis=1)),
+    "transpose": ("transpose", dict(in_shape=(3, 5, 7), perm=(1, 0, 2))),
+    "resize": ("resize_nearest_neighbor", dict(half_pixel_centers=True, in_shape=(1, 5, 3, 7), size=(10, 6))),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", INT16)
+def test_int16(case, accelerator):
+    """The copies move 16-bit integers as they move 8-bit ones."""
+    op, params = INT16[case]
+    for seed in (0, 5):
+        model = models.make(op, seed, dtype="int16", **params)
+        assert_model_exact(model, accelerator, subgraphs=len(output_infos(model)))
+
+
 REFUSED = {
     "concatenation-batch": ("concatenation", dict(in_shape=(2, 4, 4, 3), axis=0),
                             "input 0 has batch size 2; the IFM batch size must be 1"),
@@ -143,7 +167,6 @@ REFUSED = {
     "add_n": ("add_n", dict(num_inputs=3), "no NPU pattern for ADD_N"),
     "pad-batch": ("pad", dict(paddings=((1, 0), (0, 0), (2, 1), (0, 0))),
                   "OFM has batch size 2; the IFM batch size must be 1"),
-    "padv2-int16": ("padv2", dict(dtype="int16"), "IFM has data type int16; tensors must be of type int8"),
     "strided-slice-channel-stride": ("strided_slice", dict(begin=(0, 1, 1, 0), end=(1, 7, 7, 4), strides=(1, 2, 1, 2)),
                                      "strides (1, 2, 1, 2); the NPU strides only height and width"),
     "strided-slice-backwards": ("strided_slice", dict(strides=(1, -1, 1, 1), begin=(0, 7, 0, 0), end=(1, 0, 8, 4)),

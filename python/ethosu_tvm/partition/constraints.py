@@ -26,6 +26,8 @@ MAX_POOL_KERNEL_AREA = 256 * 256
 MAX_AVG_KERNEL_HEIGHT = MAX_DILATED_KERNEL_HEIGHT
 MAX_AVG_KERNEL_AREA = MAX_DILATED_KERNEL_AREA
 SUPPORTED_DTYPES = ("int8",)
+# Copies (data movement) move the integers unchanged: a 1x1 max pool does so for 16-bit feature maps too.
+COPY_DTYPES = ("int8", "int16")
 
 
 def _first(*reasons: Callable[[], str]) -> str:
@@ -37,10 +39,10 @@ def _first(*reasons: Callable[[], str]) -> str:
     return ""
 
 
-def _feature_map(expr, what: str, batch_one: bool = True) -> str:
+def _feature_map(expr, what: str, batch_one: bool = True, dtypes: tuple[str, ...] = SUPPORTED_DTYPES) -> str:
     shape, dtype = shape_of(expr), dtype_of(expr)
-    if dtype not in SUPPORTED_DTYPES:
-        return f"{what} has data type {dtype}; tensors must be of type {', '.join(SUPPORTED_DTYPES)}"
+    if dtype not in dtypes:
+        return f"{what} has data type {dtype}; tensors must be of type {', '.join(dtypes)}"
     if len(shape) > 4:
         return f"{what} is {len(shape)}-D; tensors must not be greater than 4-D"
     low, high = TENSOR_DIM_RANGE
@@ -51,12 +53,12 @@ def _feature_map(expr, what: str, batch_one: bool = True) -> str:
     return ""
 
 
-def _feature_map_input(expr, what: str, batch_one: bool = True) -> str:
+def _feature_map_input(expr, what: str, batch_one: bool = True, dtypes: tuple[str, ...] = COPY_DTYPES) -> str:
     """An input a copy reads: a feature map, not a model constant (the frontend leaves those to fold, or to the
     operator that takes them, such as a fully connected layer's transposed weights)."""
     if is_const(expr):
         return f"{what} is a constant; the NPU copies feature maps"
-    return _feature_map(expr, what, batch_one)
+    return _feature_map(expr, what, batch_one, dtypes)
 
 
 def _activation_quant(quant: Quant, what: str) -> str:
@@ -334,7 +336,8 @@ def check_concatenation(match: Match) -> str:
         return ""
 
     return _first(
-        *(lambda i=i: _feature_map_input(match[f"input{i}"], f"input {i}") for i in range(count)),
+        *(lambda i=i: _feature_map_input(match[f"input{i}"], f"input {i}", dtypes=SUPPORTED_DTYPES)
+          for i in range(count)),
         lambda: _feature_map(match["quantize"], "OFM"),
         lambda: _activation_quant(ofm_q, "OFM"),
         *(lambda i=i: _activation_quant(quant_of(match[f"input{i}_dq"]), f"input {i}") for i in range(count)),
@@ -359,7 +362,7 @@ def check_pack(match: Match) -> str:
 
     return _first(
         *(lambda i=i: _feature_map_input(match[f"input{i}"], f"input {i}", batch_one=False) for i in range(count)),
-        lambda: _feature_map(concat, "OFM"),
+        lambda: _feature_map(concat, "OFM", dtypes=COPY_DTYPES),
         axes,
     )
 
@@ -376,7 +379,7 @@ def check_pad(match: Match) -> str:
 
     return _first(
         lambda: _feature_map_input(match["ifm"], "IFM"),
-        lambda: _feature_map(match["pad"], "OFM"),
+        lambda: _feature_map(match["pad"], "OFM", dtypes=COPY_DTYPES),
         lambda: "" if str(attrs.pad_mode) == "constant" else f"{attrs.pad_mode} padding; only constant padding",
         value,
     )
@@ -402,9 +405,9 @@ def check_strided_slice(match: Match) -> str:
 
     return _first(
         lambda: _feature_map_input(match["ifm"], "IFM", batch_one=False),
-        lambda: _feature_map(call, "OFM"),
+        lambda: _feature_map(call, "OFM", dtypes=COPY_DTYPES),
         box,
-        lambda: "" if match.get("reshape") is None else _feature_map(match["reshape"], "OFM", batch_one=False),
+        lambda: "" if match.get("reshape") is None else _feature_map(match["reshape"], "OFM", False, COPY_DTYPES),
     )
 
 
@@ -428,7 +431,7 @@ def check_resize_nearest_neighbor(match: Match) -> str:
 
     return _first(
         lambda: _feature_map_input(match["ifm"], "IFM"),
-        lambda: _feature_map(match["resize"], "OFM"),
+        lambda: _feature_map(match["resize"], "OFM", dtypes=COPY_DTYPES),
         mode,
         scale,
     )
@@ -473,7 +476,7 @@ def check_transpose(match: Match) -> str:
 
     return _first(
         lambda: _feature_map_input(match["ifm"], "IFM", batch_one=False),
-        lambda: _feature_map(match["permute"], "OFM", batch_one=False),
+        lambda: _feature_map(match["permute"], "OFM", False, COPY_DTYPES),
         view,
     )
 

@@ -44,7 +44,7 @@ def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         resize(f"{CODEGEN}.resize_nearest_neighbor", qdq=False),
         transpose(f"{CODEGEN}.transpose"),
         *(pattern for n in sorted(set(concat_arities))
-          for pattern in (concatenation(f"{CODEGEN}.concatenation", n), pack(f"{CODEGEN}.pack", n, "int8"))),
+          for pattern in (concatenation(f"{CODEGEN}.concatenation", n), pack(f"{CODEGEN}.pack", n, ("int8", "int16")))),
     ]
 
 

@@ -200,12 +200,16 @@ def hard_swish(name: str) -> CompositePattern:
     return CompositePattern(name, quantize, roles)
 
 
+def _any_dtype(dtypes: tuple[str, ...]) -> DFPattern:
+    check = has_dtype(dtypes[0])
+    for dtype in dtypes[1:]:
+        check = check | has_dtype(dtype)
+    return check
+
+
 def reshape(name: str, dtypes: tuple[str, ...] = ("int8",)) -> CompositePattern:
     """RESHAPE, SQUEEZE and EXPAND_DIMS (imported as a reshape): the same integer values under another shape."""
-    dtype_check = has_dtype(dtypes[0])
-    for dtype in dtypes[1:]:
-        dtype_check = dtype_check | has_dtype(dtype)
-    ifm = wildcard() & dtype_check
+    ifm = wildcard() & _any_dtype(dtypes)
     reshape_call = is_op("relax.reshape")(ifm, wildcard()) | is_op("relax.squeeze")(ifm)
     return CompositePattern(name, reshape_call, dict(ifm=ifm, reshape=reshape_call))
 
@@ -298,10 +302,10 @@ def broadcast_to(name: str) -> CompositePattern:
     return CompositePattern(name, broadcast, dict(ifm=ifm, broadcast=broadcast))
 
 
-def pack(name: str, arity: int, dtype: str | None = None) -> CompositePattern:
-    """PACK: each raw integer input (of `dtype`, when given) given the new axis, then concatenated along it; one
-    pattern per input count."""
-    inputs = [wildcard() if dtype is None else wildcard() & has_dtype(dtype) for _ in range(arity)]
+def pack(name: str, arity: int, dtypes: tuple[str, ...] = ()) -> CompositePattern:
+    """PACK: each raw integer input (of one of `dtypes`, when given) given the new axis, then concatenated along it;
+    one pattern per input count."""
+    inputs = [wildcard() & _any_dtype(dtypes) if dtypes else wildcard() for _ in range(arity)]
     expanded = [is_op("relax.expand_dims")(x) for x in inputs]
     concat = is_op("relax.concat")(is_tuple(expanded))
     roles = {f"input{i}": x for i, x in enumerate(inputs)} | {f"expand{i}": e for i, e in enumerate(expanded)}
