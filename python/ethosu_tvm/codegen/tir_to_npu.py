@@ -197,24 +197,23 @@ class _Translator:
         if ofm.padding != Padding():
             raise CodegenError(f"{what}: the schedule writes outside the OFM")
         if isinstance(op, Concatenate):
-            yield from self._concatenated(index, op, ofm, what)
-            return
-        if isinstance(op, Pad):
-            yield from self._padded(index, op, ofm, what)
-            return
-        if isinstance(op, Transpose):
-            yield Stripe(index, ofm, (self._whole(op.ifm.tensor.name, what),))
-            return
-        reads = self._reads(index, output, domain, analyzer)
-        ifm_buffers = [self.buffer_of[operand.tensor.name] for operand in op.inputs]
-        ifms = tuple(self._region(buffer, reads[buffer], what) for buffer in ifm_buffers)
-        for ifm in ifms:
-            self._check_ring_read(ifm, what)
-        if isinstance(op, Identity) and self.shapes[ifm_buffers[0]] != self.shapes[ofm_buffer]:
-            ifms = (self._reshaped(ifm_buffers[0], ifms[0], ofm_buffer, ofm, what),)
+            stripes = list(self._concatenated(index, op, ofm, what))
+        elif isinstance(op, Pad):
+            stripes = list(self._padded(index, op, ofm, what))
+        elif isinstance(op, Transpose):
+            stripes = [Stripe(index, ofm, (self._whole(op.ifm.tensor.name, what),))]
+        else:
+            reads = self._reads(index, output, domain, analyzer)
+            ifm_buffers = [self.buffer_of[operand.tensor.name] for operand in op.inputs]
+            ifms = tuple(self._region(buffer, reads[buffer], what) for buffer in ifm_buffers)
+            for ifm in ifms:
+                self._check_ring_read(ifm, what)
+            if isinstance(op, Identity) and self.shapes[ifm_buffers[0]] != self.shapes[ofm_buffer]:
+                ifms = (self._reshaped(ifm_buffers[0], ifms[0], ofm_buffer, ofm, what),)
+            stripes = [Stripe(index, ofm, ifms)]
         if any(ofm.rings):
             self.written[ofm_buffer] = max(self.written.get(ofm_buffer, 0), ofm.box[1].stop)
-        yield Stripe(index, ofm, ifms)
+        yield from stripes
 
     def _concatenated(self, index: int, op: Concatenate, ofm: FeatureMapRegion, what: str) -> Iterator[Stripe]:
         """One copy per input that the OFM box overlaps along the axis: that overlap, read from the input at the
@@ -239,6 +238,7 @@ class _Translator:
         if all(interval.extent > 0 for interval in inner):
             read = tuple(Interval(i.start - before, i.stop - before) for i, before in zip(inner, op.before))
             ifm = self._region(self.buffer_of[op.ifm.tensor.name], read, what)
+            self._check_ring_read(ifm, what)
             yield Stripe(index, replace(ofm, box=inner), (ifm,))
         for axis in range(1, len(box)):
             span = box[axis]

@@ -27,6 +27,7 @@ from ...legalize.ops import (
 from ...te import te_graph
 from ..derive import (
     binary_elementwise_propagator,
+    concatenation_propagator,
     conv2d_propagator,
     depthwise_conv2d_propagator,
     identity_propagator,
@@ -56,10 +57,14 @@ def definition(op, operand: Operand) -> Propagator:
         return binary_elementwise_propagator(in_shape, out_shape)
     if isinstance(op, Identity):
         return identity_propagator(in_shape, out_shape)
-    if isinstance(op, (Concatenate, Pad, Transpose, Upscale)):
+    if isinstance(op, Concatenate):
+        return concatenation_propagator(in_shape, op.axis)
+    if isinstance(op, (Transpose, Upscale)):
         return whole_tensor_propagator(in_shape, len(out_shape))
     if isinstance(op, Slice):
         return slice_propagator(op.begin)
+    if isinstance(op, Pad):
+        return slice_propagator(tuple(-before for before in op.before))
     raise TypeError(f"no propagator for {type(op).__name__}")
 
 
@@ -75,11 +80,13 @@ def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[s
     for op in graph.ops:
         output = built.tensors[op.ofm.tensor.name]
         reshape = isinstance(op, Identity) and op.ifm.tensor.shape != op.ofm.tensor.shape
-        # A concatenation or pad writes its OFM in boxes copied from each input or filled, so it is computed whole
-        # from whole inputs and ends a cascade; an upscale too (its rows halve, which stripes do not model yet) and a
-        # transpose (its rows are the IFM's columns).
-        whole = reshape or isinstance(op, (Concatenate, Pad, Transpose, Upscale))
-        propagators = tuple(definition(op, o) if whole else
+        # Computed whole from whole inputs, so they end a cascade: an upscale (its rows halve, which stripes do not
+        # model yet), a transpose (its rows are the IFM's columns) and a concatenation along rows (a stripe's rows
+        # come from one input or two).
+        whole = reshape or isinstance(op, (Transpose, Upscale)) or (isinstance(op, Concatenate) and op.axis == 1)
+        # A concatenation reads each input whole along its axis, not at the offset its TE definition shows.
+        defined = whole or isinstance(op, Concatenate)
+        propagators = tuple(definition(op, o) if defined else
                             propagator_for(output, built.tensors[o.tensor.name], definition(op, o))
                             for o in op.inputs)
         parts.append(Part(
