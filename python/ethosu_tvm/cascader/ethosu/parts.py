@@ -32,8 +32,8 @@ from ..derive import (
     depthwise_conv2d_propagator,
     identity_propagator,
     pooling_propagator,
-    slice_propagator,
     propagator_for,
+    slice_propagator,
     whole_tensor_propagator,
 )
 from ..graph import CascaderGraph, Part, Tensor
@@ -95,7 +95,7 @@ def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[s
             output=_tensor(op.ofm.tensor),
             propagators=propagators,
             cost=lambda out_shape, in_shapes, op=op: cost(op, out_shape, in_shapes),
-            stripable=not whole,  # code generation copies a reshape from its whole IFM buffer
+            stripable=not whole,
         ))
     io = {t.name for t in graph.inputs + graph.outputs}
     scratch = frozenset({p.output.name for p in parts if p.output.name not in io} | set(in_scratch))
