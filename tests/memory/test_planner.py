@@ -124,6 +124,20 @@ def test_large_problems_use_the_best_heuristic():
                                                for name in ("greedy_by_size", "greedy_by_conflicts", "hill_climb"))
 
 
+@settings(max_examples=20, deadline=None)
+@given(_many_buffers.filter(lambda items: len(items) > 10))
+def test_auto_skipping_heuristics_at_the_bound_picks_what_running_all_picks(items):
+    """Auto stops at the first heuristic whose plan reaches the live-bytes bound: it returns the plan that taking the
+    smallest of all three (the earliest on a tie) returns."""
+    buffers = [BufferInfo(f"b{i}", size, start, start + length, alignment)
+               for i, (size, start, length, alignment, _) in enumerate(items)]
+    names = ("greedy_by_size", "greedy_by_conflicts", "hill_climb")
+    plans = [plan_memory(buffers, algorithm=name) for name in names]
+    best = min(plans, key=lambda plan: sum(extents(plan.allocations).values()))
+    auto = plan_memory(buffers)
+    assert (auto.algorithm, auto.allocations, auto.pool_sizes) == (best.algorithm, best.allocations, best.pool_sizes)
+
+
 def test_pools_fill_in_order_and_respect_allowed_pools():
     buffers = [BufferInfo("x", 64, 0, 1), BufferInfo("y", 64, 1, 2), BufferInfo("z", 32, 0, 2, pools=("dram",))]
     plan = plan_memory(buffers, [PoolInfo("sram", 128), PoolInfo("dram")])
