@@ -84,6 +84,53 @@ def test_ifm2_scalars_between_convolutions_at_several_limits(which, tmp_path):
         assert sum(sizes.values()) < sum(plain.values())
 
 
+def _moved_model(mover: str) -> bytes:
+    """Two convolutions that cascade, then `mover` between convolutions: a CONCATENATION of two branches (along
+    channels or rows), a PAD before a VALID convolution, a SLICE of rows and channels or a STRIDED_SLICE of every
+    other row, every third column."""
+    net = Net(4)
+    x = net.conv2d(net.input((1, 16, 16, 8)), out_channels=32)
+    x = net.conv2d(x, out_channels=8)
+    if mover in ("concatenation", "concatenation_rows"):
+        a = net.conv2d(x, out_channels=8, out_scale=0.05, out_zp=2)
+        b = net.conv2d(x, out_channels=4 if mover == "concatenation" else 8, kernel=(1, 1), out_scale=0.05, out_zp=2)
+        y = net.concatenation([a, b], axis=3 if mover == "concatenation" else 1)
+    elif mover == "pad":
+        y = net.pad(x, paddings=((0, 0), (1, 1), (2, 0), (0, 0)))
+    elif mover == "slice":
+        y = net.slice(x, begin=(0, 3, 0, 2), size=(1, 11, -1, 5))
+    else:
+        y = net.strided_slice(x, begin=(0, 1, 0, 0), end=(1, 16, 16, 8), strides=(1, 2, 3, 1))
+    net.output(net.conv2d(y, out_channels=8, padding="VALID"))
+    return net.build()
+
+
+@pytest.mark.parametrize("mover", ["concatenation", "concatenation_rows", "pad", "slice", "strided_slice"])
+@pytest.mark.parametrize("which", ["smallest", "middle"])
+def test_data_movement_between_convolutions_at_several_limits(mover, which, tmp_path):
+    """Pads, slices (strided ones like a pool) and concatenations along other axes than rows are striped by rows
+    like any copy, so cascades run through them; a concatenation along rows is computed whole and ends one."""
+    model = _moved_model(mover)
+    plain = uncascaded_scratch(model, tmp_path)
+    sizes = check(model, tmp_path, limits(model)[which], seeds=range(3))
+    if which == "smallest":
+        assert sum(sizes.values()) < sum(plain.values())
+
+
+@pytest.mark.parametrize("mover,parts", [("concatenation", [(0, 1, 2, 3, 4, 5)]), ("concatenation_rows", None),
+                                         ("pad", [(0, 1, 2, 3)]), ("slice", [(0, 1, 2)]),
+                                         ("strided_slice", [(0, 1, 2)])])
+def test_which_data_movement_joins_a_cascade(mover, parts):
+    """The smallest schedule's cascades: through a concatenation of channels to the last convolution (ops 0-5),
+    through a pad to the last convolution (0-3), through a slice (0-2); none spans a concatenation of rows (op 4)."""
+    (graph,) = npu_graphs(_moved_model(mover))
+    cascades = [plan.parts for plan in cascade_proposals(graph, EthosuTarget(ACCELERATOR))[0].cascades]
+    if parts is None:
+        assert cascades and not any(4 in cascade and len(cascade) > 1 for cascade in cascades), cascades
+    else:
+        assert cascades == parts
+
+
 @pytest.mark.parametrize("name", list(MLPERF))
 def test_mlperf_smallest_schedule_is_bit_exact_and_smaller(name, tmp_path):
     model = shared_model(MLPERF[name])

@@ -107,6 +107,20 @@ def test_prelu_the_npu_rejects_runs_on_the_host(tmp_path):
     assert _placement(archive, "PRELU") == "host IFM has batch size 2; the IFM batch size must be 1"
 
 
+DATA_MOVEMENT = {op: {} for op in ("concatenation", "pad", "padv2", "slice", "split", "split_v", "unpack",
+                                   "resize_nearest_neighbor", "transpose", "strided_slice")}
+DATA_MOVEMENT["pack"] = dict(in_shape=(3, 5), num_inputs=3, axis=1)
+
+
+@pytest.mark.parametrize("accelerator", ("ethos-u55-32", "ethos-u55-64"))
+@pytest.mark.parametrize("op", DATA_MOVEMENT)
+def test_data_movement_on_the_smaller_configurations(op, accelerator, tmp_path):
+    """The data-movement ops the NPU copies, on the two configurations test_factory_op leaves out (PACK of 2-D
+    inputs: the factory's default is 5-D)."""
+    model = models.make(op, 0, **DATA_MOVEMENT[op])
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path)
+
+
 NPU_REJECTED_MEANS = {
     "width-only": (dict(axis=(2,), keep_dims=False), "MEAN over axes [2] of a 4-D tensor; only height and width"),
     "requantizing": (dict(out_scale=0.05, out_zp=9), "MEAN with different input and output scales"),
@@ -212,6 +226,7 @@ def _nchw_model() -> bytes:
 
 @pytest.mark.parametrize("target", [npu_target(a) for a in ACCELERATORS] + ["c"])
 def test_data_movement_around_the_npu(target, tmp_path):
-    """Host slices and transposes read and feed NPU tensors (the slice before UNPACK's reshapes included)."""
+    """Host transposes read and feed NPU tensors; the SPLIT, the slice and UNPACK's slices and reshapes run on the NPU
+    (on the host with --target=c)."""
     model = _nchw_model()
     assert_bit_exact(model, compile_model(model, tmp_path, target), tmp_path)

@@ -7,6 +7,7 @@ from ethosu_tvm.legalize import legalize
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.sim import Simulator
 from ethosu_tvm.target import EthosuTarget
+from ethosu_tvm.testing.reference import input_infos, random_inputs, run_litert
 
 ACCELERATORS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256")
 
@@ -31,3 +32,19 @@ def run_artifact(artifact: NpuArtifact, inputs) -> list[np.ndarray]:
         np.frombuffer(bytes(regions[b.region][b.offset:b.offset + b.size]), dtype=b.dtype).reshape(b.shape)
         for b in artifact.outputs
     ]
+
+
+def assert_model_exact(model: bytes, accelerator: str, seeds=(0, 1), subgraphs: int = 1):
+    """Every operator on the NPU, in `subgraphs` subgraphs that read only model inputs (by name) and whose outputs,
+    in order, equal LiteRT's for each seed's random inputs."""
+    report, artifacts = compile_model(model, accelerator)
+    assert report.counts() == {"ethos-u": len(report.ops)}
+    assert len(artifacts) == subgraphs
+    names = [info.name for info in input_infos(model)]
+    for seed in seeds:
+        inputs = dict(zip(names, random_inputs(model, seed)))
+        got = [out for a in artifacts for out in run_artifact(a, [inputs[b.name] for b in a.inputs])]
+        expected = run_litert(model, list(inputs.values()))
+        assert len(got) == len(expected)
+        for out, ref in zip(got, expected):
+            assert np.array_equal(out.reshape(ref.shape), ref), f"seed {seed}"

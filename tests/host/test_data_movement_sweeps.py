@@ -167,11 +167,16 @@ def test_other_output_quantization_follows_tflite_micro(op, dtype):
         np.testing.assert_array_equal(outputs[info.name].reshape(want.shape), want)
 
 
-@pytest.mark.parametrize("op,params", [("unpack", {}), ("strided_slice", dict(shrink_axis_mask=1, new_axis_mask=4)),
-                                       ("strided_slice", dict(dtype="int16", shrink_axis_mask=9))])
+@pytest.mark.parametrize("op,params", [
+    ("unpack", dict(in_shape=(2, 1, 4, 4, 8))),
+    ("strided_slice", dict(shrink_axis_mask=1, new_axis_mask=4, begin=(0, 7, 1, 0), end=(1, 0, 7, 4),
+                           strides=(1, -2, 1, 1))),
+    ("strided_slice", dict(dtype="int16", shrink_axis_mask=9, begin=(0, 7, 1, 0), end=(1, 0, 7, 4),
+                           strides=(1, -2, 1, 1))),
+])
 def test_reshaped_slices_are_one_host_kernel(op, params):
-    """Shrunk or new axes reshape the slice: the slice's host kernel writes the reshaped output itself, with no
-    NPU launch for the reshape, and equals LiteRT."""
+    """Shrunk or new axes reshape the slice: where the NPU refuses the slice (a 5-D input, a backward stride), the
+    slice's host kernel writes the reshaped output itself, with no NPU launch for the reshape, and equals LiteRT."""
     model = models.make(op, **params)
     module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target="ethos-u -accelerator-config=ethos-u55-128,c")
     steps = module.program.steps

@@ -41,6 +41,32 @@ def test_report_table_and_package_export():
     assert isinstance(report, OffloadReport) and report.accelerator == "ethos-u55-32"
 
 
+def test_data_movement_is_reported_on_the_npu():
+    """A model of every data-movement operator the NPU copies: each on the NPU in the report, in one subgraph."""
+    net = models.Net(seed=1)
+    x = net.input((1, 8, 8, 6))
+    a, b = net.split(x, num_splits=2, axis=3)
+    y = net.concatenation([net.pad(a), net.padv2(b, paddings=((0, 0), (1, 1), (0, 0), (0, 0)))], axis=2)
+    net.output(net.resize_nearest_neighbor(net.transpose(y, perm=(0, 2, 1, 3)), size=(38, 20)))
+    c, d = net.split_v(y, size_splits=(6, 4), axis=1)
+    net.output(net.slice(c, begin=(0, 0, 0, 0), size=(1, 6, 8, 3)))
+    rows = net.strided_slice(d, begin=(0, 1, 0, 0), end=(1, 2, 19, 3), strides=(1, 1, 1, 1), shrink_axis_mask=2)
+    net.output(net.unpack(rows, axis=1)[0])
+    mod, report = _partition(net.build())
+    assert [(e.op, e.target, e.reason) for e in report.ops] == [
+        (op, "ethos-u", "") for op in ("SPLIT", "PAD", "PADV2", "CONCATENATION", "TRANSPOSE",
+                                       "RESIZE_NEAREST_NEIGHBOR", "SPLIT_V", "SLICE", "STRIDED_SLICE", "UNPACK")]
+    assert len(npu_functions(mod)) == 1
+
+
+def test_constant_weights_stay_with_their_operator():
+    """An int16 FULLY_CONNECTED stays on the host whole: the NPU's TRANSPOSE does not take its weights' transpose."""
+    mod, report = _partition(models.make("fully_connected", 0, dtype="int16"))
+    assert [(e.op, e.target, e.reason) for e in report.ops] == [
+        ("FULLY_CONNECTED", "host", "IFM has data type int16; tensors must be of type int8")]
+    assert npu_functions(mod) == []
+
+
 CONSTRAINT_CASES = {
     "softmax with too many rows": (
         models.make("softmax", in_shape=(1, 300, 300, 2)),

@@ -98,6 +98,19 @@ def binary_elementwise_propagator(in_shape: Sequence[int], out_shape: Sequence[i
     return Propagator.affine(linear, [int(d == 1) for d in in_shape], [0] * n)
 
 
+def slice_propagator(begin: Sequence[int]) -> Propagator:
+    """A box of the input: one to one, from `begin`."""
+    n = len(begin)
+    return Propagator.affine([[int(i == j) for j in range(n)] for i in range(n)], [0] * n, list(begin))
+
+
+def concatenation_propagator(in_shape: Sequence[int], axis: int) -> Propagator:
+    """An input of a concatenation along `axis`: one to one, but read whole along the axis."""
+    n = len(in_shape)
+    linear = [[int(i == j and i != axis) for j in range(n)] for i in range(n)]
+    return Propagator.affine(linear, [in_shape[i] if i == axis else 0 for i in range(n)], [0] * n)
+
+
 def whole_tensor_propagator(in_shape: Sequence[int], out_dims: int) -> Propagator:
     """Any output stripe needs the whole input: the safe answer when the index map is not affine."""
     return Propagator.affine([[0] * out_dims for _ in in_shape], list(in_shape), [0] * len(in_shape))

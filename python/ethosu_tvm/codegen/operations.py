@@ -8,6 +8,8 @@ of a primitive are encoded once per output-channel range, traversal and block de
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from ethosu.vela import api as vapi
 from ethosu.vela.operation import ExplicitScaling
@@ -18,13 +20,18 @@ from ..cascader.ethosu import performance
 from ..legalize.ops import (
     BinaryElementwise,
     Clamp,
+    Concatenate,
     Conv2D,
     DepthwiseConv2D,
     Identity,
     Operand,
+    Pad,
     Padding,
     Pooling,
+    Slice,
     Softmax,
+    Transpose,
+    Upscale,
     average_as_depthwise,
 )
 from .memory import CONSTANTS_REGION, ConstantPool, Placement, softmax_scratch
@@ -163,7 +170,19 @@ class OperationBuilder:
         if isinstance(op, Identity) and op.lut is not None:
             return self.table_lookup(op, stripe, what)
         if isinstance(op, Identity):
-            return [self.copy(op, stripe, what)]
+            return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what)]
+        if isinstance(op, Slice):
+            return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what, strides=op.strides)]
+        if isinstance(op, Upscale):
+            return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what, upscale=True)]
+        if isinstance(op, Transpose):
+            return [self.transposed(op, stripe, what)]
+        if isinstance(op, Pad):
+            return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what) if stripe.ifms
+                    else self.fill(op, stripe, what)]
+        if isinstance(op, Concatenate):  # this stripe copies the one input it reads
+            ifm = next(o for o in op.inputs if o.tensor.name == stripe.ifms[0].tensor)
+            return [self.copy(self.fm(ifm, stripe.ifms[0]), op.ofm, stripe, what)]
         if isinstance(op, Softmax):
             return self.softmax(op, stripe, what)
         raise CodegenError(f"{what}: no NPU code generation for {type(op).__name__}")
@@ -289,7 +308,7 @@ class OperationBuilder:
         load = vapi.NpuDmaOperation(table, shram)
         activation = vapi.NpuActivation(vapi.NpuActivationOp.TABLE_LOOKUP)
         activation.lookup_table_index = 0
-        return [load, self.copy(op, stripe, what, activation)]
+        return [load, self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what, activation)]
 
     def softmax(self, op: Softmax, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
         """Vela's sequence for the stripe's rows (see codegen.softmax), in the stripe's own scratch area; once per run
@@ -304,15 +323,46 @@ class OperationBuilder:
                 self._with_block_config(npu_op, what)
         return npu_ops
 
-    def copy(self, op: Identity, stripe: Stripe, what: str,
-             activation: vapi.NpuActivation | None = None) -> vapi.NpuOperation:
-        """A 1x1 max pool from the IFM to the OFM (for a reshape the stripe reads the IFM's bytes in the OFM's
-        shape): a pool has no alignment rule on the size, which a DMA would have (multiples of 16)."""
+    def fill(self, op: Pad, stripe: Stripe, what: str) -> vapi.NpuOperation:
+        """A copy of a constant block of the pad value, the shape of the stripe's OFM box, from the constants."""
+        shape = stripe.ofm.shape
+        offset, _ = self.pool.add(np.full(shape, op.value, dtype=stripe.ofm.dtype).tobytes())
+        block = FeatureMapRegion(f"{stripe.ofm.tensor}_pad_value", stripe.ofm.dtype, shape, (False,) * len(shape),
+                                 tuple(Interval(0, extent) for extent in shape))
+        return self.copy(_feature_map(op.ofm, block, Placement(CONSTANTS_REGION, offset)), op.ofm, stripe, what)
+
+    def transposed(self, op: Transpose, stripe: Stripe, what: str) -> vapi.NpuOperation:
+        """The whole OFM as (B, A, C) from the IFM's (A, B, C) view read with its row and column strides
+        swapped."""
+        rows, columns, depth = op.view
+
+        def view(region: FeatureMapRegion, shape: tuple[int, ...]) -> FeatureMapRegion:
+            return replace(region, layout=(1, *shape), box=tuple(Interval(0, n) for n in (1, *shape)))
+
+        source = self.fm(op.ifm, view(stripe.ifms[0], (rows, columns, depth)))
+        source.shape = vapi.NpuShape3D(height=columns, width=rows, depth=depth)
+        source.strides = vapi.NpuShape3D(height=source.strides.width, width=source.strides.height,
+                                         depth=source.strides.depth)
+        source.tiles = vapi.NpuTileBox(height_0=columns, height_1=columns, width_0=rows,
+                                       addresses=source.tiles.addresses)
+        target = Stripe(stripe.op, view(stripe.ofm, (columns, rows, depth)), stripe.ifms)
+        return self.copy(source, op.ofm, target, what)
+
+    def copy(self, source: vapi.NpuFeatureMap, ofm: Operand, stripe: Stripe, what: str,
+             activation: vapi.NpuActivation | None = None, upscale: bool = False,
+             strides: tuple[int, int] = (1, 1)) -> vapi.NpuOperation:
+        """A 1x1 max pool from `source` to the stripe's box of the OFM (for a reshape the source is the IFM's bytes
+        in the OFM's shape; a concatenation or pad writes a box of its OFM; with `upscale` each source element
+        fills 2x2 of the OFM; with `strides` (y, x) a slice skips rows and columns): a pool has no alignment rule
+        on the size, which a DMA would have (multiples of 16)."""
         npu_op = vapi.NpuPoolingOperation(vapi.NpuPoolingOp.MAX)
-        npu_op.kernel = vapi.NpuKernel(1, 1)
+        stride_y, stride_x = _strides(strides, stripe.ofm)
+        npu_op.kernel = vapi.NpuKernel(1, 1, stride_x, stride_y)
         npu_op.padding = vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL
-        npu_op.ifm = self.fm(op.ifm, stripe.ifms[0])
-        npu_op.ofm = self.fm(op.ofm, stripe.ofm)
+        npu_op.ifm = source
+        npu_op.ofm = self.fm(ofm, stripe.ofm)
         npu_op.activation = activation
+        if upscale:
+            npu_op.ifm_upscale = vapi.NpuResamplingMode.NEAREST
         return self._with_block_config(npu_op, what)

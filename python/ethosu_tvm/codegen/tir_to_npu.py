@@ -14,11 +14,11 @@ through the blocks' OP_ANNOTATION) supplies what is not index arithmetic: weight
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tvm import ir, s_tir, sym, tirx
 
-from ..legalize.ops import Identity, NpuGraph, Padding
+from ..legalize.ops import Concatenate, Identity, NpuGraph, Pad, Padding, Transpose
 from ..te import OP_ANNOTATION, TeGraph, te_graph
 from .schedule import (
     RING_ANNOTATION,
@@ -56,7 +56,8 @@ class FeatureMapRegion:
 @dataclass(frozen=True)
 class Stripe:
     """The part of primitive `op` (its index in the NpuGraph) that one NPU operation computes; `ifms` follow the
-    primitive's `inputs`."""
+    primitive's `inputs`, except for a concatenation, whose operations each copy one input (the one region), and a
+    pad, whose operations copy the IFM or (no region) fill a box with the pad value."""
 
     op: int
     ofm: FeatureMapRegion
@@ -197,17 +198,66 @@ class _Translator:
         ofm = self._region(ofm_buffer, bound(logical(store, self.rings[ofm_buffer]), domain, analyzer), what)
         if ofm.padding != Padding():
             raise CodegenError(f"{what}: the schedule writes outside the OFM")
-        reads = self._reads(index, output, domain, analyzer)
-        ifm_buffers = [self.buffer_of[operand.tensor.name] for operand in op.inputs]
-        ifms = tuple(self._region(buffer, self._read_box(reads, buffer, ofm_buffer, ofm, what), what)
-                     for buffer in ifm_buffers)
-        for ifm in ifms:
-            self._check_ring_read(ifm, what)
-        if isinstance(op, Identity) and self.shapes[ifm_buffers[0]] != self.shapes[ofm_buffer]:
-            ifms = (self._reshaped(ifm_buffers[0], ifms[0], ofm_buffer, ofm, what),)
+        if isinstance(op, Concatenate):
+            stripes = list(self._concatenated(index, op, ofm, what))
+        elif isinstance(op, Pad):
+            stripes = list(self._padded(index, op, ofm, what))
+        elif isinstance(op, Transpose):
+            stripes = [Stripe(index, ofm, (self._whole(op.ifm.tensor.name, what),))]
+        else:
+            reads = self._reads(index, output, domain, analyzer)
+            ifm_buffers = [self.buffer_of[operand.tensor.name] for operand in op.inputs]
+            ifms = tuple(self._region(buffer, self._read_box(reads, buffer, ofm_buffer, ofm, what), what)
+                         for buffer in ifm_buffers)
+            for ifm in ifms:
+                self._check_ring_read(ifm, what)
+            if isinstance(op, Identity) and self.shapes[ifm_buffers[0]] != self.shapes[ofm_buffer]:
+                ifms = (self._reshaped(ifm_buffers[0], ifms[0], ofm_buffer, ofm, what),)
+            stripes = [Stripe(index, ofm, ifms)]
         if any(ofm.rings):
             self.written[ofm_buffer] = max(self.written.get(ofm_buffer, 0), ofm.box[1].stop)
-        yield Stripe(index, ofm, ifms)
+        yield from stripes
+
+    def _concatenated(self, index: int, op: Concatenate, ofm: FeatureMapRegion, what: str) -> Iterator[Stripe]:
+        """One copy per input that the OFM box overlaps along the axis: that overlap, read from the input at the
+        box shifted back by the input's offset."""
+        axis, span = op.axis, ofm.box[op.axis]
+        for operand, start in zip(op.inputs, op.offsets):
+            low, high = max(span.start, start), min(span.stop, start + operand.tensor.shape[axis])
+            if low >= high:
+                continue
+            written = ofm.box[:axis] + (Interval(low, high),) + ofm.box[axis + 1:]
+            read = ofm.box[:axis] + (Interval(low - start, high - start),) + ofm.box[axis + 1:]
+            ifm = self._region(self.buffer_of[operand.tensor.name], read, what)
+            self._check_ring_read(ifm, what)
+            yield Stripe(index, replace(ofm, box=written), (ifm,))
+
+    def _padded(self, index: int, op: Pad, ofm: FeatureMapRegion, what: str) -> Iterator[Stripe]:
+        """The copy of the IFM part the OFM box holds, then fills of the rest of the box: along each axis in turn,
+        the parts before and after the IFM's span (within its span on the axes before)."""
+        box = ofm.box
+        body = tuple(Interval(before, before + extent) for before, extent in zip(op.before, op.ifm.tensor.shape))
+        inner = tuple(Interval(max(b.start, i.start), min(b.stop, i.stop)) for b, i in zip(box, body))
+        if all(interval.extent > 0 for interval in inner):
+            read = tuple(Interval(i.start - before, i.stop - before) for i, before in zip(inner, op.before))
+            ifm = self._region(self.buffer_of[op.ifm.tensor.name], read, what)
+            self._check_ring_read(ifm, what)
+            yield Stripe(index, replace(ofm, box=inner), (ifm,))
+        for axis in range(1, len(box)):
+            span = box[axis]
+            for side in (Interval(span.start, min(span.stop, body[axis].start)),
+                         Interval(max(span.start, body[axis].stop), span.stop)):
+                piece = inner[:axis] + (side,) + box[axis + 1:]
+                if all(interval.extent > 0 for interval in piece):
+                    yield Stripe(index, replace(ofm, box=piece), ())
+
+    def _whole(self, tensor: str, what: str) -> FeatureMapRegion:
+        """The region of a whole tensor in a buffer of its own shape (a transpose reads it with other strides)."""
+        buffer = self.buffer_of[tensor]
+        region = self._region(buffer, tuple(Interval(0, extent) for extent in self.shapes[buffer]), what)
+        if region.layout != self.shapes[buffer]:
+            raise CodegenError(f"{what}: {tensor} is not whole in its buffer")
+        return region
 
     def _read_box(self, reads: dict[str, Box], buffer: str, ofm_buffer: str, ofm: FeatureMapRegion,
                   what: str) -> Box:

@@ -16,8 +16,8 @@ from tvm.relax.transform import FuseOpsByPattern, FusionPattern
 
 from ..frontend.importer import source_ops, tensor_quant
 from ..partition.patterns import CODEGEN
-from ..qdq.patterns import called_functions
-from .patterns import HOST, QUANT_ATTR, SOURCE_ATTR, concat_arities, host_patterns
+from ..qdq.patterns import called_functions, concat_arities
+from .patterns import HOST, QUANT_ATTR, SOURCE_ATTR, host_patterns
 from .spec import UnsupportedHostOp
 
 _RAW_KINDS = frozenset({"avg_pool2d", "max_pool2d", "reshape", "pad", "resize_nearest_neighbor", "strided_slice",

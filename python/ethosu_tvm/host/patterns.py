@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from tvm import relax
 from tvm.relax.dpl import has_dtype, wildcard
 
 from ..qdq.patterns import (
@@ -45,7 +44,6 @@ from ..qdq.patterns import (
     unary,
     weighted_and_elementwise,
 )
-from ..qdq.values import bound_values
 
 HOST = "host"
 # Composite attributes fuse_host_ops writes and host_spec reads.
@@ -101,10 +99,3 @@ def float_io() -> list[CompositePattern]:
     dequantize = dequantized(raw)
     return [CompositePattern(f"{HOST}.float_quantize", quantize, dict(ifm=ifm, quantize=quantize)),
             CompositePattern(f"{HOST}.dequantize", dequantize, dict(ifm=raw, ifm_dq=dequantize))]
-
-
-def concat_arities(func: relax.Function) -> set[int]:
-    """The input counts of the concatenations in `func` (each needs a pattern of its own)."""
-    return {len(value.args[0].fields) for value in bound_values(func).values()
-            if isinstance(value, relax.Call) and getattr(value.op, "name", "") == "relax.concat"
-            and isinstance(value.args[0], relax.Tuple)}

@@ -12,12 +12,12 @@ import numpy as np
 from tvm import relax
 
 from ..qdq.match import Match, match_composite
-from ..qdq.patterns import COMPARISON_OPS, REDUCTION_OPS
-from ..qdq.values import Quant, const_value, dtype_of, prim_float, quant_of, shape_of
+from ..qdq.patterns import COMPARISON_OPS, REDUCTION_OPS, concat_arities
+from ..qdq.values import Quant, const_value, dtype_of, int_tuple, prim_float, quant_of, shape_of, slice_parameters
 from ..qdq.values import is_const as is_constant
 from ..quantization import quantize_value
 from . import spec
-from .patterns import HOST, QUANT_ATTR, SOURCE_ATTR, concat_arities, host_patterns
+from .patterns import HOST, QUANT_ATTR, SOURCE_ATTR, host_patterns
 from .spec import UnsupportedHostOp
 
 _BINARY_KINDS = {"add": "add", "subtract": "sub", "multiply": "mul", "minimum": "minimum", "maximum": "maximum",
@@ -378,17 +378,11 @@ def _add_n(c: _Composite) -> spec.AddN:
     return spec.AddN(tuple(c.quantized_input(r) for r in roles), c.quantized_output())
 
 
-def _ints(value) -> tuple[int, ...]:
-    """A tuple of integer PrimExprs (a Relax call argument or attribute)."""
-    return tuple(int(v) for v in (value.fields if isinstance(value, relax.Tuple) else value))
-
-
 def _strided_slice(c: _Composite) -> spec.StridedSlice:
     c.operands("ifm")
     call = c["slice"]
     x = c.raw(c["ifm"])
-    axes, begin = _ints(call.args[1]), _ints(call.args[2])
-    strides = _ints(call.args[4]) if len(call.args) > 4 else (1,) * len(begin)
+    axes, begin, strides = slice_parameters(call)
     if axes != tuple(range(len(x.shape))) or not all(0 <= b < d for b, d in zip(begin, x.shape)):
         raise UnsupportedHostOp(f"strided slice over axes {axes} from {begin} (the importer gives every axis a "
                                 "start inside it)")
@@ -415,7 +409,7 @@ def _pack(c: _Composite) -> spec.Pack:
     c.operands(*roles)
     rank = len(shape_of(concat))
     axis = int(concat.attrs.axis) % rank
-    if any(tuple(a % rank for a in _ints(c[f"expand{i}"].attrs.axis)) != (axis,) for i in range(count)):
+    if any(tuple(a % rank for a in int_tuple(c[f"expand{i}"].attrs.axis)) != (axis,) for i in range(count)):
         raise UnsupportedHostOp(f"inputs gain axes other than the concatenation's ({axis})")
     return spec.Pack(tuple(c.raw(c[r]) for r in roles), c.raw(concat), axis)
 

@@ -6,16 +6,10 @@ from tvm import relax
 
 from ..partition.patterns import npu_functions, npu_patterns
 from ..qdq.match import match_composite
+from ..qdq.patterns import concat_arities
 from ..qdq.values import dtype_of, shape_of
 from .ops import NpuGraph, Tensor
-from .rules import RULES, LegalizeError
-
-
-def npu_shape(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
-    """The 4-D NHWC shape the NPU uses for a tensor of rank ≤ 4 (leading 1s)."""
-    if len(shape) > 4:
-        raise LegalizeError(f"a {len(shape)}-D tensor cannot be an NPU feature map")
-    return (1,) * (4 - len(shape)) + tuple(shape)
+from .rules import RULES, LegalizeError, npu_shape
 
 
 class _Names:
@@ -44,7 +38,6 @@ def legalize_function(name: str, func: relax.Function, function: str = "") -> Np
     names = _Names()
     tensors: dict[relax.Var, Tensor] = {param: names.tensor(param) for param in func.params}
     composites: dict[relax.Var, relax.Function] = {}
-    patterns = npu_patterns()
     ops = []
     for block in func.body.blocks:
         for binding in block.bindings:
@@ -53,7 +46,7 @@ def legalize_function(name: str, func: relax.Function, function: str = "") -> Np
                 composites[binding.var] = value
             elif isinstance(value, relax.Call) and value.op in composites:
                 composite = composites[value.op]
-                match = match_composite(composite, patterns)
+                match = match_composite(composite, npu_patterns(concat_arities(composite)))
                 tensors[binding.var] = names.tensor(binding.var)
                 arguments = {param: tensors[arg] for param, arg in zip(composite.params, value.args)}
                 source = f"{match.kind}:{tensors[binding.var].name}"

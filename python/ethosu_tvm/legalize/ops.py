@@ -179,7 +179,86 @@ class Softmax(_SingleInput):
     source: str = ""
 
 
-NpuOp = Conv2D | DepthwiseConv2D | Pooling | BinaryElementwise | Identity | Softmax
+@dataclass(frozen=True, eq=False)
+class Concatenate:
+    """ethosu.concatenate: the inputs side by side along `axis` of the OFM (1, 2 or 3 of NHWC), with equal
+    quantizations, so the integers are copied unchanged (LiteRT's and TFLite Micro's int8 kernels refuse other
+    quantizations and fused activations).
+
+    The NPU runs it as one copy per input into the OFM's box at that input's offset along the axis.
+    """
+
+    op_name: ClassVar[str] = "ethosu.concatenate"
+    inputs: tuple[Operand, ...]
+    ofm: Operand
+    axis: int
+    source: str = ""
+
+    @property
+    def offsets(self) -> tuple[int, ...]:
+        """Where each input starts along the axis."""
+        starts = [0]
+        for operand in self.inputs[:-1]:
+            starts.append(starts[-1] + operand.tensor.shape[self.axis])
+        return tuple(starts)
+
+
+@dataclass(frozen=True, eq=False)
+class Pad(_SingleInput):
+    """ethosu.pad: the IFM at offset `before` (NHWC) in an OFM otherwise filled with `value` (PAD's zero point or
+    PADV2's constant, a raw integer).
+
+    The NPU runs it as a copy of the IFM into its box of the OFM, and copies of constant blocks of `value` into the
+    boxes around it (as Vela does: the hardware's padding is meant for kernels that overlap the IFM).
+    """
+
+    op_name: ClassVar[str] = "ethosu.pad"
+    ifm: Operand
+    ofm: Operand
+    before: tuple[int, int, int, int]
+    value: int
+    source: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Slice(_SingleInput):
+    """ethosu.slice: the IFM elements from `begin` (NHWC) on, every `strides` (height, width)-th row and column,
+    as many as the OFM has, copied unchanged."""
+
+    op_name: ClassVar[str] = "ethosu.slice"
+    ifm: Operand
+    ofm: Operand
+    begin: tuple[int, int, int, int]
+    strides: tuple[int, int] = (1, 1)
+    source: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Upscale(_SingleInput):
+    """ethosu.upscale: each IFM element repeated into a 2x2 block of the OFM (RESIZE_NEAREST_NEIGHBOR by 2), copied
+    unchanged; the NPU's NEAREST IFM upscaling."""
+
+    op_name: ClassVar[str] = "ethosu.upscale"
+    ifm: Operand
+    ofm: Operand
+    source: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Transpose(_SingleInput):
+    """ethosu.transpose: the IFM's elements seen as (A, B, C) = `view`, written as (B, A, C): the OFM's element
+    order (a TRANSPOSE swapping two axes, unit axes aside, before at most one more). The NPU copies it once,
+    reading the IFM with its row and column strides swapped."""
+
+    op_name: ClassVar[str] = "ethosu.transpose"
+    ifm: Operand
+    ofm: Operand
+    view: tuple[int, int, int]
+    source: str = ""
+
+
+NpuOp = (Conv2D | DepthwiseConv2D | Pooling | BinaryElementwise | Identity | Softmax | Concatenate | Pad | Slice
+         | Upscale | Transpose)
 
 
 @dataclass(frozen=True, eq=False)

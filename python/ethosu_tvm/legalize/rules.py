@@ -9,8 +9,9 @@ from collections.abc import Callable
 import numpy as np
 from tvm import relax
 
+from ..partition.constraints import permutation_of, transposed_view
 from ..qdq.match import Match
-from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of
+from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of, shape_of, slice_parameters
 from ..quantization import (
     conv_multipliers,
     fully_connected_multipliers,
@@ -26,16 +27,21 @@ from ..quantization import (
 from .ops import (
     BinaryElementwise,
     Clamp,
+    Concatenate,
     Conv2D,
     DepthwiseConv2D,
     Identity,
     NpuOp,
     Operand,
+    Pad,
     Padding,
     Pooling,
     Requantize,
+    Slice,
     Softmax,
     Tensor,
+    Transpose,
+    Upscale,
 )
 from .lut import INT8_VALUES, lookup_table
 
@@ -304,6 +310,13 @@ class LegalizeError(ValueError):
     """A composite the legalizer cannot turn into an NPU primitive (partitioning should have kept it on the host)."""
 
 
+def npu_shape(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """The 4-D NHWC shape the NPU uses for a tensor of rank ≤ 4 (leading 1s)."""
+    if len(shape) > 4:
+        raise LegalizeError(f"a {len(shape)}-D tensor cannot be an NPU feature map")
+    return (1,) * (4 - len(shape)) + tuple(shape)
+
+
 def reshape(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     return Identity(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), source=source)
 
@@ -328,6 +341,81 @@ def softmax(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
         exp_lut=softmax_exp_lut(softmax_beta(match), ifm_q.scalar_scale),
         source=source,
     )
+
+
+def concatenation(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """The inputs share the output's quantization (partitioning checks), so the raw integers are copied; the axis
+    is counted in the 4-D NHWC shape (leading 1s)."""
+    concat = match["concat"]
+    rank = len(shape_of(concat))
+    count = len(concat.args[0].fields)
+    return Concatenate(
+        inputs=tuple(_raw(tensors[match[f"input{i}"]]) for i in range(count)),
+        ofm=_raw(ofm),
+        axis=int(concat.attrs.axis) % rank + 4 - rank,
+        source=source,
+    )
+
+
+def pack(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """A concatenation along the new axis of the inputs seen with that axis (extent 1): in 4-D, an input whose own
+    shape differs (the new axis not among the leading 1s) is first copied into that shape (the same bytes)."""
+    concat = match["concat"]
+    rank = len(shape_of(concat))
+    axis = int(concat.attrs.axis) % rank + 4 - rank
+    slot = tuple(1 if i == axis else extent for i, extent in enumerate(ofm.shape))
+    reshapes, inputs = [], []
+    for i in range(len(concat.args[0].fields)):
+        tensor = tensors[match[f"input{i}"]]
+        if tensor.shape != slot:
+            viewed = Tensor(f"{ofm.name}_input{i}", slot, tensor.dtype)
+            reshapes.append(Identity(ifm=_raw(tensor), ofm=_raw(viewed), source=source))
+            tensor = viewed
+        inputs.append(_raw(tensor))
+    return (*reshapes, Concatenate(inputs=tuple(inputs), ofm=_raw(ofm), axis=axis, source=source))
+
+
+def pad(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """PAD and PADV2 (constant mode: partitioning checks) on the raw integers; the padding before each axis, in the
+    4-D NHWC shape."""
+    call = match["pad"]
+    widths = [int(w) for w in call.attrs.pad_width]
+    before = (0,) * (4 - len(widths) // 2) + tuple(widths[0::2])
+    return Pad(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), before=before, value=int(float(call.attrs.pad_value)),
+               source=source)
+
+
+def strided_slice(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp | tuple[NpuOp, ...]:
+    """SLICE, STRIDED_SLICE and the outputs of SPLIT, SPLIT_V and UNPACK (strides on height and width only:
+    partitioning checks), in 4-D NHWC. When axes shrink or appear, the sliced box is the OFM's bytes in another
+    shape: the slice writes it, and a reshape copies it, unless both shapes are the same in 4-D."""
+    call = match["slice"]
+    _, begin, strides = slice_parameters(call)
+    sliced = npu_shape(shape_of(call))
+    ifm = tensors[match["ifm"]]
+    begin_4d = (0,) * (4 - len(begin)) + begin
+    strides_hw = ((1,) * (4 - len(strides)) + strides)[1:3]
+    if sliced == ofm.shape:
+        return Slice(ifm=_raw(ifm), ofm=_raw(ofm), begin=begin_4d, strides=strides_hw, source=source)
+    box = Tensor(f"{ofm.name}_sliced", sliced, ofm.dtype)
+    return (Slice(ifm=_raw(ifm), ofm=_raw(box), begin=begin_4d, strides=strides_hw, source=source),
+            Identity(ifm=_raw(box), ofm=_raw(ofm), source=source))
+
+
+def resize_nearest_neighbor(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """Twice the height and width, without align_corners (partitioning checks): output (y, x) reads (y // 2, x // 2)
+    with and without half-pixel centres."""
+    return Upscale(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), source=source)
+
+
+def transpose(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """A permutation that keeps the order of the axes longer than 1 is a reshape; others swap rows and columns of
+    their (A, B, C) view (partitioning checks there is one)."""
+    ifm = tensors[match["ifm"]]
+    view = transposed_view(shape_of(match["ifm"]), permutation_of(match))
+    if view[:2] == (1, 1):
+        return Identity(ifm=_raw(ifm), ofm=_raw(ofm), source=source)
+    return Transpose(ifm=_raw(ifm), ofm=_raw(ofm), view=view, source=source)
 
 
 RULES: dict[str, Rule] = {
@@ -360,4 +448,10 @@ RULES: dict[str, Rule] = {
     "prelu": prelu,
     "squared_difference": squared_difference,
     "softmax": softmax,
+    "concatenation": concatenation,
+    "pack": pack,
+    "pad": pad,
+    "strided_slice": strided_slice,
+    "resize_nearest_neighbor": resize_nearest_neighbor,
+    "transpose": transpose,
 }

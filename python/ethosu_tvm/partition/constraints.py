@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..qdq.match import Match
-from ..qdq.values import Quant, const_value, dtype_of, is_const, quant_of, shape_of
+from ..qdq.values import Quant, const_value, dtype_of, is_const, quant_of, shape_of, slice_parameters
 from ..quantization import (
     conv_multipliers,
     fully_connected_multipliers,
@@ -34,6 +34,8 @@ MAX_AVG_KERNEL_HEIGHT = MAX_DILATED_KERNEL_HEIGHT
 MAX_AVG_KERNEL_AREA = MAX_DILATED_KERNEL_AREA
 SUPPORTED_DTYPES = ("int8",)
 ELEMENTWISE_DTYPES = ("int8", "int16")  # binary elementwise operators
+# Copies (data movement) move the integers unchanged: a 1x1 max pool does so for 16-bit feature maps too.
+COPY_DTYPES = ("int8", "int16")
 
 
 def _first(*reasons: Callable[[], str]) -> str:
@@ -57,6 +59,14 @@ def _feature_map(expr, what: str, batch_one: bool = True, dtypes: tuple[str, ...
     if batch_one and len(shape) == 4 and shape[0] != 1:
         return f"{what} has batch size {shape[0]}; the IFM batch size must be 1"
     return ""
+
+
+def _feature_map_input(expr, what: str, batch_one: bool = True, dtypes: tuple[str, ...] = COPY_DTYPES) -> str:
+    """An input a copy reads: a feature map, not a model constant (the frontend leaves those to fold, or to the
+    operator that takes them, such as a fully connected layer's transposed weights)."""
+    if is_const(expr):
+        return f"{what} is a constant; the NPU copies feature maps"
+    return _feature_map(expr, what, batch_one, dtypes)
 
 
 def _activation_quant(quant: Quant, what: str) -> str:
@@ -399,6 +409,175 @@ def check_reshape(match: Match) -> str:
     )
 
 
+def _npu_axis(axis: int, rank: int) -> int:
+    """An axis of a rank-`rank` tensor in the 4-D NHWC shape the NPU sees (leading 1s)."""
+    return axis % rank + 4 - rank
+
+
+def check_concatenation(match: Match) -> str:
+    """One copy per input into a box of the OFM: boxes are 3-D (batch 1), and the integers are copied unchanged."""
+    concat = match["concat"]
+    count = len(concat.args[0].fields)
+    ofm_q = quant_of(match["quantize"])
+
+    def axis() -> str:
+        npu_axis = _npu_axis(int(concat.attrs.axis), len(shape_of(concat)))
+        return "" if npu_axis > 0 else "CONCATENATION along the batch axis; the NPU copies 3-D boxes"
+
+    def same_quant(index: int) -> str:
+        q = quant_of(match[f"input{index}_dq"])
+        if q.scalar_scale != ofm_q.scalar_scale or q.scalar_zero_point != ofm_q.scalar_zero_point:
+            return (f"input {index} is quantized ({q.scalar_scale:.6g}, {q.scalar_zero_point}), the output"
+                    f" ({ofm_q.scalar_scale:.6g}, {ofm_q.scalar_zero_point}); the inputs must share the output's"
+                    " quantization")
+        return ""
+
+    return _first(
+        *(lambda i=i: _feature_map_input(match[f"input{i}"], f"input {i}", dtypes=SUPPORTED_DTYPES)
+          for i in range(count)),
+        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        *(lambda i=i: _activation_quant(quant_of(match[f"input{i}_dq"]), f"input {i}") for i in range(count)),
+        *(lambda i=i: same_quant(i) for i in range(count)),
+        axis,
+    )
+
+
+def check_pack(match: Match) -> str:
+    """A concatenation of the inputs along the new axis (each input copied into its box of the OFM)."""
+    concat = match["concat"]
+    count = len(concat.args[0].fields)
+    rank = len(shape_of(concat))
+    axis = int(concat.attrs.axis) % rank
+
+    def axes() -> str:
+        for i in range(count):
+            expand_axes = [int(a) % rank for a in match[f"expand{i}"].attrs.axis]
+            if expand_axes != [axis]:
+                return f"input {i} gains axes {expand_axes}, the concatenation is along {axis}"
+        return "" if _npu_axis(axis, rank) > 0 else "PACK along the batch axis; the NPU copies 3-D boxes"
+
+    return _first(
+        *(lambda i=i: _feature_map_input(match[f"input{i}"], f"input {i}", batch_one=False) for i in range(count)),
+        lambda: _feature_map(concat, "OFM", dtypes=COPY_DTYPES),
+        axes,
+    )
+
+
+def check_pad(match: Match) -> str:
+    """PAD and PADV2 with a constant: the IFM copied into its box of the OFM, constant blocks copied around it."""
+    attrs = match["pad"].attrs
+
+    def value() -> str:
+        pad_value, info = float(attrs.pad_value), np.iinfo(dtype_of(match["ifm"]))
+        if pad_value.is_integer() and info.min <= pad_value <= info.max:
+            return ""
+        return f"pad value {pad_value} is not an {info.dtype} integer"
+
+    return _first(
+        lambda: _feature_map_input(match["ifm"], "IFM"),
+        lambda: _feature_map(match["pad"], "OFM", dtypes=COPY_DTYPES),
+        lambda: "" if str(attrs.pad_mode) == "constant" else f"{attrs.pad_mode} padding; only constant padding",
+        value,
+    )
+
+
+def check_strided_slice(match: Match) -> str:
+    """A copy of a box of the IFM, strided on height and width as a 1x1 pool strides; the box must have batch 1
+    (the NPU copies 3-D boxes), the IFM need not."""
+    call = match["slice"]
+    shape = shape_of(match["ifm"])
+    axes, begin, strides = slice_parameters(call)
+    strides_4d = (1,) * (4 - len(strides)) + strides
+
+    def box() -> str:
+        if axes != tuple(range(len(shape))) or not all(0 <= b < d for b, d in zip(begin, shape)):
+            return f"strided slice over axes {axes} from {begin}; every axis from a start inside it"
+        sliced = (1,) * (4 - len(shape)) + shape_of(call)
+        if any(s != 1 and sliced[axis] > 1 for axis, s in ((0, strides_4d[0]), (3, strides_4d[3]))):
+            return f"strides {strides}; the NPU strides only height and width"
+        if any(s < 1 for s in strides_4d[1:3]):
+            return f"strides {strides}; the NPU strides forwards"
+        return _strides(strides_4d[1:3], sliced)
+
+    return _first(
+        lambda: _feature_map_input(match["ifm"], "IFM", batch_one=False),
+        lambda: _feature_map(call, "OFM", dtypes=COPY_DTYPES),
+        box,
+        lambda: "" if match.get("reshape") is None else _feature_map(match["reshape"], "OFM", False, COPY_DTYPES),
+    )
+
+
+def check_resize_nearest_neighbor(match: Match) -> str:
+    """The NPU's NEAREST upscaling doubles height and width: TFLite's nearest neighbour by exactly 2, whose output
+    (y, x) reads (y // 2, x // 2) unless corners are aligned."""
+    attrs = match["resize"].attrs
+    (_, height, width, _), (_, out_h, out_w, _) = shape_of(match["ifm"]), shape_of(match["resize"])
+
+    def mode() -> str:
+        if str(attrs.layout) != "NHWC" or str(attrs.method) != "nearest_neighbor":
+            return f"{attrs.method} resize in {attrs.layout}; only nearest neighbour in NHWC"
+        if str(attrs.coordinate_transformation_mode) not in ("asymmetric", "half_pixel"):
+            return "nearest neighbour resize with align_corners; the NPU upscales without"
+        return ""
+
+    def scale() -> str:
+        if (out_h, out_w) != (2 * height, 2 * width):
+            return f"resize from {height}x{width} to {out_h}x{out_w}; the NPU upscales height and width by 2"
+        return ""
+
+    return _first(
+        lambda: _feature_map_input(match["ifm"], "IFM"),
+        lambda: _feature_map(match["resize"], "OFM", dtypes=COPY_DTYPES),
+        mode,
+        scale,
+    )
+
+
+def permutation_of(match: Match) -> tuple[int, ...]:
+    """The TRANSPOSE's permutation (None in Relax: the axes reversed)."""
+    rank, axes = len(shape_of(match["ifm"])), match["permute"].attrs.axes
+    return tuple(range(rank))[::-1] if axes is None else tuple(int(a) % rank for a in axes)
+
+
+def transposed_view(shape: tuple[int, ...], perm: tuple[int, ...]) -> tuple[int, int, int] | None:
+    """The input seen as (A, B, C) whose output is (B, A, C) in element order, when the permutation is one: with
+    axes of extent 1 left out, it swaps two axes followed by at most one more (the NPU reads the IFM with its row
+    and column strides swapped, depth kept). (1, 1, N) when the order of the other axes is kept (a reshape); None
+    otherwise."""
+    kept = [axis for axis in perm if shape[axis] != 1]
+    dims = [shape[axis] for axis in sorted(kept)]
+    order = [sorted(kept).index(axis) for axis in kept]
+    if order == sorted(order):
+        return (1, 1, int(np.prod(dims, dtype=np.int64)))
+    if order == [1, 0]:
+        return (dims[0], dims[1], 1)
+    if order == [1, 0, 2]:
+        return (dims[0], dims[1], dims[2])
+    return None
+
+
+def check_transpose(match: Match) -> str:
+    """Permutations the NPU expresses as one copy with swapped strides (see `transposed_view`)."""
+    shape, perm = shape_of(match["ifm"]), permutation_of(match)
+
+    def view() -> str:
+        found = transposed_view(shape, perm)
+        if found is None:
+            return (f"TRANSPOSE of {shape} by {perm}; the NPU swaps two axes (unit axes aside) and keeps the"
+                    " innermost after them")
+        low, high = TENSOR_DIM_RANGE
+        if found[:2] != (1, 1) and not all(low <= d <= high for d in found):  # (1, 1, N): a reshape
+            return f"TRANSPOSE viewed as {found}; each extent must be in the range [{low}, {high}]"
+        return ""
+
+    return _first(
+        lambda: _feature_map_input(match["ifm"], "IFM", batch_one=False),
+        lambda: _feature_map(match["permute"], "OFM", False, COPY_DTYPES),
+        view,
+    )
+
+
 CHECKS: dict[str, Callable[[Match], str]] = {
     "conv2d": check_conv2d,
     "depthwise_conv2d": check_depthwise_conv2d,
@@ -429,4 +608,10 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "prelu": check_prelu,
     "squared_difference": check_squared_difference,
     "softmax": check_softmax,
+    "concatenation": check_concatenation,
+    "pack": check_pack,
+    "pad": check_pad,
+    "strided_slice": check_strided_slice,
+    "resize_nearest_neighbor": check_resize_nearest_neighbor,
+    "transpose": check_transpose,
 }

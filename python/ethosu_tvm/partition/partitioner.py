@@ -9,7 +9,7 @@ from tvm.relax.transform import FuseOpsByPattern, FusionPattern, MergeCompositeF
 from ..frontend.importer import source_ops
 from ..target import EthosuTarget, parse_ethosu_target
 from ..qdq.match import match_from_context
-from ..qdq.patterns import CompositePattern
+from ..qdq.patterns import CompositePattern, concat_arities
 from .constraints import CHECKS
 from .patterns import npu_patterns
 from .report import HOST, NPU, OffloadEntry, OffloadReport
@@ -73,7 +73,7 @@ def partition_for_ethosu(mod: tvm.IRModule, accelerator: str | EthosuTarget = "e
     target = accelerator if isinstance(accelerator, EthosuTarget) else parse_ethosu_target(accelerator)
     log = _CheckLog()
     owners = {name: op.op for op in source_ops(mod) for name in op.bindings}
-    patterns = [_fusion_pattern(p, log, owners) for p in npu_patterns()]
+    patterns = [_fusion_pattern(p, log, owners) for p in npu_patterns(concat_arities(mod["main"]))]
     fused = FuseOpsByPattern(patterns, bind_constants=True, annotate_codegen=False)(mod)
     merged = MergeCompositeFunctions()(fused)
     merged = merged.with_attr("ethosu.accelerator", target.accelerator)

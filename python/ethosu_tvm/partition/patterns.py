@@ -5,6 +5,8 @@ NPU composite is ``ethos-u.<kind>`` and every merged NPU function has ``Codegen=
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import tvm
 from tvm import relax
 
@@ -12,12 +14,18 @@ from ..qdq.patterns import (
     UNARY_CORES,
     CompositePattern,
     called_functions,
+    concatenation,
     hard_swish,
+    pack,
+    pad,
     prelu,
     reduction,
     reshape,
+    resize,
     softmax,
     squared_difference,
+    strided_slice,
+    transpose,
     unary,
     weighted_and_elementwise,
 )
@@ -25,8 +33,9 @@ from ..qdq.patterns import (
 CODEGEN = "ethos-u"
 
 
-def npu_patterns() -> list[CompositePattern]:
-    """All patterns, most specific first (FuseOpsByPattern gives earlier patterns priority)."""
+def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
+    """All patterns, most specific first (FuseOpsByPattern gives earlier patterns priority); concatenation and pack
+    once per input count in `concat_arities`."""
     return [
         *weighted_and_elementwise(CODEGEN),
         reduction(f"{CODEGEN}.mean", "relax.mean"),
@@ -34,8 +43,14 @@ def npu_patterns() -> list[CompositePattern]:
         hard_swish(f"{CODEGEN}.hard_swish"),
         prelu(f"{CODEGEN}.prelu"),
         squared_difference(f"{CODEGEN}.squared_difference"),
+        strided_slice(f"{CODEGEN}.strided_slice"),  # before reshape: it takes the reshape of shrunk axes
         reshape(f"{CODEGEN}.reshape"),
         softmax(f"{CODEGEN}.softmax"),
+        pad(f"{CODEGEN}.pad"),
+        resize(f"{CODEGEN}.resize_nearest_neighbor", qdq=False),
+        transpose(f"{CODEGEN}.transpose"),
+        *(pattern for n in sorted(set(concat_arities))
+          for pattern in (concatenation(f"{CODEGEN}.concatenation", n), pack(f"{CODEGEN}.pack", n, ("int8", "int16")))),
     ]
 
 

@@ -14,6 +14,8 @@ import tvm
 from tvm import relax
 from tvm.relax.dpl import DFPattern, has_dtype, is_const, is_op, is_tuple, wildcard
 
+from .values import bound_values
+
 
 @dataclass(frozen=True)
 class CompositePattern:
@@ -220,12 +222,16 @@ def hard_swish(name: str) -> CompositePattern:
     return CompositePattern(name, quantize, roles)
 
 
+def _any_dtype(dtypes: tuple[str, ...]) -> DFPattern:
+    check = has_dtype(dtypes[0])
+    for dtype in dtypes[1:]:
+        check = check | has_dtype(dtype)
+    return check
+
+
 def reshape(name: str, dtypes: tuple[str, ...] = ("int8",)) -> CompositePattern:
     """RESHAPE, SQUEEZE and EXPAND_DIMS (imported as a reshape): the same integer values under another shape."""
-    dtype_check = has_dtype(dtypes[0])
-    for dtype in dtypes[1:]:
-        dtype_check = dtype_check | has_dtype(dtype)
-    ifm = wildcard() & dtype_check
+    ifm = wildcard() & _any_dtype(dtypes)
     reshape_call = is_op("relax.reshape")(ifm, wildcard()) | is_op("relax.squeeze")(ifm)
     return CompositePattern(name, reshape_call, dict(ifm=ifm, reshape=reshape_call))
 
@@ -286,6 +292,13 @@ def concatenation(name: str, arity: int) -> CompositePattern:
     return CompositePattern(name, quantize, roles | dict(concat=concat, quantize=quantize))
 
 
+def concat_arities(func: relax.Function) -> set[int]:
+    """The input counts of the concatenations in `func` (each needs a pattern of its own)."""
+    return {len(value.args[0].fields) for value in bound_values(func).values()
+            if isinstance(value, relax.Call) and getattr(value.op, "name", "") == "relax.concat"
+            and isinstance(value.args[0], relax.Tuple)}
+
+
 def add_n(name: str, arity: int) -> CompositePattern:
     """Our importer's ADD_N: each input dequantized and given a new axis 0, concatenated along it, summed over it,
     quantized; one pattern per input count."""
@@ -321,9 +334,10 @@ def broadcast_to(name: str) -> CompositePattern:
     return CompositePattern(name, broadcast, dict(ifm=ifm, broadcast=broadcast))
 
 
-def pack(name: str, arity: int) -> CompositePattern:
-    """PACK: each raw integer input given the new axis, then concatenated along it; one pattern per input count."""
-    inputs = [wildcard() for _ in range(arity)]
+def pack(name: str, arity: int, dtypes: tuple[str, ...] = ()) -> CompositePattern:
+    """PACK: each raw integer input (of one of `dtypes`, when given) given the new axis, then concatenated along it;
+    one pattern per input count."""
+    inputs = [wildcard() & _any_dtype(dtypes) if dtypes else wildcard() for _ in range(arity)]
     expanded = [is_op("relax.expand_dims")(x) for x in inputs]
     concat = is_op("relax.concat")(is_tuple(expanded))
     roles = {f"input{i}": x for i, x in enumerate(inputs)} | {f"expand{i}": e for i, e in enumerate(expanded)}

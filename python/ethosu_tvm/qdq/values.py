@@ -65,3 +65,15 @@ def prim_float(value) -> float:
 def bound_values(func: relax.Function) -> dict[relax.Var, relax.Expr]:
     """Map each bound var of the function body to its value (to look through dataflow vars)."""
     return {b.var: b.value for block in func.body.blocks for b in block.bindings}
+
+
+def int_tuple(value) -> tuple[int, ...]:
+    """A tuple of integer PrimExprs (a Relax call argument or attribute)."""
+    return tuple(int(v) for v in (value.fields if isinstance(value, relax.Tuple) else value))
+
+
+def slice_parameters(call: relax.Call) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """(axes, begin, strides) of a relax.strided_slice call; SLICE imports without strides (all 1)."""
+    begin = int_tuple(call.args[2])
+    strides = int_tuple(call.args[4]) if len(call.args) > 4 else (1,) * len(begin)
+    return int_tuple(call.args[1]), begin, strides

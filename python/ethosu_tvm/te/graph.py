@@ -7,8 +7,32 @@ from dataclasses import dataclass
 import numpy as np
 from tvm import te, tirx
 
-from ..legalize.ops import BinaryElementwise, Conv2D, Identity, NpuGraph, Pooling, Softmax
-from .primitives import ConvConstants, binary_elementwise, convolution, identity, pooling, softmax
+from ..legalize.ops import (
+    BinaryElementwise,
+    Concatenate,
+    Conv2D,
+    Identity,
+    NpuGraph,
+    Pad,
+    Pooling,
+    Slice,
+    Softmax,
+    Transpose,
+    Upscale,
+)
+from .primitives import (
+    ConvConstants,
+    binary_elementwise,
+    concatenate,
+    convolution,
+    identity,
+    pad,
+    pooling,
+    slice_box,
+    softmax,
+    transpose,
+    upscale,
+)
 
 # Block annotation carried by every TIR block of a primitive: its index in the NpuGraph's ops.
 OP_ANNOTATION = "ethosu.op"
@@ -70,6 +94,16 @@ class _Builder:
             return identity(op, ifms[0], lut, name, attrs)
         if isinstance(op, Softmax):
             return softmax(op, ifms[0], self.constant(f"{name}_exp_lut", op.exp_lut), name, attrs)
+        if isinstance(op, Concatenate):
+            return concatenate(op, ifms, name, attrs)
+        if isinstance(op, Pad):
+            return pad(op, ifms[0], name, attrs)
+        if isinstance(op, Slice):
+            return slice_box(op, ifms[0], name, attrs)
+        if isinstance(op, Upscale):
+            return upscale(op, ifms[0], name, attrs)
+        if isinstance(op, Transpose):
+            return transpose(op, ifms[0], name, attrs)
         raise TypeError(f"no TE definition for {type(op).__name__}")
 
     def build(self) -> TeGraph:

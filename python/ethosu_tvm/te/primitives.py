@@ -11,7 +11,20 @@ from dataclasses import dataclass
 
 from tvm import te, tirx
 
-from ..legalize.ops import BinaryElementwise, Conv2D, DepthwiseConv2D, Identity, Padding, Pooling, Softmax
+from ..legalize.ops import (
+    BinaryElementwise,
+    Concatenate,
+    Conv2D,
+    DepthwiseConv2D,
+    Identity,
+    Pad,
+    Padding,
+    Pooling,
+    Slice,
+    Softmax,
+    Transpose,
+    Upscale,
+)
 from .arithmetic import clamp_to, i64, requantize
 
 INT32 = "int32"
@@ -184,18 +197,78 @@ def identity(op: Identity, ifm: te.Tensor, lut: te.Tensor | None, name: str, att
         return te.compute(out_shape, lambda *i: lut[ifm[i].astype(INT32) + 128], name=name, attrs=attrs)
     if tuple(in_shape) == tuple(out_shape):
         return te.compute(out_shape, lambda *i: ifm[i], name=name, attrs=attrs)
+    return te.compute(out_shape, lambda *index: ifm[_unflattened(_flattened(index, out_shape), in_shape)],
+                      name=name, attrs=attrs)
+
+
+def _flattened(index, shape):
+    """The position of `index` in the row-major (NHWC) element order of `shape`."""
+    flat = 0
+    for i, extent in zip(index, shape):
+        flat = flat * extent + i
+    return flat
+
+
+def _unflattened(flat, shape) -> tuple:
+    """The index of row-major position `flat` in `shape`."""
+    index = []
+    for extent in reversed(shape):
+        index.append(tirx.floormod(flat, extent))
+        flat = tirx.floordiv(flat, extent)
+    return tuple(reversed(index))
+
+
+def concatenate(op: Concatenate, ifms: list[te.Tensor], name: str, attrs: dict) -> te.Tensor:
+    """Each OFM element from the input whose range along the axis holds it."""
 
     def value(*index):
-        flat = 0
-        for i, extent in zip(index, out_shape):
-            flat = flat * extent + i
-        source = []
-        for extent in reversed(in_shape):
-            source.append(tirx.floormod(flat, extent))
-            flat = tirx.floordiv(flat, extent)
-        return ifm[tuple(reversed(source))]
+        position = index[op.axis]
+        result = None
+        for ifm, start in reversed(list(zip(ifms, op.offsets))):
+            shifted = list(index)
+            shifted[op.axis] = position - start
+            read = ifm[tuple(shifted)]
+            result = read if result is None else tirx.if_then_else(position >= start, read, result)
+        return result
 
-    return te.compute(out_shape, value, name=name, attrs=attrs)
+    return te.compute(op.ofm.tensor.shape, value, name=name, attrs=attrs)
+
+
+def pad(op: Pad, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
+    """The IFM element at the OFM index minus `before` where there is one, else the pad value."""
+
+    def value(*index):
+        inner = [i - before for i, before in zip(index, op.before)]
+        inside = tirx.all(*(tirx.all(i >= 0, i < int(extent)) for i, extent in zip(inner, ifm.shape)))
+        return tirx.if_then_else(inside, ifm[tuple(inner)], tirx.const(op.value, ifm.dtype))
+
+    return te.compute(op.ofm.tensor.shape, value, name=name, attrs=attrs)
+
+
+def slice_box(op: Slice, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
+    """The IFM element at `begin` plus the OFM index, times the strides on height and width."""
+    strides = (1, *op.strides, 1)
+    return te.compute(op.ofm.tensor.shape,
+                      lambda *index: ifm[tuple(b + i * s for i, b, s in zip(index, op.begin, strides))],
+                      name=name, attrs=attrs)
+
+
+def upscale(op: Upscale, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
+    """The IFM element at half the OFM's row and column (rounded down)."""
+    return te.compute(op.ofm.tensor.shape,
+                      lambda b, y, x, c: ifm[b, tirx.floordiv(y, 2), tirx.floordiv(x, 2), c], name=name, attrs=attrs)
+
+
+def transpose(op: Transpose, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
+    """OFM element (b, a, c) of the (B, A, C) order is IFM element (a, b, c) of the (A, B, C) view."""
+    rows, columns, depth = op.view
+    in_shape = [int(d) for d in ifm.shape]
+
+    def value(*index):
+        b, a, c = _unflattened(_flattened(index, op.ofm.tensor.shape), (columns, rows, depth))
+        return ifm[_unflattened(_flattened((a, b, c), op.view), in_shape)]
+
+    return te.compute(op.ofm.tensor.shape, value, name=name, attrs=attrs)
 
 
 # Constants of the softmax sequence: Q12.19 sum rounding, the Newton-Raphson reciprocal in Q2.29 (gemmlowp's).

@@ -10,15 +10,32 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...legalize.ops import BinaryElementwise, Conv2D, DepthwiseConv2D, Identity, NpuGraph, Operand, Pooling, Softmax
+from ...legalize.ops import (
+    BinaryElementwise,
+    Concatenate,
+    Conv2D,
+    DepthwiseConv2D,
+    Identity,
+    NpuGraph,
+    Operand,
+    Pad,
+    Pooling,
+    Slice,
+    Softmax,
+    Transpose,
+    Upscale,
+)
 from ...te import te_graph
 from ..derive import (
     binary_elementwise_propagator,
+    concatenation_propagator,
     conv2d_propagator,
     depthwise_conv2d_propagator,
     identity_propagator,
     pooling_propagator,
     propagator_for,
+    slice_propagator,
+    whole_tensor_propagator,
 )
 from ..graph import CascaderGraph, Part, Tensor
 from ..propagator import Propagator
@@ -44,6 +61,14 @@ def definition(op, operand: Operand) -> Propagator:
     if isinstance(op, Softmax):  # every output row reads its whole input row (the depth axis)
         return Propagator.affine([[int(i == j and i < 3) for j in range(4)] for i in range(4)],
                                  [0, 0, 0, in_shape[3]], [0, 0, 0, 0])
+    if isinstance(op, Concatenate):
+        return concatenation_propagator(in_shape, op.axis)
+    if isinstance(op, (Transpose, Upscale)):
+        return whole_tensor_propagator(in_shape, len(out_shape))
+    if isinstance(op, Slice):
+        return slice_propagator(op.begin)
+    if isinstance(op, Pad):
+        return slice_propagator(tuple(-before for before in op.before))
     raise TypeError(f"no propagator for {type(op).__name__}")
 
 
@@ -58,16 +83,23 @@ def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[s
     parts = []
     for op in graph.ops:
         output = built.tensors[op.ofm.tensor.name]
-        propagators = tuple(propagator_for(output, built.tensors[o.tensor.name], definition(op, o))
-                            for o in op.inputs)
         reshape = isinstance(op, Identity) and op.ifm.tensor.shape != op.ofm.tensor.shape
+        # Computed whole from whole inputs, so they end a cascade: an upscale (its rows halve, which stripes do not
+        # model yet), a transpose (its rows are the IFM's columns) and a concatenation along rows (a stripe's rows
+        # come from one input or two).
+        whole = reshape or isinstance(op, (Transpose, Upscale)) or (isinstance(op, Concatenate) and op.axis == 1)
+        # A concatenation reads each input whole along its axis, not at the offset its TE definition shows.
+        defined = whole or isinstance(op, Concatenate)
+        propagators = tuple(definition(op, o) if defined else
+                            propagator_for(output, built.tensors[o.tensor.name], definition(op, o))
+                            for o in op.inputs)
         parts.append(Part(
             name=f"{op.op_name} ({op.source})" if op.source else op.op_name,
             inputs=tuple(_tensor(o.tensor) for o in op.inputs),
             output=_tensor(op.ofm.tensor),
             propagators=propagators,
             cost=lambda out_shape, in_shapes, op=op: cost(op, out_shape, in_shapes),
-            stripable=not reshape,  # code generation copies a reshape from its whole IFM buffer
+            stripable=not whole,
         ))
     io = {t.name for t in graph.inputs + graph.outputs}
     scratch = frozenset({p.output.name for p in parts if p.output.name not in io} | set(in_scratch))

@@ -27,13 +27,18 @@ from ...arch.system import DEFAULT_SYSTEM, System
 from ...arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from ...legalize.ops import (
     BinaryElementwise,
+    Concatenate,
     Conv2D,
     DepthwiseConv2D,
     Identity,
     NpuOp,
     Operand,
+    Pad,
     Pooling,
+    Slice,
     Softmax,
+    Transpose,
+    Upscale,
     average_as_depthwise,
 )
 
@@ -291,7 +296,7 @@ def _window(op, ofm: tuple[int, int, int], ifm: tuple[int, int, int], kernel: tu
 
 def _stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple) -> vapi.NpuBlockOperation:
     """A shape-only Vela operation for one stripe, of the kind code generation builds for the primitive."""
-    ifm = (op.ifm, ifms[0])
+    ifm = (op.inputs[0], ifms[0])
     if isinstance(op, DepthwiseConv2D):
         npu_op = vapi.NpuConvDepthWiseOperation()
         npu_op.kernel, npu_op.padding = _window(op, ofm, ifms[0], op.kernel, op.dilation)
@@ -322,13 +327,18 @@ def _stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple) -> vapi.NpuBlockOperat
                 ifm, second = second, ifm
                 npu_op.reversed_operands = True
             npu_op.ifm2 = _feature_map(*second)
-    elif isinstance(op, Identity):
-        # A 1x1 max pool reading the IFM's bytes in the OFM's shape (so a reshape's IFM shape does not matter).
+    elif isinstance(op, (Identity, Concatenate, Pad, Slice, Transpose, Upscale)):
+        # A 1x1 max pool reading the IFM's bytes in the OFM's shape (so a reshape's IFM shape does not matter); a
+        # concatenation's or pad's copies are costed as one copy of the whole OFM.
         npu_op = vapi.NpuPoolingOperation(vapi.NpuPoolingOp.MAX)
         npu_op.kernel = vapi.NpuKernel(1, 1)
         npu_op.padding = vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
-        ifm = (op.ifm, ofm)
-        if op.lut is not None:
+        ifm = (op.inputs[0], ofm)
+        if isinstance(op, Slice):  # a strided slice reads rows and columns apart
+            stride_y, stride_x = (stride if size > 1 else 1 for stride, size in zip(op.strides, ofm[:2]))
+            npu_op.kernel = vapi.NpuKernel(1, 1, stride_x, stride_y)
+            ifm = (op.ifm, ifms[0])
+        if isinstance(op, Identity) and op.lut is not None:
             npu_op.activation = vapi.NpuActivation(vapi.NpuActivationOp.TABLE_LOOKUP)
             npu_op.activation.lookup_table_index = 0
     else:

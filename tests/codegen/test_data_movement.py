@@ -1,0 +1,193 @@
+"""Data movement on the NPU (int8, and int16 where the factory has it), bit-exact with LiteRT in the simulator on every
+U55 configuration: CONCATENATION and PACK as one copy per input into a box of the OFM; PAD and PADV2 as a copy of the
+IFM into its box and copies of constant blocks of the pad value around it; SLICE, STRIDED_SLICE, SPLIT, SPLIT_V and
+UNPACK as copies of boxes of the IFM, strided on height and width like a 1x1 pool (then a reshape where axes shrink);
+RESIZE_NEAREST_NEIGHBOR by 2 as a copy with the NPU's NEAREST upscaling; TRANSPOSE of two axes (unit axes aside) as
+a copy with the IFM's row and column strides swapped. And the constraints that keep the rest on the host."""
+import pytest
+
+from ethosu_tvm.frontend.importer import from_tflite
+from ethosu_tvm.partition import partition_for_ethosu
+from ethosu_tvm.testing import models
+from ethosu_tvm.testing.reference import output_infos
+
+from sim_support import ACCELERATORS, assert_model_exact
+
+CONCATENATIONS = {
+    "channels": dict(in_shape=(1, 4, 4, 8), axis=3),
+    "channels-odd": dict(in_shape=(1, 3, 5, 7), axis=-1, num_inputs=3),
+    "rows": dict(in_shape=(1, 5, 6, 16), axis=1, num_inputs=3),
+    "columns": dict(in_shape=(1, 5, 3, 7), axis=2),
+    "2-D": dict(in_shape=(6, 5), axis=0, num_inputs=4),
+    "3-D": dict(in_shape=(3, 4, 9), axis=1),
+    "one input": dict(in_shape=(1, 2, 3, 4), axis=3, num_inputs=1),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", CONCATENATIONS)
+def test_concatenation(case, accelerator):
+    for seed in (0, 5):
+        assert_model_exact(models.make("concatenation", seed, **CONCATENATIONS[case]), accelerator)
+
+
+PACKS = {
+    "rows": dict(in_shape=(3, 5), num_inputs=3, axis=0),
+    "columns": dict(in_shape=(3, 5), num_inputs=3, axis=1),
+    "channels": dict(in_shape=(3, 5), num_inputs=2, axis=2),
+    "3-D": dict(in_shape=(1, 6, 2), num_inputs=2, axis=2),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", PACKS)
+def test_pack(case, accelerator):
+    """An input whose 4-D shape lacks the new axis where the output has it is first copied into that shape."""
+    for seed in (0, 5):
+        assert_model_exact(models.make("pack", seed, **PACKS[case]), accelerator)
+
+
+PADS = {
+    "pad": ("pad", {}),
+    "pad-zero-point": ("pad", dict(in_zp=50, paddings=((0, 0), (0, 3), (2, 0), (1, 1)))),
+    "pad-channels": ("pad", dict(in_shape=(1, 5, 6, 7), paddings=((0, 0), (1, 0), (0, 0), (3, 6)))),
+    "pad-3-D": ("pad", dict(in_shape=(3, 4, 5), paddings=((2, 1), (0, 0), (3, 4)))),
+    "pad-wide": ("pad", dict(in_shape=(1, 2, 3, 16), paddings=((0, 0), (9, 7), (12, 20), (0, 0)))),
+    "padv2": ("padv2", {}),
+    "padv2-value": ("padv2", dict(in_zp=50, value=-128, paddings=((0, 0), (1, 2), (0, 0), (0, 5)))),
+    "padv2-2-D": ("padv2", dict(in_shape=(5, 9), paddings=((3, 0), (1, 4)), value=127)),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", PADS)
+def test_pad(case, accelerator):
+    op, params = PADS[case]
+    for seed in (0, 5):
+        assert_model_exact(models.make(op, seed, **params), accelerator)
+
+
+SLICES = {
+    "slice": ("slice", {}),
+    "slice-channels": ("slice", dict(in_shape=(1, 6, 7, 20), begin=(0, 0, 3, 5), size=(1, -1, 2, 11))),
+    "slice-batch": ("slice", dict(in_shape=(3, 4, 5, 6), begin=(2, 1, 0, 3), size=(1, 2, 5, 3))),
+    "slice-2-D": ("slice", dict(in_shape=(9, 13), begin=(4, 2), size=(3, 10))),
+    "strided-slice": ("strided_slice", dict(strides=(1, 1, 1, 1))),
+    "strided-slice-stride-2": ("strided_slice", {}),
+    "strided-slice-strides-3x2": ("strided_slice", dict(in_shape=(1, 13, 11, 5), begin=(0, 1, 2, 1),
+                                                        end=(1, 13, 11, 4), strides=(1, 3, 2, 1))),
+    "strided-slice-shrunk-stride": ("strided_slice", dict(in_shape=(2, 9, 6, 3), begin=(1, 0, 5, 0), end=(2, 9, 6, 3),
+                                                          strides=(7, 2, 5, 1), shrink_axis_mask=4)),
+    "strided-slice-shrink-rows": ("strided_slice", dict(begin=(0, 2, 1, 1), end=(1, 3, 7, 4), strides=(1, 1, 1, 1),
+                                                        shrink_axis_mask=2)),
+    "strided-slice-shrink-columns": ("strided_slice", dict(begin=(0, 2, 1, 1), end=(1, 7, 3, 4),
+                                                           strides=(1, 1, 1, 1), shrink_axis_mask=4)),
+    "strided-slice-new-axis": ("strided_slice", dict(in_shape=(6, 10), begin=(1, 0, 2), end=(5, 0, 9),
+                                                     strides=(1, 1, 1), new_axis_mask=2)),
+    "split": ("split", {}),
+    "split-rows": ("split", dict(in_shape=(1, 9, 4, 5), num_splits=3, axis=1)),
+    "split_v": ("split_v", {}),
+    "split_v-columns": ("split_v", dict(in_shape=(1, 3, 10, 4), size_splits=(4, -1), axis=2)),
+    "unpack": ("unpack", dict(in_shape=(3, 4, 5), axis=1)),
+    "unpack-first": ("unpack", dict(in_shape=(3, 4, 5), axis=0)),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", SLICES)
+def test_slice(case, accelerator):
+    """Each output of SPLIT, SPLIT_V and UNPACK is a subgraph of its own: they read the input, not each other."""
+    op, params = SLICES[case]
+    for seed in (0, 5):
+        model = models.make(op, seed, **params)
+        assert_model_exact(model, accelerator, subgraphs=len(output_infos(model)))
+
+
+RESIZES = {
+    "default": {},
+    "half-pixel": dict(half_pixel_centers=True, in_shape=(1, 5, 3, 7), size=(10, 6)),
+    "large": dict(in_shape=(1, 24, 20, 40), size=(48, 40)),
+    "one-pixel": dict(in_shape=(1, 1, 1, 3), size=(2, 2)),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", RESIZES)
+def test_resize_nearest_neighbor(case, accelerator):
+    for seed in (0, 5):
+        assert_model_exact(models.make("resize_nearest_neighbor", seed, **RESIZES[case]), accelerator)
+
+
+TRANSPOSES = {
+    "rows-columns": {},
+    "rows-columns-large": dict(in_shape=(1, 20, 33, 24), perm=(0, 2, 1, 3)),
+    "matrix": dict(in_shape=(6, 9), perm=(1, 0)),
+    "3-D": dict(in_shape=(3, 5, 7), perm=(1, 0, 2)),
+    "unit-axes": dict(in_shape=(1, 4, 1, 6), perm=(0, 3, 2, 1)),
+    "reshape": dict(in_shape=(1, 3, 4, 1), perm=(0, 3, 1, 2)),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", TRANSPOSES)
+def test_transpose(case, accelerator):
+    for seed in (0, 5):
+        assert_model_exact(models.make("transpose", seed, **TRANSPOSES[case]), accelerator)
+
+
+INT16 = {
+    "padv2": ("padv2", dict(value=300)),
+    "slice": ("slice", dict(in_shape=(1, 6, 7, 20), begin=(0, 0, 3, 5), size=(1, -1, 2, 11))),
+    "strided-slice": ("strided_slice", dict(in_shape=(1, 13, 11, 5), begin=(0, 1, 2, 1), end=(1, 13, 11, 4),
+                                            strides=(1, 3, 2, 1))),
+    "split": ("split", dict(in_shape=(1, 9, 4, 5), num_splits=3, axis=1)),
+    "split_v": ("split_v", {}),
+    "unpack": ("unpack", dict(in_shape=(3, 4, 5), axis=1)),
+    "pack": ("pack", dict(in_shape=(3, 5), num_inputs=3, axis=1)),
+    "transpose": ("transpose", dict(in_shape=(3, 5, 7), perm=(1, 0, 2))),
+    "resize": ("resize_nearest_neighbor", dict(half_pixel_centers=True, in_shape=(1, 5, 3, 7), size=(10, 6))),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", INT16)
+def test_int16(case, accelerator):
+    """The copies move 16-bit integers as they move 8-bit ones."""
+    op, params = INT16[case]
+    for seed in (0, 5):
+        model = models.make(op, seed, dtype="int16", **params)
+        assert_model_exact(model, accelerator, subgraphs=len(output_infos(model)))
+
+
+REFUSED = {
+    "concatenation-batch": ("concatenation", dict(in_shape=(2, 4, 4, 3), axis=0),
+                            "input 0 has batch size 2; the IFM batch size must be 1"),
+    "pack-5-D": ("pack", {}, "OFM is 5-D; tensors must not be greater than 4-D"),
+    "pack-batch": ("pack", dict(in_shape=(1, 3, 5), axis=0), "OFM has batch size 2; the IFM batch size must be 1"),
+    "add_n": ("add_n", dict(num_inputs=3), "no NPU pattern for ADD_N"),
+    "pad-batch": ("pad", dict(paddings=((1, 0), (0, 0), (2, 1), (0, 0))),
+                  "OFM has batch size 2; the IFM batch size must be 1"),
+    "strided-slice-channel-stride": ("strided_slice", dict(begin=(0, 1, 1, 0), end=(1, 7, 7, 4), strides=(1, 2, 1, 2)),
+                                     "strides (1, 2, 1, 2); the NPU strides only height and width"),
+    "strided-slice-backwards": ("strided_slice", dict(strides=(1, -1, 1, 1), begin=(0, 7, 0, 0), end=(1, 0, 8, 4)),
+                                "strides (1, -1, 1, 1); the NPU strides forwards"),
+    "strided-slice-stride-4": ("strided_slice", dict(in_shape=(1, 20, 4, 2), begin=(0, 0, 0, 0), end=(1, 20, 4, 2),
+                                                     strides=(1, 4, 1, 1)),
+                               "stride HxW is 4x1; stride values must be in the range [1, 3]"),
+    "resize-align-corners": ("resize_nearest_neighbor", dict(align_corners=True),
+                             "nearest neighbour resize with align_corners; the NPU upscales without"),
+    "resize-by-3": ("resize_nearest_neighbor", dict(size=(24, 16)),
+                    "resize from 8x8 to 24x16; the NPU upscales height and width by 2"),
+    "transpose-channels": ("transpose", dict(in_shape=(1, 4, 8, 8), perm=(0, 2, 3, 1)),
+                           "TRANSPOSE of (1, 4, 8, 8) by (0, 2, 3, 1); the NPU swaps two axes (unit axes aside) and"
+                           " keeps the innermost after them"),
+    "slice-batches": ("slice", dict(in_shape=(2, 8, 8, 4), begin=(0, 1, 2, 0), size=(2, 5, 4, -1)),
+                      "OFM has batch size 2; the IFM batch size must be 1"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_the_npu_refuses(case):
+    op, params, reason = REFUSED[case]
+    _, report = partition_for_ethosu(from_tflite(models.make(op, 0, **params)), "ethos-u55-128")
+    assert [(e.target, e.reason) for e in report.ops] == [("host", reason)]
