@@ -109,7 +109,7 @@ def vela_on_cpu(model: bytes, name: str, accelerator: str, work_dir: Path) -> Co
     return Count(tuple(op for op in tflite_operators(compiled) if op != VELA_NPU_OP))
 
 
-def factory_models(models_dir: Path):
+def benchmark_models(models_dir: Path):
     """(row name, model bytes) of every factory op model and graph, then the MLPerf Tiny models."""
     from ethosu_tvm.testing import models
 
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     warm_up()
     rows = []
     with tempfile.TemporaryDirectory(prefix="ethosu_tvm_host_ops_") as work_dir:
-        for name, make in factory_models(args.models_dir or shared_models_dir()):
+        for name, make in benchmark_models(args.models_dir or shared_models_dir()):
             if args.only and not any(name.startswith(prefix) for prefix in args.only):
                 continue
             progress(name)
