@@ -141,6 +141,15 @@ def test_missing_model_is_one_line(compare, tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+def test_compile_time_table():
+    """compile_time.py's row: the ratio of whole processes, and our time after imports against the vela CLI."""
+    spec = importlib.util.spec_from_file_location("benchmarks_compile_time", SCRIPT.with_name("compile_time.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    table = module.table({"m": {"vela": 0.25, "ours": 1.5, "imports": 1.0}})
+    assert table.splitlines()[2] == "| m | 0.25 | 1.50 | 6.0 | 1.00 | 0.50 | 2.0 |"
+
+
 @pytest.fixture(scope="module")
 def host_ops(compare):
     return importlib.import_module("host_ops")

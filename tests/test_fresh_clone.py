@@ -56,5 +56,5 @@ def test_demo_on_a_fresh_clone(tmp_path):
     assert lines[0] == ('model: ds_cnn, a KWS-shaped DS-CNN from ethosu_tvm.testing.models.make_graph("ds_cnn") '
                         f"(mlperf_tiny_kws_dscnn_int8.tflite is not in {tmp_path / 'shared' / 'models'}; set "
                         "ETHOSU_TVM_MODELS to the folder that has it)")
-    assert "Offload: 8 operators on ethos-u55-128, 1 on the host" in lines
+    assert "Offload: 9 operators on ethos-u55-128, 0 on the host" in lines
     assert lines[-1] == "bit-exact with LiteRT on 5 inputs: True"

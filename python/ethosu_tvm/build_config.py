@@ -51,10 +51,17 @@ def _flag(config: dict, key: str) -> bool:
     return value in ("1", "true")
 
 
+def npu_pool_limit(pools: tuple[PoolInfo, ...]) -> Optional[int]:
+    """The size hint of the first pool the NPU can use that has one (None: no limit): the SRAM the NPU's scratch,
+    weight buffers included, must fit."""
+    hints = [p.size_hint_bytes for p in pools if p.size_hint_bytes is not None and p.reachable_by({CODEGEN})]
+    return hints[0] if hints else None
+
+
 def _cascader(npu: Optional[EthosuTarget], pools: tuple[PoolInfo, ...],
               sram_limit: Optional[int]) -> Optional[CascaderSettings]:
-    """The cascader's settings, when the ethos-u target enables it. Its SRAM limit is `sram_limit`, or else the
-    size hint of the first pool the NPU can use that has one (None: no limit, the smallest schedule)."""
+    """The cascader's settings, when the ethos-u target enables it. Its SRAM limit is `sram_limit`, or else
+    `npu_pool_limit` (None: no limit, the smallest schedule)."""
     if sram_limit is not None and sram_limit < 0:
         raise BuildError(f"the cascader's SRAM limit must not be negative, got {sram_limit}")
     if npu is None or not (npu.enable_cascader or npu.enable_striping):
@@ -62,8 +69,7 @@ def _cascader(npu: Optional[EthosuTarget], pools: tuple[PoolInfo, ...],
             raise BuildError("a cascader SRAM limit needs the cascader: add -enable-cascader=1 to the ethos-u target")
         return None
     if sram_limit is None:
-        hints = [p.size_hint_bytes for p in pools if p.size_hint_bytes is not None and p.reachable_by({CODEGEN})]
-        sram_limit = hints[0] if hints else None
+        sram_limit = npu_pool_limit(pools)
     options = CascaderOptions(enable_cascading=npu.enable_cascader, enable_striping=True)
     log = (lambda line: print(f"cascader: {line}", file=sys.stderr, flush=True)) if npu.dev_log_plans else None
     return CascaderSettings(options, sram_limit, npu.dev_select_proposal, log)

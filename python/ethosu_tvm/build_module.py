@@ -28,7 +28,7 @@ from .aot.c_source import generate
 from .aot.interface import interface_of
 from .aot.program import MODULE, PREFIX, build_program
 from .aot.workspace import plan_workspace
-from .build_config import BuildConfig, BuildError, configure
+from .build_config import BuildConfig, BuildError, configure, npu_pool_limit
 from .cascader import Proposal
 from .codegen import compile_npu_graphs, io_in_scratch
 from .codegen.cascade import cascade_proposals
@@ -83,7 +83,8 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     artifacts = []
     if config.npu is not None:
         scratch_io = io_in_scratch(fused) if config.io_in_workspace else None
-        artifacts = compile_npu_graphs(graphs, config.npu, scratch_io, config.cascader, report)
+        artifacts = compile_npu_graphs(graphs, config.npu, scratch_io, config.cascader, report,
+                                       npu_pool_limit(config.pools))
         report("code generation: checking the NPU command streams in the simulator")
         for artifact in artifacts:
             check_artifact(artifact)

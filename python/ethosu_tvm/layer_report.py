@@ -96,7 +96,15 @@ def output_primitives(func: relax.Function) -> list[int | None]:
     result = func.body.body
     fields = result.fields if isinstance(result, relax.Tuple) else [result]
     positions = {var: position for position, (var, _) in enumerate(_composite_bindings(func))}
-    return [positions.get(field) for field in fields]
+    aliases = {binding.var: binding.value for block in func.body.blocks for binding in block.bindings
+               if isinstance(binding.value, relax.Var)}  # e.g. a dataflow block's output `gv = lv`
+
+    def source(var):
+        while var in aliases:
+            var = aliases[var]
+        return var
+
+    return [positions.get(source(field)) for field in fields]
 
 
 def _claims(functions: list[relax.Function], owners: dict[str, int], indices: list[int]) -> list[set[int]]:
@@ -128,17 +136,23 @@ def _traffic(op: stats.OpStats) -> tuple[int, int, int, int]:
 
 
 def _operations(artifact: NpuArtifact) -> list[tuple[str, list[stats.OpStats]]]:
-    """Each block operation's primitive (its `source`) and statistics, with the DMAs before it (trailing DMAs go
-    with the last one)."""
+    """Each stripe's primitive (its `source`) and the statistics of its block operations (a softmax stripe has a
+    sequence of them), with the DMAs before them (trailing DMAs go with the last one)."""
     ops = npu_operation_stats(artifact)
-    if sum(op.kind != "DMA" for op in ops) != len(artifact.ops):
+    if sum(op.kind != "DMA" for op in ops) != sum(summary.block_operations for summary in artifact.ops):
         raise AssertionError(f"{artifact.name}: the stream's block operations do not match its description")
     owned, pending, described = [], [], iter(artifact.ops)
+    summary, left = None, 0
     for op in ops:
         pending.append(op)
         if op.kind != "DMA":
-            owned.append((next(described), pending))
+            if left == 0:
+                summary = next(described)
+                left = summary.block_operations
+                owned.append((summary, []))
+            owned[-1][1].extend(pending)
             pending = []
+            left -= 1
     if pending and owned:
         owned[-1][1].extend(pending)
     return owned

@@ -70,6 +70,21 @@ def test_use_workspace_io_is_bit_exact(name, tmp_path):
             scratch["offset"] + scratch["size"]
 
 
+def test_weight_buffers_give_way_to_the_pool_size(tmp_path):
+    """KWS buffers weights in SRAM when nothing limits it; a pool sized for its scratch without them still takes
+    the model, whose convolutions then stream their weights from flash, bit-exact either way."""
+    model = shared_model(KWS)
+    sizes = {}
+    for hint in (None, 16000):
+        extra = ["--workspace-pools=sram"] + ([f"--workspace-pools-size-hint-bytes=sram:{hint}"] if hint else [])
+        archive = compile_model(model, tmp_path / str(hint), TARGET, *extra)
+        scratch = next(b for b in _plan(extract(archive, tmp_path / f"{hint}_mlf"))["buffers"]
+                       if b["name"] == "ethos_u_0_scratch")
+        sizes[hint] = scratch["size"]
+        assert_bit_exact(model, archive, tmp_path / str(hint), seeds=(0,))
+    assert sizes[16000] <= 16000 < sizes[None]
+
+
 def test_pool_too_small_names_pool_and_need(tmp_path, capsys):
     (tmp_path / "m.tflite").write_bytes(shared_model(KWS))
     status = tvmc(["compile", str(tmp_path / "m.tflite"), f"--target={TARGET}", "--workspace-pools=sram",

@@ -146,6 +146,7 @@ INT16 = {
     "pack": ("pack", dict(in_shape=(3, 5), num_inputs=3, axis=1)),
     "transpose": ("transpose", dict(in_shape=(3, 5, 7), perm=(1, 0, 2))),
     "resize": ("resize_nearest_neighbor", dict(half_pixel_centers=True, in_shape=(1, 5, 3, 7), size=(10, 6))),
+    "reshape": ("reshape", {}),
 }
 
 

@@ -1,5 +1,6 @@
 """Memory planner: algorithms against hand-computed and brute-force optima, pools, errors and the verifier."""
 import itertools
+import random
 
 import pytest
 from hypothesis import given, settings
@@ -7,6 +8,8 @@ from hypothesis import strategies as st
 
 from ethosu_tvm.memory import (ALGORITHMS, Allocation, BufferInfo, MemoryPlan, MemoryPlanError, PlanDoesNotFit,
                                PoolInfo, plan_memory, verify_plan)
+from ethosu_tvm.memory.algorithms import extents
+from ethosu_tvm.memory.placement import Replacer, conflict_map, place
 
 # Live sets: t0 {a,e}=112, t1 {c,e}=128, t2-3 {c,d}=112, t4 {b,d}=112, so no plan is below 128 bytes, and
 # e@0 c@64 d@0 b@64 a@64 reaches it. Largest-first places e@0 c@64 b@0 a@64 and then d (live with b and c)
@@ -77,12 +80,62 @@ def test_hill_climb_is_deterministic():
     assert first.pool_sizes["workspace"] <= plan_memory(buffers, algorithm="greedy_by_size").pool_sizes["workspace"]
 
 
+def _full_replacement_climb(order, pools, seed=0, iterations=300):
+    """Hill climbing as `hill_climb` did it before it re-placed only from the first swapped position."""
+    conflicts = conflict_map(order)
+    order, best = list(order), place(order, pools, conflicts)
+    best_cost = sum(extents(best).values())
+    rng = random.Random(seed)
+    for _ in range(iterations):
+        i, j = rng.sample(range(len(order)), 2)
+        order[i], order[j] = order[j], order[i]
+        candidate = place(order, pools, conflicts, limit=best_cost)
+        if candidate is None:
+            order[i], order[j] = order[j], order[i]
+        else:
+            best, best_cost = candidate, sum(extents(candidate).values())
+    return best
+
+
+_many_buffers = st.lists(st.tuples(st.integers(1, 200), st.integers(0, 12), st.integers(0, 5),
+                                   st.sampled_from([1, 16]), st.booleans()), min_size=2, max_size=25)
+
+
+@settings(max_examples=25, deadline=None)
+@given(_many_buffers, st.sampled_from([None, 400, 1000]))
+def test_replacer_gives_the_full_replacement_climb(items, sram):
+    """Re-placing only from the first swapped position gives allocations identical to re-placing everything."""
+    buffers = [BufferInfo(f"b{i}", size, start, start + length, alignment, ("dram",) if dram_only else ())
+               for i, (size, start, length, alignment, dram_only) in enumerate(items)]
+    pools = [PoolInfo("sram", sram), PoolInfo("dram")]
+    replacer = Replacer(buffers, pools, conflict_map(buffers))
+    rng = random.Random(0)
+    for _ in range(300):
+        i, j = rng.sample(range(len(buffers)), 2)
+        replacer.try_swap(i, j, limit=replacer.cost())
+    assert replacer.allocations() == _full_replacement_climb(buffers, pools)
+
+
 def test_large_problems_use_the_best_heuristic():
     buffers = [BufferInfo(f"b{i}", 16 * (1 + (i * 5) % 7), i, i + 2) for i in range(40)]
     plan = plan_memory(buffers)
     assert plan.algorithm in ("greedy_by_size", "greedy_by_conflicts", "hill_climb")
     assert plan.pool_sizes["workspace"] == min(plan_memory(buffers, algorithm=name).pool_sizes["workspace"]
                                                for name in ("greedy_by_size", "greedy_by_conflicts", "hill_climb"))
+
+
+@settings(max_examples=20, deadline=None)
+@given(_many_buffers.filter(lambda items: len(items) > 10))
+def test_auto_skipping_heuristics_at_the_bound_picks_what_running_all_picks(items):
+    """Auto stops at the first heuristic whose plan reaches the live-bytes bound: it returns the plan that taking the
+    smallest of all three (the earliest on a tie) returns."""
+    buffers = [BufferInfo(f"b{i}", size, start, start + length, alignment)
+               for i, (size, start, length, alignment, _) in enumerate(items)]
+    names = ("greedy_by_size", "greedy_by_conflicts", "hill_climb")
+    plans = [plan_memory(buffers, algorithm=name) for name in names]
+    best = min(plans, key=lambda plan: sum(extents(plan.allocations).values()))
+    auto = plan_memory(buffers)
+    assert (auto.algorithm, auto.allocations, auto.pool_sizes) == (best.algorithm, best.allocations, best.pool_sizes)
 
 
 def test_pools_fill_in_order_and_respect_allowed_pools():

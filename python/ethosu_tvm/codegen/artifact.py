@@ -14,7 +14,7 @@ from ..target import EthosuTarget
 from .memory import ConstantPool, Placement, nbytes, plan
 from .operations import OperationBuilder
 from .schedule import ScheduleFn
-from .tir_to_npu import translate
+from .tir_to_npu import Stripe, translate
 from .vela_calls import vela_call
 
 
@@ -85,17 +85,36 @@ def _summary(op, npu_ops) -> OpSummary:
     return OpSummary(op.op_name, op.source, type(npu_ops[-1]).__name__, config, count)
 
 
+def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarget,
+                     io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None):
+    """The Vela operations of each stripe, the constant pool, placements and scratch size. A second pass when
+    buffering some convolution's weights pays: their buffers join the memory plan, and the operations use them.
+    While the scratch exceeds `sram_limit` bytes, the largest buffer is left out (its convolution streams)."""
+    wanted: dict[str, int] = {}
+    dropped: set[str] = set()
+    while True:
+        chosen = {name: size for name, size in wanted.items() if name not in dropped}
+        placements, scratch_size = plan(graph, stripes, io_in_scratch, chosen)
+        if sram_limit is not None and scratch_size > sram_limit and chosen:
+            dropped.add(max(chosen, key=lambda name: (chosen[name], name)))
+            continue
+        pool = ConstantPool()
+        builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system)
+        per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
+        if builder.weight_buffers == wanted:
+            return per_stripe, pool, placements, scratch_size
+        wanted = builder.weight_buffers
+
+
 def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleFn | None = None,
-                      io_in_scratch: frozenset[str] = frozenset()) -> NpuArtifact:
+                      io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None) -> NpuArtifact:
     """Generate the register command stream and constants of one NPU subgraph with Vela's API, from its TIR with
     `schedule` applied (None: one NPU operation per primitive). Inputs/outputs named in `io_in_scratch` are placed
-    in the scratch region (their IoBinding says where) instead of regions of their own."""
+    in the scratch region (their IoBinding says where) instead of regions of their own. Weight buffers stay within
+    a scratch of `sram_limit` bytes (None: no limit)."""
     stripes = translate(graph, schedule)
-    placements, scratch_size = plan(graph, stripes, io_in_scratch)
-    pool = ConstantPool()
     accelerator = target.npu_accelerator
-    builder = OperationBuilder(accelerator, placements, pool, target.system)
-    per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
+    per_stripe, pool, placements, scratch_size = build_operations(graph, stripes, target, io_in_scratch, sram_limit)
     npu_ops = [npu_op for ops in per_stripe for npu_op in ops]
     stream = vela_call(graph.name, vapi.npu_generate_register_command_stream, npu_ops, accelerator)
     payload = vela_call(graph.name, vapi.npu_create_driver_payload, stream, accelerator)

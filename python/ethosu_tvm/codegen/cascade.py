@@ -104,7 +104,8 @@ def compile_cascaded(graph: NpuGraph, target: EthosuTarget, options: CascaderOpt
     smallest = None
     for attempt, index in enumerate(order, 1):
         report(f"code generation: {graph.name}, proposal {index} (attempt {attempt} of at most {len(order)})")
-        artifact = compile_npu_graph(graph, target, cascade_schedule(proposals[index]), io_in_scratch)
+        artifact = compile_npu_graph(graph, target, cascade_schedule(proposals[index]), io_in_scratch,
+                                     sram_limit)
         smallest = artifact.scratch_size if smallest is None else min(smallest, artifact.scratch_size)
         if sram_limit is None or artifact.scratch_size <= sram_limit or force_proposal is not None:
             report = CascadeReport(proposals[index], index, len(proposals), sram_limit, artifact.scratch_size)

@@ -4,7 +4,8 @@ Region numbering (the base-address table the driver is given, one pointer per re
 
 * 0 — constants: one read-only blob (flash) with every weight stream, scale/bias stream and table, each 16-byte
   aligned;
-* 1 — scratch: intermediate feature maps (RAM), 16-byte aligned, reused once a tensor is dead;
+* 1 — scratch: intermediate feature maps and convolutions' weight buffers (RAM), 16-byte aligned, reused once a
+  tensor is dead;
 * 2 — unused (reserved for a fast scratch memory);
 * 3, 4, ... — one region per subgraph input, then one per output, in the NpuGraph's order.
 """
@@ -62,13 +63,20 @@ def softmax_scratch(stripe: Stripe) -> str:
     return f"{stripe.ofm.tensor}#softmax{tuple(interval.start for interval in stripe.ofm.box)}"
 
 
-def plan(graph: NpuGraph, stripes: Sequence[Stripe],
-         io_in_scratch: frozenset[str] = frozenset()) -> tuple[dict[str, Placement], int]:
+def weight_buffer(stripe: Stripe) -> str:
+    """The name of the SRAM buffer a convolution stripe's weight and scale/bias streams are DMAed into (it lives for
+    that stripe only)."""
+    return f"{stripe.ofm.tensor}#weights{tuple(interval.start for interval in stripe.ofm.box)}"
+
+
+def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[str] = frozenset(),
+         weight_buffers: dict[str, int] | None = None) -> tuple[dict[str, Placement], int]:
     """Place I/O in their regions and intermediates in scratch, planned by the memory planner over live ranges counted
     in NPU operations (a tensor lives from its first write to its last read), each buffer as large as the TIR
     allocates it (a rolling buffer holds only its ring). Inputs and outputs named in `io_in_scratch` go to scratch
     too, inputs live from the start and outputs to the end, so that the scratch shares their memory with the
-    intermediates (as a model's I/O does in the workspace). Returns (placements by tensor name, scratch size)."""
+    intermediates (as a model's I/O does in the workspace). `weight_buffers` are the sizes of the stripes' weight
+    buffers by `weight_buffer` name, each live during its stripe. Returns (placements by tensor name, scratch size)."""
     placements: dict[str, Placement] = {}
     io = [t for t in graph.inputs if t.name not in io_in_scratch]
     io += [t for t in graph.outputs if t.name not in {i.name for i in graph.inputs} | io_in_scratch]
@@ -100,6 +108,9 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe],
             _, height, width, depth = stripe.ofm.shape
             buffers.append(BufferInfo(softmax_scratch(stripe), softmax.scratch_bytes(height * width, depth), index,
                                       index, ALIGNMENT))
+        if weight_buffers and weight_buffer(stripe) in weight_buffers:
+            buffers.append(BufferInfo(weight_buffer(stripe), weight_buffers[weight_buffer(stripe)], index, index,
+                                      ALIGNMENT))
     # The same planner as the model's workspace: the NPU's intermediates are buffers like any other.
     scratch_plan = plan_memory(buffers, [PoolInfo("scratch")])
     for allocation in scratch_plan.allocations:

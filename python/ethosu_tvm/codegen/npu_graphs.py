@@ -55,10 +55,12 @@ def io_in_scratch(mod: tvm.IRModule) -> dict[str, ScratchIo]:
 
 def compile_npu_graphs(graphs: list[NpuGraph], target: EthosuTarget, scratch_io: dict[str, ScratchIo] | None = None,
                        cascader: CascaderSettings | None = None,
-                       progress: Callable[[str], None] | None = None) -> list[NpuArtifact]:
+                       progress: Callable[[str], None] | None = None,
+                       sram_limit: int | None = None) -> list[NpuArtifact]:
     """Compile each legalized NPU subgraph, in order. `scratch_io` (from :func:`io_in_scratch`, by function) says
     which of a subgraph's inputs and outputs to place in its scratch (see compile_npu_graph); with `cascader`, each
-    subgraph is scheduled by the cascader (see compile_cascaded), otherwise one operation per primitive.
+    subgraph is scheduled by the cascader (see compile_cascaded), otherwise one operation per primitive, with weight
+    buffers only where the scratch stays within `sram_limit` bytes.
     `progress` receives the stage: which subgraph, and the cascader's search."""
     report = progress or (lambda stage: None)
     artifacts = []
@@ -66,7 +68,7 @@ def compile_npu_graphs(graphs: list[NpuGraph], target: EthosuTarget, scratch_io:
         in_scratch = (scratch_io or {}).get(graph.function, ScratchIo()).names(graph)
         if cascader is None:
             report(f"code generation: {graph.name} ({len(graph.ops)} NPU primitives)")
-            artifacts.append(compile_npu_graph(graph, target, io_in_scratch=in_scratch))
+            artifacts.append(compile_npu_graph(graph, target, io_in_scratch=in_scratch, sram_limit=sram_limit))
         else:
             artifacts.append(compile_cascaded(graph, target, cascader.options, cascader.sram_limit, in_scratch,
                                               cascader.force_proposal, cascader.log, progress))

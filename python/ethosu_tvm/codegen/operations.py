@@ -5,6 +5,8 @@ buffer is split over the NPU's tiles (up to two rows and two columns of them). T
 (height, width, depth), so the batch of 1 is dropped. Block configs and the weight traversal of convolutions come
 from the Ethos-U performance model (`ethosu_tvm.cascader.ethosu.performance`). The weights and scale/bias streams
 of a primitive are encoded once per output-channel range, traversal and block depth, and shared by its stripes.
+A convolution that would fetch its streams from flash for many OFM blocks gets them DMAed into an SRAM weight
+buffer of the memory plan first, when the cost model says the transfer costs less than the re-reads it saves.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ from ..legalize.ops import (
     Upscale,
     average_as_depthwise,
 )
-from .memory import CONSTANTS_REGION, ConstantPool, Placement, softmax_scratch
+from .memory import CONSTANTS_REGION, ConstantPool, Placement, softmax_scratch, weight_buffer
 from .softmax import SoftmaxSequence, row_segments
 from .tir_regions import Interval
 from .tir_to_npu import FeatureMapRegion, Stripe
@@ -143,6 +145,8 @@ class OperationBuilder:
         self._encoded: dict[tuple[int, Interval, vapi.NpuBlockTraversal],
                             dict[int, tuple[vapi.NpuAddressRange, vapi.NpuAddressRange]]] = {}
         self._constants: dict[int, Placement] = {}  # primitive index → its constant IFM2 in the pool
+        # weight buffer name → bytes, for every convolution stripe that buffering pays for (placed or not)
+        self.weight_buffers: dict[str, int] = {}
 
     def fm(self, operand: Operand, region: FeatureMapRegion) -> vapi.NpuFeatureMap:
         return _feature_map(operand, region, self.placements[region.tensor])
@@ -162,7 +166,7 @@ class OperationBuilder:
         """The Vela operations of one stripe of a primitive (the last one produces its OFM)."""
         what = describe(op)
         if isinstance(op, Conv2D):
-            return [self.convolution(op, stripe, what)]
+            return self._buffered(self.convolution(op, stripe, what), stripe, what)
         if isinstance(op, Pooling):
             return [self.pooling(op, stripe, what)]
         if isinstance(op, BinaryElementwise):
@@ -224,6 +228,27 @@ class OperationBuilder:
         weights, biases = encoded[depth]
         npu_op.weights, npu_op.biases = [weights], [biases]
         return npu_op
+
+    def _buffered(self, npu_op: vapi.NpuBlockOperation, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
+        """The convolution, after a DMA of its weight and scale/bias streams (adjacent in the pool) into its SRAM
+        weight buffer when the cost model says that pays (never under Sram_Only, where the constants are SRAM
+        already) and the memory plan placed the buffer; it then reads the copy. Vela's API makes the operation wait
+        for the DMA, and the DMA for the operations still reading the memory it overwrites."""
+        weights, biases = npu_op.weights[0], npu_op.biases[0]
+        if not vela_call(what, performance.buffering_cost, npu_op, self.accelerator, self.system).pays:
+            return [npu_op]
+        name = weight_buffer(stripe)
+        self.weight_buffers[name] = weights.length + biases.length
+        if name not in self.placements:
+            return [npu_op]
+        if biases.address != weights.address + weights.length:
+            raise CodegenError(f"{what}: its weight and scale/bias streams are not adjacent in the constant pool")
+        buffer = self.placements[name]
+        source = vapi.NpuAddressRange(CONSTANTS_REGION, weights.address, weights.length + biases.length)
+        copy = vapi.NpuAddressRange(buffer.region, buffer.offset, source.length)
+        npu_op.weights = [vapi.NpuAddressRange(buffer.region, buffer.offset, weights.length)]
+        npu_op.biases = [vapi.NpuAddressRange(buffer.region, buffer.offset + weights.length, biases.length)]
+        return [vapi.NpuDmaOperation(source, copy), npu_op]
 
     def _encode(self, op: Conv2D, channels: Interval, depth: int,
                 what: str) -> tuple[vapi.NpuAddressRange, vapi.NpuAddressRange]:

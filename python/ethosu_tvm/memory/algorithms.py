@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .buffers import Allocation, BufferInfo, PoolInfo
-from .placement import conflict_map, first_fit, peak_live_bytes, place
+from .placement import Replacer, conflict_map, first_fit, peak_live_bytes, place
 
 
 @dataclass(frozen=True)
@@ -62,19 +62,14 @@ def hill_climb(buffers: list[BufferInfo], pools: list[PoolInfo], seed: int = 0, 
     conflicts = conflict_map(buffers)
     starts = [_size_order(buffers), _conflict_order(buffers, conflicts)]
     order, best = min(((o, place(o, pools, conflicts)) for o in starts), key=lambda item: _cost(item[1]))
-    best_cost = _cost(best)
     if len(order) < 2:
         return Result(best)
     rng = random.Random(seed)
+    replacer = Replacer(order, pools, conflicts)
     for _ in range(iterations if iterations is not None else min(4000, 10 * len(order) ** 2)):
         i, j = rng.sample(range(len(order)), 2)
-        order[i], order[j] = order[j], order[i]
-        candidate = place(order, pools, conflicts, limit=best_cost)
-        if candidate is not None and _cost(candidate) <= best_cost:
-            best, best_cost = candidate, _cost(candidate)
-        else:
-            order[i], order[j] = order[j], order[i]
-    return Result(best)
+        replacer.try_swap(i, j, limit=replacer.cost())
+    return Result(replacer.allocations())
 
 
 def exact(buffers: list[BufferInfo], pools: list[PoolInfo], node_budget: int = 200_000, **_) -> Result:

@@ -61,6 +61,74 @@ def place(order: list[BufferInfo], pools: list[PoolInfo], conflicts: dict[str, l
     return list(placed.values())
 
 
+class Replacer:
+    """First-fit placement of one order and of its variants, re-placing only from the first position that changed.
+
+    First-fit places a buffer by the buffers before it alone, so the unchanged prefix keeps its offsets: `try_swap`
+    gives exactly what `place` gives for the swapped order, with about half the work, on integer indices.
+    """
+
+    def __init__(self, order: list[BufferInfo], pools: list[PoolInfo], conflicts: dict[str, list[BufferInfo]]):
+        index = {b.name: k for k, b in enumerate(order)}
+        self.buffers = list(order)
+        self.pools = pools
+        self.conflicts = [[index[o.name] for o in conflicts[b.name]] for b in order]
+        pool_index = {p.name: k for k, p in enumerate(pools)}
+        self.allowed = [[pool_index[p.name] for p in allowed_pools(b, pools)] for b in order]
+        self.order = list(range(len(order)))
+        self.position = list(range(len(order)))
+        self.offset = [0] * len(order)
+        self.pool = [0] * len(order)
+        self.total = [0] * len(order)  # summed pool extents after each position
+        self.extents = [[0] * len(pools) for _ in order]  # each pool's extent after each position
+        if not self._place_from(0, self.order, self.position, self.offset, self.pool, self.total, self.extents,
+                                None):
+            raise AssertionError("unlimited placement cannot be pruned")
+
+    def cost(self) -> int:
+        return self.total[-1] if self.total else 0
+
+    def allocations(self) -> list[Allocation]:
+        """The current placement, in placement order (as `place` returns it)."""
+        return [Allocation(self.buffers[b], self.pools[self.pool[b]].name, self.offset[b]) for b in self.order]
+
+    def try_swap(self, i: int, j: int, limit: int) -> bool:
+        """Swap positions i and j and keep the result if its summed extents stay within `limit`."""
+        first = min(i, j)
+        order, position = list(self.order), list(self.position)
+        order[i], order[j] = order[j], order[i]
+        position[order[i]], position[order[j]] = i, j
+        offset, pool, total, extents = list(self.offset), list(self.pool), list(self.total), list(self.extents)
+        if not self._place_from(first, order, position, offset, pool, total, extents, limit):
+            return False
+        self.order, self.position, self.offset, self.pool, self.total, self.extents = \
+            order, position, offset, pool, total, extents
+        return True
+
+    def _place_from(self, start, order, position, offset, pool, total, extents, limit) -> bool:
+        """First-fit of order[start:] into the given arrays; False as soon as the extents exceed `limit`."""
+        current = list(extents[start - 1]) if start else [0] * len(self.pools)
+        for k in range(start, len(order)):
+            b = order[k]
+            size, alignment = self.buffers[b].size, self.buffers[b].alignment
+            for p in self.allowed[b]:
+                found = lowest_offset(size, alignment, [(offset[o], offset[o] + self.buffers[o].size)
+                                                         for o in self.conflicts[b]
+                                                         if position[o] < k and pool[o] == p])
+                hint = self.pools[p].size_hint_bytes
+                if hint is None or found + size <= hint:
+                    break
+            else:
+                raise BufferDoesNotFit(self.buffers[b], allowed_pools(self.buffers[b], self.pools))
+            offset[b], pool[b] = found, p
+            current[p] = max(current[p], found + size)
+            total[k] = sum(current)
+            extents[k] = list(current)
+            if limit is not None and total[k] > limit:
+                return False
+        return True
+
+
 class BufferDoesNotFit(PlanDoesNotFit):
     """First-fit found no room for `buffer` in any of `pools` (the planner turns this into the user's message)."""
 

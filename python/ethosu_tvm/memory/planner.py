@@ -45,9 +45,18 @@ def _run(buffers, pools, algorithm) -> tuple[str, Result]:
         return algorithm, ALGORITHMS[algorithm](buffers, pools)
     if len(buffers) <= EXACT_MAX_BUFFERS:
         return "exact", ALGORITHMS["exact"](buffers, pools)
-    candidates = [(name, ALGORITHMS[name](buffers, pools)) for name in ("greedy_by_size", "greedy_by_conflicts",
-                                                                        "hill_climb")]
-    return min(candidates, key=lambda item: sum(extents(item[1].allocations).values()))
+    # The smallest plan, the earlier heuristic on a tie; a plan at the live-bytes bound cannot be beaten, so the
+    # later (slower) heuristics are skipped then, as they could only tie.
+    lower_bound = peak_live_bytes(buffers) if len(pools) == 1 else 0
+    best = None
+    for name in ("greedy_by_size", "greedy_by_conflicts", "hill_climb"):
+        result = ALGORITHMS[name](buffers, pools)
+        cost = sum(extents(result.allocations).values())
+        if best is None or cost < best[0]:
+            best = cost, name, result
+        if best[0] <= lower_bound:
+            break
+    return best[1], best[2]
 
 
 def _too_small_message(buffers, pools, err: BufferDoesNotFit) -> str:

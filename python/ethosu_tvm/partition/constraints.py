@@ -403,9 +403,10 @@ def check_softmax(match: Match) -> str:
 
 
 def check_reshape(match: Match) -> str:
+    """A copy of the same integers in another shape (8- or 16-bit)."""
     return _first(
-        lambda: _feature_map(match["ifm"], "IFM", batch_one=False),
-        lambda: _feature_map(match["reshape"], "OFM", batch_one=False),
+        lambda: _feature_map_input(match["ifm"], "IFM", batch_one=False),
+        lambda: _feature_map(match["reshape"], "OFM", batch_one=False, dtypes=COPY_DTYPES),
     )
 
 

@@ -29,6 +29,7 @@ from ..qdq.patterns import (
     unary,
     weighted_and_elementwise,
 )
+from .constraints import COPY_DTYPES
 
 CODEGEN = "ethos-u"
 
@@ -44,13 +45,13 @@ def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         prelu(f"{CODEGEN}.prelu"),
         squared_difference(f"{CODEGEN}.squared_difference"),
         strided_slice(f"{CODEGEN}.strided_slice"),  # before reshape: it takes the reshape of shrunk axes
-        reshape(f"{CODEGEN}.reshape"),
+        reshape(f"{CODEGEN}.reshape", COPY_DTYPES),
         softmax(f"{CODEGEN}.softmax"),
         pad(f"{CODEGEN}.pad"),
         resize(f"{CODEGEN}.resize_nearest_neighbor", qdq=False),
         transpose(f"{CODEGEN}.transpose"),
         *(pattern for n in sorted(set(concat_arities))
-          for pattern in (concatenation(f"{CODEGEN}.concatenation", n), pack(f"{CODEGEN}.pack", n, ("int8", "int16")))),
+          for pattern in (concatenation(f"{CODEGEN}.concatenation", n), pack(f"{CODEGEN}.pack", n, COPY_DTYPES))),
     ]
 
 

@@ -13,6 +13,7 @@ the command Vela's API generates from it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import io
 import math
@@ -22,7 +23,7 @@ import numpy as np
 from ethosu.vela import api as vapi
 
 from ...arch import LUT_BYTES, Accelerator, from_vela, round_up
-from ...arch.cycles import CostedFeatureMap, block_cost
+from ...arch.cycles import CostedFeatureMap, block_cost, dma_cycles
 from ...arch.system import DEFAULT_SYSTEM, System
 from ...arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from ...legalize.ops import (
@@ -221,6 +222,32 @@ def estimate_cycles(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAcceler
     block_config) in `system`. A convolution's weights and biases count at their encoded lengths when set
     (non-zero), else at their uncompressed size."""
     return _costing(npu_op, accelerator, system).cost(block if block is not None else npu_op.block_config)
+
+
+@dataclass(frozen=True)
+class BufferingCost:
+    """A convolution's cycles streaming its weight and scale/bias streams from where they are, against DMAing them
+    into an SRAM buffer first (the transfer, then the operation reading the copy once per OFM block)."""
+
+    streamed: int
+    dma: int
+    buffered: int
+
+    @property
+    def pays(self) -> bool:
+        return self.dma + self.buffered < self.streamed
+
+
+def buffering_cost(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator,
+                   system: System = DEFAULT_SYSTEM) -> BufferingCost:
+    """The cost of a convolution with its block config and encoded streams as they are, and with them in SRAM
+    (a single buffer: the DMA completes before the operation starts, so its cycles add)."""
+    costing = _costing(npu_op, accelerator, system)
+    buffered = dataclasses.replace(costing, streams=tuple((_FEATURE_MAP_REGION, n) for _, n in costing.streams))
+    nbytes = sum(length for _, length in costing.streams)
+    transfer = math.ceil(dma_cycles(system, _CONSTANTS_REGION, _FEATURE_MAP_REGION, nbytes))
+    return BufferingCost(costing.cost(npu_op.block_config).cycles, transfer,
+                         buffered.cost(npu_op.block_config).cycles)
 
 
 def find_block_configs(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator) -> list[vapi.NpuShape3D]:

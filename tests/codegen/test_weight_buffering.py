@@ -1,0 +1,129 @@
+"""Weight buffering: a convolution that re-reads its weights from flash for many OFM blocks gets them DMAed into a
+planned SRAM buffer first, when the cost model says that pays; the builds stay bit-exact with LiteRT."""
+import math
+
+import numpy as np
+import pytest
+
+from ethosu_tvm.arch import find_accelerator
+from ethosu_tvm.arch.system import find_system
+from ethosu_tvm.cascader.ethosu.performance import buffering_cost, estimate_cycles
+from ethosu_tvm.codegen import compile_npu_graph
+from ethosu_tvm.codegen.memory import SCRATCH_REGION, ConstantPool, plan, weight_buffer
+from ethosu_tvm.codegen.operations import OperationBuilder
+from ethosu_tvm.codegen.tir_to_npu import translate
+from ethosu_tvm.frontend.importer import from_tflite
+from ethosu_tvm.legalize import legalize
+from ethosu_tvm.partition import partition_for_ethosu
+from ethosu_tvm.sim import Simulator
+from ethosu_tvm.sim.stats import estimate
+from ethosu_tvm.target import EthosuTarget
+from ethosu_tvm.testing import models
+from ethosu_tvm.testing.reference import random_inputs, run_litert
+
+from sim_support import run_artifact
+
+ACCELERATORS = ("ethos-u55-128", "ethos-u55-256")
+SEEDS = (0, 1)
+
+
+def weight_heavy_conv(depth: int = 32) -> bytes:
+    """A 3x3 convolution of a 32x32 feature map: many OFM blocks in height x width, each fetching the weights."""
+    return models.make("conv2d", seed=4, in_shape=(1, 32, 32, depth), out_channels=depth)
+
+
+def graph_of(model: bytes, accelerator: str):
+    mod, _ = partition_for_ethosu(from_tflite(model), accelerator)
+    (graph,) = legalize(mod)
+    return graph
+
+
+def stream_ops(artifact, memory_mode="Shared_Sram"):
+    commands = Simulator(artifact.accelerator).commands(artifact.command_stream)
+    return estimate(commands, find_accelerator(artifact.accelerator),
+                    find_system(memory_mode=memory_mode)).ops
+
+
+def assert_exact(artifact, model):
+    for seed in SEEDS:
+        inputs = random_inputs(model, seed)
+        (got,), (ref,) = run_artifact(artifact, inputs), run_litert(model, inputs)
+        assert np.array_equal(got.reshape(ref.shape), ref), f"seed {seed}"
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+def test_buffering_pays_and_its_numbers(accelerator):
+    """The cost model's numbers for the chosen block: streaming re-reads the encoded weight and scale streams from
+    flash (1 byte/cycle) once per OFM block in height x width; the DMA reads them once (plus flash's 64-cycle
+    latency), after which the operation re-reads them from SRAM (8 bytes/cycle)."""
+    model = weight_heavy_conv()
+    graph = graph_of(model, accelerator)
+    stripes = translate(graph)
+    placements, _ = plan(graph, stripes)
+    builder = OperationBuilder(EthosuTarget(accelerator).npu_accelerator, placements, ConstantPool())
+    (conv,) = builder.build(graph.ops[0], stripes[0])  # its buffer is not planned yet: the conv streams
+    block = conv.block_config
+    blocks_hw = math.ceil(32 / block.height) * math.ceil(32 / block.width)
+    streams = conv.weights[0].length + conv.biases[0].length
+    assert builder.weight_buffers == {weight_buffer(stripes[0]): streams}
+    cost = buffering_cost(conv, EthosuTarget(accelerator).npu_accelerator)
+    assert (tuple(block), blocks_hw, streams) == {"ethos-u55-128": ((8, 8, 16), 16, 9552),
+                                                  "ethos-u55-256": ((8, 16, 16), 8, 9552)}[accelerator]
+    compute = estimate_cycles(conv, EthosuTarget(accelerator).npu_accelerator).compute_cycles
+    assert cost.streamed == streams * blocks_hw > compute  # bound by the flash
+    assert cost.dma == streams + 64
+    assert cost.buffered == compute  # the SRAM re-reads hide behind compute
+    assert cost.pays
+
+
+def test_buffering_that_does_not_pay_streams():
+    """On u55-256 a 16-deep 32x32 conv has 6 OFM blocks: 6 x 2,864 flash bytes cost less than the 2,928-cycle DMA
+    plus the operation, so the conv reads the flash and nothing is planned for it."""
+    accelerator = "ethos-u55-256"
+    model = weight_heavy_conv(16)
+    artifact = compile_npu_graph(graph_of(model, accelerator), EthosuTarget(accelerator))
+    (conv,) = stream_ops(artifact)
+    assert conv.kind == "CONV" and conv.bytes_read[0] == 2864 and artifact.scratch_size == 0
+    assert_exact(artifact, model)
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+def test_buffered_build_dmas_weights_into_planned_scratch_and_is_exact(accelerator):
+    model = weight_heavy_conv()
+    graph = graph_of(model, accelerator)
+    artifact = compile_npu_graph(graph, EthosuTarget(accelerator))
+    dma, conv = stream_ops(artifact)
+    assert dma.kind == "DMA" and set(dma.bytes_read) == {0} and set(dma.bytes_written) == {SCRATCH_REGION}
+    assert conv.kind == "CONV" and 0 not in conv.bytes_read  # weights and scales come from the SRAM copy
+    # The I/O have regions of their own: the scratch is the weight buffer, placed by the memory plan.
+    streams = dma.bytes_written[SCRATCH_REGION]
+    stripes = translate(graph)
+    placements, scratch = plan(graph, stripes, weight_buffers={weight_buffer(stripes[0]): streams})
+    assert placements[weight_buffer(stripes[0])].region == SCRATCH_REGION
+    assert artifact.scratch_size == scratch == streams
+    streamed = compile_npu_graph(graph, EthosuTarget(accelerator, memory_mode="Sram_Only"))
+    assert streamed.scratch_size == 0
+    assert_exact(artifact, model)
+    assert_exact(artifact, model)
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+def test_sram_only_does_not_buffer(accelerator):
+    """With the constants in SRAM a copy only adds a transfer: the conv reads its weights where they are."""
+    model = weight_heavy_conv()
+    artifact = compile_npu_graph(graph_of(model, accelerator), EthosuTarget(accelerator, memory_mode="Sram_Only"))
+    (conv,) = stream_ops(artifact, "Sram_Only")
+    assert conv.kind == "CONV" and conv.bytes_read[0] > 0
+    assert_exact(artifact, model)
+
+
+def test_buffer_left_out_when_it_exceeds_the_sram_limit():
+    """The buffer needs 9,552 bytes of scratch: within a limit of 9,552 the conv buffers, below it it streams."""
+    accelerator = "ethos-u55-128"
+    model = weight_heavy_conv()
+    graph = graph_of(model, accelerator)
+    assert compile_npu_graph(graph, EthosuTarget(accelerator), sram_limit=9552).scratch_size == 9552
+    artifact = compile_npu_graph(graph, EthosuTarget(accelerator), sram_limit=9551)
+    (conv,) = stream_ops(artifact)
+    assert artifact.scratch_size == 0 and conv.bytes_read[0] == 9552
+    assert_exact(artifact, model)
