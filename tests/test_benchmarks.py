@@ -148,3 +148,42 @@ def test_compile_time_table():
     spec.loader.exec_module(module)
     table = module.table({"m": {"vela": 0.25, "ours": 1.5, "imports": 1.0}})
     assert table.splitlines()[2] == "| m | 0.25 | 1.50 | 6.0 | 1.00 | 0.50 | 2.0 |"
+
+
+@pytest.fixture(scope="module")
+def host_ops(compare):
+    return importlib.import_module("host_ops")
+
+
+def test_host_ops_counts_log_softmax_and_conv2d(host_ops, tmp_path):
+    """LOG_SOFTMAX has no NPU pattern with us and none in Vela: one operator on each CPU. CONV_2D runs on both
+    NPUs: Vela's output is its ethos-u operator alone, our report has no host entry."""
+    from ethosu_tvm.testing import models
+
+    softmax, conv = models.make("log_softmax", 0), models.make("conv2d", 0)
+    assert host_ops.tflite_operators(softmax) == ["LOG_SOFTMAX"]
+    assert host_ops.tflite_operators(conv) == ["CONV_2D"]
+    rows = [host_ops.measure_row("log_softmax int8", softmax, "ethos-u55-128", tmp_path),
+            host_ops.measure_row("conv2d int8", conv, "ethos-u55-128", tmp_path)]
+    assert rows[0].ours == host_ops.Count(("LOG_SOFTMAX (no NPU pattern for LOG_SOFTMAX)",))
+    assert rows[0].vela == host_ops.Count(("LOG_SOFTMAX",))
+    assert rows[1].ours == rows[1].vela == host_ops.Count(())
+    assert host_ops.tflite_operators((tmp_path / "conv2d_int8" / "conv2d_int8_vela.tflite").read_bytes()) == \
+        ["ethos-u"]
+    assert [row.verdict for row in rows] == ["ok", "ok"]
+    assert host_ops.csv_text(rows).splitlines() == [
+        "model,ours_host_ops,vela_cpu_ops,verdict,ours_host,vela_cpu",
+        "log_softmax int8,1,1,ok,LOG_SOFTMAX (no NPU pattern for LOG_SOFTMAX),LOG_SOFTMAX",
+        "conv2d int8,0,0,ok,,"]
+
+
+def test_host_ops_verdicts(host_ops):
+    """More on our host than on Vela's CPU is the verdict to fix; a failure of either tool is named, not counted."""
+    Count, Row = host_ops.Count, host_ops.HostOpsRow
+    one, none = Count(("EXP (a reason)",)), Count(())
+    rows = [Row("a", one, none), Row("b", Count(error="UnsupportedHostOp: x"), none),
+            Row("c", one, Count(error="vela failed on c.tflite: y")), Row("d", none, one)]
+    assert [row.verdict for row in rows] == ["ours > Vela", "ours failed", "vela failed", "ok"]
+    table = host_ops.markdown_table(rows, "ethos-u55-128").splitlines()
+    assert table[0] == "### Operators left on the CPU, ethos-u55-128: ours <= Vela on 1 of 4 rows"
+    assert table[5] == "| b |  | 0 | ours failed | UnsupportedHostOp: x |  |"
