@@ -14,7 +14,6 @@ from ..qdq.values import Quant, const_value, dtype_of, is_const, quant_of, shape
 from ..quantization import (
     conv_multipliers,
     fully_connected_multipliers,
-    MAX_NPU_SHIFT,
     per_channel_scale_shift,
     prelu_multipliers,
     shifts_in_range,
@@ -397,13 +396,15 @@ def check_softmax(match: Match) -> str:
                                                           f"{dtype} softmax needs {needed}")
 
     def int16_rescale() -> str:
+        # TFLite's multiplier has a left shift of at most 15 below scale · beta = 5 (and a right one of at most 31)
         if dtype != "int16":
             return ""
-        _, left_shift = softmax_int16_input_scaling(softmax_beta(match), quant_of(match["ifm_dq"]).scalar_scale)
-        if left_shift > MAX_SOFTMAX_INT16_LEFT_SHIFT:
-            return (f"input scale · beta rescales input differences by 2^{left_shift} and more; int16 softmax "
-                    f"needs at most 2^{MAX_SOFTMAX_INT16_LEFT_SHIFT}")
-        return "" if 31 - left_shift <= MAX_NPU_SHIFT else "input scale · beta is too small for the NPU's 6-bit shift"
+        scale, beta = quant_of(match["ifm_dq"]).scalar_scale, softmax_beta(match)
+        _, left_shift = softmax_int16_input_scaling(beta, scale)
+        scale_beta = float(np.float32(scale) * np.float32(beta))
+        return "" if left_shift <= MAX_SOFTMAX_INT16_LEFT_SHIFT else (
+            f"input scale · beta is {scale_beta:.4g}; int16 softmax needs it below 5 (the rescaled input "
+            "differences must fit 32 bits)")
 
     def rows() -> str:
         count = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
