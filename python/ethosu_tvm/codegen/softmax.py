@@ -32,6 +32,9 @@ from ..te.primitives import (
     NR_NEG_32_OVER_17,
     NR_ONE,
     NR_STEPS,
+    SOFTMAX_INT16_EXP_OFFSET,
+    SOFTMAX_INT16_RECIPROCAL_OFFSET,
+    SOFTMAX_INT16_SUM_SHIFT,
     SOFTMAX_OUTPUT_SHIFT,
     SOFTMAX_SUM_SHIFT,
 )
@@ -96,10 +99,6 @@ def _view(fm: vapi.NpuFeatureMap, rows: int, depth: int, along_width: bool) -> v
 # Rows of up to 256 values sum to at most 2^27 (Q12.19), which needs an output shift of at most 31.
 MAX_EXACT_SHIFT_DEPTH = 256
 _ROW_SCALARS = 7  # int32 per-row values alive at once in the sequences below (their slots are reused)
-# int16: x − max rescaled, later exp · reciprocal (int32); the exps (int16); the reciprocal's normalised sum
-_INT16_SHIFT = 14
-_INT16_EXP_OFFSET = 32767
-_INT16_RECIPROCAL_OFFSET = (1 << 15) + (1 << 16)
 
 
 def scratch_bytes(rows: int, depth: int, element_bytes: int = 1) -> int:
@@ -296,7 +295,6 @@ class SoftmaxSequence:
                                      _view(self.ofm, rows, depth, False), bounds=None, rounding="NATURAL"))
         return ops
 
-
     def _int16_operations(self) -> list[vapi.NpuOperation]:
         """TFLite's int16 kernel as NPU operations (see the module's docstring)."""
         rows, depth = self.rows, self.depth
@@ -308,7 +306,7 @@ class SoftmaxSequence:
                                      rescale=self.op.input_rescale))
         self._load_table(ops, self.op.exp_lut.astype("<u4"))
         exps = _Value(self._scratch("softmax_exp", depth, _I16, self._allocate(rows * depth * 2), (None, 0)), None)
-        ops.append(self._elementwise(_OP.ADD, scaled.read(), self._const(_INT16_EXP_OFFSET), exps.fm,
+        ops.append(self._elementwise(_OP.ADD, scaled.read(), self._const(SOFTMAX_INT16_EXP_OFFSET), exps.fm,
                                      bounds=(-32768, 32767), table=True))
         total = self._row("softmax_sum", None)
         ops.append(self._pool(vapi.NpuPoolingOp.REDUCE_SUM, exps.read(), total.fm, 1, None))
@@ -318,12 +316,12 @@ class SoftmaxSequence:
         headroom = self._binary(ops, _OP.SUB, zeros, self._const(1), "softmax_headroom", None, bounds=None)
         normalised = self._binary(ops, _OP.SHL, total, headroom, "softmax_normalised", None, bounds=None)
         self._release(total, headroom)
-        rounded = self._binary(ops, _OP.SHR, normalised, self._const(_INT16_SHIFT), "softmax_normalised_q15", None,
-                               bounds=None, rounding="NATURAL")
+        rounded = self._binary(ops, _OP.SHR, normalised, self._const(SOFTMAX_INT16_SUM_SHIFT),
+                               "softmax_normalised_q15", None, bounds=None, rounding="NATURAL")
         self._release(normalised)
         self._load_table(ops, self.op.reciprocal_lut.astype("<u4"))
-        reciprocal = self._binary(ops, _OP.SUB, rounded, self._const(_INT16_RECIPROCAL_OFFSET), "softmax_reciprocal",
-                                  None, dtype=_I16, bounds=(-32768, 32767), table=True)
+        reciprocal = self._binary(ops, _OP.SUB, rounded, self._const(SOFTMAX_INT16_RECIPROCAL_OFFSET),
+                                  "softmax_reciprocal", None, dtype=_I16, bounds=(-32768, 32767), table=True)
         self._release(rounded)
         right_shift = self._binary(ops, _OP.SUB, zeros, self._const(31), "softmax_shift", None, bounds=None,
                                    reversed_operands=True)

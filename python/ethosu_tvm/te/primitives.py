@@ -288,6 +288,18 @@ def _leading_zeros(value):
     return 31 - sum(tirx.if_then_else(value >= (1 << bit), 1, 0) for bit in range(1, 31)).astype("int64")
 
 
+# int16 constants of TFLite's kernel: the offset of x − max into exp's table; the normalised sum's right shift to
+# Q1.15; the offset that takes the sum in [1, 2), less 1, from [0, 65535] to 1/(1 + x)'s table's int16 input
+SOFTMAX_INT16_EXP_OFFSET = 32767
+SOFTMAX_INT16_SUM_SHIFT = 14
+SOFTMAX_INT16_RECIPROCAL_OFFSET = (1 << 15) + (1 << 16)
+
+
+def _int16(value):
+    """An int64 expression saturated to the int16 range (the clip before a 16-bit LUT)."""
+    return tirx.max(tirx.min(value, i64(32767)), i64(-32768))
+
+
 def _interpolate(table: te.Tensor, value):
     """The NPU's 16-bit LUT at an int16 value: the word at (value + 32768) >> 7 holds base (bits 15:0) and slope
     (bits 31:16); base + (slope · low 7 bits + 64) >> 7."""
@@ -310,7 +322,7 @@ def softmax_int16(op: Softmax, ifm: te.Tensor, exp_lut: te.Tensor, reciprocal_lu
 
     def exp(b, y, x, c):
         scaled = requantize(ifm[b, y, x, c].astype(INT32) - row_max[b, y, x], multiplier, shift, "TFL")
-        return _interpolate(exp_lut, tirx.max(tirx.min(scaled + 32767, i64(32767)), i64(-32768))).astype(INT32)
+        return _interpolate(exp_lut, _int16(scaled + SOFTMAX_INT16_EXP_OFFSET)).astype(INT32)
 
     exps = te.compute(shape, exp, name=f"{name}_exp", attrs=attrs)
     j = te.reduce_axis((0, depth), name="j")
@@ -318,8 +330,9 @@ def softmax_int16(op: Softmax, ifm: te.Tensor, exp_lut: te.Tensor, reciprocal_lu
     zeros = te.compute(shape[:3], lambda *row: _leading_zeros(sums[row]), name=f"{name}_clz", attrs=attrs)
 
     def reciprocal(*row):
-        normalised = requantize(tirx.shift_left(i64(sums[row]), zeros[row] - 1), 1, 14, "NATURAL")
-        return _interpolate(reciprocal_lut, tirx.max(tirx.min(normalised - 98304, i64(32767)), i64(-32768)))
+        normalised = requantize(tirx.shift_left(i64(sums[row]), zeros[row] - 1), 1, SOFTMAX_INT16_SUM_SHIFT,
+                                "NATURAL")
+        return _interpolate(reciprocal_lut, _int16(normalised - SOFTMAX_INT16_RECIPROCAL_OFFSET))
 
     reciprocals = te.compute(shape[:3], reciprocal, name=f"{name}_reciprocal", attrs=attrs)
 
