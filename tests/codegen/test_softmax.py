@@ -228,3 +228,21 @@ def test_int16_matches_velas_stream(tmp_path: Path):
         (velas,), (expected,) = run_vela_tflite(compiled, each, "ethos-u55-128"), run_litert(model, each)
         assert np.array_equal(velas.reshape(expected.shape), expected)
     _assert_exact(model, "ethos-u55-128", inputs)
+
+
+def test_int16_cascades_through_a_softmax_bit_exactly():
+    """int16 PAD → SOFTMAX: every proposal on the cascader's frontier (the softmax computed row stripe by row stripe
+    from a rolling buffer in the cascades) equals LiteRT."""
+    net = models.Net(seed=4)
+    net.output(net.softmax(net.pad(net.input((1, 33, 8, 16), dtype="int16"),
+                                   paddings=((0, 0), (1, 1), (0, 0), (0, 0)))))
+    model = net.build()
+    graph = _graph(model)
+    target = EthosuTarget("ethos-u55-32")
+    proposals = cascade_proposals(graph, target)
+    assert any(len(plan.parts) >= 2 for proposal in proposals for plan in proposal.cascades)
+    inputs = random_inputs(model, 1)
+    (expected,) = run_litert(model, inputs)
+    for proposal in proposals:
+        (got,) = run_artifact(compile_npu_graph(graph, target, cascade_schedule(proposal)), inputs)
+        assert np.array_equal(got.reshape(expected.shape), expected), proposal.memory
