@@ -178,7 +178,8 @@ DIFFERENCES = np.stack([np.full(65536, 32767), 32767 - np.arange(65536)], axis=1
 
 
 @pytest.mark.parametrize("scale, beta", [(1 / 2048, 1.0), (1 / 1024, 1.0), (1 / 512, 1.0), (1 / 256, 1.0),
-                                         (1 / 4096, 1.0), (0.0137, 1.0), (1 / 1024, 0.5), (1 / 32768, 1.0)])
+                                         (1 / 4096, 1.0), (0.0137, 1.0), (1 / 1024, 0.5), (1 / 32768, 1.0),
+                                         (4.99, 1.0)])  # the largest rescale the NPU takes (left shift 15)
 def test_int16_every_input_difference(scale, beta):
     """Rows (32767, 32767 − d) for every difference d in 0..65535, in two halves of 32768 rows: every input of the
     exp table and row sums from 32767 to twice that."""
