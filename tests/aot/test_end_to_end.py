@@ -205,6 +205,21 @@ def test_softmax_on_the_npu(case, accelerator, tmp_path):
     assert_bit_exact(model, archive, tmp_path)
 
 
+NPU_SOFTMAX_INT16 = {  # int16 SOFTMAX forms, each one NPU operation sequence (TFLite's int16 kernel's steps)
+    "feature_map": dict(in_shape=(1, 3, 4, 20), in_scale=1 / 1024),
+    "long_rows": dict(in_shape=(3, 1500), in_scale=1 / 2048, beta=0.6),
+}
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+@pytest.mark.parametrize("case", NPU_SOFTMAX_INT16)
+def test_int16_softmax_on_the_npu(case, accelerator, tmp_path):
+    model = models.make("softmax", 0, dtype="int16", **NPU_SOFTMAX_INT16[case])
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert _placement(archive, "SOFTMAX") == "ethos-u"
+    assert_bit_exact(model, archive, tmp_path)
+
+
 @pytest.mark.parametrize("graph", models.GRAPHS)
 def test_host_only_graph(graph, tmp_path):
     """--target=c: every operator as a host kernel."""

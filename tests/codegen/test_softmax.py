@@ -1,7 +1,7 @@
-"""int8 SOFTMAX on the NPU (Vela's operation sequence), run in the simulator, equals LiteRT's reference kernel:
-shapes from rows of one value to rows of thousands on every U55 configuration, every pair of int8 values for
-typical input scales, a sweep, the stream against the one Vela's own compiler emits, and cascades ending in a
-softmax."""
+"""int8 and int16 SOFTMAX on the NPU, run in the simulator, equal LiteRT's reference kernels: shapes from rows of one
+value to rows of thousands on every U55 configuration, every pair of int8 values and every int16 input difference
+for typical input scales, sweeps, the int8 stream against the one Vela's own compiler emits, the int16 LUTs against
+Vela's, and cascades ending in a softmax."""
 import itertools
 from pathlib import Path
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from ethosu_tvm.arch import find_accelerator
 from ethosu_tvm.codegen import compile_npu_graph
 from ethosu_tvm.codegen.cascade import cascade_proposals, cascade_schedule
-from ethosu_tvm.quantization import softmax_exp_lut
+from ethosu_tvm.quantization import npu_interpolation_lut, softmax_exp_lut, softmax_int16_tables
 from ethosu_tvm.sim import SimulatorError, run_vela_tflite, stream, vela_tflite
 from ethosu_tvm.sim.vela_compile import compile_model as vela_compile
 from ethosu_tvm.target import EthosuTarget
@@ -128,11 +128,15 @@ def _cascade_model(follower: bool) -> bytes:
 def test_cascades_through_a_softmax_bit_exactly(follower):
     """Every proposal on the cascader's frontier (cascades of three and more parts included, the softmax computed
     row stripe by row stripe, its IFM and OFM in rolling buffers whose stripes wrap) equals LiteRT."""
-    model = _cascade_model(follower)
+    _assert_every_proposal_exact(_cascade_model(follower), parts=3)
+
+
+def _assert_every_proposal_exact(model: bytes, parts: int):
+    """Every proposal on ethos-u55-32's frontier, some with cascades of `parts` parts, equals LiteRT."""
     graph = _graph(model)
     target = EthosuTarget("ethos-u55-32")
     proposals = cascade_proposals(graph, target)
-    assert any(len(plan.parts) >= 3 for proposal in proposals for plan in proposal.cascades)
+    assert any(len(plan.parts) >= parts for proposal in proposals for plan in proposal.cascades)
     inputs = random_inputs(model, 1)
     (expected,) = run_litert(model, inputs)
     for proposal in proposals:
@@ -152,3 +156,89 @@ def test_a_dominant_value_overflows_velas_doubling_but_not_ours(tmp_path: Path):
     with pytest.raises(SimulatorError, match=r"the 32-bit OFM overflows: value 2147483648"):
         run_vela_tflite(compiled, inputs, "ethos-u55-128")
     _assert_exact(model, "ethos-u55-128", [inputs])
+
+
+INT16_CASES = {  # name -> factory parameters (int16: zero point 0, output scale 1/32768)
+    "classifier": dict(in_shape=(1, 10), in_scale=1 / 1024),
+    "rows_of_one": dict(in_shape=(5, 1), in_scale=1 / 256),
+    "batch_of_rows": dict(in_shape=(7, 12), in_scale=1 / 2048),
+    "3d": dict(in_shape=(3, 4, 9), in_scale=1 / 512),
+    "4d_feature_map": dict(in_shape=(1, 4, 5, 16), in_scale=0.001),
+    "beta": dict(in_shape=(2, 30), in_scale=1 / 256, beta=0.37),
+    "long_rows": dict(in_shape=(2, 1000), in_scale=1 / 2048),
+    "thousands": dict(in_shape=(1, 4000), in_scale=1 / 4096),
+    "coarse_scale": dict(in_shape=(3, 50), in_scale=0.1, beta=2.0),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", INT16_CASES)
+def test_int16_softmax_on_every_configuration(case, accelerator):
+    model = models.make("softmax", seed=4, dtype="int16", **INT16_CASES[case])
+    _assert_exact(model, accelerator, [random_inputs(model, seed) for seed in SEEDS])
+
+
+DIFFERENCES = np.stack([np.full(65536, 32767), 32767 - np.arange(65536)], axis=1).astype(np.int16)
+
+
+@pytest.mark.parametrize("scale, beta", [(1 / 2048, 1.0), (1 / 1024, 1.0), (1 / 512, 1.0), (1 / 256, 1.0),
+                                         (1 / 4096, 1.0), (0.0137, 1.0), (1 / 1024, 0.5), (1 / 32768, 1.0),
+                                         (4.99, 1.0)])  # the largest rescale the NPU takes (left shift 15)
+def test_int16_every_input_difference(scale, beta):
+    """Rows (32767, 32767 − d) for every difference d in 0..65535, in two halves of 32768 rows: every input of the
+    exp table and row sums from 32767 to twice that."""
+    model = models.make("softmax", dtype="int16", in_shape=(32768, 2), in_scale=scale, in_zp=0, beta=beta)
+    _assert_exact(model, "ethos-u55-128", [[DIFFERENCES[:32768]], [DIFFERENCES[32768:]]])
+
+
+def test_int16_every_row_sum_normalisation():
+    """Row n holds n values at the maximum and the rest at −32768 (whose exps are tiny but not 0): sums of about
+    32767·n for n = 1..2000, every CLZ they reach and the reciprocal table across its input range."""
+    depth = 2000
+    model = models.make("softmax", dtype="int16", in_shape=(depth, depth), in_scale=1 / 2048, in_zp=0)
+    lengths = np.arange(1, depth + 1)
+    equal = np.where(np.arange(depth)[None, :] < lengths[:, None], 7, -32768).astype(np.int16)
+    _assert_exact(model, "ethos-u55-256", [[equal]])
+
+
+@settings(max_examples=15, deadline=None)
+@given(rows=st.integers(1, 6), depth=st.integers(1, 3000), scale=st.floats(1 / 40000, 1.9),
+       beta=st.sampled_from([1.0, 0.5, 2.5]), spread=st.integers(1, 32767),
+       accelerator=st.sampled_from(ACCELERATORS), seed=st.integers(0, 1000))
+def test_int16_softmax_sweep(rows, depth, scale, beta, spread, accelerator, seed):
+    """Random rows whose values lie within ± `spread` (narrow spreads make many exps count in the sum); input scale ·
+    beta below 5, the constraint's limit."""
+    model = models.make("softmax", seed=seed, dtype="int16", in_shape=(rows, depth), in_scale=scale, in_zp=0,
+                        beta=beta)
+    values = np.random.default_rng(seed).integers(-spread, spread + 1, size=(rows, depth)).astype(np.int16)
+    _assert_exact(model, accelerator, [[values]])
+
+
+def test_int16_luts_are_velas():
+    """TFLite's two int16 tables as NPU LUT words (base, slope) are the words Vela's compiler loads for its own
+    int16 softmax: the encoding the hardware interpolates."""
+    exps, reciprocals = softmax_int16_tables()
+    assert npu_interpolation_lut(exps).tolist() == SoftMax.EXP_LUT
+    assert npu_interpolation_lut(reciprocals).tolist() == SoftMax.ONE_OVER_ONE_PLUS_X_LUT
+
+
+def test_int16_matches_velas_stream(tmp_path: Path):
+    """Vela's own int16 softmax stream and ours, both in the simulator, give LiteRT's output on the same rows."""
+    model = models.make("softmax", dtype="int16", in_shape=(4, 300), in_scale=1 / 1024)
+    source = tmp_path / "softmax.tflite"
+    source.write_bytes(model)
+    compiled = vela_compile(source, "ethos-u55-128", "Performance", tmp_path / "vela", (), fresh_process=True)
+    inputs = [random_inputs(model, seed) for seed in SEEDS]
+    for each in inputs:
+        (velas,), (expected,) = run_vela_tflite(compiled, each, "ethos-u55-128"), run_litert(model, each)
+        assert np.array_equal(velas.reshape(expected.shape), expected)
+    _assert_exact(model, "ethos-u55-128", inputs)
+
+
+def test_int16_cascades_through_a_softmax_bit_exactly():
+    """int16 PAD → SOFTMAX: every proposal on the cascader's frontier (the softmax computed row stripe by row stripe
+    from a rolling buffer in the cascades) equals LiteRT."""
+    net = models.Net(seed=4)
+    net.output(net.softmax(net.pad(net.input((1, 33, 8, 16), dtype="int16"),
+                                   paddings=((0, 0), (1, 1), (0, 0), (0, 0)))))
+    _assert_every_proposal_exact(net.build(), parts=2)

@@ -22,8 +22,8 @@ ACCELERATOR = "ethos-u55-128"
 I16 = dict(dtype="int16")
 # (factory op, parameters) that partitioning for the U55 leaves on the host.
 HOST_CASES = [
-    ("softmax", I16),
-    ("softmax", dict(I16, in_shape=(3, 300), in_scale=0.002, beta=0.5)),
+    ("softmax", dict(I16, in_shape=(1, 300, 300, 2))),  # more rows than the NPU's softmax takes
+    ("softmax", dict(I16, in_shape=(2, 3, 2, 5, 30), in_scale=0.002, beta=0.5)),  # 5-D
     ("concatenation", dict(in_shape=(2, 4, 4, 8), axis=0)),  # a batch the NPU cannot copy
     ("concatenation", dict(in_shape=(2, 3, 4, 5), num_inputs=3, axis=1)),
     ("pad", dict(paddings=((1, 0), (0, 0), (2, 1), (0, 0)))),  # a batch the NPU cannot pad

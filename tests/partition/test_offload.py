@@ -72,10 +72,11 @@ CONSTRAINT_CASES = {
         models.make("softmax", in_shape=(1, 300, 300, 2)),
         "IFM has 90000 rows (product of all but the last dimension); softmax rows must be at most 65535",
     ),
-    "int16 softmax": (
-        models.make("softmax", dtype="int16"),
-        "IFM has data type int16; tensors must be of type int8",
+    "int16 softmax whose rescale overflows": (
+        models.make("softmax", dtype="int16", in_scale=4.0, beta=2.0),
+        "input scale · beta is 8; int16 softmax needs it below 5 (the rescaled input differences must fit 32 bits)",
     ),
+
     "conv stride 4": (
         models.make("conv2d", in_shape=(1, 16, 16, 4), stride=(4, 4)),
         "stride HxW is 4x4; stride values must be in the range [1, 3]",

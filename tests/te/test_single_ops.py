@@ -44,6 +44,9 @@ CASES = {
     "softmax": ("softmax", {}),
     "softmax rows of a feature map with beta": ("softmax", dict(in_shape=(1, 3, 4, 24), in_scale=0.07, beta=1.7)),
     "softmax long rows": ("softmax", dict(in_shape=(2, 600), in_scale=0.25, in_zp=-128)),
+    "softmax int16": ("softmax", dict(dtype="int16", in_shape=(3, 40), in_scale=1 / 1024)),
+    "softmax int16 rows of a feature map with beta": ("softmax", dict(dtype="int16", in_shape=(1, 3, 4, 24),
+                                                                     in_scale=1 / 256, beta=0.37)),
 }
 
 

@@ -106,8 +106,9 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[st
     for index, stripe in enumerate(stripes):
         if isinstance(graph.ops[stripe.op], Softmax):
             _, height, width, depth = stripe.ofm.shape
-            buffers.append(BufferInfo(softmax_scratch(stripe), softmax.scratch_bytes(height * width, depth), index,
-                                      index, ALIGNMENT))
+            element = np.dtype(graph.ops[stripe.op].ifm.tensor.dtype).itemsize
+            buffers.append(BufferInfo(softmax_scratch(stripe), softmax.scratch_bytes(height * width, depth, element),
+                                      index, index, ALIGNMENT))
         if weight_buffers and weight_buffer(stripe) in weight_buffers:
             buffers.append(BufferInfo(weight_buffer(stripe), weight_buffers[weight_buffer(stripe)], index, index,
                                       ALIGNMENT))

@@ -7,6 +7,13 @@ exp = table[x − max] (a SUB whose int32 OFM goes through the 1 KiB exp table);
 32-bit MUL/ADD/SUB (a MUL at scale 1/2^31 is gemmlowp's rounding doubling high multiply); the reciprocal doubled
 (saturating, by two MINs and an ADD where Vela's MUL by 2 overflows); exp times it, shifted right by 35 − CLZ into
 the int8 OFM (the shift clamped at 31 for rows of more than 256 values, which only inputs LiteRT aborts on reach).
+
+int16 follows TFLite's int16 kernel step for step, its two 513-entry tables as the NPU's 16-bit interpolating LUT
+(the same interpolation, so the lookups are exact): max; x − max scaled by the kernel's input multiplier (a SUB whose
+explicit rescale rounds as MultiplyByQuantizedMultiplier) into int32; + 32767 into int16 through the exp table; the
+sum; CLZ; the sum normalised (shifted left by CLZ − 1, right by 14 rounding half up), − 98304 into int16 through the
+1/(1 + x) table; exp times that in int32, shifted right by 31 − CLZ rounding half up into the int16 OFM.
+
 Intermediates live in a scratch area of the stripe's own (`scratch_bytes`); the constants are one-element int32
 IFM2 tensors in flash.
 """
@@ -25,12 +32,15 @@ from ..te.primitives import (
     NR_NEG_32_OVER_17,
     NR_ONE,
     NR_STEPS,
+    SOFTMAX_INT16_EXP_OFFSET,
+    SOFTMAX_INT16_RECIPROCAL_OFFSET,
+    SOFTMAX_INT16_SUM_SHIFT,
     SOFTMAX_OUTPUT_SHIFT,
     SOFTMAX_SUM_SHIFT,
 )
 from .vela_calls import CodegenError
 
-_I8, _I32 = vapi.NpuDataType.INT8, vapi.NpuDataType.INT32
+_I8, _I16, _I32 = vapi.NpuDataType.INT8, vapi.NpuDataType.INT16, vapi.NpuDataType.INT32
 _OP = vapi.NpuElementWiseOp
 _LUT_INDEX = 0
 # Activation bounds as Vela's compiler writes them (real values; a 32-bit OFM ignores them).
@@ -88,13 +98,17 @@ def _view(fm: vapi.NpuFeatureMap, rows: int, depth: int, along_width: bool) -> v
 
 # Rows of up to 256 values sum to at most 2^27 (Q12.19), which needs an output shift of at most 31.
 MAX_EXACT_SHIFT_DEPTH = 256
-_ROW_SCALARS = 7  # int32 per-row values alive at once in the sequence below (their slots are reused)
+_ROW_SCALARS = 7  # int32 per-row values alive at once in the sequences below (their slots are reused)
 
 
-def scratch_bytes(rows: int, depth: int) -> int:
-    """Scratch one softmax stripe of `rows` rows of `depth` values needs: the row maxima, the exps, a second
-    int32 tensor of the stripe's size (the rounded exps, later the scaled ones) and the per-row values."""
-    return round_up(rows) + 2 * round_up(rows * depth * 4) + _ROW_SCALARS * round_up(rows * 4)
+def scratch_bytes(rows: int, depth: int, element_bytes: int = 1) -> int:
+    """Scratch one softmax stripe of `rows` rows of `depth` values of `element_bytes` needs: the row maxima, the
+    per-row values and, for int8, the exps and a second int32 tensor of the stripe's size (the rounded exps, later
+    the scaled ones); for int16, an int32 tensor (the scaled differences, later the products) and the int16 exps."""
+    rows_bytes = round_up(rows * element_bytes) + _ROW_SCALARS * round_up(rows * 4)
+    if element_bytes == 2:
+        return rows_bytes + round_up(rows * depth * 4) + round_up(rows * depth * 2)
+    return rows_bytes + 2 * round_up(rows * depth * 4)
 
 
 @dataclass(frozen=True)
@@ -141,7 +155,7 @@ class SoftmaxSequence:
 
     def _scratch(self, name: str, depth: int, dtype: vapi.NpuDataType, address: int,
                  quant: tuple[float | None, int]) -> vapi.NpuFeatureMap:
-        element = 4 if dtype == _I32 else 1
+        element = dtype.size_in_bytes()
         fm = vapi.NpuFeatureMap()
         fm.data_type, fm.region, fm.layout, fm.name = dtype, self.region, vapi.NpuLayout.NHWC, name
         fm.shape = vapi.NpuShape3D(height=self.rows, width=1, depth=depth)
@@ -150,10 +164,10 @@ class SoftmaxSequence:
         fm.quantization = vapi.NpuQuantization(scale_f32=quant[0], zero_point=quant[1])
         return fm
 
-    def _row(self, name: str, scale: float | None, zero_point: int = 0) -> _Value:
-        """A new int32 per-row value, in a free row slot."""
+    def _row(self, name: str, scale: float | None, zero_point: int = 0, dtype: vapi.NpuDataType = _I32) -> _Value:
+        """A new per-row value (int32 unless `dtype`), in a free row slot."""
         address = self.free_rows.pop() if self.free_rows else self._allocate(self.rows * 4)
-        return _Value(self._scratch(name, 1, _I32, address, (scale, zero_point)), scale)
+        return _Value(self._scratch(name, 1, dtype, address, (scale, zero_point)), scale)
 
     def _release(self, *values: _Value) -> None:
         self.free_rows.extend(value.fm.tiles.addresses[0] for value in values)
@@ -200,21 +214,34 @@ class SoftmaxSequence:
         return npu_op
 
     def _binary(self, ops: list, kind, a: _Value, b, name: str, scale: float | None, zero_point: int = 0,
-                **options) -> _Value:
+                dtype: vapi.NpuDataType = _I32, **options) -> _Value:
         """Append `a kind b` (b a _Value or a constant's feature map) into a new row value."""
-        out = self._row(name, scale, zero_point)
+        out = self._row(name, scale, zero_point, dtype)
         ops.append(self._elementwise(kind, a.read(), b.read() if isinstance(b, _Value) else b, out.fm, **options))
         return out
 
+    def _row_max(self, ops: list, dtype: vapi.NpuDataType) -> vapi.NpuFeatureMap:
+        """Append the row maximum (a MAX pool along the row, as the width), in the IFM's type and zero point."""
+        row_max = self._scratch("softmax_max", 1, dtype, self._allocate(self.rows * dtype.size_in_bytes()),
+                                (None, self.zero_point))
+        ops.append(self._pool(vapi.NpuPoolingOp.MAX, _view(self.ifm, self.rows, self.depth, True), row_max,
+                              self.depth, None))
+        return row_max
+
+    def _load_table(self, ops: list, table: np.ndarray) -> None:
+        """Append the DMA of a lookup table into LUT slot 0 (Vela's command stream generator makes it wait for the
+        operations that read the slot before)."""
+        stored = self.constant(table.tobytes())
+        ops.append(vapi.NpuDmaOperation(stored, vapi.NpuAddressRange(LUT_REGION, self.lut_base, stored.length)))
+
     def operations(self) -> list[vapi.NpuOperation]:
         """The whole sequence (block configs not chosen yet)."""
+        if self.ifm.data_type == _I16:
+            return self._int16_operations()
         rows, depth, zp = self.rows, self.depth, self.zero_point
         ops: list[vapi.NpuOperation] = []
-        row_max = self._scratch("softmax_max", 1, _I8, self._allocate(rows), (None, zp))
-        ops.append(self._pool(vapi.NpuPoolingOp.MAX, _view(self.ifm, rows, depth, True), row_max, depth, None))
-
-        table = self.constant(self.op.exp_lut.astype("<i4").tobytes())
-        ops.append(vapi.NpuDmaOperation(table, vapi.NpuAddressRange(LUT_REGION, self.lut_base, table.length)))
+        row_max = self._row_max(ops, _I8)
+        self._load_table(ops, self.op.exp_lut.astype("<i4"))
         exps = _Value(self._scratch("softmax_exp", depth, _I32, self._allocate(rows * depth * 4), (1.0, 127)), 1.0)
         ops.append(self._elementwise(_OP.SUB, _view(self.ifm, rows, depth, False), row_max, exps.fm,
                                      bounds=(-255, 0), table=True))
@@ -268,3 +295,38 @@ class SoftmaxSequence:
                                      _view(self.ofm, rows, depth, False), bounds=None, rounding="NATURAL"))
         return ops
 
+    def _int16_operations(self) -> list[vapi.NpuOperation]:
+        """TFLite's int16 kernel as NPU operations (see the module's docstring)."""
+        rows, depth = self.rows, self.depth
+        ops: list[vapi.NpuOperation] = []
+        row_max = self._row_max(ops, _I16)
+        work = self._allocate(rows * depth * 4)
+        scaled = _Value(self._scratch("softmax_scaled_diff", depth, _I32, work, (None, 0)), None)
+        ops.append(self._elementwise(_OP.SUB, _view(self.ifm, rows, depth, False), row_max, scaled.fm, bounds=None,
+                                     rescale=self.op.input_rescale))
+        self._load_table(ops, self.op.exp_lut.astype("<u4"))
+        exps = _Value(self._scratch("softmax_exp", depth, _I16, self._allocate(rows * depth * 2), (None, 0)), None)
+        ops.append(self._elementwise(_OP.ADD, scaled.read(), self._const(SOFTMAX_INT16_EXP_OFFSET), exps.fm,
+                                     bounds=(-32768, 32767), table=True))
+        total = self._row("softmax_sum", None)
+        ops.append(self._pool(vapi.NpuPoolingOp.REDUCE_SUM, exps.read(), total.fm, 1, None))
+        zeros = self._row("softmax_clz", None)
+        ops.append(self._elementwise(_OP.CLZ, total.read(), None, zeros.fm, bounds=None))
+
+        headroom = self._binary(ops, _OP.SUB, zeros, self._const(1), "softmax_headroom", None, bounds=None)
+        normalised = self._binary(ops, _OP.SHL, total, headroom, "softmax_normalised", None, bounds=None)
+        self._release(total, headroom)
+        rounded = self._binary(ops, _OP.SHR, normalised, self._const(SOFTMAX_INT16_SUM_SHIFT),
+                               "softmax_normalised_q15", None, bounds=None, rounding="NATURAL")
+        self._release(normalised)
+        self._load_table(ops, self.op.reciprocal_lut.astype("<u4"))
+        reciprocal = self._binary(ops, _OP.SUB, rounded, self._const(SOFTMAX_INT16_RECIPROCAL_OFFSET),
+                                  "softmax_reciprocal", None, dtype=_I16, bounds=(-32768, 32767), table=True)
+        self._release(rounded)
+        right_shift = self._binary(ops, _OP.SUB, zeros, self._const(31), "softmax_shift", None, bounds=None,
+                                   reversed_operands=True)
+        products = _Value(self._scratch("softmax_products", depth, _I32, work, (None, 0)), None)
+        ops.append(self._elementwise(_OP.MUL, exps.read(), reciprocal.read(), products.fm, bounds=None))
+        ops.append(self._elementwise(_OP.SHR, products.read(), right_shift.read(),
+                                     _view(self.ofm, rows, depth, False), bounds=None, rounding="NATURAL"))
+        return ops

@@ -164,12 +164,16 @@ class Identity(_SingleInput):
 
 @dataclass(frozen=True, eq=False)
 class Softmax(_SingleInput):
-    """ethosu.softmax: int8 SOFTMAX over the depth axis, output scale 1/256 and zero point −128 (TFLite's).
+    """ethosu.softmax: SOFTMAX over the depth axis; int8 with output scale 1/256 and zero point −128, or int16 with
+    1/32768 and 0 (TFLite's).
 
-    Code generation expands it into Vela's sequence of NPU operations: a row maximum; x − max through `exp_lut`
-    (256 int32 entries, indexed by x − max + 255: TFLite's exp in Q0.31); the row sum of the exps rounded to Q12.19;
-    its reciprocal by count-leading-zeros, shifts and Newton-Raphson on int32 tensors; exp times the reciprocal,
-    rounded to the output.
+    int8: code generation expands it into Vela's sequence of NPU operations: a row maximum; x − max through
+    `exp_lut` (256 int32 entries, indexed by x − max + 255: TFLite's exp in Q0.31); the row sum of the exps rounded
+    to Q12.19; its reciprocal by count-leading-zeros, shifts and Newton-Raphson on int32 tensors; exp times the
+    reciprocal, rounded to the output.
+    int16: TFLite's int16 kernel step for step: x − max rescaled by `input_rescale` (NPU scale, right shift), its
+    exp from `exp_lut` (TFLite's 513-entry table as the NPU's 512-word interpolating LUT), the sum normalised by
+    count-leading-zeros into the 1/(1 + x) table (`reciprocal_lut`), exp times the reciprocal shifted back.
     """
 
     op_name: ClassVar[str] = "ethosu.softmax"
@@ -177,6 +181,8 @@ class Softmax(_SingleInput):
     ofm: Operand
     exp_lut: np.ndarray
     source: str = ""
+    input_rescale: tuple[int, int] | None = None
+    reciprocal_lut: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)

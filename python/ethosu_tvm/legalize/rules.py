@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 from tvm import relax
 
-from ..partition.constraints import permutation_of, transposed_view
+from ..partition.constraints import permutation_of, softmax_beta, transposed_view
 from ..qdq.match import Match
 from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of, shape_of, slice_parameters
 from ..quantization import (
@@ -22,7 +22,10 @@ from ..quantization import (
     prelu_multipliers,
     quantize_value,
     squared_difference_multipliers,
+    npu_interpolation_lut,
     softmax_exp_lut,
+    softmax_int16_input_scaling,
+    softmax_int16_tables,
 )
 from .ops import (
     BinaryElementwise,
@@ -326,21 +329,18 @@ def table(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     return Identity(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), lut=lookup_table(match), source=source)
 
 
-def softmax_beta(match: Match) -> float:
-    """SOFTMAX's beta: the scalar the importer multiplies the dequantized input by (1 when it wrote none)."""
-    beta = match.get("beta")
-    return 1.0 if beta is None else float(np.asarray(const_value(beta)).reshape(-1)[0])
-
-
 def softmax(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
-    """The exps as a table over the input differences; the rest of the algorithm is fixed (see ops.Softmax)."""
+    """int8: the exps as a table over the input differences; the rest of the algorithm is fixed (see ops.Softmax).
+    int16: TFLite's two interpolation tables as NPU LUTs and the input differences' rescale."""
     ifm_q = quant_of(match["ifm_dq"])
-    return Softmax(
-        ifm=_operand(tensors[match["ifm"]], ifm_q),
-        ofm=_operand(ofm, quant_of(match["quantize"])),
-        exp_lut=softmax_exp_lut(softmax_beta(match), ifm_q.scalar_scale),
-        source=source,
-    )
+    ifm, ofm_operand = _operand(tensors[match["ifm"]], ifm_q), _operand(ofm, quant_of(match["quantize"]))
+    beta = softmax_beta(match)
+    if ifm.tensor.dtype != "int16":
+        return Softmax(ifm=ifm, ofm=ofm_operand, exp_lut=softmax_exp_lut(beta, ifm_q.scalar_scale), source=source)
+    multiplier, left_shift = softmax_int16_input_scaling(beta, ifm_q.scalar_scale)
+    exps, reciprocals = softmax_int16_tables()
+    return Softmax(ifm=ifm, ofm=ofm_operand, exp_lut=npu_interpolation_lut(exps), source=source,
+                   input_rescale=(multiplier, 31 - left_shift), reciprocal_lut=npu_interpolation_lut(reciprocals))
 
 
 def concatenation(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:

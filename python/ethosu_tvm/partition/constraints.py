@@ -17,6 +17,7 @@ from ..quantization import (
     per_channel_scale_shift,
     prelu_multipliers,
     shifts_in_range,
+    softmax_int16_input_scaling,
     squared_difference_multipliers,
 )
 
@@ -361,13 +362,22 @@ def check_squared_difference(match: Match) -> str:
     )
 
 
-SOFTMAX_OUTPUT = (1.0 / 256.0, -128)  # TFLite fixes the int8 output quantization
+SOFTMAX_OUTPUT = {"int8": (1.0 / 256.0, -128), "int16": (1.0 / 32768.0, 0)}  # TFLite fixes the output quantization
+# int16: the rescaled input differences (up to 65535 · 2^left shift) must fit the 32-bit OFM of the scaled SUB
+MAX_SOFTMAX_INT16_LEFT_SHIFT = 15
+
+
+def softmax_beta(match: Match) -> float:
+    """SOFTMAX's beta: the scalar the importer multiplies the dequantized input by (1 when it wrote none)."""
+    beta = match.get("beta")
+    return 1.0 if beta is None else float(np.asarray(const_value(beta)).reshape(-1)[0])
 
 
 def check_softmax(match: Match) -> str:
-    """int8 SOFTMAX over the last axis, as Vela's sequence of NPU operations (bit-exact with TFLite's kernel). The
-    rows are the NPU's height and width, so their number is limited like a dimension (Vela's own limit)."""
+    """int8 or int16 SOFTMAX over the last axis, as a sequence of NPU operations (bit-exact with TFLite's kernels).
+    The rows are the NPU's height and width, so their number is limited like a dimension (Vela's own limit)."""
     shape = shape_of(match["ifm"])
+    dtype = dtype_of(match["ifm"])
 
     def axis() -> str:
         value = int(match["core"].attrs.axis)
@@ -381,8 +391,20 @@ def check_softmax(match: Match) -> str:
     def output() -> str:
         ofm = quant_of(match["quantize"])
         found = (ofm.scalar_scale, ofm.scalar_zero_point)
-        return "" if found == SOFTMAX_OUTPUT else (f"OFM quantization (scale, zero point) is {found}; "
-                                                   "int8 softmax needs (1/256, -128)")
+        needed = "(1/256, -128)" if dtype == "int8" else "(1/32768, 0)"
+        return "" if found == SOFTMAX_OUTPUT[dtype] else (f"OFM quantization (scale, zero point) is {found}; "
+                                                          f"{dtype} softmax needs {needed}")
+
+    def int16_rescale() -> str:
+        # TFLite's multiplier has a left shift of at most 15 below scale · beta = 5 (and a right one of at most 31)
+        if dtype != "int16":
+            return ""
+        scale, beta = quant_of(match["ifm_dq"]).scalar_scale, softmax_beta(match)
+        _, left_shift = softmax_int16_input_scaling(beta, scale)
+        scale_beta = float(np.float32(scale) * np.float32(beta))
+        return "" if left_shift <= MAX_SOFTMAX_INT16_LEFT_SHIFT else (
+            f"input scale · beta is {scale_beta:.4g}; int16 softmax needs it below 5 (the rescaled input "
+            "differences must fit 32 bits)")
 
     def rows() -> str:
         count = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
@@ -391,13 +413,14 @@ def check_softmax(match: Match) -> str:
                                          f"softmax rows must be at most {high}")
 
     return _first(
-        lambda: _feature_map(match["ifm"], "IFM"),
-        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: _feature_map(match["ifm"], "IFM", dtypes=COPY_DTYPES),
+        lambda: _feature_map(match["quantize"], "OFM", dtypes=(dtype,)),
         lambda: _activation_quant(quant_of(match["ifm_dq"]), "IFM"),
         lambda: _activation_quant(quant_of(match["quantize"]), "OFM"),
         axis,
         beta,
         output,
+        int16_rescale,
         rows,
     )
 

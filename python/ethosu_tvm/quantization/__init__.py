@@ -9,14 +9,17 @@ live here once:
 * :mod:`.fixed_point`: TFLite's fixed-point integer operations on NumPy arrays, for tables computed at compile time.
 * :mod:`.tables`: the lookup tables TFLite's LUT kernels build (int8 tables, int16 interpolation tables), and the
   int8 tables of functions TFLite computes per element (ABS, HARD_SWISH, RSQRT, NEG in integers; SQRT in float32);
-  the int32 exp table of int8 SOFTMAX (TFLite's integer exp of each input difference).
+  the int32 exp table of int8 SOFTMAX (TFLite's integer exp of each input difference); int16 tables as the NPU's
+  16-bit interpolating LUTs.
 """
 from .fixed_point import (
     EXP_INPUT_INTEGER_BITS,
+    SOFTMAX_INT16_EXP_RANGE,
     exp_on_negative_values,
     hard_swish_values,
     multiply_by_quantized_multiplier,
     softmax_input_scaling,
+    softmax_int16_input_scaling,
 )
 from .multipliers import (
     MAX_NPU_SHIFT,
@@ -43,15 +46,20 @@ from .tables import (
     hard_swish_lut,
     interpolation_table,
     neg_lut,
+    npu_interpolation_lut,
     rsqrt_lut,
     softmax_exp_lut,
+    softmax_int16_tables,
     sqrt_lut,
 )
 
 __all__ = ["EXP_INPUT_INTEGER_BITS", "FLOAT32_FUNCTIONS", "INTERPOLATION_STEPS", "MAX_NPU_SHIFT",
+           "SOFTMAX_INT16_EXP_RANGE",
            "SQUARED_DIFFERENCE_LEFT_SHIFT", "abs_lut", "conv_multipliers", "exp_on_negative_values", "float32_lut",
            "fully_connected_multipliers", "hard_swish_lut", "hard_swish_values", "interpolation_table",
            "mul_multiplier", "multiply_by_quantized_multiplier", "neg_lut", "npu_scale_shift",
+           "npu_interpolation_lut",
            "per_channel_scale_shift", "prelu_multipliers", "quantize_multiplier", "quantize_multipliers",
            "quantize_value", "rescaled_operands", "round_half_away", "rsqrt_lut", "shifts_in_range", "softmax_exp_lut",
+           "softmax_int16_input_scaling", "softmax_int16_tables",
            "softmax_input_scaling", "sqrt_lut", "squared_difference_multipliers"]

@@ -168,3 +168,13 @@ def softmax_input_scaling(beta: float, input_scale: float) -> tuple[int, int, in
     multiplier, left_shift = quantize_multiplier(real)
     max_rescaled = ((1 << EXP_INPUT_INTEGER_BITS) - 1) * (1 << fractional_bits) / (1 << left_shift)
     return multiplier, left_shift, -math.floor(max_rescaled)
+
+
+SOFTMAX_INT16_EXP_RANGE = 10.0  # int16 SOFTMAX's exp table covers [-10, 0]; exp(-10) is negligible in the sum
+
+
+def softmax_int16_input_scaling(beta: float, input_scale: float) -> tuple[int, int]:
+    """(multiplier, left shift) of TFLite's int16 SOFTMAX: input differences rescaled so that [-65535, 0] spans
+    exp's table, from input_scale · beta in float32."""
+    scale_beta = float(np.float32(input_scale) * np.float32(beta))
+    return quantize_multiplier(scale_beta / (SOFTMAX_INT16_EXP_RANGE / 65535.0))

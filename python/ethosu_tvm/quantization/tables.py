@@ -5,6 +5,8 @@ interpolation tables. The NPU's lookup tables and the host kernels' constants ar
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .fixed_point import (
@@ -13,6 +15,7 @@ from .fixed_point import (
     inv_sqrt_multiplier_exp,
     multiply_by_quantized_multiplier,
     multiply_by_quantized_multiplier_int,
+    SOFTMAX_INT16_EXP_RANGE,
     softmax_input_scaling,
 )
 from .multipliers import quantize_multiplier, round_half_away
@@ -77,6 +80,23 @@ def interpolation_table(function, input_min: float, input_max: float) -> np.ndar
         table[i] = min(max(sample - bias, -32768), 32767)
     table[INTERPOLATION_STEPS] = min(max(round_half_away(function(input_max) * scale), -32768), 32767)
     return table
+
+
+def npu_interpolation_lut(table: np.ndarray) -> np.ndarray:
+    """A 513-entry interpolation table as the NPU's 16-bit LUT: 512 words, base in bits [15:0] and the slope to the
+    next entry in bits [31:16]. The NPU interpolates base + (slope · low 7 bits + 64) >> 7 at index (x + 32768) >> 7,
+    TFLite's lookup exactly, while every slope fits in 16 bits."""
+    base = table[:-1].astype(np.int64)
+    slope = np.diff(table.astype(np.int64))
+    if np.any(np.abs(slope) > 32767):
+        raise ValueError("an interpolation table's slope does not fit in 16 bits")
+    return ((slope & 0xFFFF) << 16 | base & 0xFFFF).astype(np.uint32)
+
+
+def softmax_int16_tables() -> tuple[np.ndarray, np.ndarray]:
+    """The two tables of TFLite's int16 SOFTMAX: exp over [-10, 0] and 1/(1 + x) over [0, 1]."""
+    return (interpolation_table(math.exp, -SOFTMAX_INT16_EXP_RANGE, 0.0),
+            interpolation_table(lambda v: 1.0 / (1.0 + v), 0.0, 1.0))
 
 
 def abs_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.ndarray:

@@ -30,6 +30,7 @@ from .primitives import (
     pooling,
     slice_box,
     softmax,
+    softmax_int16,
     transpose,
     upscale,
 )
@@ -92,6 +93,9 @@ class _Builder:
         if isinstance(op, Identity):
             lut = None if op.lut is None else self.constant(f"{name}_lut", op.lut)
             return identity(op, ifms[0], lut, name, attrs)
+        if isinstance(op, Softmax) and op.reciprocal_lut is not None:
+            return softmax_int16(op, ifms[0], self.constant(f"{name}_exp_lut", op.exp_lut.view(np.int32)),
+                                 self.constant(f"{name}_reciprocal_lut", op.reciprocal_lut.view(np.int32)), name, attrs)
         if isinstance(op, Softmax):
             return softmax(op, ifms[0], self.constant(f"{name}_exp_lut", op.exp_lut), name, attrs)
         if isinstance(op, Concatenate):

@@ -288,6 +288,61 @@ def _leading_zeros(value):
     return 31 - sum(tirx.if_then_else(value >= (1 << bit), 1, 0) for bit in range(1, 31)).astype("int64")
 
 
+# int16 constants of TFLite's kernel: the offset of x − max into exp's table; the normalised sum's right shift to
+# Q1.15; the offset that takes the sum in [1, 2), less 1, from [0, 65535] to 1/(1 + x)'s table's int16 input
+SOFTMAX_INT16_EXP_OFFSET = 32767
+SOFTMAX_INT16_SUM_SHIFT = 14
+SOFTMAX_INT16_RECIPROCAL_OFFSET = (1 << 15) + (1 << 16)
+
+
+def _int16(value):
+    """An int64 expression saturated to the int16 range (the clip before a 16-bit LUT)."""
+    return tirx.max(tirx.min(value, i64(32767)), i64(-32768))
+
+
+def _interpolate(table: te.Tensor, value):
+    """The NPU's 16-bit LUT at an int16 value: the word at (value + 32768) >> 7 holds base (bits 15:0) and slope
+    (bits 31:16); base + (slope · low 7 bits + 64) >> 7."""
+    word = i64(table[tirx.shift_right(value + 32768, 7)])
+    base = tirx.bitwise_xor(tirx.bitwise_and(word, i64(0xFFFF)), i64(0x8000)) - i64(0x8000)
+    slope = tirx.shift_right(word, i64(16))
+    return base + tirx.shift_right(slope * tirx.bitwise_and(value + 32768, i64(0x7F)) + i64(64), i64(7))
+
+
+def softmax_int16(op: Softmax, ifm: te.Tensor, exp_lut: te.Tensor, reciprocal_lut: te.Tensor, name: str,
+                  attrs: dict) -> te.Tensor:
+    """What the int16 NPU sequence computes per row: x − max rescaled (TFL rounding), + 32767 through the exp LUT;
+    the sum normalised by CLZ through the 1/(1 + x) LUT; exp times it shifted right by 31 − CLZ, rounded half up."""
+    shape = op.ofm.tensor.shape
+    depth = shape[3]
+    multiplier, shift = op.input_rescale
+    k = te.reduce_axis((0, depth), name="k")
+    row_max = te.compute(shape[:3], lambda b, y, x: te.max(ifm[b, y, x, k].astype(INT32), axis=k),
+                         name=f"{name}_max", attrs=attrs)
+
+    def exp(b, y, x, c):
+        scaled = requantize(ifm[b, y, x, c].astype(INT32) - row_max[b, y, x], multiplier, shift, "TFL")
+        return _interpolate(exp_lut, _int16(scaled + SOFTMAX_INT16_EXP_OFFSET)).astype(INT32)
+
+    exps = te.compute(shape, exp, name=f"{name}_exp", attrs=attrs)
+    j = te.reduce_axis((0, depth), name="j")
+    sums = te.compute(shape[:3], lambda b, y, x: te.sum(exps[b, y, x, j], axis=j), name=f"{name}_sum", attrs=attrs)
+    zeros = te.compute(shape[:3], lambda *row: _leading_zeros(sums[row]), name=f"{name}_clz", attrs=attrs)
+
+    def reciprocal(*row):
+        normalised = requantize(tirx.shift_left(i64(sums[row]), zeros[row] - 1), 1, SOFTMAX_INT16_SUM_SHIFT,
+                                "NATURAL")
+        return _interpolate(reciprocal_lut, _int16(normalised - SOFTMAX_INT16_RECIPROCAL_OFFSET))
+
+    reciprocals = te.compute(shape[:3], reciprocal, name=f"{name}_reciprocal", attrs=attrs)
+
+    def output(b, y, x_, c):
+        value = requantize(i64(exps[b, y, x_, c]) * reciprocals[b, y, x_], 1, 31 - zeros[b, y, x_], "NATURAL")
+        return clamp_to(value, 0, 32767, op.ofm.tensor.dtype)
+
+    return te.compute(shape, output, name=name, attrs=attrs)
+
+
 def softmax(op: Softmax, ifm: te.Tensor, lut: te.Tensor, name: str, attrs: dict) -> te.Tensor:
     """What the NPU sequence computes per row (the depth axis): exps from the table at x − max, their sum rounded
     to Q12.19, the reciprocal, then each exp times it rounded once (half up) to 1/256, + the zero point."""

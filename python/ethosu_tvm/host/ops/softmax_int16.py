@@ -6,17 +6,12 @@ exp · reciprocal, shifted back to Q0.15. The tables are built at compile time a
 """
 from __future__ import annotations
 
-import math
-
-import numpy as np
 from tvm import te, tirx
 
-from ...quantization import interpolation_table, quantize_multiplier
+from ...quantization import softmax_int16_input_scaling, softmax_int16_tables
 from ..fixed_point import clamp, count_leading_zeros, multiply_by_quantized_multiplier, wide
 from ..spec import Softmax, UnsupportedHostOp
 from ..te_kernel import Constant, TeKernel, activation, attach, constant, split_reduction_init
-
-_EXP_INPUT_RANGE = 10.0  # exp's table covers [-10, 0]; exp(-10) is negligible in the sum
 
 
 def _lookup(table: Constant, value):
@@ -32,11 +27,9 @@ def define(op: Softmax) -> TeKernel:
         raise UnsupportedHostOp("softmax: int16 output must have scale 1/32768 and zero point 0 (as TFLite requires)")
     depth = op.input.shape[-1]
     rows = op.input.size // depth
-    # the input difference is rescaled so that [-65535, 0] covers exp's table, input_scale · beta in float32
-    scale_beta = float(np.float32(op.input.scale) * np.float32(op.beta))
-    multiplier, shift = quantize_multiplier(scale_beta / (_EXP_INPUT_RANGE / 65535.0))
-    exp_table = constant(interpolation_table(math.exp, -_EXP_INPUT_RANGE, 0.0), "exp_table")
-    reciprocal_table = constant(interpolation_table(lambda v: 1.0 / (1.0 + v), 0.0, 1.0), "reciprocal_table")
+    multiplier, shift = softmax_int16_input_scaling(op.beta, op.input.scale)
+    exps_table, reciprocals_table = softmax_int16_tables()
+    exp_table, reciprocal_table = constant(exps_table, "exp_table"), constant(reciprocals_table, "reciprocal_table")
     x = activation(op.input, "input", (rows, depth))
 
     k = te.reduce_axis((0, depth), "k")
