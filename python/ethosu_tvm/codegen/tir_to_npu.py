@@ -306,6 +306,8 @@ class _Translator:
         }
         region = [ir.Range.from_min_extent(analyzer.simplify(value), 1) for value in realize.iter_values]
         predicate = analyzer.simplify(realize.predicate)
+        if isinstance(predicate, tirx.IntImm) and not int(predicate):
+            return None  # TVM's bound estimate gives up on a predicate that is constant false
         sets = sym.estimate_region_strict_bound(region, loop_domain, predicate, analyzer)
         if sets is None:
             raise CodegenError(f"{what}: an instance of block {realize.block.name_hint} is not a dense box, "
