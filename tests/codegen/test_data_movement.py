@@ -36,13 +36,20 @@ PACKS = {
     "columns": dict(in_shape=(3, 5), num_inputs=3, axis=1),
     "channels": dict(in_shape=(3, 5), num_inputs=2, axis=2),
     "3-D": dict(in_shape=(1, 6, 2), num_inputs=2, axis=2),
+    "5-D": {},
+    "5-D-rows": dict(in_shape=(1, 3, 5, 6), num_inputs=3, axis=2),
+    "5-D-channels": dict(in_shape=(1, 4, 3, 5), num_inputs=2, axis=4),
+    "5-D-batches": dict(in_shape=(2, 3, 4, 5), num_inputs=2, axis=1),
+    "batch": dict(in_shape=(1, 3, 5), axis=0),
 }
 
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 @pytest.mark.parametrize("case", PACKS)
 def test_pack(case, accelerator):
-    """An input whose 4-D shape lacks the new axis where the output has it is first copied into that shape."""
+    """An input whose 4-D shape lacks the new axis where the output has it is first copied into that shape; an
+    output that is 5-D, or has the new axis as its batch, is seen as (1, before, count, after), the axes around the
+    new one merged."""
     for seed in (0, 5):
         assert_model_exact(models.make("pack", seed, **PACKS[case]), accelerator)
 
@@ -144,6 +151,7 @@ INT16 = {
     "split_v": ("split_v", {}),
     "unpack": ("unpack", dict(in_shape=(3, 4, 5), axis=1)),
     "pack": ("pack", dict(in_shape=(3, 5), num_inputs=3, axis=1)),
+    "pack-5-D": ("pack", dict(in_shape=(1, 4, 3, 5), num_inputs=3, axis=3)),
     "transpose": ("transpose", dict(in_shape=(3, 5, 7), perm=(1, 0, 2))),
     "resize": ("resize_nearest_neighbor", dict(half_pixel_centers=True, in_shape=(1, 5, 3, 7), size=(10, 6))),
     "reshape": ("reshape", {}),
@@ -163,8 +171,8 @@ def test_int16(case, accelerator):
 REFUSED = {
     "concatenation-batch": ("concatenation", dict(in_shape=(2, 4, 4, 3), axis=0),
                             "input 0 has batch size 2; the IFM batch size must be 1"),
-    "pack-5-D": ("pack", {}, "OFM is 5-D; tensors must not be greater than 4-D"),
-    "pack-batch": ("pack", dict(in_shape=(1, 3, 5), axis=0), "OFM has batch size 2; the IFM batch size must be 1"),
+    "pack-long": ("pack", dict(in_shape=(1, 2, 2, 16400), axis=1),
+                  "OFM has shape (1, 1, 2, 65600); tensor dimensions must be in the range [1, 65535]"),
     "add_n": ("add_n", dict(num_inputs=3), "no NPU pattern for ADD_N"),
     "pad-batch": ("pad", dict(paddings=((1, 0), (0, 0), (2, 1), (0, 0))),
                   "OFM has batch size 2; the IFM batch size must be 1"),

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 from tvm import relax
 
-from ..partition.constraints import permutation_of, transposed_view
+from ..partition.constraints import pack_view, permutation_of, transposed_view
 from ..qdq.match import Match
 from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of, shape_of, slice_parameters
 from ..quantization import (
@@ -357,12 +357,21 @@ def concatenation(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuO
     )
 
 
+def ofm_shape(match: Match, var: relax.Var) -> tuple[int, int, int, int]:
+    """The 4-D shape a composite's output is written in: PACK's view of its OFM (see `pack_view`), other outputs'
+    own shapes in NHWC."""
+    if match.kind == "pack":
+        concat = match["concat"]
+        return pack_view(shape_of(concat), int(concat.attrs.axis) % len(shape_of(concat)))[0]
+    return npu_shape(shape_of(var))
+
+
 def pack(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
-    """A concatenation along the new axis of the inputs seen with that axis (extent 1): in 4-D, an input whose own
-    shape differs (the new axis not among the leading 1s) is first copied into that shape (the same bytes)."""
+    """A concatenation along the new axis of the inputs seen with that axis (extent 1), in the OFM's view: an input
+    whose own 4-D shape differs is first copied into that shape (the same bytes)."""
     concat = match["concat"]
     rank = len(shape_of(concat))
-    axis = int(concat.attrs.axis) % rank + 4 - rank
+    _, axis = pack_view(shape_of(concat), int(concat.attrs.axis) % rank)
     slot = tuple(1 if i == axis else extent for i, extent in enumerate(ofm.shape))
     reshapes, inputs = [], []
     for i in range(len(concat.args[0].fields)):

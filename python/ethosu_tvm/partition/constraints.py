@@ -48,7 +48,11 @@ def _first(*reasons: Callable[[], str]) -> str:
 
 
 def _feature_map(expr, what: str, batch_one: bool = True, dtypes: tuple[str, ...] = SUPPORTED_DTYPES) -> str:
-    shape, dtype = shape_of(expr), dtype_of(expr)
+    return _feature_map_shape(shape_of(expr), dtype_of(expr), what, batch_one, dtypes)
+
+
+def _feature_map_shape(shape: tuple[int, ...], dtype: str, what: str, batch_one: bool = True,
+                       dtypes: tuple[str, ...] = SUPPORTED_DTYPES) -> str:
     if dtype not in dtypes:
         return f"{what} has data type {dtype}; tensors must be of type {', '.join(dtypes)}"
     if len(shape) > 4:
@@ -444,8 +448,22 @@ def check_concatenation(match: Match) -> str:
     )
 
 
+def pack_view(shape: tuple[int, ...], axis: int) -> tuple[tuple[int, int, int, int], int]:
+    """PACK's OFM (of `shape`, the new axis `axis`) as the NPU writes it, and that axis in it: its own shape in NHWC
+    when that has batch 1 and the new axis is not the batch; otherwise (1, before, count, after), the axes before
+    and after the new one merged (the same bytes, each input one box of them: Vela reshapes so too), which also
+    takes 5-D outputs and packs along the batch."""
+    rank = len(shape)
+    own = (1,) * (4 - rank) + tuple(shape)
+    if rank <= 4 and own[0] == 1 and _npu_axis(axis, rank) > 0:
+        return own, _npu_axis(axis, rank)
+    before, after = (int(np.prod(part, dtype=np.int64)) for part in (shape[:axis], shape[axis + 1:]))
+    return (1, before, shape[axis], after), 2
+
+
 def check_pack(match: Match) -> str:
-    """A concatenation of the inputs along the new axis (each input copied into its box of the OFM)."""
+    """A concatenation of the inputs along the new axis (each input copied into its box of the OFM's view, see
+    `pack_view`)."""
     concat = match["concat"]
     count = len(concat.args[0].fields)
     rank = len(shape_of(concat))
@@ -456,12 +474,16 @@ def check_pack(match: Match) -> str:
             expand_axes = [int(a) % rank for a in match[f"expand{i}"].attrs.axis]
             if expand_axes != [axis]:
                 return f"input {i} gains axes {expand_axes}, the concatenation is along {axis}"
-        return "" if _npu_axis(axis, rank) > 0 else "PACK along the batch axis; the NPU copies 3-D boxes"
+        return ""
+
+    def ofm() -> str:
+        view, _ = pack_view(shape_of(concat), axis)
+        return _feature_map_shape(view, dtype_of(concat), "OFM", dtypes=COPY_DTYPES)
 
     return _first(
         *(lambda i=i: _feature_map_input(match[f"input{i}"], f"input {i}", batch_one=False) for i in range(count)),
-        lambda: _feature_map(concat, "OFM", dtypes=COPY_DTYPES),
         axes,
+        ofm,
     )
 
 
