@@ -1,9 +1,10 @@
 """Data movement on the NPU (int8, and int16 where the factory has it), bit-exact with LiteRT in the simulator on every
 U55 configuration: CONCATENATION and PACK as one copy per input into a box of the OFM; PAD and PADV2 as a copy of the
-IFM into its box and copies of constant blocks of the pad value around it; SLICE, STRIDED_SLICE, SPLIT, SPLIT_V and
-UNPACK as copies of boxes of the IFM, strided on height and width like a 1x1 pool (then a reshape where axes shrink);
-RESIZE_NEAREST_NEIGHBOR by 2 as a copy with the NPU's NEAREST upscaling; TRANSPOSE of two axes (unit axes aside) as
-a copy with the IFM's row and column strides swapped. And the constraints that keep the rest on the host."""
+IFM into its box and copies of constant blocks of the pad value around it; MIRROR_PAD as one copy per reflected row
+or column, concatenated with the tensor; SLICE, STRIDED_SLICE, SPLIT, SPLIT_V and UNPACK as copies of boxes of the
+IFM, strided on height and width like a 1x1 pool (then a reshape where axes shrink); RESIZE_NEAREST_NEIGHBOR by 2 as a
+copy with the NPU's NEAREST upscaling; TRANSPOSE of two axes (unit axes aside) as a copy with the IFM's row and column
+strides swapped. And the constraints that keep the rest on the host."""
 import pytest
 
 from ethosu_tvm.frontend.importer import from_tflite
@@ -72,6 +73,23 @@ def test_pad(case, accelerator):
     op, params = PADS[case]
     for seed in (0, 5):
         assert_model_exact(models.make(op, seed, **params), accelerator)
+
+
+MIRROR_PADS = {
+    "reflect": {},
+    "symmetric": dict(mode="SYMMETRIC"),
+    "reflect-wide": dict(in_shape=(1, 5, 6, 3), paddings=((0, 0), (4, 3), (0, 0), (2, 0))),
+    "symmetric-channels": dict(in_shape=(1, 4, 3, 5), paddings=((0, 0), (0, 0), (1, 1), (3, 4)), mode="SYMMETRIC"),
+    "reflect-2-D": dict(in_shape=(6, 9), paddings=((2, 5), (8, 1))),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", MIRROR_PADS)
+def test_mirror_pad(case, accelerator):
+    """Per padded axis, one copy per reflected row (the NPU copies forwards) and the tensor, concatenated."""
+    for seed in (0, 5):
+        assert_model_exact(models.make("mirror_pad", seed, **MIRROR_PADS[case]), accelerator)
 
 
 SLICES = {
@@ -174,6 +192,8 @@ REFUSED = {
     "pack-long": ("pack", dict(in_shape=(1, 2, 2, 16400), axis=1),
                   "OFM has shape (1, 1, 2, 65600); tensor dimensions must be in the range [1, 65535]"),
     "add_n": ("add_n", dict(num_inputs=3), "no NPU pattern for ADD_N"),
+    "mirror-pad-batch": ("mirror_pad", dict(in_shape=(2, 4, 4, 3), paddings=((1, 0), (1, 1), (0, 0), (0, 0))),
+                         "OFM has batch size 2; the IFM batch size must be 1"),
     "pad-batch": ("pad", dict(paddings=((1, 0), (0, 0), (2, 1), (0, 0))),
                   "OFM has batch size 2; the IFM batch size must be 1"),
     "strided-slice-channel-stride": ("strided_slice", dict(begin=(0, 1, 1, 0), end=(1, 7, 7, 4), strides=(1, 2, 1, 2)),
