@@ -109,7 +109,7 @@ def test_prelu_the_npu_rejects_runs_on_the_host(tmp_path):
 
 DATA_MOVEMENT = {op: {} for op in ("concatenation", "pad", "padv2", "slice", "split", "split_v", "unpack",
                                    "resize_nearest_neighbor", "transpose", "strided_slice", "pack",
-                                   "mirror_pad")}
+                                   "mirror_pad", "resize_bilinear")}
 
 
 @pytest.mark.parametrize("accelerator", ("ethos-u55-32", "ethos-u55-64"))

@@ -417,6 +417,20 @@ def resize_nearest_neighbor(match: Match, tensors: dict, ofm: Tensor, source: st
     return Upscale(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), source=source)
 
 
+def resize_bilinear(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """Bilinear by 2, or to 2H-1 x 2W-1 with corners aligned (partitioning checks), as Vela runs it: the IFM
+    upscaled by NEAREST, then a 2x2 average pool of stride 1 on the raw integers, whose rounding (half away from
+    zero) is TFLite's. Each output averages the one, two or four input pixels around it; by 2, the last row and
+    column are padded (padding is no tap), so they average the input's last row and column alone."""
+    ifm = tensors[match["ifm"]]
+    _, height, width, depth = ifm.shape
+    upscaled = Tensor(f"{ofm.name}_upscaled", (1, 2 * height, 2 * width, depth), ifm.dtype)
+    edge = 0 if str(match["resize"].attrs.coordinate_transformation_mode) == "align_corners" else 1
+    return (Upscale(ifm=_raw(ifm), ofm=_raw(upscaled), source=source),
+            Pooling(pooling_type="AVG", ifm=_raw(upscaled), ofm=_raw(ofm), pool_shape=(2, 2),
+                    padding=Padding(bottom=edge, right=edge), source=source))
+
+
 def transpose(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     """A permutation that keeps the order of the axes longer than 1 is a reshape; others swap rows and columns of
     their (A, B, C) view (partitioning checks there is one)."""
@@ -462,5 +476,6 @@ RULES: dict[str, Rule] = {
     "pad": pad,
     "strided_slice": strided_slice,
     "resize_nearest_neighbor": resize_nearest_neighbor,
+    "resize_bilinear": resize_bilinear,
     "transpose": transpose,
 }

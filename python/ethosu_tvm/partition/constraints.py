@@ -557,6 +557,41 @@ def check_resize_nearest_neighbor(match: Match) -> str:
     )
 
 
+def check_resize_bilinear(match: Match) -> str:
+    """Bilinear resizes whose int8 result is a 2x2 average (TFLite's rounding, half away from zero) of the IFM
+    upscaled by the NPU's NEAREST mode: twice the height and width (the last row and column padded, so averaged
+    alone), or 2H-1 x 2W-1 with corners aligned. TFLite's integer kernel steps through the input by
+    (1024·H + out/2) // out / 1024 of a pixel: exactly a half in both."""
+    attrs = match["resize"].attrs
+    (_, height, width, _), (_, out_h, out_w, _) = shape_of(match["ifm"]), shape_of(match["resize"])
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+
+    def quant() -> str:
+        if ifm_q.scalar_scale != ofm_q.scalar_scale or ifm_q.scalar_zero_point != ofm_q.scalar_zero_point:
+            return "RESIZE_BILINEAR with different input and output quantizations; the NPU averages the integers"
+        return ""
+
+    def mode() -> str:
+        transform = str(attrs.coordinate_transformation_mode)
+        if str(attrs.layout) != "NHWC" or str(attrs.method) != "linear":
+            return f"{attrs.method} resize in {attrs.layout}; only bilinear in NHWC"
+        if transform not in ("asymmetric", "align_corners"):
+            return f"bilinear resize with {transform} coordinates; the NPU averages upscaled pixels (2x2) only"
+        extra = 1 if transform == "align_corners" else 0
+        if (out_h, out_w) != (2 * height - extra, 2 * width - extra):
+            wanted = "2H-1 x 2W-1 with corners aligned" if extra else "2H x 2W"
+            return f"bilinear resize from {height}x{width} to {out_h}x{out_w}; the NPU upscales to {wanted}"
+        return ""
+
+    return _first(
+        lambda: _feature_map_input(match["ifm"], "IFM", dtypes=SUPPORTED_DTYPES),
+        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: _activation_quant(ifm_q, "IFM"),
+        quant,
+        mode,
+    )
+
+
 def permutation_of(match: Match) -> tuple[int, ...]:
     """The TRANSPOSE's permutation (None in Relax: the axes reversed)."""
     rank, axes = len(shape_of(match["ifm"])), match["permute"].attrs.axes
@@ -636,5 +671,6 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "pad": check_pad,
     "strided_slice": check_strided_slice,
     "resize_nearest_neighbor": check_resize_nearest_neighbor,
+    "resize_bilinear": check_resize_bilinear,
     "transpose": check_transpose,
 }

@@ -48,6 +48,7 @@ def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         reshape(f"{CODEGEN}.reshape", COPY_DTYPES),
         softmax(f"{CODEGEN}.softmax"),
         pad(f"{CODEGEN}.pad"),
+        resize(f"{CODEGEN}.resize_bilinear", qdq=True),  # before nearest neighbour, which takes any resize2d
         resize(f"{CODEGEN}.resize_nearest_neighbor", qdq=False),
         transpose(f"{CODEGEN}.transpose"),
         *(pattern for n in sorted(set(concat_arities))
