@@ -3,8 +3,8 @@ U55 configuration: CONCATENATION and PACK as one copy per input into a box of th
 IFM into its box and copies of constant blocks of the pad value around it; MIRROR_PAD as one copy per reflected row
 or column, concatenated with the tensor; SLICE, STRIDED_SLICE, SPLIT, SPLIT_V and UNPACK as copies of boxes of the
 IFM, strided on height and width like a 1x1 pool (then a reshape where axes shrink); RESIZE_NEAREST_NEIGHBOR by 2 as a
-copy with the NPU's NEAREST upscaling, RESIZE_BILINEAR by 2 (or 2H-1 x 2W-1 with corners aligned) as that copy and a
-2x2 average pool; TRANSPOSE of two axes (unit axes aside) as a copy with the IFM's row and column strides swapped.
+copy with the NPU's NEAREST upscaling, RESIZE_BILINEAR by 2 (or 2H-1 x 2W-1 with corners aligned) as such copies and
+an average pool; TRANSPOSE of two axes (unit axes aside) as a copy with the IFM's row and column strides swapped.
 And the constraints that keep the rest on the host."""
 import pytest
 
@@ -145,31 +145,37 @@ def test_resize_nearest_neighbor(case, accelerator):
 
 
 BILINEAR_SHAPES = [(1, h, w, 3) for h in (1, 2, 3, 4) for w in (1, 2, 5)]
+BILINEAR_MODES = {"asymmetric": {}, "align-corners": dict(align_corners=True),
+                  "half-pixel": dict(half_pixel_centers=True)}
 
 
-@pytest.mark.parametrize("align_corners", (False, True))
+@pytest.mark.parametrize("mode", BILINEAR_MODES)
 @pytest.mark.parametrize("in_shape", BILINEAR_SHAPES, ids=str)
-def test_resize_bilinear_small_shapes(in_shape, align_corners):
-    """Every small IFM, by 2 and to 2H-1 x 2W-1 with corners aligned: each output pixel one of TFLite's half-pixel
-    steps (edges included), bit-exact over four seeds."""
+def test_resize_bilinear_small_shapes(in_shape, mode):
+    """Every small IFM, by 2 (with and without half-pixel centres) and to 2H-1 x 2W-1 with corners aligned: each
+    output pixel one of TFLite's steps of a half (edges included), bit-exact over four seeds."""
     _, height, width, _ = in_shape
-    size = (2 * height - align_corners, 2 * width - align_corners)
-    model = models.make("resize_bilinear", 0, in_shape=in_shape, size=size, align_corners=align_corners, in_zp=-60)
+    aligned = mode == "align-corners"
+    size = (2 * height - aligned, 2 * width - aligned)
+    model = models.make("resize_bilinear", 0, in_shape=in_shape, size=size, in_zp=-60, **BILINEAR_MODES[mode])
     assert_model_exact(model, "ethos-u55-128", seeds=range(4))
 
 
 BILINEARS = {
     "default": {},
     "align-corners": dict(align_corners=True, size=(15, 15)),
+    "half-pixel": dict(half_pixel_centers=True),
     "wide": dict(in_shape=(1, 3, 20, 40), size=(6, 40), in_zp=100),
     "align-corners-deep": dict(in_shape=(1, 5, 4, 33), size=(9, 7), align_corners=True),
+    "half-pixel-large": dict(in_shape=(1, 12, 10, 20), size=(24, 20), half_pixel_centers=True, in_zp=30),
 }
 
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 @pytest.mark.parametrize("case", BILINEARS)
 def test_resize_bilinear(case, accelerator):
-    """RESIZE_BILINEAR as Vela runs it: the IFM upscaled by NEAREST, then a 2x2 average pool of stride 1."""
+    """RESIZE_BILINEAR as an average pool of the IFM upscaled by NEAREST: 2x2 of stride 1 over it upscaled by 2, or
+    with half-pixel centres 4x4 of stride 2 over it upscaled by 4."""
     for seed in (0, 5):
         assert_model_exact(models.make("resize_bilinear", seed, **BILINEARS[case]), accelerator)
 
@@ -238,9 +244,8 @@ REFUSED = {
                              "nearest neighbour resize with align_corners; the NPU upscales without"),
     "resize-by-3": ("resize_nearest_neighbor", dict(size=(24, 16)),
                     "resize from 8x8 to 24x16; the NPU upscales height and width by 2"),
-    "resize-bilinear-half-pixel": ("resize_bilinear", dict(half_pixel_centers=True),
-                                   "bilinear resize with half_pixel coordinates; the NPU averages upscaled pixels"
-                                   " (2x2) only"),
+    "resize-bilinear-half-pixel-by-3": ("resize_bilinear", dict(half_pixel_centers=True, size=(24, 16)),
+                                        "bilinear resize from 8x8 to 24x16; the NPU upscales to 2H x 2W"),
     "resize-bilinear-by-3": ("resize_bilinear", dict(size=(24, 24)),
                              "bilinear resize from 8x8 to 24x24; the NPU upscales to 2H x 2W"),
     "resize-bilinear-aligned-by-2": ("resize_bilinear", dict(size=(16, 16), align_corners=True),

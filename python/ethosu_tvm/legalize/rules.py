@@ -417,18 +417,33 @@ def resize_nearest_neighbor(match: Match, tensors: dict, ofm: Tensor, source: st
     return Upscale(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), source=source)
 
 
+# coordinate transformation -> the average pool's shape, strides and padding over the upscaled IFM
+_BILINEAR_POOLS = {
+    "asymmetric": ((2, 2), (1, 1), Padding(bottom=1, right=1)),
+    "align_corners": ((2, 2), (1, 1), Padding()),
+    "half_pixel": ((4, 4), (2, 2), Padding(1, 1, 1, 1)),
+}
+
+
 def resize_bilinear(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
-    """Bilinear by 2, or to 2H-1 x 2W-1 with corners aligned (partitioning checks), as Vela runs it: the IFM
-    upscaled by NEAREST, then a 2x2 average pool of stride 1 on the raw integers, whose rounding (half away from
-    zero) is TFLite's. Each output averages the one, two or four input pixels around it; by 2, the last row and
-    column are padded (padding is no tap), so they average the input's last row and column alone."""
+    """Bilinear by 2, or to 2H-1 x 2W-1 with corners aligned (partitioning checks), as an average pool of the IFM
+    upscaled by NEAREST, on the raw integers: the pool's rounding (half away from zero) is TFLite's, and padding is
+    no tap, so at the edges the input's last row and column are averaged alone, as TFLite clamps to them.
+
+    Without half-pixel centres an output weighs its pixel and the next by halves: a 2x2 pool of stride 1 over the
+    IFM upscaled by 2 (the last row and column padded by 2). With them, by a quarter and three quarters: a 4x4 pool
+    of stride 2 over the IFM upscaled by 4, from one row and column before it."""
     ifm = tensors[match["ifm"]]
     _, height, width, depth = ifm.shape
-    upscaled = Tensor(f"{ofm.name}_upscaled", (1, 2 * height, 2 * width, depth), ifm.dtype)
-    edge = 0 if str(match["resize"].attrs.coordinate_transformation_mode) == "align_corners" else 1
-    return (Upscale(ifm=_raw(ifm), ofm=_raw(upscaled), source=source),
-            Pooling(pooling_type="AVG", ifm=_raw(upscaled), ofm=_raw(ofm), pool_shape=(2, 2),
-                    padding=Padding(bottom=edge, right=edge), source=source))
+    transform = str(match["resize"].attrs.coordinate_transformation_mode)
+    upscales, upscaled = [], ifm
+    for factor in (2, 4) if transform == "half_pixel" else (2,):
+        previous, upscaled = upscaled, Tensor(f"{ofm.name}_upscaled{factor}",
+                                              (1, factor * height, factor * width, depth), ifm.dtype)
+        upscales.append(Upscale(ifm=_raw(previous), ofm=_raw(upscaled), source=source))
+    pool_shape, strides, padding = _BILINEAR_POOLS[transform]
+    return (*upscales, Pooling(pooling_type="AVG", ifm=_raw(upscaled), ofm=_raw(ofm), pool_shape=pool_shape,
+                               strides=strides, padding=padding, source=source))
 
 
 def transpose(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:

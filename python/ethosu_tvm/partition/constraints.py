@@ -558,10 +558,10 @@ def check_resize_nearest_neighbor(match: Match) -> str:
 
 
 def check_resize_bilinear(match: Match) -> str:
-    """Bilinear resizes whose int8 result is a 2x2 average (TFLite's rounding, half away from zero) of the IFM
-    upscaled by the NPU's NEAREST mode: twice the height and width (the last row and column padded, so averaged
-    alone), or 2H-1 x 2W-1 with corners aligned. TFLite's integer kernel steps through the input by
-    (1024·H + out/2) // out / 1024 of a pixel: exactly a half in both."""
+    """Bilinear resizes whose int8 result is an average (TFLite's rounding, half away from zero) of the IFM upscaled
+    by the NPU's NEAREST mode: twice the height and width, with or without half-pixel centres, or 2H-1 x 2W-1 with
+    corners aligned. TFLite's integer kernel steps through the input by (1024·H + out/2) // out / 1024 of a pixel:
+    exactly a half in all three, so each output weighs its input pixels by quarters."""
     attrs = match["resize"].attrs
     (_, height, width, _), (_, out_h, out_w, _) = shape_of(match["ifm"]), shape_of(match["resize"])
     ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
@@ -575,8 +575,8 @@ def check_resize_bilinear(match: Match) -> str:
         transform = str(attrs.coordinate_transformation_mode)
         if str(attrs.layout) != "NHWC" or str(attrs.method) != "linear":
             return f"{attrs.method} resize in {attrs.layout}; only bilinear in NHWC"
-        if transform not in ("asymmetric", "align_corners"):
-            return f"bilinear resize with {transform} coordinates; the NPU averages upscaled pixels (2x2) only"
+        if transform not in ("asymmetric", "align_corners", "half_pixel"):
+            return f"bilinear resize with {transform} coordinates; the NPU averages upscaled pixels only"
         extra = 1 if transform == "align_corners" else 0
         if (out_h, out_w) != (2 * height - extra, 2 * width - extra):
             wanted = "2H-1 x 2W-1 with corners aligned" if extra else "2H x 2W"
