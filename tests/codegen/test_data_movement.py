@@ -229,6 +229,8 @@ REFUSED = {
     "pack-long": ("pack", dict(in_shape=(1, 2, 2, 16400), axis=1),
                   "OFM has shape (1, 1, 2, 65600); tensor dimensions must be in the range [1, 65535]"),
     "add_n": ("add_n", dict(num_inputs=3), "no NPU pattern for ADD_N"),
+    "reshape-to-batches": ("reshape", dict(in_shape=(24, 5), new_shape=(2, 3, 4, 5)),
+                           "OFM has batch size 2; the IFM batch size must be 1"),
     "mirror-pad-batch": ("mirror_pad", dict(in_shape=(2, 4, 4, 3), paddings=((1, 0), (1, 1), (0, 0), (0, 0))),
                          "OFM has batch size 2; the IFM batch size must be 1"),
     "pad-batch": ("pad", dict(paddings=((1, 0), (0, 0), (2, 1), (0, 0))),

@@ -407,10 +407,11 @@ def check_softmax(match: Match) -> str:
 
 
 def check_reshape(match: Match) -> str:
-    """A copy of the same integers in another shape (8- or 16-bit)."""
+    """A copy of the same integers in another shape (8- or 16-bit). The copy writes one 3-D box, so the OFM has
+    batch 1 (of a batch-N OFM it wrote only the first batch); the IFM is read as bytes in the OFM's shape."""
     return _first(
         lambda: _feature_map_input(match["ifm"], "IFM", batch_one=False),
-        lambda: _feature_map(match["reshape"], "OFM", batch_one=False, dtypes=COPY_DTYPES),
+        lambda: _feature_map(match["reshape"], "OFM", dtypes=COPY_DTYPES),
     )
 
 
