@@ -144,6 +144,26 @@ def fully_connected(match: Match, tensors: dict, ofm: Tensor, source: str) -> Np
     )
 
 
+def batch_matmul(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """A constant right-hand matrix (partitioning checks) as a 1x1 convolution over the left-hand rows (the NHWC
+    view of [..., rows, depth] has a pixel per row); LiteRT's BATCH_MATMUL computes its multiplier in double and
+    rounds twice, as its convolutions do."""
+    lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
+    raw = np.asarray(const_value(match["rhs"]))
+    matrix = raw.reshape(raw.shape[-2:])
+    weights = matrix if match.get("rhs_t") is not None else matrix.T  # [columns, depth]
+    channels = weights.shape[0]
+    return Conv2D(
+        ifm=_operand(tensors[match["lhs"]], lhs_q),
+        ofm=_operand(ofm, ofm_q),
+        weights=np.ascontiguousarray(weights.reshape(channels, 1, 1, weights.shape[1]).astype(np.int8)),
+        weight_zero_point=rhs_q.scalar_zero_point,
+        bias=np.zeros(channels, dtype=np.int64),
+        requant=_requant(conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale), channels, "TFL"),
+        source=source,
+    )
+
+
 def _pooling(pooling_type: str) -> Rule:
     def rule(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
         attrs = match["pool"].attrs
@@ -492,5 +512,6 @@ RULES: dict[str, Rule] = {
     "strided_slice": strided_slice,
     "resize_nearest_neighbor": resize_nearest_neighbor,
     "resize_bilinear": resize_bilinear,
+    "batch_matmul": batch_matmul,
     "transpose": transpose,
 }

@@ -172,6 +172,38 @@ def check_fully_connected(match: Match) -> str:
     )
 
 
+def check_batch_matmul(match: Match) -> str:
+    """BATCH_MATMUL with a constant right-hand matrix (one for every batch): a fully connected layer over the
+    left-hand rows, which Vela runs so too. With both operands computed at run time there are no weights to encode
+    (Vela multiplies elementwise and sums over the depth: not done here)."""
+    lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
+    rhs_shape = shape_of(match["rhs"])
+
+    def operands() -> str:
+        if not is_const(match["rhs"]):
+            return "both operands are computed at run time; the NPU's weights are constants"
+        if is_const(match["lhs"]) or match.get("lhs_t") is not None:
+            return "a constant or transposed (adj_x) left operand; the NPU reads the left-hand rows as they are"
+        if any(d != 1 for d in rhs_shape[:-2]):
+            return f"the constant has shape {rhs_shape}; the NPU takes one matrix for every batch"
+        return ""
+
+    def weights() -> str:
+        matrix = np.asarray(const_value(match["rhs"])).reshape(rhs_shape[-2:])
+        return _weights(matrix, rhs_q.zero_point, (1,) if match.get("rhs_t") is not None else (0,))
+
+    return _first(
+        operands,
+        lambda: _feature_map_input(match["lhs"], "IFM", dtypes=SUPPORTED_DTYPES),
+        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: _activation_quant(lhs_q, "IFM"),
+        lambda: _activation_quant(rhs_q, "the constant"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        weights,
+        lambda: _scale_range(conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)),
+    )
+
+
 def _pool_common(match: Match) -> str:
     attrs = match["pool"].attrs
     return _first(
@@ -673,5 +705,6 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "strided_slice": check_strided_slice,
     "resize_nearest_neighbor": check_resize_nearest_neighbor,
     "resize_bilinear": check_resize_bilinear,
+    "batch_matmul": check_batch_matmul,
     "transpose": check_transpose,
 }
