@@ -482,14 +482,12 @@ def check_concatenation(match: Match) -> str:
 
 
 def pack_view(shape: tuple[int, ...], axis: int) -> tuple[tuple[int, int, int, int], int]:
-    """PACK's OFM (of `shape`, the new axis `axis`) as the NPU writes it, and that axis in it: its own shape in NHWC
-    when that has batch 1 and the new axis is not the batch; otherwise (1, before, count, after), the axes before
-    and after the new one merged (the same bytes, each input one box of them: Vela reshapes so too), which also
-    takes 5-D outputs and packs along the batch."""
-    rank = len(shape)
-    own = (1,) * (4 - rank) + tuple(shape)
-    if rank <= 4 and own[0] == 1 and _npu_axis(axis, rank) > 0:
-        return own, _npu_axis(axis, rank)
+    """PACK's OFM (of `shape`, the new axis `axis`) as the NPU writes it, and that axis in it: up to 4-D its own
+    shape in NHWC; a 5-D one as (1, before, count, after), the axes before and after the new one merged (the same
+    bytes, each input one box of them: Vela reshapes so too). No NPU operator reads a 5-D tensor, so no reader
+    sees the merged view."""
+    if len(shape) <= 4:
+        return (1,) * (4 - len(shape)) + tuple(shape), _npu_axis(axis, len(shape))
     before, after = (int(np.prod(part, dtype=np.int64)) for part in (shape[:axis], shape[axis + 1:]))
     return (1, before, shape[axis], after), 2
 
@@ -501,22 +499,19 @@ def check_pack(match: Match) -> str:
     count = len(concat.args[0].fields)
     rank = len(shape_of(concat))
     axis = int(concat.attrs.axis) % rank
+    view, view_axis = pack_view(shape_of(concat), axis)
 
     def axes() -> str:
         for i in range(count):
             expand_axes = [int(a) % rank for a in match[f"expand{i}"].attrs.axis]
             if expand_axes != [axis]:
                 return f"input {i} gains axes {expand_axes}, the concatenation is along {axis}"
-        return ""
-
-    def ofm() -> str:
-        view, _ = pack_view(shape_of(concat), axis)
-        return _feature_map_shape(view, dtype_of(concat), "OFM", dtypes=COPY_DTYPES)
+        return "" if view_axis > 0 else "PACK along the batch axis; the NPU copies 3-D boxes"
 
     return _first(
         *(lambda i=i: _feature_map_input(match[f"input{i}"], f"input {i}", batch_one=False) for i in range(count)),
+        lambda: _feature_map_shape(view, dtype_of(concat), "OFM", dtypes=COPY_DTYPES),
         axes,
-        ofm,
     )
 
 
