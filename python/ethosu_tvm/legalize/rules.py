@@ -451,7 +451,7 @@ def resize_bilinear(match: Match, tensors: dict, ofm: Tensor, source: str) -> tu
     no tap, so at the edges the input's last row and column are averaged alone, as TFLite clamps to them.
 
     Without half-pixel centres an output weighs its pixel and the next by halves: a 2x2 pool of stride 1 over the
-    IFM upscaled by 2 (the last row and column padded by 2). With them, by a quarter and three quarters: a 4x4 pool
+    IFM upscaled by 2, with a row and a column of padding after it. With them, by a quarter and three quarters: a 4x4 pool
     of stride 2 over the IFM upscaled by 4, from one row and column before it."""
     ifm = tensors[match["ifm"]]
     _, height, width, depth = ifm.shape
