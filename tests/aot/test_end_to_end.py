@@ -107,16 +107,53 @@ def test_prelu_the_npu_rejects_runs_on_the_host(tmp_path):
     assert _placement(archive, "PRELU") == "host IFM has batch size 2; the IFM batch size must be 1"
 
 
+BATCH_MATMUL_CONSTANT_RHS = {
+    "3-D": dict(in_shape=(1, 4, 6), constant_rhs=(6, 5)),
+    "batches-adj-y": dict(in_shape=(3, 4, 6), constant_rhs=(1, 5, 6), adj_y=True, in_zp=40),
+    "2-D": dict(in_shape=(7, 9), constant_rhs=(9, 3), out_scale=0.3, out_zp=-20),
+    "deep": dict(in_shape=(2, 5, 100), constant_rhs=(100, 24)),
+}
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+@pytest.mark.parametrize("case", BATCH_MATMUL_CONSTANT_RHS)
+def test_batch_matmul_with_a_constant_rhs_on_the_npu(case, accelerator, tmp_path):
+    """A constant right-hand matrix as a 1x1 convolution over the left-hand rows of every batch."""
+    model = models.make("batch_matmul", 0, **BATCH_MATMUL_CONSTANT_RHS[case])
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, "BATCH_MATMUL") == "ethos-u"
+
+
+BATCH_MATMUL_ON_THE_HOST = {
+    "run-time-operands": ({}, "both operands are computed at run time; the NPU's weights are constants"),
+    "adj-x": (dict(in_shape=(2, 6, 4), constant_rhs=(6, 5), adj_x=True),
+              "a constant or transposed (adj_x) left operand; the NPU reads the left-hand rows as they are"),
+    "4-D-batches": (dict(in_shape=(2, 3, 4, 6), constant_rhs=(1, 6, 5)),
+                    "IFM has batch size 2; the IFM batch size must be 1"),
+    "batches-of-constants": (dict(in_shape=(2, 4, 6), constant_rhs=(2, 6, 5)),
+                             "the constant has shape (2, 6, 5); the NPU takes one matrix for every batch"),
+}
+
+
+@pytest.mark.parametrize("case", BATCH_MATMUL_ON_THE_HOST)
+def test_batch_matmul_the_npu_rejects_runs_on_the_host(case, tmp_path):
+    params, reason = BATCH_MATMUL_ON_THE_HOST[case]
+    model = models.make("batch_matmul", 0, **params)
+    archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, "BATCH_MATMUL") == f"host {reason}"
+
+
 DATA_MOVEMENT = {op: {} for op in ("concatenation", "pad", "padv2", "slice", "split", "split_v", "unpack",
-                                   "resize_nearest_neighbor", "transpose", "strided_slice")}
-DATA_MOVEMENT["pack"] = dict(in_shape=(3, 5), num_inputs=3, axis=1)
+                                   "resize_nearest_neighbor", "transpose", "strided_slice", "pack",
+                                   "mirror_pad", "resize_bilinear")}
 
 
 @pytest.mark.parametrize("accelerator", ("ethos-u55-32", "ethos-u55-64"))
 @pytest.mark.parametrize("op", DATA_MOVEMENT)
 def test_data_movement_on_the_smaller_configurations(op, accelerator, tmp_path):
-    """The data-movement ops the NPU copies, on the two configurations test_factory_op leaves out (PACK of 2-D
-    inputs: the factory's default is 5-D)."""
+    """The data-movement ops the NPU copies, on the two configurations test_factory_op leaves out."""
     model = models.make(op, 0, **DATA_MOVEMENT[op])
     assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path)
 

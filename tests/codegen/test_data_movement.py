@@ -1,9 +1,11 @@
 """Data movement on the NPU (int8, and int16 where the factory has it), bit-exact with LiteRT in the simulator on every
 U55 configuration: CONCATENATION and PACK as one copy per input into a box of the OFM; PAD and PADV2 as a copy of the
-IFM into its box and copies of constant blocks of the pad value around it; SLICE, STRIDED_SLICE, SPLIT, SPLIT_V and
-UNPACK as copies of boxes of the IFM, strided on height and width like a 1x1 pool (then a reshape where axes shrink);
-RESIZE_NEAREST_NEIGHBOR by 2 as a copy with the NPU's NEAREST upscaling; TRANSPOSE of two axes (unit axes aside) as
-a copy with the IFM's row and column strides swapped. And the constraints that keep the rest on the host."""
+IFM into its box and copies of constant blocks of the pad value around it; MIRROR_PAD as one copy per reflected row
+or column, concatenated with the tensor; SLICE, STRIDED_SLICE, SPLIT, SPLIT_V and UNPACK as copies of boxes of the
+IFM, strided on height and width like a 1x1 pool (then a reshape where axes shrink); RESIZE_NEAREST_NEIGHBOR by 2 as a
+copy with the NPU's NEAREST upscaling, RESIZE_BILINEAR by 2 (or 2H-1 x 2W-1 with corners aligned) as such copies and
+an average pool; TRANSPOSE of two axes (unit axes aside) as a copy with the IFM's row and column strides swapped.
+And the constraints that keep the rest on the host."""
 import pytest
 
 from ethosu_tvm.frontend.importer import from_tflite
@@ -36,13 +38,18 @@ PACKS = {
     "columns": dict(in_shape=(3, 5), num_inputs=3, axis=1),
     "channels": dict(in_shape=(3, 5), num_inputs=2, axis=2),
     "3-D": dict(in_shape=(1, 6, 2), num_inputs=2, axis=2),
+    "5-D": {},
+    "5-D-rows": dict(in_shape=(1, 3, 5, 6), num_inputs=3, axis=2),
+    "5-D-channels": dict(in_shape=(1, 4, 3, 5), num_inputs=2, axis=4),
+    "5-D-batches": dict(in_shape=(2, 3, 4, 5), num_inputs=2, axis=1),
 }
 
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 @pytest.mark.parametrize("case", PACKS)
 def test_pack(case, accelerator):
-    """An input whose 4-D shape lacks the new axis where the output has it is first copied into that shape."""
+    """An input whose 4-D shape lacks the new axis where the output has it is first copied into that shape; a 5-D
+    output is seen as (1, before, count, after), the axes around the new one merged."""
     for seed in (0, 5):
         assert_model_exact(models.make("pack", seed, **PACKS[case]), accelerator)
 
@@ -65,6 +72,23 @@ def test_pad(case, accelerator):
     op, params = PADS[case]
     for seed in (0, 5):
         assert_model_exact(models.make(op, seed, **params), accelerator)
+
+
+MIRROR_PADS = {
+    "reflect": {},
+    "symmetric": dict(mode="SYMMETRIC"),
+    "reflect-wide": dict(in_shape=(1, 5, 6, 3), paddings=((0, 0), (4, 3), (0, 0), (2, 0))),
+    "symmetric-channels": dict(in_shape=(1, 4, 3, 5), paddings=((0, 0), (0, 0), (1, 1), (3, 4)), mode="SYMMETRIC"),
+    "reflect-2-D": dict(in_shape=(6, 9), paddings=((2, 5), (8, 1))),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", MIRROR_PADS)
+def test_mirror_pad(case, accelerator):
+    """Per padded axis, one copy per reflected row (the NPU copies forwards) and the tensor, concatenated."""
+    for seed in (0, 5):
+        assert_model_exact(models.make("mirror_pad", seed, **MIRROR_PADS[case]), accelerator)
 
 
 SLICES = {
@@ -118,6 +142,42 @@ def test_resize_nearest_neighbor(case, accelerator):
         assert_model_exact(models.make("resize_nearest_neighbor", seed, **RESIZES[case]), accelerator)
 
 
+BILINEAR_SHAPES = [(1, h, w, 3) for h in (1, 2, 3, 4) for w in (1, 2, 5)]
+BILINEAR_MODES = {"asymmetric": {}, "align-corners": dict(align_corners=True),
+                  "half-pixel": dict(half_pixel_centers=True)}
+
+
+@pytest.mark.parametrize("mode", BILINEAR_MODES)
+@pytest.mark.parametrize("in_shape", BILINEAR_SHAPES, ids=str)
+def test_resize_bilinear_small_shapes(in_shape, mode):
+    """Every small IFM, by 2 (with and without half-pixel centres) and to 2H-1 x 2W-1 with corners aligned: each
+    output pixel one of TFLite's steps of a half (edges included), bit-exact over four seeds."""
+    _, height, width, _ = in_shape
+    aligned = mode == "align-corners"
+    size = (2 * height - aligned, 2 * width - aligned)
+    model = models.make("resize_bilinear", 0, in_shape=in_shape, size=size, in_zp=-60, **BILINEAR_MODES[mode])
+    assert_model_exact(model, "ethos-u55-128", seeds=range(4))
+
+
+BILINEARS = {
+    "default": {},
+    "align-corners": dict(align_corners=True, size=(15, 15)),
+    "half-pixel": dict(half_pixel_centers=True),
+    "wide": dict(in_shape=(1, 3, 20, 40), size=(6, 40), in_zp=100),
+    "align-corners-deep": dict(in_shape=(1, 5, 4, 33), size=(9, 7), align_corners=True),
+    "half-pixel-large": dict(in_shape=(1, 12, 10, 20), size=(24, 20), half_pixel_centers=True, in_zp=30),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", BILINEARS)
+def test_resize_bilinear(case, accelerator):
+    """RESIZE_BILINEAR as an average pool of the IFM upscaled by NEAREST: 2x2 of stride 1 over it upscaled by 2, or
+    with half-pixel centres 4x4 of stride 2 over it upscaled by 4."""
+    for seed in (0, 5):
+        assert_model_exact(models.make("resize_bilinear", seed, **BILINEARS[case]), accelerator)
+
+
 TRANSPOSES = {
     "rows-columns": {},
     "rows-columns-large": dict(in_shape=(1, 20, 33, 24), perm=(0, 2, 1, 3)),
@@ -144,6 +204,7 @@ INT16 = {
     "split_v": ("split_v", {}),
     "unpack": ("unpack", dict(in_shape=(3, 4, 5), axis=1)),
     "pack": ("pack", dict(in_shape=(3, 5), num_inputs=3, axis=1)),
+    "pack-5-D": ("pack", dict(in_shape=(1, 4, 3, 5), num_inputs=3, axis=3)),
     "transpose": ("transpose", dict(in_shape=(3, 5, 7), perm=(1, 0, 2))),
     "resize": ("resize_nearest_neighbor", dict(half_pixel_centers=True, in_shape=(1, 5, 3, 7), size=(10, 6))),
     "reshape": ("reshape", {}),
@@ -163,9 +224,14 @@ def test_int16(case, accelerator):
 REFUSED = {
     "concatenation-batch": ("concatenation", dict(in_shape=(2, 4, 4, 3), axis=0),
                             "input 0 has batch size 2; the IFM batch size must be 1"),
-    "pack-5-D": ("pack", {}, "OFM is 5-D; tensors must not be greater than 4-D"),
     "pack-batch": ("pack", dict(in_shape=(1, 3, 5), axis=0), "OFM has batch size 2; the IFM batch size must be 1"),
+    "pack-long": ("pack", dict(in_shape=(1, 2, 2, 16400), axis=1),
+                  "OFM has shape (1, 1, 2, 65600); tensor dimensions must be in the range [1, 65535]"),
     "add_n": ("add_n", dict(num_inputs=3), "no NPU pattern for ADD_N"),
+    "reshape-to-batches": ("reshape", dict(in_shape=(24, 5), new_shape=(2, 3, 4, 5)),
+                           "OFM has batch size 2; the IFM batch size must be 1"),
+    "mirror-pad-batch": ("mirror_pad", dict(in_shape=(2, 4, 4, 3), paddings=((1, 0), (1, 1), (0, 0), (0, 0))),
+                         "OFM has batch size 2; the IFM batch size must be 1"),
     "pad-batch": ("pad", dict(paddings=((1, 0), (0, 0), (2, 1), (0, 0))),
                   "OFM has batch size 2; the IFM batch size must be 1"),
     "strided-slice-channel-stride": ("strided_slice", dict(begin=(0, 1, 1, 0), end=(1, 7, 7, 4), strides=(1, 2, 1, 2)),
@@ -179,6 +245,13 @@ REFUSED = {
                              "nearest neighbour resize with align_corners; the NPU upscales without"),
     "resize-by-3": ("resize_nearest_neighbor", dict(size=(24, 16)),
                     "resize from 8x8 to 24x16; the NPU upscales height and width by 2"),
+    "resize-bilinear-half-pixel-by-3": ("resize_bilinear", dict(half_pixel_centers=True, size=(24, 16)),
+                                        "bilinear resize from 8x8 to 24x16; the NPU upscales to 2H x 2W"),
+    "resize-bilinear-by-3": ("resize_bilinear", dict(size=(24, 24)),
+                             "bilinear resize from 8x8 to 24x24; the NPU upscales to 2H x 2W"),
+    "resize-bilinear-aligned-by-2": ("resize_bilinear", dict(size=(16, 16), align_corners=True),
+                                     "bilinear resize from 8x8 to 16x16; the NPU upscales to 2H-1 x 2W-1 with corners"
+                                     " aligned"),
     "transpose-channels": ("transpose", dict(in_shape=(1, 4, 8, 8), perm=(0, 2, 3, 1)),
                            "TRANSPOSE of (1, 4, 8, 8) by (0, 2, 3, 1); the NPU swaps two axes (unit axes aside) and"
                            " keeps the innermost after them"),

@@ -443,7 +443,8 @@ def _tracking_converter(rewrites: _Rewrites):
 
         def convert_mirror_pad(self, op):
             # TVM's converter refuses SYMMETRIC and emits a reflect pad that has no host kernel: per axis, a
-            # concatenation of the reversed edge slices and the tensor.
+            # concatenation of the reflected rows, each a slice of its own, and the tensor (the NPU copies forwards
+            # only, so one copy per reflected row, as Vela does, rather than a backward slice).
             data, pads = self.get_input_tensors(op)
             (output,) = self.get_output_tensors(op)
             symmetric = _options(op, tflite.MirrorPadOptions).Mode() == tflite.MirrorPadMode.SYMMETRIC
@@ -456,9 +457,10 @@ def _tracking_converter(rewrites: _Rewrites):
                     raise ValueError(f"paddings {widths} exceed the input shape {self._shape(data)}")
                 if before == after == 0:
                     continue
-                parts = [range(before - 1 + edge, edge - 1, -1), range(size), range(size - 1 - edge,
-                                                                                  size - 1 - edge - after, -1)]
-                x = self._concat([self._take(x, shape, axis, r) for r in parts if len(r)], axis, output)
+                rows = [*range(before - 1 + edge, edge - 1, -1), None,
+                        *range(size - 1 - edge, size - 1 - edge - after, -1)]
+                parts = [range(size) if row is None else range(row, row + 1) for row in rows]
+                x = self._concat([self._take(x, shape, axis, r) for r in parts], axis, output)
                 shape[axis] += before + after
             return x
 

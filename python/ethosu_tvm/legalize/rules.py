@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 from tvm import relax
 
-from ..partition.constraints import permutation_of, softmax_beta, transposed_view
+from ..partition.constraints import pack_view, permutation_of, softmax_beta, transposed_view
 from ..qdq.match import Match
 from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of, shape_of, slice_parameters
 from ..quantization import (
@@ -143,6 +143,26 @@ def fully_connected(match: Match, tensors: dict, ofm: Tensor, source: str) -> Np
         bias=_bias(match, channels),
         requant=_requant(multipliers, channels, "NATURAL"),
         clamp=_int_clamp(match),
+        source=source,
+    )
+
+
+def batch_matmul(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """A constant right-hand matrix (partitioning checks) as a 1x1 convolution over the left-hand rows (the NHWC
+    view of [..., rows, depth] has a pixel per row); LiteRT's BATCH_MATMUL computes its multiplier in double and
+    rounds twice, as its convolutions do."""
+    lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
+    raw = np.asarray(const_value(match["rhs"]))
+    matrix = raw.reshape(raw.shape[-2:])
+    weights = matrix if match.get("rhs_t") is not None else matrix.T  # [columns, depth]
+    channels = weights.shape[0]
+    return Conv2D(
+        ifm=_operand(tensors[match["lhs"]], lhs_q),
+        ofm=_operand(ofm, ofm_q),
+        weights=np.ascontiguousarray(weights.reshape(channels, 1, 1, weights.shape[1]).astype(np.int8)),
+        weight_zero_point=rhs_q.scalar_zero_point,
+        bias=np.zeros(channels, dtype=np.int64),
+        requant=_requant(conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale), channels, "TFL"),
         source=source,
     )
 
@@ -357,12 +377,21 @@ def concatenation(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuO
     )
 
 
+def ofm_shape(match: Match, var: relax.Var) -> tuple[int, int, int, int]:
+    """The 4-D shape a composite's output is written in: PACK's view of its OFM (see `pack_view`), other outputs'
+    own shapes in NHWC."""
+    if match.kind == "pack":
+        concat = match["concat"]
+        return pack_view(shape_of(concat), int(concat.attrs.axis) % len(shape_of(concat)))[0]
+    return npu_shape(shape_of(var))
+
+
 def pack(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
-    """A concatenation along the new axis of the inputs seen with that axis (extent 1): in 4-D, an input whose own
-    shape differs (the new axis not among the leading 1s) is first copied into that shape (the same bytes)."""
+    """A concatenation along the new axis of the inputs seen with that axis (extent 1), in the OFM's view: an input
+    whose own 4-D shape differs is first copied into that shape (the same bytes)."""
     concat = match["concat"]
     rank = len(shape_of(concat))
-    axis = int(concat.attrs.axis) % rank + 4 - rank
+    _, axis = pack_view(shape_of(concat), int(concat.attrs.axis) % rank)
     slot = tuple(1 if i == axis else extent for i, extent in enumerate(ofm.shape))
     reshapes, inputs = [], []
     for i in range(len(concat.args[0].fields)):
@@ -406,6 +435,35 @@ def resize_nearest_neighbor(match: Match, tensors: dict, ofm: Tensor, source: st
     """Twice the height and width, without align_corners (partitioning checks): output (y, x) reads (y // 2, x // 2)
     with and without half-pixel centres."""
     return Upscale(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), source=source)
+
+
+# coordinate transformation -> the average pool's shape, strides and padding over the upscaled IFM
+_BILINEAR_POOLS = {
+    "asymmetric": ((2, 2), (1, 1), Padding(bottom=1, right=1)),
+    "align_corners": ((2, 2), (1, 1), Padding()),
+    "half_pixel": ((4, 4), (2, 2), Padding(1, 1, 1, 1)),
+}
+
+
+def resize_bilinear(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """Bilinear by 2, or to 2H-1 x 2W-1 with corners aligned (partitioning checks), as an average pool of the IFM
+    upscaled by NEAREST, on the raw integers: the pool's rounding (half away from zero) is TFLite's, and padding is
+    no tap, so at the edges the input's last row and column are averaged alone, as TFLite clamps to them.
+
+    Without half-pixel centres an output weighs its pixel and the next by halves: a 2x2 pool of stride 1 over the
+    IFM upscaled by 2, with a row and a column of padding after it. With them, by a quarter and three quarters: a 4x4 pool
+    of stride 2 over the IFM upscaled by 4, from one row and column before it."""
+    ifm = tensors[match["ifm"]]
+    _, height, width, depth = ifm.shape
+    transform = str(match["resize"].attrs.coordinate_transformation_mode)
+    upscales, upscaled = [], ifm
+    for factor in (2, 4) if transform == "half_pixel" else (2,):
+        previous, upscaled = upscaled, Tensor(f"{ofm.name}_upscaled{factor}",
+                                              (1, factor * height, factor * width, depth), ifm.dtype)
+        upscales.append(Upscale(ifm=_raw(previous), ofm=_raw(upscaled), source=source))
+    pool_shape, strides, padding = _BILINEAR_POOLS[transform]
+    return (*upscales, Pooling(pooling_type="AVG", ifm=_raw(upscaled), ofm=_raw(ofm), pool_shape=pool_shape,
+                               strides=strides, padding=padding, source=source))
 
 
 def transpose(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
@@ -453,5 +511,7 @@ RULES: dict[str, Rule] = {
     "pad": pad,
     "strided_slice": strided_slice,
     "resize_nearest_neighbor": resize_nearest_neighbor,
+    "resize_bilinear": resize_bilinear,
+    "batch_matmul": batch_matmul,
     "transpose": transpose,
 }

@@ -49,7 +49,11 @@ def _first(*reasons: Callable[[], str]) -> str:
 
 
 def _feature_map(expr, what: str, batch_one: bool = True, dtypes: tuple[str, ...] = SUPPORTED_DTYPES) -> str:
-    shape, dtype = shape_of(expr), dtype_of(expr)
+    return _feature_map_shape(shape_of(expr), dtype_of(expr), what, batch_one, dtypes)
+
+
+def _feature_map_shape(shape: tuple[int, ...], dtype: str, what: str, batch_one: bool = True,
+                       dtypes: tuple[str, ...] = SUPPORTED_DTYPES) -> str:
     if dtype not in dtypes:
         return f"{what} has data type {dtype}; tensors must be of type {', '.join(dtypes)}"
     if len(shape) > 4:
@@ -166,6 +170,38 @@ def check_fully_connected(match: Match) -> str:
         lambda: _activation_quant(ofm_q, "OFM"),
         lambda: _weights(weights, w_q.zero_point, (1,)),
         lambda: _scale_range(fully_connected_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale)),
+    )
+
+
+def check_batch_matmul(match: Match) -> str:
+    """BATCH_MATMUL with a constant right-hand matrix (one for every batch): a fully connected layer over the
+    left-hand rows, which Vela runs so too. With both operands computed at run time there are no weights to encode
+    (Vela multiplies elementwise and sums over the depth: not done here)."""
+    lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
+    rhs_shape = shape_of(match["rhs"])
+
+    def operands() -> str:
+        if not is_const(match["rhs"]):
+            return "both operands are computed at run time; the NPU's weights are constants"
+        if is_const(match["lhs"]) or match.get("lhs_t") is not None:
+            return "a constant or transposed (adj_x) left operand; the NPU reads the left-hand rows as they are"
+        if any(d != 1 for d in rhs_shape[:-2]):
+            return f"the constant has shape {rhs_shape}; the NPU takes one matrix for every batch"
+        return ""
+
+    def weights() -> str:
+        matrix = np.asarray(const_value(match["rhs"])).reshape(rhs_shape[-2:])
+        return _weights(matrix, rhs_q.zero_point, (1,) if match.get("rhs_t") is not None else (0,))
+
+    return _first(
+        operands,
+        lambda: _feature_map_input(match["lhs"], "IFM", dtypes=SUPPORTED_DTYPES),
+        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: _activation_quant(lhs_q, "IFM"),
+        lambda: _activation_quant(rhs_q, "the constant"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        weights,
+        lambda: _scale_range(conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)),
     )
 
 
@@ -426,10 +462,11 @@ def check_softmax(match: Match) -> str:
 
 
 def check_reshape(match: Match) -> str:
-    """A copy of the same integers in another shape (8- or 16-bit)."""
+    """A copy of the same integers in another shape (8- or 16-bit). The copy writes one 3-D box, so the OFM has
+    batch 1 (of a batch-N OFM it wrote only the first batch); the IFM is read as bytes in the OFM's shape."""
     return _first(
         lambda: _feature_map_input(match["ifm"], "IFM", batch_one=False),
-        lambda: _feature_map(match["reshape"], "OFM", batch_one=False, dtypes=COPY_DTYPES),
+        lambda: _feature_map(match["reshape"], "OFM", dtypes=COPY_DTYPES),
     )
 
 
@@ -467,23 +504,36 @@ def check_concatenation(match: Match) -> str:
     )
 
 
+def pack_view(shape: tuple[int, ...], axis: int) -> tuple[tuple[int, int, int, int], int]:
+    """PACK's OFM (of `shape`, the new axis `axis`) as the NPU writes it, and that axis in it: up to 4-D its own
+    shape in NHWC; a 5-D one as (1, before, count, after), the axes before and after the new one merged (the same
+    bytes, each input one box of them: Vela reshapes so too). No NPU operator reads a 5-D tensor, so no reader
+    sees the merged view."""
+    if len(shape) <= 4:
+        return (1,) * (4 - len(shape)) + tuple(shape), _npu_axis(axis, len(shape))
+    before, after = (int(np.prod(part, dtype=np.int64)) for part in (shape[:axis], shape[axis + 1:]))
+    return (1, before, shape[axis], after), 2
+
+
 def check_pack(match: Match) -> str:
-    """A concatenation of the inputs along the new axis (each input copied into its box of the OFM)."""
+    """A concatenation of the inputs along the new axis (each input copied into its box of the OFM's view, see
+    `pack_view`)."""
     concat = match["concat"]
     count = len(concat.args[0].fields)
     rank = len(shape_of(concat))
     axis = int(concat.attrs.axis) % rank
+    view, view_axis = pack_view(shape_of(concat), axis)
 
     def axes() -> str:
         for i in range(count):
             expand_axes = [int(a) % rank for a in match[f"expand{i}"].attrs.axis]
             if expand_axes != [axis]:
                 return f"input {i} gains axes {expand_axes}, the concatenation is along {axis}"
-        return "" if _npu_axis(axis, rank) > 0 else "PACK along the batch axis; the NPU copies 3-D boxes"
+        return "" if view_axis > 0 else "PACK along the batch axis; the NPU copies 3-D boxes"
 
     return _first(
         *(lambda i=i: _feature_map_input(match[f"input{i}"], f"input {i}", batch_one=False) for i in range(count)),
-        lambda: _feature_map(concat, "OFM", dtypes=COPY_DTYPES),
+        lambda: _feature_map_shape(view, dtype_of(concat), "OFM", dtypes=COPY_DTYPES),
         axes,
     )
 
@@ -555,6 +605,41 @@ def check_resize_nearest_neighbor(match: Match) -> str:
         lambda: _feature_map(match["resize"], "OFM", dtypes=COPY_DTYPES),
         mode,
         scale,
+    )
+
+
+def check_resize_bilinear(match: Match) -> str:
+    """Bilinear resizes whose int8 result is an average (TFLite's rounding, half away from zero) of the IFM upscaled
+    by the NPU's NEAREST mode: twice the height and width, with or without half-pixel centres, or 2H-1 x 2W-1 with
+    corners aligned. TFLite's integer kernel steps through the input by (1024·H + out/2) // out / 1024 of a pixel:
+    exactly a half in all three, so each output weighs its input pixels by quarters."""
+    attrs = match["resize"].attrs
+    (_, height, width, _), (_, out_h, out_w, _) = shape_of(match["ifm"]), shape_of(match["resize"])
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+
+    def quant() -> str:
+        if ifm_q.scalar_scale != ofm_q.scalar_scale or ifm_q.scalar_zero_point != ofm_q.scalar_zero_point:
+            return "RESIZE_BILINEAR with different input and output quantizations; the NPU averages the integers"
+        return ""
+
+    def mode() -> str:
+        transform = str(attrs.coordinate_transformation_mode)
+        if str(attrs.layout) != "NHWC" or str(attrs.method) != "linear":
+            return f"{attrs.method} resize in {attrs.layout}; only bilinear in NHWC"
+        if transform not in ("asymmetric", "align_corners", "half_pixel"):
+            return f"bilinear resize with {transform} coordinates; the NPU averages upscaled pixels only"
+        extra = 1 if transform == "align_corners" else 0
+        if (out_h, out_w) != (2 * height - extra, 2 * width - extra):
+            wanted = "2H-1 x 2W-1 with corners aligned" if extra else "2H x 2W"
+            return f"bilinear resize from {height}x{width} to {out_h}x{out_w}; the NPU upscales to {wanted}"
+        return ""
+
+    return _first(
+        lambda: _feature_map_input(match["ifm"], "IFM", dtypes=SUPPORTED_DTYPES),
+        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: _activation_quant(ifm_q, "IFM"),
+        quant,
+        mode,
     )
 
 
@@ -637,5 +722,7 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "pad": check_pad,
     "strided_slice": check_strided_slice,
     "resize_nearest_neighbor": check_resize_nearest_neighbor,
+    "resize_bilinear": check_resize_bilinear,
+    "batch_matmul": check_batch_matmul,
     "transpose": check_transpose,
 }

@@ -13,6 +13,7 @@ from tvm import relax
 from ..qdq.patterns import (
     UNARY_CORES,
     CompositePattern,
+    batch_matmul,
     called_functions,
     concatenation,
     hard_swish,
@@ -48,8 +49,10 @@ def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         reshape(f"{CODEGEN}.reshape", COPY_DTYPES),
         softmax(f"{CODEGEN}.softmax"),
         pad(f"{CODEGEN}.pad"),
+        resize(f"{CODEGEN}.resize_bilinear", qdq=True),  # before nearest neighbour, which takes any resize2d
         resize(f"{CODEGEN}.resize_nearest_neighbor", qdq=False),
         transpose(f"{CODEGEN}.transpose"),
+        batch_matmul(f"{CODEGEN}.batch_matmul"),
         *(pattern for n in sorted(set(concat_arities))
           for pattern in (concatenation(f"{CODEGEN}.concatenation", n), pack(f"{CODEGEN}.pack", n, COPY_DTYPES))),
     ]
