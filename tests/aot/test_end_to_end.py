@@ -83,6 +83,22 @@ def test_int16_binary_op_on_the_npu(op, accelerator, tmp_path):
     assert _placement(archive, op.upper()) == "ethos-u"
 
 
+INT16_NPU_OPS = {  # int16 operators on the NPU, in forms beyond the factory defaults test_factory_op runs
+    "max_pool2d": ("MAX_POOL_2D", dict(in_shape=(1, 9, 9, 8), pool=(3, 3), stride=(2, 2), padding="SAME")),
+    "avg_pool2d": ("AVERAGE_POOL_2D", dict(in_shape=(1, 12, 12, 6), pool=(12, 12), stride=(1, 1))),
+}
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+@pytest.mark.parametrize("op", INT16_NPU_OPS)
+def test_int16_op_on_the_npu(op, accelerator, tmp_path):
+    operator, params = INT16_NPU_OPS[op]
+    model = models.make(op, 8, dtype="int16", **params)
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, operator) == "ethos-u"
+
+
 @pytest.mark.parametrize("accelerator", ALL_U55)
 def test_prelu_squared_difference_and_constant_tensor_between_convolutions(accelerator, tmp_path):
     """One NPU launch (the cascader free to stripe it): PRELU, SQUARED_DIFFERENCE (32-bit intermediates) and an

@@ -9,8 +9,10 @@ from ethosu_tvm.codegen import compile_npu_graph
 from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.legalize import legalize
 from ethosu_tvm.partition import partition_for_ethosu
+from ethosu_tvm.partition.constraints import MAX_INT16_AVG_TAPS
 from ethosu_tvm.target import EthosuTarget
 from ethosu_tvm.sim import Simulator
+from ethosu_tvm.sim.quant import Rounding, apply_scale
 from ethosu_tvm.sim.regfile import RegisterFile
 from ethosu_tvm.sim.registers import Kind
 from ethosu_tvm.testing import models, shared_model
@@ -125,6 +127,40 @@ def test_int16_binary_op(op, accelerator):
     quant = {} if op in ("minimum", "maximum") else dict(in2_scale=3e-4)
     for seed, params in enumerate(INT16_BINARY):
         assert_model_exact(models.make(op, seed, dtype="int16", **quant, **params), accelerator)
+
+
+# int16 pools: padded and unpadded windows, strides, a fused activation, global averages up to 22x22 = 484 taps
+# (the unpadded int16 limit is 504; large windows run as depthwise convolutions on small configurations)
+INT16_POOLS = (
+    ("max_pool2d", dict()),
+    ("max_pool2d", dict(pool=(3, 3), stride=(2, 2), padding="SAME", in_shape=(1, 9, 9, 8), activation="RELU")),
+    ("avg_pool2d", dict()),
+    ("avg_pool2d", dict(pool=(3, 3), stride=(1, 1), padding="SAME", in_shape=(1, 7, 9, 5))),
+    ("avg_pool2d", dict(pool=(3, 2), stride=(2, 3), in_shape=(1, 11, 13, 6), activation="RELU6")),
+    ("avg_pool2d", dict(pool=(16, 16), stride=(1, 1), in_shape=(1, 16, 16, 24))),
+    ("avg_pool2d", dict(pool=(22, 22), stride=(1, 1), in_shape=(1, 22, 22, 3))),
+)
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", range(len(INT16_POOLS)))
+def test_int16_pooling(case, accelerator):
+    op, params = INT16_POOLS[case]
+    assert_model_exact(models.make(op, case, dtype="int16", **params), accelerator, seeds=(0, 1, 2))
+
+
+def test_int16_average_scale_limit():
+    """The 32-bit 1/N scale of an unpadded average pool equals TFLite's rounded division on every int16 window
+    sum up to MAX_INT16_AVG_TAPS taps, and no longer one tap beyond (why partitioning stops there)."""
+
+    def exact(taps: int) -> bool:
+        k = (taps - 1).bit_length()
+        sums = np.arange(-32768 * taps, 32767 * taps + 1, dtype=np.int64)
+        divided = np.where(sums > 0, (sums + taps // 2) // taps, -((taps // 2 - sums) // taps))
+        scale = ((1 << (31 + k)) + (1 << k)) // taps
+        return np.array_equal(apply_scale(sums, scale, 31 + k, Rounding.TFL), divided)
+
+    assert exact(MAX_INT16_AVG_TAPS) and exact(484) and not exact(MAX_INT16_AVG_TAPS + 1)
 
 
 # PRELU variants: input zero points at both ends (no negative branch / no positive branch), rank 2, odd shapes

@@ -100,6 +100,10 @@ CONSTRAINT_CASES = {
         models.make("avg_pool2d", in_shape=(1, 12, 12, 4), pool=(9, 9), stride=(1, 1), padding="SAME"),
         "padded average pool kernel HxW is 9x9; it must be in the range [1, 8]",
     ),
+    "int16 average pool over 504 taps": (
+        models.make("avg_pool2d", dtype="int16", in_shape=(1, 23, 23, 2), pool=(23, 23), stride=(1, 1)),
+        "int16 average pool of 23x23 taps; the NPU's 1/N scale is exact for int16 up to 504 taps",
+    ),
     "max pool stride 4": (
         models.make("max_pool2d", in_shape=(1, 16, 16, 4), pool=(4, 4), stride=(4, 4)),
         "stride HxW is 4x4; stride values must be in the range [1, 3]",

@@ -63,13 +63,14 @@ def _raw(tensor: Tensor) -> Operand:
     return Operand(tensor, 0, 1.0)
 
 
-def _int_clamp(match: Match) -> Clamp:
-    """Bounds of the int8 clip the frontend writes for a fused activation (the dtype range when there is none)."""
+def _int_clamp(match: Match, dtype: str = "int8") -> Clamp:
+    """Bounds of the integer clip the frontend writes for a fused activation, within the range of `dtype` (that
+    range when there is none)."""
+    low, high = DTYPE_RANGES[dtype]
     clip = match.get("clip")
     if clip is None:
-        return Clamp(*INT8_RANGE)
-    low, high = round(prim_float(clip.args[1])), round(prim_float(clip.args[2]))
-    return Clamp(max(INT8_RANGE[0], low), min(INT8_RANGE[1], high))
+        return Clamp(low, high)
+    return Clamp(max(low, round(prim_float(clip.args[1]))), min(high, round(prim_float(clip.args[2]))))
 
 
 def _float_clamp(match: Match, ofm: Quant, dtype: str = "int8") -> Clamp:
@@ -155,7 +156,7 @@ def _pooling(pooling_type: str) -> Rule:
             pool_shape=tuple(int(k) for k in attrs.pool_size),
             strides=tuple(int(s) for s in attrs.strides),
             padding=Padding(top, left, bottom, right),
-            clamp=_int_clamp(match),
+            clamp=_int_clamp(match, ofm.dtype),
             source=source,
         )
 

@@ -32,10 +32,16 @@ MAX_POOL_KERNEL_AREA = 256 * 256
 # stay within the depthwise limits (Vela instead splits larger pools, which we do not do yet).
 MAX_AVG_KERNEL_HEIGHT = MAX_DILATED_KERNEL_HEIGHT
 MAX_AVG_KERNEL_AREA = MAX_DILATED_KERNEL_AREA
+# An unpadded average pool multiplies the window sum by a 32-bit 1/N. For 16-bit sums that equals TFLite's division
+# (rounded half away from zero) for every N up to 504 taps; 505 is the first count where it differs (checked over
+# every int16 window sum). Padded pools divide in hardware, exactly.
+MAX_INT16_AVG_TAPS = 504
 SUPPORTED_DTYPES = ("int8",)
 ELEMENTWISE_DTYPES = ("int8", "int16")  # binary elementwise operators
 # Copies (data movement) move the integers unchanged: a 1x1 max pool does so for 16-bit feature maps too.
 COPY_DTYPES = ("int8", "int16")
+# Pools take the raw integers of either width: MAX compares them, AVERAGE divides their sum by the tap count.
+POOL_DTYPES = ("int8", "int16")
 
 
 def _first(*reasons: Callable[[], str]) -> str:
@@ -171,8 +177,8 @@ def check_fully_connected(match: Match) -> str:
 def _pool_common(match: Match) -> str:
     attrs = match["pool"].attrs
     return _first(
-        lambda: _feature_map(match["ifm"], "IFM"),
-        lambda: _feature_map(match["out"], "OFM"),
+        lambda: _feature_map(match["ifm"], "IFM", dtypes=POOL_DTYPES),
+        lambda: _feature_map(match["out"], "OFM", dtypes=POOL_DTYPES),
         lambda: "" if str(attrs.layout) == "NHWC" else f"layout {attrs.layout} is not NHWC",
         lambda: "" if not bool(attrs.ceil_mode) else "ceil_mode pooling is not supported",
         lambda: _strides([int(s) for s in attrs.strides], shape_of(match["pool"])),
@@ -188,6 +194,9 @@ def check_avg_pool2d(match: Match) -> str:
     def kernel() -> str:
         if padded and not (kernel_h <= limit and kernel_w <= limit):
             return f"padded average pool kernel HxW is {kernel_h}x{kernel_w}; it must be in the range [1, {limit}]"
+        if not padded and dtype_of(match["ifm"]) == "int16" and kernel_h * kernel_w > MAX_INT16_AVG_TAPS:
+            return (f"int16 average pool of {kernel_h}x{kernel_w} taps; the NPU's 1/N scale is exact for int16 up to"
+                    f" {MAX_INT16_AVG_TAPS} taps")
         return _average_kernel(kernel_h, kernel_w)
 
     return _first(
