@@ -163,6 +163,18 @@ def test_int16_average_scale_limit():
     assert exact(MAX_INT16_AVG_TAPS) and exact(484) and not exact(MAX_INT16_AVG_TAPS + 1)
 
 
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("out_scale", (3e-3, 1e-5, 7.7e-7, 2.0))
+def test_int16_quantize_every_value(out_scale, accelerator):
+    """int16 QUANTIZE (a scaled 1x1 average pool) on all 65536 inputs, from an effective scale of 5e-4 (TFLite's
+    right shift) to 1299 (its left shift by 11)."""
+    every = np.arange(-32768, 32768, dtype=np.int16).reshape(1, 256, 256, 1)
+    model = models.make("quantize", 0, dtype="int16", in_shape=every.shape, in_scale=1e-3, out_scale=out_scale)
+    report, (artifact,) = compile_model(model, accelerator)
+    assert report.counts() == {"ethos-u": 1}
+    assert np.array_equal(run_artifact(artifact, [every])[0].reshape(every.shape), run_litert(model, [every])[0])
+
+
 # PRELU variants: input zero points at both ends (no negative branch / no positive branch), rank 2, odd shapes
 PRELUS = (dict(in_zp=-128), dict(in_zp=127, out_zp=30), dict(in_shape=(1, 16)),
           dict(in_shape=(1, 5, 7, 3), alpha_scale=0.02, out_scale=0.01), dict(in_shape=(1, 3, 9, 40), in_zp=-60))

@@ -104,6 +104,10 @@ CONSTRAINT_CASES = {
         models.make("avg_pool2d", dtype="int16", in_shape=(1, 23, 23, 2), pool=(23, 23), stride=(1, 1)),
         "int16 average pool of 23x23 taps; the NPU's 1/N scale is exact for int16 up to 504 taps",
     ),
+    "int16 requantization by 2^15 or more": (
+        models.make("quantize", dtype="int16", in_scale=1.0, out_scale=1e-5),
+        "effective scale 100000; int16 requantization needs it below 2^15",
+    ),
     "max pool stride 4": (
         models.make("max_pool2d", in_shape=(1, 16, 16, 4), pool=(4, 4), stride=(4, 4)),
         "stride HxW is 4x4; stride values must be in the range [1, 3]",

@@ -280,6 +280,9 @@ class OperationBuilder:
             # The NPU divides a padded window by its valid taps itself; the API would emit per-channel scale mode
             # without a scale stream, Vela's compiler emits global mode with OFM_SCALE 1 (Vela's explicit scaling).
             npu_op.rescale = ExplicitScaling(False, shift=[0], multiplier=[1])
+        if op.requant is not None:
+            npu_op.rescale = ExplicitScaling(False, shift=[int(op.requant.shift[0])],
+                                             multiplier=[int(op.requant.scale[0])])
         npu_op.block_config = choose_block_config(npu_op, self.accelerator, self.system, what)
         if npu_op.block_config is None and kind == vapi.NpuPoolingOp.AVERAGE and not padded:
             return self.convolution(average_as_depthwise(op), stripe, what)

@@ -99,7 +99,11 @@ class DepthwiseConv2D(Conv2D):
 
 @dataclass(frozen=True, eq=False)
 class Pooling(_SingleInput):
-    """ethosu.pooling: MAX or AVG over valid taps (padding never contributes), then optional requant and clamp."""
+    """ethosu.pooling: MAX or AVG over valid taps (padding never contributes), then optional requant and clamp.
+
+    `requant` scales an unpadded AVG's result before the OFM zero point is added: over a 1x1 window, a
+    requantization of the centred IFM (int16 QUANTIZE).
+    """
 
     op_name: ClassVar[str] = "ethosu.pooling"
     pooling_type: str
@@ -110,6 +114,7 @@ class Pooling(_SingleInput):
     padding: Padding = field(default_factory=Padding)
     clamp: Clamp = field(default_factory=Clamp)
     source: str = ""
+    requant: Requantize | None = None
 
 
 @dataclass(frozen=True, eq=False)

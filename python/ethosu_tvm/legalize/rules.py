@@ -322,6 +322,23 @@ def reshape(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     return Identity(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), source=source)
 
 
+def requantize(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """int8 QUANTIZE is a table; int16 one a 1x1 average pool of the centred IFM, scaled by TFLite's multiplier of
+    input / output scale (computed in double) with its double rounding (TFL)."""
+    if ofm.dtype == "int8":
+        return table(match, tensors, ofm, source)
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+    return Pooling(
+        pooling_type="AVG",
+        ifm=_operand(tensors[match["ifm"]], ifm_q),
+        ofm=_operand(ofm, ofm_q),
+        pool_shape=(1, 1),
+        clamp=Clamp(*DTYPE_RANGES[ofm.dtype]),
+        source=source,
+        requant=_single(np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale)),
+    )
+
+
 def table(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     """A unary int8 function as an identity through a lookup table (the table holds all the arithmetic)."""
     return Identity(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), lut=lookup_table(match), source=source)
@@ -435,7 +452,7 @@ RULES: dict[str, Rule] = {
     "clip": table,
     "abs": table,
     "leaky_relu": table,
-    "requantize": table,
+    "requantize": requantize,
     "tanh": table,
     "logistic": table,
     "exp": table,

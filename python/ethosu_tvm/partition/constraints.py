@@ -327,6 +327,23 @@ def check_lookup(match: Match) -> str:
     )
 
 
+def check_requantize(match: Match) -> str:
+    """int8 QUANTIZE is a table (`check_lookup`); int16 to int16 a scaled 1x1 average pool. TFLite shifts the
+    centred input left before its multiply, so effective scales from 2^15 on could overflow its 32 bits."""
+    if dtype_of(match["ifm"]) != "int16":
+        return check_lookup(match)
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+    real = np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale)
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM", dtypes=("int16",)),
+        lambda: _feature_map(match["quantize"], "OFM", dtypes=("int16",)),
+        lambda: _activation_quant(ifm_q, "IFM"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        lambda: "" if real < 1 << 15 else f"effective scale {real:.6g}; int16 requantization needs it below 2^15",
+        lambda: _scale_range(np.array([real])),
+    )
+
+
 def check_prelu(match: Match) -> str:
     """PRELU is a table, a MIN with the input zero point, a MUL by alpha (a constant IFM2, broadcast by the NPU)
     and a MAX: int8 feature maps, an int8 alpha of one scale that broadcasts to the input."""
@@ -604,7 +621,7 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "clip": check_lookup,
     "abs": check_lookup,
     "leaky_relu": check_lookup,
-    "requantize": check_lookup,
+    "requantize": check_requantize,
     "tanh": check_lookup,
     "logistic": check_lookup,
     "exp": check_lookup,

@@ -137,6 +137,9 @@ def pooling(op: Pooling, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
             average = tirx.if_then_else(
                 total > 0, tirx.truncdiv(total + half, count), tirx.truncdiv(total - half, count)
             )
+            if op.requant is not None:
+                average = requantize(average, int(op.requant.scale[0]), int(op.requant.shift[0]),
+                                     op.requant.rounding)
             return clamp_to(average + op.ofm.zero_point, op.clamp.min, op.clamp.max, op.ofm.tensor.dtype)
 
     return te.compute(ofm_shape, output, name=name, attrs=attrs)
