@@ -87,6 +87,8 @@ INT16_NPU_OPS = {  # int16 operators on the NPU, in forms beyond the factory def
     "max_pool2d": ("MAX_POOL_2D", dict(in_shape=(1, 9, 9, 8), pool=(3, 3), stride=(2, 2), padding="SAME")),
     "avg_pool2d": ("AVERAGE_POOL_2D", dict(in_shape=(1, 12, 12, 6), pool=(12, 12), stride=(1, 1))),
     "quantize": ("QUANTIZE", dict(in_shape=(1, 5, 7, 9), in_scale=2e-4, out_scale=3e-6)),
+    "tanh": ("TANH", dict(in_shape=(2, 40), in_scale=3.1e-4)),
+    "logistic": ("LOGISTIC", dict(in_shape=(1, 3, 5, 7), in_scale=2.0**-11)),
 }
 
 

@@ -175,6 +175,20 @@ def test_int16_quantize_every_value(out_scale, accelerator):
     assert np.array_equal(run_artifact(artifact, [every])[0].reshape(every.shape), run_litert(model, [every])[0])
 
 
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("op", ("tanh", "logistic"))
+def test_int16_tanh_logistic_every_value(op, accelerator):
+    """int16 TANH and LOGISTIC (the NPU's built-in functions) on all 65536 inputs, for power-of-two input scales
+    (TFLite's special case for tanh at 2^-12 and 2^-11) and others, up to a multiplier just below 2^16."""
+    every = np.arange(-32768, 32768, dtype=np.int16).reshape(1, 256, 256, 1)
+    for in_scale in (2.0**-12, 2.0**-11, 2.0**-8, 1e-4, 3.1e-4, 1e-3, 0.05, 5.3):
+        model = models.make(op, 0, dtype="int16", in_shape=every.shape, in_scale=in_scale)
+        report, (artifact,) = compile_model(model, accelerator)
+        assert report.counts() == {"ethos-u": 1}
+        got = run_artifact(artifact, [every])[0].reshape(every.shape)
+        assert np.array_equal(got, run_litert(model, [every])[0]), in_scale
+
+
 # PRELU variants: input zero points at both ends (no negative branch / no positive branch), rank 2, odd shapes
 PRELUS = (dict(in_zp=-128), dict(in_zp=127, out_zp=30), dict(in_shape=(1, 16)),
           dict(in_shape=(1, 5, 7, 3), alpha_scale=0.02, out_scale=0.01), dict(in_shape=(1, 3, 9, 40), in_zp=-60))

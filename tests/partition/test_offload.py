@@ -108,6 +108,10 @@ CONSTRAINT_CASES = {
         models.make("quantize", dtype="int16", in_scale=1.0, out_scale=1e-5),
         "effective scale 100000; int16 requantization needs it below 2^15",
     ),
+    "int16 tanh input multiplier of 2^16 or more": (
+        models.make("tanh", dtype="int16", in_scale=6.0),
+        "input scale 6; the int16 function's input multiplier must stay below 2^16",
+    ),
     "max pool stride 4": (
         models.make("max_pool2d", in_shape=(1, 16, 16, 4), pool=(4, 4), stride=(4, 4)),
         "stride HxW is 4x4; stride values must be in the range [1, 3]",

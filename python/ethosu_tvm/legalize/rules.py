@@ -21,6 +21,7 @@ from ..quantization import (
     per_channel_scale_shift,
     prelu_multipliers,
     quantize_value,
+    sigmoid_input_rescale,
     squared_difference_multipliers,
     softmax_exp_lut,
 )
@@ -344,6 +345,25 @@ def table(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     return Identity(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), lut=lookup_table(match), source=source)
 
 
+BUILT_IN_FUNCTIONS = {"tanh": "TANH", "logistic": "SIGMOID"}
+
+
+def sigmoid_family(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """int8 TANH and LOGISTIC are tables; int16 ones the NPU's built-in functions of the input rescaled as TFLite
+    rescales it (one rounding, half up)."""
+    if ofm.dtype == "int8":
+        return table(match, tensors, ofm, source)
+    ifm_q = quant_of(match["ifm_dq"])
+    multiplier, shift = sigmoid_input_rescale(ifm_q.scalar_scale)
+    return Identity(
+        ifm=_operand(tensors[match["ifm"]], ifm_q),
+        ofm=_operand(ofm, quant_of(match["quantize"])),
+        source=source,
+        function=BUILT_IN_FUNCTIONS[match.kind],
+        input_scale=Requantize(np.array([multiplier], dtype=np.int64), np.array([shift], dtype=np.int64), "TFL"),
+    )
+
+
 def softmax_beta(match: Match) -> float:
     """SOFTMAX's beta: the scalar the importer multiplies the dequantized input by (1 when it wrote none)."""
     beta = match.get("beta")
@@ -453,8 +473,8 @@ RULES: dict[str, Rule] = {
     "abs": table,
     "leaky_relu": table,
     "requantize": requantize,
-    "tanh": table,
-    "logistic": table,
+    "tanh": sigmoid_family,
+    "logistic": sigmoid_family,
     "exp": table,
     "log": table,
     "rsqrt": table,

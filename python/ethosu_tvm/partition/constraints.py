@@ -17,6 +17,7 @@ from ..quantization import (
     per_channel_scale_shift,
     prelu_multipliers,
     shifts_in_range,
+    sigmoid_input_rescale,
     squared_difference_multipliers,
 )
 
@@ -327,6 +328,38 @@ def check_lookup(match: Match) -> str:
     )
 
 
+INT16_SIGMOID_OUTPUT = (1.0 / 32768.0, 0)  # TFLite fixes the int16 TANH and LOGISTIC output quantization
+
+
+def check_sigmoid_family(match: Match) -> str:
+    """int8 TANH and LOGISTIC are tables (`check_lookup`); int16 ones the NPU's built-in functions, whose input
+    scaling must not exceed 16 bits (TFLite's 32-bit product of input and multiplier would wrap)."""
+    if dtype_of(match["ifm"]) != "int16":
+        return check_lookup(match)
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+
+    def quantization() -> str:
+        found = (ofm_q.scalar_scale, ofm_q.scalar_zero_point)
+        if ifm_q.scalar_zero_point != 0 or found != INT16_SIGMOID_OUTPUT:
+            return (f"input zero point {ifm_q.scalar_zero_point}, output quantization {found}; int16 needs zero"
+                    " points 0 and output scale 1/32768")
+        return ""
+
+    def input_scale() -> str:
+        multiplier, _ = sigmoid_input_rescale(ifm_q.scalar_scale)
+        return "" if multiplier < 1 << 16 else (f"input scale {ifm_q.scalar_scale:.6g}; the int16 function's input"
+                                                " multiplier must stay below 2^16")
+
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM", batch_one=False, dtypes=("int16",)),
+        lambda: _feature_map(match["quantize"], "OFM", batch_one=False, dtypes=("int16",)),
+        lambda: _activation_quant(ifm_q, "IFM"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        quantization,
+        input_scale,
+    )
+
+
 def check_requantize(match: Match) -> str:
     """int8 QUANTIZE is a table (`check_lookup`); int16 to int16 a scaled 1x1 average pool. TFLite shifts the
     centred input left before its multiply, so effective scales from 2^15 on could overflow its 32 bits."""
@@ -622,8 +655,8 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "abs": check_lookup,
     "leaky_relu": check_lookup,
     "requantize": check_requantize,
-    "tanh": check_lookup,
-    "logistic": check_lookup,
+    "tanh": check_sigmoid_family,
+    "logistic": check_sigmoid_family,
     "exp": check_lookup,
     "log": check_lookup,
     "rsqrt": check_lookup,
