@@ -89,6 +89,7 @@ INT16_NPU_OPS = {  # int16 operators on the NPU, in forms beyond the factory def
     "quantize": ("QUANTIZE", dict(in_shape=(1, 5, 7, 9), in_scale=2e-4, out_scale=3e-6)),
     "tanh": ("TANH", dict(in_shape=(2, 40), in_scale=3.1e-4)),
     "logistic": ("LOGISTIC", dict(in_shape=(1, 3, 5, 7), in_scale=2.0**-11)),
+    "mean": ("MEAN", dict(in_shape=(1, 9, 11, 5), out_scale=0.05, keep_dims=False)),
 }
 
 

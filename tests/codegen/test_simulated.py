@@ -189,6 +189,21 @@ def test_int16_tanh_logistic_every_value(op, accelerator):
         assert np.array_equal(got, run_litert(model, [every])[0]), in_scale
 
 
+# int16 MEAN over height and width: equal and unequal scales (TFLite requantizes either way), right and left shifts,
+# a 64x64 window (4096 values), no kept dimensions
+INT16_MEANS = (dict(), dict(in_shape=(1, 7, 9, 5), out_scale=0.05), dict(in_shape=(1, 23, 23, 3), in_scale=2.0**-11),
+               dict(in_shape=(1, 64, 64, 2), out_scale=1e-5), dict(in_shape=(1, 6, 6, 4), in_scale=2.0**-11,
+                                                                   out_scale=1e-7),
+               dict(in_shape=(1, 5, 7, 3), keep_dims=False))
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", range(len(INT16_MEANS)))
+def test_int16_mean(case, accelerator):
+    """A depthwise sum into 32 bits, then a MUL by TFLite's multiplier with 1/count folded in."""
+    assert_model_exact(models.make("mean", case, dtype="int16", **INT16_MEANS[case]), accelerator, seeds=(0, 1, 2))
+
+
 # PRELU variants: input zero points at both ends (no negative branch / no positive branch), rank 2, odd shapes
 PRELUS = (dict(in_zp=-128), dict(in_zp=127, out_zp=30), dict(in_shape=(1, 16)),
           dict(in_shape=(1, 5, 7, 3), alpha_scale=0.02, out_scale=0.01), dict(in_shape=(1, 3, 9, 40), in_zp=-60))

@@ -37,6 +37,8 @@ CASES = {
     "tanh int16": ("tanh", dict(dtype="int16", in_scale=3.1e-4)),
     "tanh int16 power-of-two scale": ("tanh", dict(dtype="int16", in_scale=2.0**-11)),
     "logistic int16": ("logistic", dict(dtype="int16", in_scale=1e-3)),
+    "mean int16": ("mean", dict(dtype="int16", out_scale=0.05)),
+    "mean int16 not keeping dims": ("mean", dict(dtype="int16", in_shape=(1, 5, 7, 3), keep_dims=False)),
     "add": ("add", {}),
     "add relu broadcast": ("add", dict(in2_shape=(1, 1, 1, 8), activation="RELU")),
     "add relu6 other scales": ("add", dict(in2_scale=0.11, in2_zp=20, activation="RELU6")),

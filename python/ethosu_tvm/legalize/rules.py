@@ -15,6 +15,7 @@ from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of, sha
 from ..quantization import (
     conv_multipliers,
     fully_connected_multipliers,
+    mean_multiplier,
     mul_multiplier,
     multiply_by_quantized_multiplier,
     npu_scale_shift,
@@ -164,9 +165,11 @@ def _pooling(pooling_type: str) -> Rule:
     return rule
 
 
-def mean(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
-    """MEAN over H and W with equal scales: TFLite sums the centred inputs and divides, rounding half away."""
+def mean(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp | tuple[NpuOp, ...]:
+    """int8 MEAN over H and W with equal scales: TFLite sums the centred inputs and divides, rounding half away."""
     ifm = tensors[match["ifm"]]
+    if ifm.dtype == "int16":
+        return _requantized_mean(match, ifm, ofm, source)
     return Pooling(
         pooling_type="AVG",
         ifm=_operand(ifm, quant_of(match["ifm_dq"])),
@@ -174,6 +177,29 @@ def mean(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
         pool_shape=(ifm.shape[1], ifm.shape[2]),
         source=source,
     )
+
+
+def _requantized_mean(match: Match, ifm: Tensor, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """int16 MEAN over H and W as TFLite's kernel computes it (and Vela emits it): the centred sum of each channel
+    (a depthwise convolution with unit weights into 32 bits), times the multiplier that folds 1/count into
+    input / output scale (a 32-bit constant IFM2: the NPU applies only the shift to a product of 32-bit operands),
+    rounded as TFLite's MultiplyByQuantizedMultiplier (TFL), + zp_out."""
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+    _, height, width, channels = ifm.shape
+    multiplier, shift = mean_multiplier(np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale),
+                                        height * width)
+    unit = np.array([1], dtype=np.int64)
+    total = Operand(Tensor(f"{ofm.name}_sum", (1, 1, 1, channels), "int32"), 0, 1.0)
+    summed = DepthwiseConv2D(
+        ifm=_operand(ifm, ifm_q), ofm=total, weights=np.ones((channels, height, width, 1), dtype=np.int8),
+        weight_zero_point=0, bias=np.zeros(channels, dtype=np.int64),
+        requant=Requantize(unit, np.array([0], dtype=np.int64), "TFL"), clamp=INT32_CLAMP, source=source)
+    scaled = BinaryElementwise(
+        operator="MUL", ifm=total, ifm2=Operand(Tensor(f"{ofm.name}_multiplier", (1, 1, 1, 1), "int32"), 0, 1.0),
+        ofm=_operand(ofm, ofm_q), requant=Requantize(unit, np.array([31 - shift], dtype=np.int64), "TFL"),
+        clamp=Clamp(*DTYPE_RANGES[ofm.dtype]), source=source,
+        ifm2_constant=np.full((1, 1, 1, 1), multiplier, dtype=np.int32))
+    return summed, scaled
 
 
 def _single(real: float) -> Requantize:

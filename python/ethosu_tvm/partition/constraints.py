@@ -14,6 +14,7 @@ from ..qdq.values import Quant, const_value, dtype_of, is_const, quant_of, shape
 from ..quantization import (
     conv_multipliers,
     fully_connected_multipliers,
+    mean_multiplier,
     per_channel_scale_shift,
     prelu_multipliers,
     shifts_in_range,
@@ -293,15 +294,12 @@ def _binary(match: Match, same_quant: bool) -> str:
 
 
 def check_mean(match: Match) -> str:
-    """MEAN over height and width is an average pool of the centred values (TFLite's integer Mean kernel)."""
+    """int8 MEAN over height and width is an average pool of the centred values (TFLite's integer Mean kernel);
+    int16 MEAN a sum by depthwise convolution, requantized by a MUL (see `check_int16_mean`)."""
+    if dtype_of(match["ifm"]) == "int16":
+        return check_int16_mean(match)
     ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
     shape = shape_of(match["ifm"])
-    axes = sorted(int(a) % max(len(shape), 1) for a in match["reduce"].attrs.axis)
-
-    def reduced_axes() -> str:
-        if len(shape) != 4 or axes != [1, 2]:
-            return f"MEAN over axes {axes} of a {len(shape)}-D tensor; only height and width of a 4-D one"
-        return ""
 
     def same_scale() -> str:
         if ifm_q.scalar_scale != ofm_q.scalar_scale:
@@ -312,9 +310,44 @@ def check_mean(match: Match) -> str:
         lambda: _feature_map(match["ifm"], "IFM"),
         lambda: _activation_quant(ifm_q, "IFM"),
         lambda: _activation_quant(ofm_q, "OFM"),
-        reduced_axes,
+        lambda: _mean_axes(match),
         same_scale,
         lambda: _average_kernel(shape[1], shape[2]),
+    )
+
+
+def _mean_axes(match: Match) -> str:
+    shape = shape_of(match["ifm"])
+    axes = sorted(int(a) % max(len(shape), 1) for a in match["reduce"].attrs.axis)
+    if len(shape) != 4 or axes != [1, 2]:
+        return f"MEAN over axes {axes} of a {len(shape)}-D tensor; only height and width of a 4-D one"
+    return ""
+
+
+def check_int16_mean(match: Match) -> str:
+    """int16 MEAN over height and width: the 32-bit sum of each channel times TFLite's multiplier of
+    input / output scale with 1/count folded in (its right shift is at most 62). A left shift, which TFLite applies
+    to the sum before multiplying, must keep the largest sum within 32 bits."""
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+    shape = shape_of(match["ifm"])
+
+    def scale() -> str:
+        count = shape[1] * shape[2]
+        real = np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale)
+        _, shift = mean_multiplier(real, count)
+        if shift > 0 and (count << (15 + shift)) >= 1 << 31:
+            return (f"MEAN of {count} values with effective scale {real:.6g}; TFLite's left shift of the sum by"
+                    f" {shift} could overflow 32 bits")
+        return ""
+
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM", dtypes=("int16",)),
+        lambda: _feature_map(match["quantize"], "OFM", batch_one=False, dtypes=("int16",)),
+        lambda: _activation_quant(ifm_q, "IFM"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        lambda: _mean_axes(match),
+        lambda: _average_kernel(shape[1], shape[2]),
+        scale,
     )
 
 
