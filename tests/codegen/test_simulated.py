@@ -11,7 +11,7 @@ from ethosu_tvm.legalize import legalize
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.partition.constraints import MAX_INT16_AVG_TAPS
 from ethosu_tvm.target import EthosuTarget
-from ethosu_tvm.sim import Simulator
+from ethosu_tvm.sim import Simulator, vela_compile, vela_tflite
 from ethosu_tvm.sim.quant import Rounding, apply_scale
 from ethosu_tvm.sim.regfile import RegisterFile
 from ethosu_tvm.sim.registers import Kind
@@ -68,16 +68,22 @@ PADDED_AVERAGE_POOLS = (((1, 8, 8, 8), (3, 3), (1, 1), 0), ((1, 9, 9, 8), (3, 3)
                         ((1, 5, 11, 70), (4, 2), (2, 1), 17))
 
 
-def _average_pool_scaling(artifact) -> list[tuple[int, int, int]]:
-    """(OFM_PRECISION scale_mode, OFM_SCALE multiplier, shift) at each AVERAGE pooling command of the stream."""
+def _pool_registers(accelerator: str, stream) -> list[tuple[int, ...]]:
+    """(POOL mode, ACTIVATION function, OFM_PRECISION scale_mode, OFM_SCALE multiplier, shift) at each POOL command."""
     regs, found = RegisterFile(), []
-    for command in Simulator(artifact.accelerator).commands(artifact.driver_payload):
+    for command in Simulator(accelerator).commands(stream):
         if command.opcode.kind is not Kind.OPERATION:
             regs.set(command)
-        elif command.opcode.name == "NPU_OP_POOL" and command.param == 1:
-            found.append((regs.field("OFM_PRECISION", "scale_mode"), regs.raw("OFM_SCALE"),
+        elif command.opcode.name == "NPU_OP_POOL":
+            found.append((command.param, regs.field("ACTIVATION", "function"),
+                          regs.field("OFM_PRECISION", "scale_mode"), regs.raw("OFM_SCALE"),
                           regs.field("OFM_SCALE", "shift")))
     return found
+
+
+def _average_pool_scaling(artifact) -> list[tuple[int, int, int]]:
+    """(OFM_PRECISION scale_mode, OFM_SCALE multiplier, shift) at each AVERAGE pooling command of the stream."""
+    return [fields[2:] for fields in _pool_registers(artifact.accelerator, artifact.driver_payload) if fields[0] == 1]
 
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
@@ -202,6 +208,20 @@ INT16_MEANS = (dict(), dict(in_shape=(1, 7, 9, 5), out_scale=0.05), dict(in_shap
 def test_int16_mean(case, accelerator):
     """A depthwise sum into 32 bits, then a MUL by TFLite's multiplier with 1/count folded in."""
     assert_model_exact(models.make("mean", case, dtype="int16", **INT16_MEANS[case]), accelerator, seeds=(0, 1, 2))
+
+
+@pytest.mark.parametrize("op, in_scale", (("tanh", 2.0**-11), ("tanh", 3.1e-4), ("logistic", 2.0**-12),
+                                          ("logistic", 0.05), ("quantize", 2e-4)))
+def test_int16_function_encoding_is_velas(op, in_scale, tmp_path):
+    """int16 TANH, LOGISTIC and QUANTIZE: the same AVERAGE pool, function and global OFM_SCALE as Vela's compiler
+    emits for the model."""
+    model = models.make(op, 0, dtype="int16", in_scale=in_scale)
+    path = tmp_path / f"{op}.tflite"
+    path.write_bytes(model)
+    velas = vela_tflite.parse(vela_compile.compile_model(path, "ethos-u55-128", "Performance", tmp_path / "out"))
+    _, (artifact,) = compile_model(model, "ethos-u55-128")
+    ours = _pool_registers("ethos-u55-128", artifact.driver_payload)
+    assert len(ours) == 1 and ours == _pool_registers("ethos-u55-128", velas.command_stream)
 
 
 # PRELU variants: input zero points at both ends (no negative branch / no positive branch), rank 2, odd shapes
