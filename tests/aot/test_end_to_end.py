@@ -104,6 +104,22 @@ def test_int16_op_on_the_npu(op, accelerator, tmp_path):
 
 
 @pytest.mark.parametrize("accelerator", ALL_U55)
+def test_int16_chain_in_one_npu_launch(accelerator, tmp_path):
+    """int16 pools, ADD, LOGISTIC, TANH, QUANTIZE and MEAN in one NPU subgraph (the cascader free to stripe it)."""
+    net = models.Net(9)
+    x = net.input((1, 16, 16, 8), dtype="int16")
+    y = net.add(net.max_pool2d(x, pool=(3, 3), stride=(1, 1), padding="SAME"),
+                net.avg_pool2d(x, pool=(3, 3), stride=(1, 1), padding="SAME"))
+    y = net.quantize(net.tanh(net.logistic(net.avg_pool2d(y))), out_scale=2e-5)
+    net.output(net.mean(y))
+    model = net.build()
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    report = members(archive)["./src/offload_report.txt"].decode()
+    assert "ethos-u: 8, host: 0" in report, report
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
 def test_prelu_squared_difference_and_constant_tensor_between_convolutions(accelerator, tmp_path):
     """One NPU launch (the cascader free to stripe it): PRELU, SQUARED_DIFFERENCE (32-bit intermediates) and an
     ADD of a constant tensor between convolutions."""
