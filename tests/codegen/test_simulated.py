@@ -294,6 +294,24 @@ def test_pooling_sweep(op, h, w, c, pool, stride, padding, in_zp, accelerator, s
     assert_model_exact(model, accelerator)
 
 
+@settings(max_examples=20, deadline=None)
+@given(op=st.sampled_from(["avg_pool2d", "max_pool2d", "mean"]), h=st.integers(1, 22), w=st.integers(1, 22),
+       c=st.integers(1, 20), pool=st.tuples(st.integers(1, 8), st.integers(1, 8)),
+       stride=st.tuples(st.integers(1, 3), st.integers(1, 3)), window=st.sampled_from(["SAME", "VALID", "GLOBAL"]),
+       out_scale=st.floats(1e-5, 1e-2), accelerator=accelerators, seed=st.integers(0, 1000))
+def test_int16_pooling_sweep(op, h, w, c, pool, stride, window, out_scale, accelerator, seed):
+    """int16 pools (padded windows up to 8x8, unpadded ones up to 22x22 = 484 taps) and MEAN."""
+    if op == "mean":
+        model = models.make(op, seed=seed, dtype="int16", in_shape=(1, h, w, c), out_scale=out_scale)
+    else:
+        if window == "VALID":
+            assume(h >= pool[0] and w >= pool[1])
+        model = models.make(op, seed=seed, dtype="int16", in_shape=(1, h, w, c),
+                            pool=(h, w) if window == "GLOBAL" else pool, stride=stride,
+                            padding="SAME" if window == "SAME" else "VALID")
+    assert_model_exact(model, accelerator)
+
+
 @pytest.mark.parametrize("accelerator", ["ethos-u55-128", "ethos-u55-256"])
 def test_system_config_steers_block_choice_and_stays_exact(accelerator):
     """A weight-heavy 32x32x16 convolution: with its weights in flash (Shared_Sram) the block choice re-reads them
