@@ -83,6 +83,42 @@ def test_int16_binary_op_on_the_npu(op, accelerator, tmp_path):
     assert _placement(archive, op.upper()) == "ethos-u"
 
 
+INT16_NPU_OPS = {  # int16 operators on the NPU, in forms beyond the factory defaults test_factory_op runs
+    "max_pool2d": ("MAX_POOL_2D", dict(in_shape=(1, 9, 9, 8), pool=(3, 3), stride=(2, 2), padding="SAME")),
+    "avg_pool2d": ("AVERAGE_POOL_2D", dict(in_shape=(1, 12, 12, 6), pool=(12, 12), stride=(1, 1))),
+    "quantize": ("QUANTIZE", dict(in_shape=(1, 5, 7, 9), in_scale=2e-4, out_scale=3e-6)),
+    "tanh": ("TANH", dict(in_shape=(2, 40), in_scale=3.1e-4)),
+    "logistic": ("LOGISTIC", dict(in_shape=(1, 3, 5, 7), in_scale=2.0**-11)),
+    "mean": ("MEAN", dict(in_shape=(1, 9, 11, 5), out_scale=0.05, keep_dims=False)),
+}
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+@pytest.mark.parametrize("op", INT16_NPU_OPS)
+def test_int16_op_on_the_npu(op, accelerator, tmp_path):
+    operator, params = INT16_NPU_OPS[op]
+    model = models.make(op, 8, dtype="int16", **params)
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, operator) == "ethos-u"
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+def test_int16_chain_in_one_npu_launch(accelerator, tmp_path):
+    """int16 pools, ADD, LOGISTIC, TANH, QUANTIZE and MEAN in one NPU subgraph (the cascader free to stripe it)."""
+    net = models.Net(9)
+    x = net.input((1, 16, 16, 8), dtype="int16")
+    y = net.add(net.max_pool2d(x, pool=(3, 3), stride=(1, 1), padding="SAME"),
+                net.avg_pool2d(x, pool=(3, 3), stride=(1, 1), padding="SAME"))
+    y = net.quantize(net.tanh(net.logistic(net.avg_pool2d(y))), out_scale=2e-5)
+    net.output(net.mean(y))
+    model = net.build()
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    report = members(archive)["./src/offload_report.txt"].decode()
+    assert "ethos-u: 8, host: 0" in report, report
+
+
 @pytest.mark.parametrize("accelerator", ALL_U55)
 def test_prelu_squared_difference_and_constant_tensor_between_convolutions(accelerator, tmp_path):
     """One NPU launch (the cascader free to stripe it): PRELU, SQUARED_DIFFERENCE (32-bit intermediates) and an

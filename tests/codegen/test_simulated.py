@@ -9,8 +9,10 @@ from ethosu_tvm.codegen import compile_npu_graph
 from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.legalize import legalize
 from ethosu_tvm.partition import partition_for_ethosu
+from ethosu_tvm.partition.constraints import MAX_INT16_AVG_TAPS
 from ethosu_tvm.target import EthosuTarget
-from ethosu_tvm.sim import Simulator
+from ethosu_tvm.sim import Simulator, vela_compile, vela_tflite
+from ethosu_tvm.sim.quant import Rounding, apply_scale
 from ethosu_tvm.sim.regfile import RegisterFile
 from ethosu_tvm.sim.registers import Kind
 from ethosu_tvm.testing import models, shared_model
@@ -66,16 +68,22 @@ PADDED_AVERAGE_POOLS = (((1, 8, 8, 8), (3, 3), (1, 1), 0), ((1, 9, 9, 8), (3, 3)
                         ((1, 5, 11, 70), (4, 2), (2, 1), 17))
 
 
-def _average_pool_scaling(artifact) -> list[tuple[int, int, int]]:
-    """(OFM_PRECISION scale_mode, OFM_SCALE multiplier, shift) at each AVERAGE pooling command of the stream."""
+def _pool_registers(accelerator: str, stream) -> list[tuple[int, ...]]:
+    """(POOL mode, ACTIVATION function, OFM_PRECISION scale_mode, OFM_SCALE multiplier, shift) at each POOL command."""
     regs, found = RegisterFile(), []
-    for command in Simulator(artifact.accelerator).commands(artifact.driver_payload):
+    for command in Simulator(accelerator).commands(stream):
         if command.opcode.kind is not Kind.OPERATION:
             regs.set(command)
-        elif command.opcode.name == "NPU_OP_POOL" and command.param == 1:
-            found.append((regs.field("OFM_PRECISION", "scale_mode"), regs.raw("OFM_SCALE"),
+        elif command.opcode.name == "NPU_OP_POOL":
+            found.append((command.param, regs.field("ACTIVATION", "function"),
+                          regs.field("OFM_PRECISION", "scale_mode"), regs.raw("OFM_SCALE"),
                           regs.field("OFM_SCALE", "shift")))
     return found
+
+
+def _average_pool_scaling(artifact) -> list[tuple[int, int, int]]:
+    """(OFM_PRECISION scale_mode, OFM_SCALE multiplier, shift) at each AVERAGE pooling command of the stream."""
+    return [fields[2:] for fields in _pool_registers(artifact.accelerator, artifact.driver_payload) if fields[0] == 1]
 
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
@@ -125,6 +133,95 @@ def test_int16_binary_op(op, accelerator):
     quant = {} if op in ("minimum", "maximum") else dict(in2_scale=3e-4)
     for seed, params in enumerate(INT16_BINARY):
         assert_model_exact(models.make(op, seed, dtype="int16", **quant, **params), accelerator)
+
+
+# int16 pools: padded and unpadded windows, strides, a fused activation, global averages up to 22x22 = 484 taps
+# (the unpadded int16 limit is 504; large windows run as depthwise convolutions on small configurations)
+INT16_POOLS = (
+    ("max_pool2d", dict()),
+    ("max_pool2d", dict(pool=(3, 3), stride=(2, 2), padding="SAME", in_shape=(1, 9, 9, 8), activation="RELU")),
+    ("avg_pool2d", dict()),
+    ("avg_pool2d", dict(pool=(3, 3), stride=(1, 1), padding="SAME", in_shape=(1, 7, 9, 5))),
+    ("avg_pool2d", dict(pool=(3, 2), stride=(2, 3), in_shape=(1, 11, 13, 6), activation="RELU6")),
+    ("avg_pool2d", dict(pool=(16, 16), stride=(1, 1), in_shape=(1, 16, 16, 24))),
+    ("avg_pool2d", dict(pool=(22, 22), stride=(1, 1), in_shape=(1, 22, 22, 3))),
+)
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", range(len(INT16_POOLS)))
+def test_int16_pooling(case, accelerator):
+    op, params = INT16_POOLS[case]
+    assert_model_exact(models.make(op, case, dtype="int16", **params), accelerator, seeds=(0, 1, 2))
+
+
+def test_int16_average_scale_limit():
+    """The 32-bit 1/N scale of an unpadded average pool equals TFLite's rounded division on every int16 window
+    sum up to MAX_INT16_AVG_TAPS taps, and no longer one tap beyond (why partitioning stops there)."""
+
+    def exact(taps: int) -> bool:
+        k = (taps - 1).bit_length()
+        sums = np.arange(-32768 * taps, 32767 * taps + 1, dtype=np.int64)
+        divided = np.where(sums > 0, (sums + taps // 2) // taps, -((taps // 2 - sums) // taps))
+        scale = ((1 << (31 + k)) + (1 << k)) // taps
+        return np.array_equal(apply_scale(sums, scale, 31 + k, Rounding.TFL), divided)
+
+    assert exact(MAX_INT16_AVG_TAPS) and exact(484) and not exact(MAX_INT16_AVG_TAPS + 1)
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("out_scale", (3e-3, 1e-5, 7.7e-7, 2.0))
+def test_int16_quantize_every_value(out_scale, accelerator):
+    """int16 QUANTIZE (a scaled 1x1 average pool) on all 65536 inputs, from an effective scale of 5e-4 (TFLite's
+    right shift) to 1299 (its left shift by 11)."""
+    every = np.arange(-32768, 32768, dtype=np.int16).reshape(1, 256, 256, 1)
+    model = models.make("quantize", 0, dtype="int16", in_shape=every.shape, in_scale=1e-3, out_scale=out_scale)
+    report, (artifact,) = compile_model(model, accelerator)
+    assert report.counts() == {"ethos-u": 1}
+    assert np.array_equal(run_artifact(artifact, [every])[0].reshape(every.shape), run_litert(model, [every])[0])
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("op", ("tanh", "logistic"))
+def test_int16_tanh_logistic_every_value(op, accelerator):
+    """int16 TANH and LOGISTIC (the NPU's built-in functions) on all 65536 inputs, for power-of-two input scales
+    (TFLite's special case for tanh at 2^-12 and 2^-11) and others, up to a multiplier just below 2^16."""
+    every = np.arange(-32768, 32768, dtype=np.int16).reshape(1, 256, 256, 1)
+    for in_scale in (2.0**-12, 2.0**-11, 2.0**-8, 1e-4, 3.1e-4, 1e-3, 0.05, 5.3):
+        model = models.make(op, 0, dtype="int16", in_shape=every.shape, in_scale=in_scale)
+        report, (artifact,) = compile_model(model, accelerator)
+        assert report.counts() == {"ethos-u": 1}
+        got = run_artifact(artifact, [every])[0].reshape(every.shape)
+        assert np.array_equal(got, run_litert(model, [every])[0]), in_scale
+
+
+# int16 MEAN over height and width: equal and unequal scales (TFLite requantizes either way), right and left shifts,
+# a 64x64 window (4096 values), no kept dimensions
+INT16_MEANS = (dict(), dict(in_shape=(1, 7, 9, 5), out_scale=0.05), dict(in_shape=(1, 23, 23, 3), in_scale=2.0**-11),
+               dict(in_shape=(1, 64, 64, 2), out_scale=1e-5), dict(in_shape=(1, 6, 6, 4), in_scale=2.0**-11,
+                                                                   out_scale=1e-7),
+               dict(in_shape=(1, 5, 7, 3), keep_dims=False))
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", range(len(INT16_MEANS)))
+def test_int16_mean(case, accelerator):
+    """A depthwise sum into 32 bits, then a MUL by TFLite's multiplier with 1/count folded in."""
+    assert_model_exact(models.make("mean", case, dtype="int16", **INT16_MEANS[case]), accelerator, seeds=(0, 1, 2))
+
+
+@pytest.mark.parametrize("op, in_scale", (("tanh", 2.0**-11), ("tanh", 3.1e-4), ("logistic", 2.0**-12),
+                                          ("logistic", 0.05), ("quantize", 2e-4)))
+def test_int16_function_encoding_is_velas(op, in_scale, tmp_path):
+    """int16 TANH, LOGISTIC and QUANTIZE: the same AVERAGE pool, function and global OFM_SCALE as Vela's compiler
+    emits for the model."""
+    model = models.make(op, 0, dtype="int16", in_scale=in_scale)
+    path = tmp_path / f"{op}.tflite"
+    path.write_bytes(model)
+    velas = vela_tflite.parse(vela_compile.compile_model(path, "ethos-u55-128", "Performance", tmp_path / "out"))
+    _, (artifact,) = compile_model(model, "ethos-u55-128")
+    ours = _pool_registers("ethos-u55-128", artifact.driver_payload)
+    assert len(ours) == 1 and ours == _pool_registers("ethos-u55-128", velas.command_stream)
 
 
 # PRELU variants: input zero points at both ends (no negative branch / no positive branch), rank 2, odd shapes
@@ -194,6 +291,24 @@ def test_pooling_sweep(op, h, w, c, pool, stride, padding, in_zp, accelerator, s
         assume(h >= pool[0] and w >= pool[1])
     model = models.make(op, seed=seed, in_shape=(1, h, w, c), pool=pool, stride=stride, padding=padding,
                         in_zp=in_zp)
+    assert_model_exact(model, accelerator)
+
+
+@settings(max_examples=20, deadline=None)
+@given(op=st.sampled_from(["avg_pool2d", "max_pool2d", "mean"]), h=st.integers(1, 22), w=st.integers(1, 22),
+       c=st.integers(1, 20), pool=st.tuples(st.integers(1, 8), st.integers(1, 8)),
+       stride=st.tuples(st.integers(1, 3), st.integers(1, 3)), window=st.sampled_from(["SAME", "VALID", "GLOBAL"]),
+       out_scale=st.floats(1e-5, 1e-2), accelerator=accelerators, seed=st.integers(0, 1000))
+def test_int16_pooling_sweep(op, h, w, c, pool, stride, window, out_scale, accelerator, seed):
+    """int16 pools (padded windows up to 8x8, unpadded ones up to 22x22 = 484 taps) and MEAN."""
+    if op == "mean":
+        model = models.make(op, seed=seed, dtype="int16", in_shape=(1, h, w, c), out_scale=out_scale)
+    else:
+        if window == "VALID":
+            assume(h >= pool[0] and w >= pool[1])
+        model = models.make(op, seed=seed, dtype="int16", in_shape=(1, h, w, c),
+                            pool=(h, w) if window == "GLOBAL" else pool, stride=stride,
+                            padding="SAME" if window == "SAME" else "VALID")
     assert_model_exact(model, accelerator)
 
 

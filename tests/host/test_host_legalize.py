@@ -30,10 +30,12 @@ HOST_CASES = [
     ("pad", dict(in_zp=50, paddings=((0, 1), (0, 3), (2, 0), (1, 1)))),
     ("padv2", dict(in_zp=50, value=-7, paddings=((1, 1), (0, 0), (0, 0), (0, 0)))),
     ("padv2", dict(I16, value=300, paddings=((1, 0), (0, 0), (2, 1), (0, 0)))),
-    ("avg_pool2d", I16),
-    ("avg_pool2d", dict(I16, pool=(3, 3), stride=(2, 2), padding="SAME", activation="RELU6")),
-    ("max_pool2d", I16),
-    ("max_pool2d", dict(I16, pool=(2, 3), padding="SAME", activation="RELU")),
+    # int16 pools, QUANTIZE, TANH and LOGISTIC in forms the NPU does not take: batch 2, an unpadded average over
+    # more than 504 taps, stride 4, an effective scale of 2^15 or more, an input multiplier of 2^16 or more
+    ("avg_pool2d", dict(I16, in_shape=(1, 23, 23, 4), pool=(23, 23), stride=(1, 1))),
+    ("avg_pool2d", dict(I16, in_shape=(2, 8, 8, 8), pool=(3, 3), stride=(2, 2), padding="SAME", activation="RELU6")),
+    ("max_pool2d", dict(I16, in_shape=(2, 8, 8, 8))),
+    ("max_pool2d", dict(I16, pool=(2, 3), stride=(4, 4), padding="SAME", activation="RELU")),
     # int16 binary operators in forms the NPU does not take: batch 2, 5-D, both operands broadcasting
     ("add", dict(I16, in_shape=(2, 4, 4, 8))),
     ("add", dict(I16, in_shape=(1, 8, 1, 8), in2_shape=(1, 1, 8, 1), activation="RELU6")),
@@ -41,9 +43,10 @@ HOST_CASES = [
     ("mul", dict(I16, in_shape=(1, 2, 3, 4, 5))),
     ("minimum", dict(I16, in_shape=(2, 4, 4, 8))),
     ("maximum", dict(I16, in_shape=(8, 1, 8), in2_shape=(1, 8, 1))),
-    ("quantize", I16),
-    ("tanh", I16),
-    ("logistic", I16),
+    ("quantize", dict(I16, in_scale=1.0, out_scale=1e-5)),
+    ("quantize", dict(I16, in_shape=(2, 4, 4, 8))),
+    ("tanh", dict(I16, in_scale=6.0)),
+    ("logistic", dict(I16, in_scale=6.0)),
     ("reshape", dict(I16, new_shape=(1, 2, 2, 4, 8))),  # a 5-D OFM the NPU cannot copy
     ("strided_slice", dict(begin=(0, 1, 1, 0), end=(1, 7, 7, 4), strides=(1, 2, 1, 2))),  # strides on channels
     ("strided_slice", dict(I16, begin=(0, 7, 1, 3), end=(1, 0, 8, 0), strides=(1, -2, 3, -1))),
@@ -103,8 +106,14 @@ HOST_CASES = [
     ("div", dict(in_shape=(2, 3, 8), constant_rhs=(3, 1), in2_scale=0.05, in2_zp=-128)),
     ("gather_nd", dict(I16, in_shape=(6, 5), indices=(((5,), (0,)), ((2,), (2,))))),
 ]
-# int8 operators the NPU takes: their host patterns, checked on the module before partitioning.
+# operators the NPU takes: their host patterns, checked on the module before partitioning.
 UNPARTITIONED_CASES = [
+    ("avg_pool2d", dict(I16, pool=(3, 3), stride=(2, 2), padding="SAME", activation="RELU6")),
+    ("max_pool2d", dict(I16, pool=(2, 3), padding="SAME", activation="RELU")),
+    ("quantize", I16),
+    ("tanh", I16),
+    ("logistic", I16),
+    ("mean", I16),
     ("relu", dict(out_scale=0.01, out_zp=-20)),
     ("relu6", dict(in_scale=0.05, in_zp=-100)),
     ("relu_n1_to_1", dict(in_scale=0.01, in_zp=10)),

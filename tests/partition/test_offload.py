@@ -101,6 +101,26 @@ CONSTRAINT_CASES = {
         models.make("avg_pool2d", in_shape=(1, 12, 12, 4), pool=(9, 9), stride=(1, 1), padding="SAME"),
         "padded average pool kernel HxW is 9x9; it must be in the range [1, 8]",
     ),
+    "int16 average pool over 504 taps": (
+        models.make("avg_pool2d", dtype="int16", in_shape=(1, 23, 23, 2), pool=(23, 23), stride=(1, 1)),
+        "int16 average pool of 23x23 taps; the NPU's 1/N scale is exact for int16 up to 504 taps",
+    ),
+    "int16 requantization by 2^15 or more": (
+        models.make("quantize", dtype="int16", in_scale=1.0, out_scale=1e-5),
+        "effective scale 100000; int16 requantization needs it below 2^15",
+    ),
+    "int16 tanh input multiplier of 2^16 or more": (
+        models.make("tanh", dtype="int16", in_scale=6.0),
+        "input scale 6; the int16 function's input multiplier must stay below 2^16",
+    ),
+    "int16 mean shifting its sum out of 32 bits": (
+        models.make("mean", dtype="int16", in_scale=1.0, out_scale=1e-5),
+        "MEAN of 64 values with effective scale 100000; TFLite's left shift of the sum by 11 could overflow 32 bits",
+    ),
+    "int16 mean over width only": (
+        models.make("mean", dtype="int16", axis=(2,)),
+        "MEAN over axes [2] of a 4-D tensor; only height and width of a 4-D one",
+    ),
     "max pool stride 4": (
         models.make("max_pool2d", in_shape=(1, 16, 16, 4), pool=(4, 4), stride=(4, 4)),
         "stride HxW is 4x4; stride values must be in the range [1, 3]",

@@ -49,6 +49,7 @@ _ROUNDING = {"TFL": vapi.NpuRoundingMode.TFL, "NATURAL": vapi.NpuRoundingMode.NA
 _ELEMENTWISE = {"ADD": vapi.NpuElementWiseOp.ADD, "SUB": vapi.NpuElementWiseOp.SUB,
                 "MUL": vapi.NpuElementWiseOp.MUL, "MIN": vapi.NpuElementWiseOp.MIN,
                 "MAX": vapi.NpuElementWiseOp.MAX}
+_FUNCTIONS = {"TANH": vapi.NpuActivationOp.TANH, "SIGMOID": vapi.NpuActivationOp.SIGMOID}
 
 
 def _segments(interval: Interval, size: int, ring: bool) -> list[tuple[int, int]]:
@@ -173,6 +174,12 @@ class OperationBuilder:
             return [self.elementwise(op, stripe, what)]
         if isinstance(op, Identity) and op.lut is not None:
             return self.table_lookup(op, stripe, what)
+        if isinstance(op, Identity) and op.function:
+            # A 1x1 AVERAGE pool (global scaling, which MAX lacks): Vela's API derives the function's input scaling
+            # from the IFM's scale as TFLite does
+            activation = vapi.NpuActivation(_FUNCTIONS[op.function])
+            return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what, activation,
+                              kind=vapi.NpuPoolingOp.AVERAGE)]
         if isinstance(op, Identity):
             return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what)]
         if isinstance(op, Slice):
@@ -280,6 +287,9 @@ class OperationBuilder:
             # The NPU divides a padded window by its valid taps itself; the API would emit per-channel scale mode
             # without a scale stream, Vela's compiler emits global mode with OFM_SCALE 1 (Vela's explicit scaling).
             npu_op.rescale = ExplicitScaling(False, shift=[0], multiplier=[1])
+        if op.requant is not None:
+            npu_op.rescale = ExplicitScaling(False, shift=[int(op.requant.shift[0])],
+                                             multiplier=[int(op.requant.scale[0])])
         npu_op.block_config = choose_block_config(npu_op, self.accelerator, self.system, what)
         if npu_op.block_config is None and kind == vapi.NpuPoolingOp.AVERAGE and not padded:
             return self.convolution(average_as_depthwise(op), stripe, what)
@@ -375,12 +385,14 @@ class OperationBuilder:
 
     def copy(self, source: vapi.NpuFeatureMap, ofm: Operand, stripe: Stripe, what: str,
              activation: vapi.NpuActivation | None = None, upscale: bool = False,
-             strides: tuple[int, int] = (1, 1)) -> vapi.NpuOperation:
+             strides: tuple[int, int] = (1, 1), kind: vapi.NpuPoolingOp = vapi.NpuPoolingOp.MAX
+             ) -> vapi.NpuOperation:
         """A 1x1 max pool from `source` to the stripe's box of the OFM (for a reshape the source is the IFM's bytes
         in the OFM's shape; a concatenation or pad writes a box of its OFM; with `upscale` each source element
         fills 2x2 of the OFM; with `strides` (y, x) a slice skips rows and columns): a pool has no alignment rule
-        on the size, which a DMA would have (multiples of 16)."""
-        npu_op = vapi.NpuPoolingOperation(vapi.NpuPoolingOp.MAX)
+        on the size, which a DMA would have (multiples of 16). `kind` AVERAGE makes it a 1x1 average pool, which
+        scales globally (the built-in functions' input scaling)."""
+        npu_op = vapi.NpuPoolingOperation(kind)
         stride_y, stride_x = _strides(strides, stripe.ofm)
         npu_op.kernel = vapi.NpuKernel(1, 1, stride_x, stride_y)
         npu_op.padding = vapi.NpuPadding(top=0, left=0, bottom=0, right=0)

@@ -99,7 +99,11 @@ class DepthwiseConv2D(Conv2D):
 
 @dataclass(frozen=True, eq=False)
 class Pooling(_SingleInput):
-    """ethosu.pooling: MAX or AVG over valid taps (padding never contributes), then optional requant and clamp."""
+    """ethosu.pooling: MAX or AVG over valid taps (padding never contributes), then optional requant and clamp.
+
+    `requant` scales an unpadded AVG's result before the OFM zero point is added: over a 1x1 window, a
+    requantization of the centred IFM (int16 QUANTIZE).
+    """
 
     op_name: ClassVar[str] = "ethosu.pooling"
     pooling_type: str
@@ -110,6 +114,7 @@ class Pooling(_SingleInput):
     padding: Padding = field(default_factory=Padding)
     clamp: Clamp = field(default_factory=Clamp)
     source: str = ""
+    requant: Requantize | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,7 +157,9 @@ class Identity(_SingleInput):
     """ethosu.identity: copy in NHWC element order (so also a reshape), optionally through a lookup table.
 
     `lut` (256 int8 entries, indexed by the raw input value + 128) carries an int8 → int8 function such as a
-    requantization or an activation; without it the values are copied unchanged.
+    requantization or an activation; without it the values are copied unchanged. `function` ("TANH" or "SIGMOID")
+    is instead the NPU's built-in int16 function (TFLite's int16 TANH and LOGISTIC, output scale 1/32768) of the
+    centred IFM times `input_scale`: TFLite's rescaling to units of 1/(3·4096).
     """
 
     op_name: ClassVar[str] = "ethosu.identity"
@@ -160,6 +167,8 @@ class Identity(_SingleInput):
     ofm: Operand
     lut: np.ndarray | None = None
     source: str = ""
+    function: str = ""
+    input_scale: Requantize | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,12 +15,14 @@ from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of, sha
 from ..quantization import (
     conv_multipliers,
     fully_connected_multipliers,
+    mean_multiplier,
     mul_multiplier,
     multiply_by_quantized_multiplier,
     npu_scale_shift,
     per_channel_scale_shift,
     prelu_multipliers,
     quantize_value,
+    sigmoid_input_rescale,
     squared_difference_multipliers,
     npu_interpolation_lut,
     softmax_exp_lut,
@@ -66,13 +68,14 @@ def _raw(tensor: Tensor) -> Operand:
     return Operand(tensor, 0, 1.0)
 
 
-def _int_clamp(match: Match) -> Clamp:
-    """Bounds of the int8 clip the frontend writes for a fused activation (the dtype range when there is none)."""
+def _int_clamp(match: Match, dtype: str = "int8") -> Clamp:
+    """Bounds of the integer clip the frontend writes for a fused activation, within the range of `dtype` (that
+    range when there is none)."""
+    low, high = DTYPE_RANGES[dtype]
     clip = match.get("clip")
     if clip is None:
-        return Clamp(*INT8_RANGE)
-    low, high = round(prim_float(clip.args[1])), round(prim_float(clip.args[2]))
-    return Clamp(max(INT8_RANGE[0], low), min(INT8_RANGE[1], high))
+        return Clamp(low, high)
+    return Clamp(max(low, round(prim_float(clip.args[1]))), min(high, round(prim_float(clip.args[2]))))
 
 
 def _float_clamp(match: Match, ofm: Quant, dtype: str = "int8") -> Clamp:
@@ -178,16 +181,18 @@ def _pooling(pooling_type: str) -> Rule:
             pool_shape=tuple(int(k) for k in attrs.pool_size),
             strides=tuple(int(s) for s in attrs.strides),
             padding=Padding(top, left, bottom, right),
-            clamp=_int_clamp(match),
+            clamp=_int_clamp(match, ofm.dtype),
             source=source,
         )
 
     return rule
 
 
-def mean(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
-    """MEAN over H and W with equal scales: TFLite sums the centred inputs and divides, rounding half away."""
+def mean(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp | tuple[NpuOp, ...]:
+    """int8 MEAN over H and W with equal scales: TFLite sums the centred inputs and divides, rounding half away."""
     ifm = tensors[match["ifm"]]
+    if ifm.dtype == "int16":
+        return _requantized_mean(match, ifm, ofm, source)
     return Pooling(
         pooling_type="AVG",
         ifm=_operand(ifm, quant_of(match["ifm_dq"])),
@@ -195,6 +200,29 @@ def mean(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
         pool_shape=(ifm.shape[1], ifm.shape[2]),
         source=source,
     )
+
+
+def _requantized_mean(match: Match, ifm: Tensor, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """int16 MEAN over H and W as TFLite's kernel computes it (and Vela emits it): the centred sum of each channel
+    (a depthwise convolution with unit weights into 32 bits), times the multiplier that folds 1/count into
+    input / output scale (a 32-bit constant IFM2: the NPU applies only the shift to a product of 32-bit operands),
+    rounded as TFLite's MultiplyByQuantizedMultiplier (TFL), + zp_out."""
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+    _, height, width, channels = ifm.shape
+    multiplier, shift = mean_multiplier(np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale),
+                                        height * width)
+    unit = np.array([1], dtype=np.int64)
+    total = Operand(Tensor(f"{ofm.name}_sum", (1, 1, 1, channels), "int32"), 0, 1.0)
+    summed = DepthwiseConv2D(
+        ifm=_operand(ifm, ifm_q), ofm=total, weights=np.ones((channels, height, width, 1), dtype=np.int8),
+        weight_zero_point=0, bias=np.zeros(channels, dtype=np.int64),
+        requant=Requantize(unit, np.array([0], dtype=np.int64), "TFL"), clamp=INT32_CLAMP, source=source)
+    scaled = BinaryElementwise(
+        operator="MUL", ifm=total, ifm2=Operand(Tensor(f"{ofm.name}_multiplier", (1, 1, 1, 1), "int32"), 0, 1.0),
+        ofm=_operand(ofm, ofm_q), requant=Requantize(unit, np.array([31 - shift], dtype=np.int64), "TFL"),
+        clamp=Clamp(*DTYPE_RANGES[ofm.dtype]), source=source,
+        ifm2_constant=np.full((1, 1, 1, 1), multiplier, dtype=np.int32))
+    return summed, scaled
 
 
 def _single(real: float) -> Requantize:
@@ -344,9 +372,45 @@ def reshape(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     return Identity(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), source=source)
 
 
+def requantize(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """int8 QUANTIZE is a table; int16 one a 1x1 average pool of the centred IFM, scaled by TFLite's multiplier of
+    input / output scale (computed in double) with its double rounding (TFL)."""
+    if ofm.dtype == "int8":
+        return table(match, tensors, ofm, source)
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+    return Pooling(
+        pooling_type="AVG",
+        ifm=_operand(tensors[match["ifm"]], ifm_q),
+        ofm=_operand(ofm, ofm_q),
+        pool_shape=(1, 1),
+        clamp=Clamp(*DTYPE_RANGES[ofm.dtype]),
+        source=source,
+        requant=_single(np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale)),
+    )
+
+
 def table(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     """A unary int8 function as an identity through a lookup table (the table holds all the arithmetic)."""
     return Identity(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), lut=lookup_table(match), source=source)
+
+
+BUILT_IN_FUNCTIONS = {"tanh": "TANH", "logistic": "SIGMOID"}
+
+
+def sigmoid_family(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """int8 TANH and LOGISTIC are tables; int16 ones the NPU's built-in functions of the input rescaled as TFLite
+    rescales it (one rounding, half up)."""
+    if ofm.dtype == "int8":
+        return table(match, tensors, ofm, source)
+    ifm_q = quant_of(match["ifm_dq"])
+    multiplier, shift = sigmoid_input_rescale(ifm_q.scalar_scale)
+    return Identity(
+        ifm=_operand(tensors[match["ifm"]], ifm_q),
+        ofm=_operand(ofm, quant_of(match["quantize"])),
+        source=source,
+        function=BUILT_IN_FUNCTIONS[match.kind],
+        input_scale=Requantize(np.array([multiplier], dtype=np.int64), np.array([shift], dtype=np.int64), "TFL"),
+    )
 
 
 def softmax(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
@@ -492,9 +556,9 @@ RULES: dict[str, Rule] = {
     "clip": table,
     "abs": table,
     "leaky_relu": table,
-    "requantize": table,
-    "tanh": table,
-    "logistic": table,
+    "requantize": requantize,
+    "tanh": sigmoid_family,
+    "logistic": sigmoid_family,
     "exp": table,
     "log": table,
     "rsqrt": table,

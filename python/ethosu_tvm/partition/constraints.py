@@ -14,10 +14,12 @@ from ..qdq.values import Quant, const_value, dtype_of, is_const, quant_of, shape
 from ..quantization import (
     conv_multipliers,
     fully_connected_multipliers,
+    mean_multiplier,
     per_channel_scale_shift,
     prelu_multipliers,
     shifts_in_range,
     softmax_int16_input_scaling,
+    sigmoid_input_rescale,
     squared_difference_multipliers,
 )
 
@@ -33,10 +35,16 @@ MAX_POOL_KERNEL_AREA = 256 * 256
 # stay within the depthwise limits (Vela instead splits larger pools, which we do not do yet).
 MAX_AVG_KERNEL_HEIGHT = MAX_DILATED_KERNEL_HEIGHT
 MAX_AVG_KERNEL_AREA = MAX_DILATED_KERNEL_AREA
+# An unpadded average pool multiplies the window sum by a 32-bit 1/N. For 16-bit sums that equals TFLite's division
+# (rounded half away from zero) for every N up to 504 taps; 505 is the first count where it differs (checked over
+# every int16 window sum). Padded pools divide in hardware, exactly.
+MAX_INT16_AVG_TAPS = 504
 SUPPORTED_DTYPES = ("int8",)
 ELEMENTWISE_DTYPES = ("int8", "int16")  # binary elementwise operators
 # Copies (data movement) move the integers unchanged: a 1x1 max pool does so for 16-bit feature maps too.
 COPY_DTYPES = ("int8", "int16")
+# Pools take the raw integers of either width: MAX compares them, AVERAGE divides their sum by the tap count.
+POOL_DTYPES = ("int8", "int16")
 
 
 def _first(*reasons: Callable[[], str]) -> str:
@@ -208,8 +216,8 @@ def check_batch_matmul(match: Match) -> str:
 def _pool_common(match: Match) -> str:
     attrs = match["pool"].attrs
     return _first(
-        lambda: _feature_map(match["ifm"], "IFM"),
-        lambda: _feature_map(match["out"], "OFM"),
+        lambda: _feature_map(match["ifm"], "IFM", dtypes=POOL_DTYPES),
+        lambda: _feature_map(match["out"], "OFM", dtypes=POOL_DTYPES),
         lambda: "" if str(attrs.layout) == "NHWC" else f"layout {attrs.layout} is not NHWC",
         lambda: "" if not bool(attrs.ceil_mode) else "ceil_mode pooling is not supported",
         lambda: _strides([int(s) for s in attrs.strides], shape_of(match["pool"])),
@@ -225,6 +233,9 @@ def check_avg_pool2d(match: Match) -> str:
     def kernel() -> str:
         if padded and not (kernel_h <= limit and kernel_w <= limit):
             return f"padded average pool kernel HxW is {kernel_h}x{kernel_w}; it must be in the range [1, {limit}]"
+        if not padded and dtype_of(match["ifm"]) == "int16" and kernel_h * kernel_w > MAX_INT16_AVG_TAPS:
+            return (f"int16 average pool of {kernel_h}x{kernel_w} taps; the NPU's 1/N scale is exact for int16 up to"
+                    f" {MAX_INT16_AVG_TAPS} taps")
         return _average_kernel(kernel_h, kernel_w)
 
     return _first(
@@ -320,15 +331,12 @@ def _binary(match: Match, same_quant: bool) -> str:
 
 
 def check_mean(match: Match) -> str:
-    """MEAN over height and width is an average pool of the centred values (TFLite's integer Mean kernel)."""
+    """int8 MEAN over height and width is an average pool of the centred values (TFLite's integer Mean kernel);
+    int16 MEAN a sum by depthwise convolution, requantized by a MUL (see `check_int16_mean`)."""
+    if dtype_of(match["ifm"]) == "int16":
+        return check_int16_mean(match)
     ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
     shape = shape_of(match["ifm"])
-    axes = sorted(int(a) % max(len(shape), 1) for a in match["reduce"].attrs.axis)
-
-    def reduced_axes() -> str:
-        if len(shape) != 4 or axes != [1, 2]:
-            return f"MEAN over axes {axes} of a {len(shape)}-D tensor; only height and width of a 4-D one"
-        return ""
 
     def same_scale() -> str:
         if ifm_q.scalar_scale != ofm_q.scalar_scale:
@@ -339,9 +347,44 @@ def check_mean(match: Match) -> str:
         lambda: _feature_map(match["ifm"], "IFM"),
         lambda: _activation_quant(ifm_q, "IFM"),
         lambda: _activation_quant(ofm_q, "OFM"),
-        reduced_axes,
+        lambda: _mean_axes(match),
         same_scale,
         lambda: _average_kernel(shape[1], shape[2]),
+    )
+
+
+def _mean_axes(match: Match) -> str:
+    shape = shape_of(match["ifm"])
+    axes = sorted(int(a) % max(len(shape), 1) for a in match["reduce"].attrs.axis)
+    if len(shape) != 4 or axes != [1, 2]:
+        return f"MEAN over axes {axes} of a {len(shape)}-D tensor; only height and width of a 4-D one"
+    return ""
+
+
+def check_int16_mean(match: Match) -> str:
+    """int16 MEAN over height and width: the 32-bit sum of each channel times TFLite's multiplier of
+    input / output scale with 1/count folded in (its right shift is at most 62). A left shift, which TFLite applies
+    to the sum before multiplying, must keep the largest sum within 32 bits."""
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+    shape = shape_of(match["ifm"])
+
+    def scale() -> str:
+        count = shape[1] * shape[2]
+        real = np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale)
+        _, shift = mean_multiplier(real, count)
+        if shift > 0 and (count << (15 + shift)) >= 1 << 31:
+            return (f"MEAN of {count} values with effective scale {real:.6g}; TFLite's left shift of the sum by"
+                    f" {shift} could overflow 32 bits")
+        return ""
+
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM", dtypes=("int16",)),
+        lambda: _feature_map(match["quantize"], "OFM", batch_one=False, dtypes=("int16",)),
+        lambda: _activation_quant(ifm_q, "IFM"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        lambda: _mean_axes(match),
+        lambda: _average_kernel(shape[1], shape[2]),
+        scale,
     )
 
 
@@ -352,6 +395,55 @@ def check_lookup(match: Match) -> str:
         lambda: _feature_map(match["quantize"], "OFM", batch_one=False),
         lambda: _activation_quant(quant_of(match["ifm_dq"]), "IFM"),
         lambda: _activation_quant(quant_of(match["quantize"]), "OFM"),
+    )
+
+
+INT16_SIGMOID_OUTPUT = (1.0 / 32768.0, 0)  # TFLite fixes the int16 TANH and LOGISTIC output quantization
+
+
+def check_sigmoid_family(match: Match) -> str:
+    """int8 TANH and LOGISTIC are tables (`check_lookup`); int16 ones the NPU's built-in functions, whose input
+    scaling must not exceed 16 bits (TFLite's 32-bit product of input and multiplier would wrap)."""
+    if dtype_of(match["ifm"]) != "int16":
+        return check_lookup(match)
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+
+    def quantization() -> str:
+        found = (ofm_q.scalar_scale, ofm_q.scalar_zero_point)
+        if ifm_q.scalar_zero_point != 0 or found != INT16_SIGMOID_OUTPUT:
+            return (f"input zero point {ifm_q.scalar_zero_point}, output quantization {found}; int16 needs zero"
+                    " points 0 and output scale 1/32768")
+        return ""
+
+    def input_scale() -> str:
+        multiplier, _ = sigmoid_input_rescale(ifm_q.scalar_scale)
+        return "" if multiplier < 1 << 16 else (f"input scale {ifm_q.scalar_scale:.6g}; the int16 function's input"
+                                                " multiplier must stay below 2^16")
+
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM", batch_one=False, dtypes=("int16",)),
+        lambda: _feature_map(match["quantize"], "OFM", batch_one=False, dtypes=("int16",)),
+        lambda: _activation_quant(ifm_q, "IFM"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        quantization,
+        input_scale,
+    )
+
+
+def check_requantize(match: Match) -> str:
+    """int8 QUANTIZE is a table (`check_lookup`); int16 to int16 a scaled 1x1 average pool. TFLite shifts the
+    centred input left before its multiply, so effective scales from 2^15 on could overflow its 32 bits."""
+    if dtype_of(match["ifm"]) != "int16":
+        return check_lookup(match)
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+    real = np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale)
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM", dtypes=("int16",)),
+        lambda: _feature_map(match["quantize"], "OFM", dtypes=("int16",)),
+        lambda: _activation_quant(ifm_q, "IFM"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        lambda: "" if real < 1 << 15 else f"effective scale {real:.6g}; int16 requantization needs it below 2^15",
+        lambda: _scale_range(np.array([real])),
     )
 
 
@@ -703,9 +795,9 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "clip": check_lookup,
     "abs": check_lookup,
     "leaky_relu": check_lookup,
-    "requantize": check_lookup,
-    "tanh": check_lookup,
-    "logistic": check_lookup,
+    "requantize": check_requantize,
+    "tanh": check_sigmoid_family,
+    "logistic": check_sigmoid_family,
     "exp": check_lookup,
     "log": check_lookup,
     "rsqrt": check_lookup,

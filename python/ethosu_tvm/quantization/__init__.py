@@ -25,6 +25,7 @@ from .multipliers import (
     MAX_NPU_SHIFT,
     conv_multipliers,
     fully_connected_multipliers,
+    mean_multiplier,
     mul_multiplier,
     npu_scale_shift,
     per_channel_scale_shift,
@@ -41,6 +42,7 @@ from .multipliers import (
 from .tables import (
     FLOAT32_FUNCTIONS,
     INTERPOLATION_STEPS,
+    SIGMOID_SEGMENTS,
     abs_lut,
     float32_lut,
     hard_swish_lut,
@@ -48,18 +50,19 @@ from .tables import (
     neg_lut,
     npu_interpolation_lut,
     rsqrt_lut,
+    sigmoid_input_rescale,
+    sigmoid_table,
     softmax_exp_lut,
     softmax_int16_tables,
     sqrt_lut,
 )
 
 __all__ = ["EXP_INPUT_INTEGER_BITS", "FLOAT32_FUNCTIONS", "INTERPOLATION_STEPS", "MAX_NPU_SHIFT",
-           "SOFTMAX_INT16_EXP_RANGE",
-           "SQUARED_DIFFERENCE_LEFT_SHIFT", "abs_lut", "conv_multipliers", "exp_on_negative_values", "float32_lut",
-           "fully_connected_multipliers", "hard_swish_lut", "hard_swish_values", "interpolation_table",
-           "mul_multiplier", "multiply_by_quantized_multiplier", "neg_lut", "npu_scale_shift",
-           "npu_interpolation_lut",
+           "SIGMOID_SEGMENTS", "SOFTMAX_INT16_EXP_RANGE", "SQUARED_DIFFERENCE_LEFT_SHIFT", "abs_lut",
+           "conv_multipliers", "exp_on_negative_values", "float32_lut", "fully_connected_multipliers",
+           "hard_swish_lut", "hard_swish_values", "interpolation_table", "mean_multiplier", "mul_multiplier",
+           "multiply_by_quantized_multiplier", "neg_lut", "npu_interpolation_lut", "npu_scale_shift",
            "per_channel_scale_shift", "prelu_multipliers", "quantize_multiplier", "quantize_multipliers",
-           "quantize_value", "rescaled_operands", "round_half_away", "rsqrt_lut", "shifts_in_range", "softmax_exp_lut",
-           "softmax_int16_input_scaling", "softmax_int16_tables",
-           "softmax_input_scaling", "sqrt_lut", "squared_difference_multipliers"]
+           "quantize_value", "rescaled_operands", "round_half_away", "rsqrt_lut", "shifts_in_range",
+           "sigmoid_input_rescale", "sigmoid_table", "softmax_exp_lut", "softmax_input_scaling",
+           "softmax_int16_input_scaling", "softmax_int16_tables", "sqrt_lut", "squared_difference_multipliers"]

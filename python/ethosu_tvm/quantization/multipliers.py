@@ -36,6 +36,15 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
     return multiplier, shift
 
 
+def mean_multiplier(real: float, count: int) -> tuple[int, int]:
+    """The (multiplier, shift) TFLite's quantized MEAN requantizes a centred sum of `count` values with: the
+    multiplier of `real` shifted left by floor(log2 count) (at most 32, and no further than a total shift of −31),
+    divided by count with truncation."""
+    multiplier, shift = quantize_multiplier(real)
+    fold = min(count.bit_length() - 1, 32, 31 + shift)
+    return (multiplier << fold) // count, shift - fold
+
+
 def quantize_multipliers(reals) -> tuple[np.ndarray, np.ndarray]:
     """quantize_multiplier over an array: int32 multipliers and shifts (per-channel constants)."""
     pairs = [quantize_multiplier(float(r)) for r in np.asarray(reals, dtype=np.float64).reshape(-1)]

@@ -59,6 +59,32 @@ def hard_swish_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -
     return np.clip(hard_swish_values(centred, in_scale, out_scale) + out_zp, -128, 127).astype(np.int8)
 
 
+SIGMOID_SEGMENTS = 255  # |input| beyond 255 segments of the int16 LOGISTIC/TANH table saturates
+
+
+def sigmoid_table() -> np.ndarray:
+    """The 256-entry table of TFLite's int16 LOGISTIC and TANH: sigmoid(h/24)·2^16 for h = 0..254, each biased by
+    half the linear-interpolation error of its segment, then the 16-bit maximum (established by probing LiteRT on
+    every int16 input; the NPU's built-in functions interpolate the same table)."""
+
+    def sample(h: float) -> float:
+        return 65536.0 / (1.0 + math.exp(-h / 24.0))
+
+    table = [round_half_away(sample(h) - ((sample(h) + sample(h + 1)) / 2 - sample(h + 0.5)) / 2)
+             for h in range(SIGMOID_SEGMENTS)]
+    return np.array(table + [65535], dtype=np.uint16)
+
+
+def sigmoid_input_rescale(scale: float) -> tuple[int, int]:
+    """(multiplier, right shift) taking int16 LOGISTIC/TANH input integers to units of 1/(3·4096), the multiplier
+    above 2^14 (TFLite's Prepare, in double)."""
+    multiplier, shift = scale * 4096.0 * 3.0, 0
+    while multiplier <= 32767.0 / 2.0 and shift <= 30:
+        shift += 1
+        multiplier *= 2.0
+    return int(multiplier), shift
+
+
 INTERPOLATION_STEPS = 512  # a 16-bit table covers its input range in 512 steps of 128 input units
 
 

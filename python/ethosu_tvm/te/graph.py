@@ -20,6 +20,7 @@ from ..legalize.ops import (
     Transpose,
     Upscale,
 )
+from ..quantization import sigmoid_table
 from .primitives import (
     ConvConstants,
     binary_elementwise,
@@ -91,7 +92,8 @@ class _Builder:
                 rhs = self.constant(f"{name}_ifm2", op.ifm2_constant)
             return binary_elementwise(op, ifms[0], rhs, name, attrs)
         if isinstance(op, Identity):
-            lut = None if op.lut is None else self.constant(f"{name}_lut", op.lut)
+            table = sigmoid_table() if op.function else op.lut
+            lut = None if table is None else self.constant(f"{name}_lut", table)
             return identity(op, ifms[0], lut, name, attrs)
         if isinstance(op, Softmax) and op.reciprocal_lut is not None:
             return softmax_int16(op, ifms[0], self.constant(f"{name}_exp_lut", op.exp_lut.view(np.int32)),

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from tvm import te, tirx
 
+from ..host.ops.sigmoid_int16 import sigmoid_int16
 from ..legalize.ops import (
     BinaryElementwise,
     Concatenate,
@@ -137,6 +138,9 @@ def pooling(op: Pooling, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
             average = tirx.if_then_else(
                 total > 0, tirx.truncdiv(total + half, count), tirx.truncdiv(total - half, count)
             )
+            if op.requant is not None:
+                average = requantize(average, int(op.requant.scale[0]), int(op.requant.shift[0]),
+                                     op.requant.rounding)
             return clamp_to(average + op.ofm.zero_point, op.clamp.min, op.clamp.max, op.ofm.tensor.dtype)
 
     return te.compute(ofm_shape, output, name=name, attrs=attrs)
@@ -190,9 +194,19 @@ def binary_elementwise(op: BinaryElementwise, lhs: te.Tensor, rhs: te.Tensor | N
 
 
 def identity(op: Identity, ifm: te.Tensor, lut: te.Tensor | None, name: str, attrs: dict) -> te.Tensor:
-    """A copy in NHWC element order (so also a reshape between equal-sized shapes), optionally via a table."""
+    """A copy in NHWC element order (so also a reshape between equal-sized shapes), optionally via a table; with a
+    built-in function, `lut` is the sigmoid table it interpolates."""
     in_shape = [int(d) for d in ifm.shape]
     out_shape = op.ofm.tensor.shape
+    if op.function:
+        scale = op.input_scale
+
+        def value(*i):
+            rescaled = requantize(i64(ifm[i]) - op.ifm.zero_point, int(scale.scale[0]), int(scale.shift[0]),
+                                  scale.rounding)
+            return sigmoid_int16(op.function, rescaled.astype(INT32), lut)
+
+        return te.compute(out_shape, value, name=name, attrs=attrs)
     if lut is not None:
         return te.compute(out_shape, lambda *i: lut[ifm[i].astype(INT32) + 128], name=name, attrs=attrs)
     if tuple(in_shape) == tuple(out_shape):
