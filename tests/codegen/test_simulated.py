@@ -53,6 +53,25 @@ def test_single_op_on_every_configuration(op, accelerator):
     assert_model_exact(models.make(op, seed=11, **NPU_OPS[op]), accelerator)
 
 
+# TRANSPOSE_CONV variants: strides 2 (upscaled IFM) and 1, SAME and VALID, even and odd kernels, with and without
+# bias, wide and deep feature maps, per-tensor weights, zero points away from 0
+TRANSPOSE_CONVS = (
+    dict(), dict(padding="VALID"), dict(kernel=(4, 4), bias=False), dict(kernel=(2, 2), padding="VALID"),
+    dict(kernel=(5, 3), in_shape=(1, 5, 7, 3), out_channels=5), dict(stride=(1, 1)),
+    dict(stride=(1, 1), padding="VALID", kernel=(2, 3), bias=False),
+    dict(in_shape=(1, 4, 12, 24), out_channels=40, per_channel=False),
+    dict(in_shape=(1, 1, 1, 16), kernel=(2, 2), out_channels=3), dict(in_zp=-60, out_zp=20),
+)
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("params", TRANSPOSE_CONVS, ids=str)
+def test_transpose_conv(params, accelerator):
+    """A stride-1 convolution with the kernel reversed, over the IFM or (stride 2) the IFM the NPU upscales with
+    zeros, bit-exact with LiteRT's reference TRANSPOSE_CONV."""
+    assert_model_exact(models.make("transpose_conv", 6, **params), accelerator, seeds=(0, 1, 2))
+
+
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 @pytest.mark.parametrize("name", ["resnet_block", "inverted_residual"])
 def test_factory_graphs(name, accelerator):
