@@ -237,12 +237,12 @@ def _unflattened(flat, shape) -> tuple:
 
 
 def concatenate(op: Concatenate, ifms: list[te.Tensor], name: str, attrs: dict) -> te.Tensor:
-    """Each OFM element from the input whose range along the axis holds it."""
+    """Each OFM element from the input whose range along the axis holds it: the last one starting at or before it."""
 
     def value(*index):
         position = index[op.axis]
         result = None
-        for ifm, start in reversed(list(zip(ifms, op.offsets))):
+        for ifm, start in zip(ifms, op.offsets):
             shifted = list(index)
             shifted[op.axis] = position - start
             read = ifm[tuple(shifted)]
