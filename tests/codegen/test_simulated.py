@@ -10,8 +10,10 @@ from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.legalize import legalize
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.target import EthosuTarget
-from ethosu_tvm.sim import Simulator
+from ethosu_tvm.sim import Simulator, vela_tflite
+from ethosu_tvm.sim.operation import decode
 from ethosu_tvm.sim.regfile import RegisterFile
+from ethosu_tvm.sim.vela_compile import compile_model as compile_vela
 from ethosu_tvm.sim.registers import Kind
 from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.reference import random_inputs, run_litert
@@ -70,6 +72,33 @@ def test_transpose_conv(params, accelerator):
     """A stride-1 convolution with the kernel reversed, over the IFM or (stride 2) the IFM the NPU upscales with
     zeros, bit-exact with LiteRT's reference TRANSPOSE_CONV."""
     assert_model_exact(models.make("transpose_conv", 6, **params), accelerator, seeds=(0, 1, 2))
+
+
+def _convolutions(accelerator: str, payload) -> list[tuple]:
+    """(kernel, padding, IFM upscaling, OFM shape) of each convolution command of a stream, as the simulator
+    decodes them."""
+    regs, found = RegisterFile(), []
+    for command in Simulator(accelerator).commands(payload):
+        if command.opcode.kind is not Kind.OPERATION:
+            regs.set(command)
+        elif command.opcode.name == "NPU_OP_CONV":
+            op = decode(regs, command)
+            found.append((op.kernel, op.padding, op.upscale, op.ofm.shape))
+    return found
+
+
+@pytest.mark.parametrize("params", (dict(), dict(kernel=(4, 4), padding="VALID")), ids=str)
+def test_transpose_conv_is_the_convolution_vela_programs(params, tmp_path):
+    """A stride-2 TRANSPOSE_CONV: the same kernel, stride 1, padding around the upscaled IFM, TRANSPOSE upscaling
+    and OFM in our stream as in Vela's."""
+    accelerator = "ethos-u55-128"
+    model = models.make("transpose_conv", 0, **params)
+    _, (artifact,) = compile_model(model, accelerator)
+    (tmp_path / "model.tflite").write_bytes(model)
+    vela_model = vela_tflite.parse(compile_vela(tmp_path / "model.tflite", accelerator, "Performance", tmp_path))
+    ours = _convolutions(accelerator, artifact.driver_payload)
+    assert len(ours) == 1 and ours[0][2] == "TRANSPOSE"
+    assert ours == _convolutions(accelerator, vela_model.command_stream)
 
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
