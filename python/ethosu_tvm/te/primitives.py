@@ -64,7 +64,8 @@ def _centred_upscaled(ifm: te.Tensor, zero_point: int, padding: Padding, name: s
         uy, ux = y - padding.top, x - padding.left
         inside = tirx.all(uy >= 0, uy < 2 * h, ux >= 0, ux < 2 * w,
                           tirx.floormod(uy, 2) == 0, tirx.floormod(ux, 2) == 0)
-        return tirx.if_then_else(inside, ifm[b, tirx.floordiv(uy, 2), tirx.floordiv(ux, 2), ch].astype(INT32) - zero_point, 0)
+        read = ifm[b, tirx.floordiv(uy, 2), tirx.floordiv(ux, 2), ch]
+        return tirx.if_then_else(inside, read.astype(INT32) - zero_point, 0)
 
     return te.compute(shape, value, name=name, attrs=attrs)
 
