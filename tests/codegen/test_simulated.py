@@ -55,7 +55,7 @@ def test_single_op_on_every_configuration(op, accelerator):
     assert_model_exact(models.make(op, seed=11, **NPU_OPS[op]), accelerator)
 
 
-# TRANSPOSE_CONV variants: strides 2 (upscaled IFM) and 1, SAME and VALID, even and odd kernels, with and without
+# TRANSPOSE_CONV variants: strides 2 (upscaled IFM), 1 and 1x2 over one row, SAME and VALID, even and odd kernels, with and without
 # bias, wide and deep feature maps, per-tensor weights, zero points away from 0
 TRANSPOSE_CONVS = (
     dict(), dict(padding="VALID"), dict(kernel=(4, 4), bias=False), dict(kernel=(2, 2), padding="VALID"),
@@ -63,6 +63,8 @@ TRANSPOSE_CONVS = (
     dict(stride=(1, 1), padding="VALID", kernel=(2, 3), bias=False),
     dict(in_shape=(1, 4, 12, 24), out_channels=40, per_channel=False),
     dict(in_shape=(1, 1, 1, 16), kernel=(2, 2), out_channels=3), dict(in_zp=-60, out_zp=20),
+    dict(in_shape=(1, 1, 8, 4), kernel=(1, 3), stride=(1, 2)),
+    dict(in_shape=(1, 1, 8, 4), kernel=(1, 4), stride=(1, 2), padding="VALID", bias=False),
 )
 
 
@@ -87,9 +89,10 @@ def _convolutions(accelerator: str, payload) -> list[tuple]:
     return found
 
 
-@pytest.mark.parametrize("params", (dict(), dict(kernel=(4, 4), padding="VALID")), ids=str)
+@pytest.mark.parametrize("params", (dict(), dict(kernel=(4, 4), padding="VALID"),
+                                    dict(in_shape=(1, 1, 8, 4), kernel=(1, 3), stride=(1, 2))), ids=str)
 def test_transpose_conv_is_the_convolution_vela_programs(params, tmp_path):
-    """A stride-2 TRANSPOSE_CONV: the same kernel, stride 1, padding around the upscaled IFM, TRANSPOSE upscaling
+    """A TRANSPOSE_CONV of stride 2 (or 1x2 over one row): the same kernel, stride 1, padding around the upscaled IFM, TRANSPOSE upscaling
     and OFM in our stream as in Vela's."""
     accelerator = "ethos-u55-128"
     model = models.make("transpose_conv", 0, **params)

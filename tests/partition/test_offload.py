@@ -122,11 +122,15 @@ CONSTRAINT_CASES = {
     ),
     "transpose conv stride 3": (
         models.make("transpose_conv", stride=(3, 3)),
-        "TRANSPOSE_CONV stride HxW is 3x3; it must be 1x1 or 2x2",
+        "TRANSPOSE_CONV stride HxW is 3x3; it must be 1x1 or 2x2, or 1x2 with an IFM and kernel height of 1",
     ),
-    "transpose conv stride 2x1": (
-        models.make("transpose_conv", in_shape=(1, 1, 8, 4), kernel=(1, 3), stride=(2, 1)),
-        "TRANSPOSE_CONV stride HxW is 2x1; it must be 1x1 or 2x2",
+    "transpose conv stride 2x1": (  # Vela's one-row exception is for 1x2 (rows upscaled, but only one read)
+        models.make("transpose_conv", in_shape=(1, 8, 1, 4), kernel=(3, 1), stride=(2, 1)),
+        "TRANSPOSE_CONV stride HxW is 2x1; it must be 1x1 or 2x2, or 1x2 with an IFM and kernel height of 1",
+    ),
+    "transpose conv stride 1x2 over two rows": (
+        models.make("transpose_conv", in_shape=(1, 2, 8, 4), kernel=(1, 3), stride=(1, 2)),
+        "TRANSPOSE_CONV stride HxW is 1x2; it must be 1x1 or 2x2, or 1x2 with an IFM and kernel height of 1",
     ),
     "transpose conv kernel below the stride": (  # VALID: 15x15, not Vela's 16x16, so no bottom row of padding
         models.make("transpose_conv", kernel=(1, 1), padding="VALID"),

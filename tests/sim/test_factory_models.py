@@ -55,6 +55,7 @@ VARIANTS = {  # name -> (op, parameters): features the default single-op models 
     "transpose_conv_4x4": ("transpose_conv", dict(kernel=(4, 4))),
     "transpose_conv_stride1": ("transpose_conv", dict(stride=(1, 1), kernel=(2, 3), bias=False)),
     "transpose_conv_5x3_odd": ("transpose_conv", dict(kernel=(5, 3), in_shape=(1, 5, 7, 3), padding="VALID")),
+    "transpose_conv_one_row": ("transpose_conv", dict(kernel=(1, 3), in_shape=(1, 1, 8, 4), stride=(1, 2))),
     "resize_nearest_align": ("resize_nearest_neighbor", dict(align_corners=True, size=(15, 15))),
     "resize_bilinear_half_pixel": ("resize_bilinear", dict(half_pixel_centers=True)),
     "resize_bilinear_align": ("resize_bilinear", dict(align_corners=True, size=(15, 15))),

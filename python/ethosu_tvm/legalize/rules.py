@@ -117,7 +117,8 @@ def conv2d(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
 
 def transpose_conv(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     """A stride-1 convolution with the kernel reversed in height and width, over the IFM itself (stride 1) or the
-    IFM upscaled by 2 with zeros (stride 2; partitioning admits no other), padded as `transpose_conv_padding` says."""
+    IFM upscaled by 2 with zeros (stride 2, or 1x2 over one row, whose one-row kernel reads only the upscaled first
+    row; partitioning admits no other), padded as `transpose_conv_padding` says."""
     raw = np.asarray(const_value(match["weights"]))  # IOHW, transposed at import from TFLite's OHWI
     weights = raw.transpose(1, 2, 3, 0)[:, ::-1, ::-1, :]
     op_type = Conv2D if tuple(int(s) for s in match["conv"].attrs.strides) == (1, 1) else TransposeConv2D

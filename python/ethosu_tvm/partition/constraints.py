@@ -170,9 +170,10 @@ def transpose_conv_padding(match: Match) -> tuple[int, int, int, int]:
 
 
 def check_transpose_conv(match: Match) -> str:
-    """As Vela: strides 1x1 (a convolution) or 2x2 (one over the IFM the NPU upscales with zeros), and an output
-    whose window stays within a kernel of padding on each side of the (upscaled) IFM, which TFLite's SAME and VALID
-    give unless the kernel is smaller than the stride."""
+    """As Vela: strides 1x1 (a convolution) or 2x2 (one over the IFM the NPU upscales with zeros), or 1x2 over one
+    row with a one-row kernel (which reads only the upscaled IFM's first row), and an output whose window stays
+    within a kernel of padding on each side of the (upscaled) IFM, which TFLite's SAME and VALID give unless the
+    kernel is smaller than the stride."""
     conv = match["conv"]
     attrs = conv.attrs
     layouts = (str(attrs.data_layout), str(attrs.kernel_layout), str(attrs.out_layout))
@@ -187,8 +188,10 @@ def check_transpose_conv(match: Match) -> str:
         return ""
 
     def stride() -> str:
-        if strides not in ((1, 1), (2, 2)):
-            return f"TRANSPOSE_CONV stride HxW is {strides[0]}x{strides[1]}; it must be 1x1 or 2x2"
+        one_row = strides == (1, 2) and shape_of(match["ifm"])[1] == 1 and kernel_h == 1
+        if strides not in ((1, 1), (2, 2)) and not one_row:
+            return (f"TRANSPOSE_CONV stride HxW is {strides[0]}x{strides[1]}; it must be 1x1 or 2x2, or 1x2 with an"
+                    " IFM and kernel height of 1")
         return ""
 
     def padding() -> str:
