@@ -235,6 +235,19 @@ def test_convolution_sweep(op, h, w, c, kernel, stride, dilation, padding, in_zp
     assert_model_exact(model, accelerator)
 
 
+@settings(max_examples=20, deadline=None)
+@given(h=st.integers(1, 9), w=st.integers(1, 9), c=st.integers(1, 12), out_channels=st.integers(1, 12),
+       kernel=st.tuples(st.integers(2, 5), st.integers(2, 5)), stride=st.sampled_from([(1, 1), (2, 2)]),
+       padding=st.sampled_from(["SAME", "VALID"]), bias=st.booleans(), in_zp=st.integers(-128, 127),
+       out_zp=st.integers(-128, 127), accelerator=accelerators, seed=st.integers(0, 1000))
+def test_transpose_conv_sweep(h, w, c, out_channels, kernel, stride, padding, bias, in_zp, out_zp, accelerator,
+                              seed):
+    """Kernels no smaller than the stride: every SAME and VALID shape is one the NPU takes."""
+    model = models.make("transpose_conv", seed=seed, in_shape=(1, h, w, c), out_channels=out_channels,
+                        kernel=kernel, stride=stride, padding=padding, bias=bias, in_zp=in_zp, out_zp=out_zp)
+    assert_model_exact(model, accelerator)
+
+
 @SWEEP
 @given(op=st.sampled_from(["avg_pool2d", "max_pool2d"]), h=st.integers(1, 12), w=st.integers(1, 12),
        c=st.integers(1, 20), pool=st.tuples(st.integers(1, 5), st.integers(1, 5)),
