@@ -131,6 +131,25 @@ def test_which_data_movement_joins_a_cascade(mover, parts):
         assert cascades == parts
 
 
+def _transpose_conv_model(stride: tuple[int, int]) -> bytes:
+    """Two convolutions that cascade, a TRANSPOSE_CONV (op 2), a convolution."""
+    net = Net(5)
+    x = net.conv2d(net.conv2d(net.input((1, 16, 16, 8)), out_channels=16), out_channels=8)
+    net.output(net.conv2d(net.transpose_conv(x, out_channels=8, stride=stride), out_channels=4))
+    return net.build()
+
+
+@pytest.mark.parametrize("stride", [(1, 1), (2, 2)], ids=str)
+@pytest.mark.parametrize("which", ["smallest", "middle"])
+def test_transpose_conv_between_convolutions_at_several_limits(stride, which, tmp_path):
+    """Stride 1 is a convolution, striped and cascaded like one; stride 2 convolves the upscaled IFM whole."""
+    model = _transpose_conv_model(stride)
+    check(model, tmp_path, limits(model)[which], seeds=range(3))
+    (graph,) = npu_graphs(model)
+    cascades = [plan.parts for plan in cascade_proposals(graph, EthosuTarget(ACCELERATOR))[0].cascades]
+    assert any(2 in cascade and len(cascade) > 1 for cascade in cascades) == (stride == (1, 1)), cascades
+
+
 @pytest.mark.parametrize("name", list(MLPERF))
 def test_mlperf_smallest_schedule_is_bit_exact_and_smaller(name, tmp_path):
     model = shared_model(MLPERF[name])

@@ -181,6 +181,41 @@ def test_batch_matmul_the_npu_rejects_runs_on_the_host(case, tmp_path):
     assert _placement(archive, "BATCH_MATMUL") == f"host {reason}"
 
 
+NPU_TRANSPOSE_CONVS = (dict(), dict(padding="VALID", kernel=(4, 4), bias=False),
+                       dict(stride=(1, 1), in_shape=(1, 6, 5, 12), out_channels=6, in_zp=-40),
+                       dict(stride=(1, 2), in_shape=(1, 1, 9, 8), kernel=(1, 3)))
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+@pytest.mark.parametrize("params", NPU_TRANSPOSE_CONVS, ids=str)
+def test_transpose_conv_on_the_npu(params, accelerator, tmp_path):
+    """TRANSPOSE_CONV of strides 2 (a convolution over the IFM the NPU upscales with zeros), 1, and 1x2 over one
+    row."""
+    model = models.make("transpose_conv", 5, **params)
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, "TRANSPOSE_CONV") == "ethos-u"
+
+
+def test_transpose_conv_the_npu_rejects_runs_on_the_host(tmp_path):
+    model = models.make("transpose_conv", 5, stride=(3, 3), kernel=(2, 2), padding="VALID")
+    archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, "TRANSPOSE_CONV") == ("host TRANSPOSE_CONV stride HxW is 3x3; it must be 1x1 or 2x2,"
+                                                     " or 1x2 with an IFM and kernel height of 1")
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+def test_unet_has_no_host_operator(accelerator, tmp_path):
+    """The UNet graph's TRANSPOSE_CONV and RESIZE_NEAREST_NEIGHBOR steps up, skip connections and all: one NPU
+    launch."""
+    model = models.make_graph("unet")
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    report = members(archive)["./src/offload_report.txt"].decode()
+    assert re.search(r"^ethos-u: \d+, host: 0$", report, re.MULTILINE), report
+    assert_bit_exact(model, archive, tmp_path)
+
+
 DATA_MOVEMENT = {op: {} for op in ("concatenation", "pad", "padv2", "slice", "split", "split_v", "unpack",
                                    "resize_nearest_neighbor", "transpose", "strided_slice", "pack",
                                    "mirror_pad", "resize_bilinear")}

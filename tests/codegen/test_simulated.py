@@ -12,8 +12,10 @@ from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.partition.constraints import MAX_INT16_AVG_TAPS
 from ethosu_tvm.target import EthosuTarget
 from ethosu_tvm.sim import Simulator, vela_compile, vela_tflite
+from ethosu_tvm.sim.operation import decode
 from ethosu_tvm.sim.quant import Rounding, apply_scale
 from ethosu_tvm.sim.regfile import RegisterFile
+from ethosu_tvm.sim.vela_compile import compile_model as compile_vela
 from ethosu_tvm.sim.registers import Kind
 from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.reference import random_inputs, run_litert
@@ -53,6 +55,55 @@ NPU_OPS = {
 @pytest.mark.parametrize("op", NPU_OPS)
 def test_single_op_on_every_configuration(op, accelerator):
     assert_model_exact(models.make(op, seed=11, **NPU_OPS[op]), accelerator)
+
+
+# TRANSPOSE_CONV variants: strides 2 (upscaled IFM), 1 and 1x2 over one row, SAME and VALID, even and odd kernels, with and without
+# bias, wide and deep feature maps, per-tensor weights, zero points away from 0
+TRANSPOSE_CONVS = (
+    dict(), dict(padding="VALID"), dict(kernel=(4, 4), bias=False), dict(kernel=(2, 2), padding="VALID"),
+    dict(kernel=(5, 3), in_shape=(1, 5, 7, 3), out_channels=5), dict(stride=(1, 1)),
+    dict(stride=(1, 1), padding="VALID", kernel=(2, 3), bias=False),
+    dict(in_shape=(1, 4, 12, 24), out_channels=40, per_channel=False),
+    dict(in_shape=(1, 1, 1, 16), kernel=(2, 2), out_channels=3), dict(in_zp=-60, out_zp=20),
+    dict(in_shape=(1, 1, 8, 4), kernel=(1, 3), stride=(1, 2)),
+    dict(in_shape=(1, 1, 8, 4), kernel=(1, 4), stride=(1, 2), padding="VALID", bias=False),
+)
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("params", TRANSPOSE_CONVS, ids=str)
+def test_transpose_conv(params, accelerator):
+    """A stride-1 convolution with the kernel reversed, over the IFM or (stride 2) the IFM the NPU upscales with
+    zeros, bit-exact with LiteRT's reference TRANSPOSE_CONV."""
+    assert_model_exact(models.make("transpose_conv", 6, **params), accelerator, seeds=(0, 1, 2))
+
+
+def _convolutions(accelerator: str, payload) -> list[tuple]:
+    """(kernel, padding, IFM upscaling, OFM shape) of each convolution command of a stream, as the simulator
+    decodes them."""
+    regs, found = RegisterFile(), []
+    for command in Simulator(accelerator).commands(payload):
+        if command.opcode.kind is not Kind.OPERATION:
+            regs.set(command)
+        elif command.opcode.name == "NPU_OP_CONV":
+            op = decode(regs, command)
+            found.append((op.kernel, op.padding, op.upscale, op.ofm.shape))
+    return found
+
+
+@pytest.mark.parametrize("params", (dict(), dict(kernel=(4, 4), padding="VALID"),
+                                    dict(in_shape=(1, 1, 8, 4), kernel=(1, 3), stride=(1, 2))), ids=str)
+def test_transpose_conv_is_the_convolution_vela_programs(params, tmp_path):
+    """A TRANSPOSE_CONV of stride 2 (or 1x2 over one row): the same kernel, stride 1, padding around the upscaled IFM, TRANSPOSE upscaling
+    and OFM in our stream as in Vela's."""
+    accelerator = "ethos-u55-128"
+    model = models.make("transpose_conv", 0, **params)
+    _, (artifact,) = compile_model(model, accelerator)
+    (tmp_path / "model.tflite").write_bytes(model)
+    vela_model = vela_tflite.parse(compile_vela(tmp_path / "model.tflite", accelerator, "Performance", tmp_path))
+    ours = _convolutions(accelerator, artifact.driver_payload)
+    assert len(ours) == 1 and ours[0][2] == "TRANSPOSE"
+    assert ours == _convolutions(accelerator, vela_model.command_stream)
 
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
@@ -278,6 +329,19 @@ def test_convolution_sweep(op, h, w, c, kernel, stride, dilation, padding, in_zp
     extra = dict(out_channels=c + 3) if op == "conv2d" else {}
     model = models.make(op, seed=seed, in_shape=(1, h, w, c), kernel=kernel, stride=stride, dilation=dilation,
                         padding=padding, in_zp=in_zp, out_zp=out_zp, **extra)
+    assert_model_exact(model, accelerator)
+
+
+@settings(max_examples=20, deadline=None)
+@given(h=st.integers(1, 9), w=st.integers(1, 9), c=st.integers(1, 12), out_channels=st.integers(1, 12),
+       kernel=st.tuples(st.integers(2, 5), st.integers(2, 5)), stride=st.sampled_from([(1, 1), (2, 2)]),
+       padding=st.sampled_from(["SAME", "VALID"]), bias=st.booleans(), in_zp=st.integers(-128, 127),
+       out_zp=st.integers(-128, 127), accelerator=accelerators, seed=st.integers(0, 1000))
+def test_transpose_conv_sweep(h, w, c, out_channels, kernel, stride, padding, bias, in_zp, out_zp, accelerator,
+                              seed):
+    """Kernels no smaller than the stride: every SAME and VALID shape is one the NPU takes."""
+    model = models.make("transpose_conv", seed=seed, in_shape=(1, h, w, c), out_channels=out_channels,
+                        kernel=kernel, stride=stride, padding=padding, bias=bias, in_zp=in_zp, out_zp=out_zp)
     assert_model_exact(model, accelerator)
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ethosu_tvm.frontend.importer import from_tflite
+from ethosu_tvm.frontend.tflite_file import read_model
 from ethosu_tvm.legalize import legalize
 from ethosu_tvm.legalize.ops import (
     BinaryElementwise,
@@ -18,10 +19,19 @@ from ethosu_tvm.legalize.ops import (
     Pooling,
     Requantize,
     Softmax,
+    TransposeConv2D,
 )
 from ethosu_tvm.quantization import npu_scale_shift, quantize_multiplier, softmax_input_scaling
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.testing import models, shared_model
+
+
+def _weights(model: bytes, index: int) -> np.ndarray:
+    """The int8 constant of the first operator's input `index`, in its TFLite shape."""
+    tfl = read_model(model)
+    graph = tfl.Subgraphs(0)
+    tensor = graph.Tensors(graph.Operators(0).Inputs(index))
+    return tfl.Buffers(tensor.Buffer()).DataAsNumpy().view(np.int8).reshape(tensor.ShapeAsNumpy())
 
 
 def _ops(model: bytes):
@@ -70,6 +80,24 @@ def test_depthwise_and_fc_layouts():
     assert reshape.ofm.tensor.shape == (1, 1, 4, 8)
     assert type(fc) is Conv2D and fc.weights.shape == (5, 1, 1, 8) and fc.ifm.tensor.shape == (1, 1, 4, 8)
     assert not fc.bias.any() and fc.requant.rounding == "NATURAL"
+
+
+@pytest.mark.parametrize("stride,padding,kernel,expected", [
+    ((2, 2), "SAME", (3, 3), (TransposeConv2D, Padding(2, 2, 0, 0))),
+    ((2, 2), "SAME", (4, 4), (TransposeConv2D, Padding(2, 2, 1, 1))),
+    ((2, 2), "VALID", (3, 3), (TransposeConv2D, Padding(2, 2, 1, 1))),
+    ((1, 1), "SAME", (3, 3), (Conv2D, Padding(1, 1, 1, 1))),
+    ((1, 1), "VALID", (2, 3), (Conv2D, Padding(1, 2, 1, 2))),
+])
+def test_transpose_conv_is_a_convolution_with_the_kernel_reversed(stride, padding, kernel, expected):
+    """Stride 2 convolves the zero-upscaled IFM, stride 1 the IFM; both with stride 1, TFLite's OHWI weights
+    reversed in height and width, and Vela's padding of the (upscaled) IFM."""
+    model = models.make("transpose_conv", seed=4, stride=stride, padding=padding, kernel=kernel)
+    (op,) = _ops(model)
+    assert (type(op), op.padding) == expected
+    assert (op.strides, op.dilation) == ((1, 1), (1, 1))
+    weights = _weights(model, 1)  # TRANSPOSE_CONV's inputs: output shape, weights, IFM, bias
+    np.testing.assert_array_equal(op.weights, weights[:, ::-1, ::-1, :])
 
 
 def test_pooling_and_elementwise_parameters():

@@ -141,6 +141,23 @@ CONSTRAINT_CASES = {
         models.make("add", in_shape=(2, 4, 4, 8)),
         "IFM has batch size 2; the IFM batch size must be 1",
     ),
+    "transpose conv stride 3": (
+        models.make("transpose_conv", stride=(3, 3)),
+        "TRANSPOSE_CONV stride HxW is 3x3; it must be 1x1 or 2x2, or 1x2 with an IFM and kernel height of 1",
+    ),
+    "transpose conv stride 2x1": (  # Vela's one-row exception is for 1x2 (rows upscaled, but only one read)
+        models.make("transpose_conv", in_shape=(1, 8, 1, 4), kernel=(3, 1), stride=(2, 1)),
+        "TRANSPOSE_CONV stride HxW is 2x1; it must be 1x1 or 2x2, or 1x2 with an IFM and kernel height of 1",
+    ),
+    "transpose conv stride 1x2 over two rows": (
+        models.make("transpose_conv", in_shape=(1, 2, 8, 4), kernel=(1, 3), stride=(1, 2)),
+        "TRANSPOSE_CONV stride HxW is 1x2; it must be 1x1 or 2x2, or 1x2 with an IFM and kernel height of 1",
+    ),
+    "transpose conv kernel below the stride": (  # VALID: 15x15, not Vela's 16x16, so no bottom row of padding
+        models.make("transpose_conv", kernel=(1, 1), padding="VALID"),
+        "TRANSPOSE_CONV from 8x8 to 15x15 with kernel 1x1 and stride 2x2 needs IFM padding (top, left, bottom,"
+        " right) (0, 0, -1, -1); each must be in the range [0, kernel size - 1]",
+    ),
     "conv scale beyond the shift range": (
         models.make("conv2d", in_scale=1.0, w_scales=[1.0] * 8, out_scale=1e-12),
         "effective output scale 1e+12 is outside what the NPU's 32-bit scale and 6-bit shift can represent",

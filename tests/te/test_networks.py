@@ -39,12 +39,7 @@ def test_mlperf_npu_subgraph_bit_exact(name):
     _assert_exact(model, run, *_graph_io(model))
 
 
-# Graphs whose NPU subgraphs read only model inputs, as this test feeds them. A host operator (unet's TRANSPOSE_CONV)
-# splits the others into subgraphs that read intermediates: tests/aot/test_end_to_end.py runs them whole.
-NPU_INPUT_GRAPHS = [name for name in models.GRAPHS if name != "unet"]
-
-
-@pytest.mark.parametrize("name", NPU_INPUT_GRAPHS)
+@pytest.mark.parametrize("name", models.GRAPHS)
 def test_factory_graph_bit_exact(name):
     """Each NPU subgraph reads model inputs (by name); together they produce exactly LiteRT's boundary tensors."""
     model = models.make_graph(name, seed=5)

@@ -33,6 +33,7 @@ from ..legalize.ops import (
     Slice,
     Softmax,
     Transpose,
+    TransposeConv2D,
     Upscale,
     average_as_depthwise,
 )
@@ -219,6 +220,8 @@ class OperationBuilder:
         stride_y, stride_x = _strides(op.strides, stripe.ofm)
         npu_op.kernel = vapi.NpuKernel(kernel_w, kernel_h, stride_x, stride_y, op.dilation[1], op.dilation[0])
         npu_op.padding = _padding(stripe.ifms[0])
+        if isinstance(op, TransposeConv2D):
+            npu_op.ifm_upscale = vapi.NpuResamplingMode.TRANSPOSE
         npu_op.rounding_mode = _ROUNDING[op.requant.rounding]
         # Fixed per primitive, so all its stripes agree; it decides the valid block configs and the weight order.
         traversal = performance.convolution_traversal(op)

@@ -98,6 +98,15 @@ class DepthwiseConv2D(Conv2D):
 
 
 @dataclass(frozen=True, eq=False)
+class TransposeConv2D(Conv2D):
+    """ethosu.transpose_conv2d: a stride-1 convolution over the IFM upscaled by 2 with zeros (each element at the
+    even row and column, the IFM zero point between: the NPU's TRANSPOSE IFM upscaling), `padding` around the
+    upscaled IFM. A TRANSPOSE_CONV of stride 2 with its kernel reversed in height and width."""
+
+    op_name: ClassVar[str] = "ethosu.transpose_conv2d"
+
+
+@dataclass(frozen=True, eq=False)
 class Pooling(_SingleInput):
     """ethosu.pooling: MAX or AVG over valid taps (padding never contributes), then optional requant and clamp.
 
@@ -272,8 +281,8 @@ class Transpose(_SingleInput):
     source: str = ""
 
 
-NpuOp = (Conv2D | DepthwiseConv2D | Pooling | BinaryElementwise | Identity | Softmax | Concatenate | Pad | Slice
-         | Upscale | Transpose)
+NpuOp = (Conv2D | DepthwiseConv2D | TransposeConv2D | Pooling | BinaryElementwise | Identity | Softmax | Concatenate
+         | Pad | Slice | Upscale | Transpose)
 
 
 @dataclass(frozen=True, eq=False)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 from tvm import relax
 
-from ..partition.constraints import pack_view, permutation_of, softmax_beta, transposed_view
+from ..partition.constraints import pack_view, permutation_of, softmax_beta, transpose_conv_padding, transposed_view
 from ..qdq.match import Match
 from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of, shape_of, slice_parameters
 from ..quantization import (
@@ -46,6 +46,7 @@ from .ops import (
     Softmax,
     Tensor,
     Transpose,
+    TransposeConv2D,
     Upscale,
 )
 from .lut import INT8_VALUES, lookup_table
@@ -106,7 +107,6 @@ def _requant(multipliers: np.ndarray, channels: int, rounding: str) -> Requantiz
 
 def conv2d(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     conv = match["conv"]
-    ifm_q, w_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["weights_dq"]), quant_of(match["quantize"])
     raw = np.asarray(const_value(match["weights"]))
     depthwise = match.kind == "depthwise_conv2d"
     # Conv weights arrive HWIO (transposed at import); depthwise ones as TFLite's [1, H, W, C·M].
@@ -117,6 +117,27 @@ def conv2d(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     # The NPU's DEPTHWISE needs IFM depth = OFM depth. A depth multiplier on one input channel is a convolution:
     # its (C·M, H, W, 1) depthwise weights are then OHWI with I = 1.
     op_type = DepthwiseConv2D if depthwise and tensors[match["ifm"]].shape[-1] == channels else Conv2D
+    return _convolution(op_type, match, tensors, ofm, source, weights, strides=tuple(int(s) for s in attrs.strides),
+                        dilation=tuple(int(d) for d in attrs.dilation), padding=Padding(top, left, bottom, right))
+
+
+def transpose_conv(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """A stride-1 convolution with the kernel reversed in height and width, over the IFM itself (stride 1) or the
+    IFM upscaled by 2 with zeros (stride 2, or 1x2 over one row, whose one-row kernel reads only the upscaled first
+    row; partitioning admits no other), padded as `transpose_conv_padding` says."""
+    raw = np.asarray(const_value(match["weights"]))  # IOHW, transposed at import from TFLite's OHWI
+    weights = raw.transpose(1, 2, 3, 0)[:, ::-1, ::-1, :]
+    op_type = Conv2D if tuple(int(s) for s in match["conv"].attrs.strides) == (1, 1) else TransposeConv2D
+    return _convolution(op_type, match, tensors, ofm, source, weights, strides=(1, 1), dilation=(1, 1),
+                        padding=Padding(*transpose_conv_padding(match)))
+
+
+def _convolution(op_type: type[Conv2D], match: Match, tensors: dict, ofm: Tensor, source: str, weights: np.ndarray,
+                 **window) -> Conv2D:
+    """A convolution primitive with OHWI `weights` and the requantization TFLite's CONV_2D does (TFL rounding);
+    `window` holds its strides, dilation and padding."""
+    ifm_q, w_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["weights_dq"]), quant_of(match["quantize"])
+    channels = weights.shape[0]
     return op_type(
         ifm=_operand(tensors[match["ifm"]], ifm_q),
         ofm=_operand(ofm, ofm_q),
@@ -124,11 +145,9 @@ def conv2d(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
         weight_zero_point=w_q.scalar_zero_point,
         bias=_bias(match, channels),
         requant=_requant(conv_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale), channels, "TFL"),
-        strides=tuple(int(s) for s in attrs.strides),
-        dilation=tuple(int(d) for d in attrs.dilation),
-        padding=Padding(top, left, bottom, right),
         clamp=_int_clamp(match),
         source=source,
+        **window,
     )
 
 
@@ -543,6 +562,7 @@ def transpose(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
 RULES: dict[str, Rule] = {
     "conv2d": conv2d,
     "depthwise_conv2d": conv2d,
+    "transpose_conv": transpose_conv,
     "fully_connected": fully_connected,
     "avg_pool2d": _pooling("AVG"),
     "max_pool2d": _pooling("MAX"),

@@ -120,10 +120,11 @@ def _requant_quants(match: Match) -> tuple[Quant, Quant, Quant]:
     return quant_of(match["ifm_dq"]), quant_of(match["weights_dq"]), quant_of(match["quantize"])
 
 
-def _conv_common(match: Match, weight_axes: tuple[int, ...]) -> str:
+def _conv_common(match: Match, weight_axes: tuple[int, ...], kernel: tuple[int, int] | None = None) -> str:
+    """Limits every convolution shares; `kernel` (height, width) defaults to the first two weight axes (HWIO)."""
     conv = match["conv"]
     attrs = conv.attrs
-    kernel_h, kernel_w = shape_of(conv.args[1])[:2]
+    kernel_h, kernel_w = kernel or shape_of(conv.args[1])[:2]
     dil_h, dil_w = (int(d) for d in attrs.dilation)
     dilated_h, dilated_w = dil_h * (kernel_h - 1) + 1, dil_w * (kernel_w - 1) + 1
     ifm_q, w_q, ofm_q = _requant_quants(match)
@@ -165,6 +166,59 @@ def check_depthwise_conv2d(match: Match) -> str:
         return (f"depth multiplier {multiplier} with {channels_in} IFM channels; for depth multipliers > 1 the IFM"
                 " must have 1 channel")
     return _conv_common(match, weight_axes=(0, 1, 3))  # TFLite [1, H, W, C·M]: sum over H, W
+
+
+def transpose_conv_padding(match: Match) -> tuple[int, int, int, int]:
+    """(top, left, bottom, right) padding of the zero-upscaled IFM that a stride-1 convolution with the kernel
+    reversed reads for TRANSPOSE_CONV: output row o sums input rows i with i·stride + k − before = o, k the tap;
+    reversed, that is the upscaled row o + k' − (K − 1 − before), so K − 1 − before rows go above, and below what
+    the output's last window reaches past the stride·H upscaled rows (their last stride − 1 are zeros already)."""
+    conv = match["conv"]
+    (_, height, width, _), (_, out_h, out_w, _) = shape_of(match["ifm"]), shape_of(conv)
+    kernel_h, kernel_w = shape_of(conv.args[1])[2:]
+    stride_h, stride_w = (int(s) for s in conv.attrs.strides)
+    before_h, before_w = (int(p) for p in conv.attrs.padding[:2])
+    top, left = kernel_h - 1 - before_h, kernel_w - 1 - before_w
+    return (top, left, out_h + kernel_h - 1 - top - stride_h * height, out_w + kernel_w - 1 - left - stride_w * width)
+
+
+def check_transpose_conv(match: Match) -> str:
+    """As Vela: strides 1x1 (a convolution) or 2x2 (one over the IFM the NPU upscales with zeros), or 1x2 over one
+    row with a one-row kernel (which reads only the upscaled IFM's first row), and an output whose window stays
+    within a kernel of padding on each side of the (upscaled) IFM, which TFLite's SAME and VALID give unless the
+    kernel is smaller than the stride."""
+    conv = match["conv"]
+    attrs = conv.attrs
+    layouts = (str(attrs.data_layout), str(attrs.kernel_layout), str(attrs.out_layout))
+    kernel_h, kernel_w = shape_of(conv.args[1])[2:]
+    strides = tuple(int(s) for s in attrs.strides)
+
+    def form() -> str:
+        if layouts != ("NHWC", "IOHW", "NHWC") or int(attrs.groups) != 1:
+            return f"TRANSPOSE_CONV with layouts {layouts} and groups={int(attrs.groups)}; only NHWC/IOHW, one group"
+        if tuple(int(d) for d in attrs.dilation) != (1, 1) or any(int(p) for p in attrs.output_padding):
+            return "TRANSPOSE_CONV with dilation or output padding; TFLite's has neither"
+        return ""
+
+    def stride() -> str:
+        one_row = strides == (1, 2) and shape_of(match["ifm"])[1] == 1 and kernel_h == 1
+        if strides not in ((1, 1), (2, 2)) and not one_row:
+            return (f"TRANSPOSE_CONV stride HxW is {strides[0]}x{strides[1]}; it must be 1x1 or 2x2, or 1x2 with an"
+                    " IFM and kernel height of 1")
+        return ""
+
+    def padding() -> str:
+        pads = transpose_conv_padding(match)
+        limits = (kernel_h, kernel_w) * 2
+        if not all(0 <= pad < limit for pad, limit in zip(pads, limits)):
+            (_, height, width, _), (_, out_h, out_w, _) = shape_of(match["ifm"]), shape_of(conv)
+            return (f"TRANSPOSE_CONV from {height}x{width} to {out_h}x{out_w} with kernel {kernel_h}x{kernel_w} and"
+                    f" stride {strides[0]}x{strides[1]} needs IFM padding (top, left, bottom, right) {pads}; each"
+                    " must be in the range [0, kernel size - 1]")
+        return ""
+
+    return _first(form, lambda: _conv_common(match, weight_axes=(0, 2, 3), kernel=(kernel_h, kernel_w)), stride,
+                  padding)
 
 
 def check_fully_connected(match: Match) -> str:
@@ -782,6 +836,7 @@ def check_transpose(match: Match) -> str:
 CHECKS: dict[str, Callable[[Match], str]] = {
     "conv2d": check_conv2d,
     "depthwise_conv2d": check_depthwise_conv2d,
+    "transpose_conv": check_transpose_conv,
     "fully_connected": check_fully_connected,
     "avg_pool2d": check_avg_pool2d,
     "max_pool2d": check_max_pool2d,

@@ -27,6 +27,7 @@ from ..qdq.patterns import (
     squared_difference,
     strided_slice,
     transpose,
+    transpose_conv,
     unary,
     weighted_and_elementwise,
 )
@@ -40,6 +41,7 @@ def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
     once per input count in `concat_arities`."""
     return [
         *weighted_and_elementwise(CODEGEN),
+        transpose_conv(f"{CODEGEN}.transpose_conv"),
         reduction(f"{CODEGEN}.mean", "relax.mean"),
         *(unary(f"{CODEGEN}.{kind}", core) for kind, core in UNARY_CORES.items()),
         hard_swish(f"{CODEGEN}.hard_swish"),

@@ -24,6 +24,7 @@ from ..legalize.ops import (
     Slice,
     Softmax,
     Transpose,
+    TransposeConv2D,
     Upscale,
 )
 from .arithmetic import clamp_to, i64, requantize
@@ -54,14 +55,32 @@ def _centred_padded(ifm: te.Tensor, zero_point: int, padding: Padding, name: str
     return te.compute(shape, value, name=name, attrs=attrs)
 
 
+def _centred_upscaled(ifm: te.Tensor, zero_point: int, padding: Padding, name: str, attrs: dict) -> te.Tensor:
+    """ifm − zero_point as int32 at the even rows and columns of twice its height and width, 0 (the zero point)
+    between them and in the padding around them: the NPU's TRANSPOSE upscaling."""
+    n, h, w, c = (int(d) for d in ifm.shape)
+    shape = (n, 2 * h + padding.top + padding.bottom, 2 * w + padding.left + padding.right, c)
+
+    def value(b, y, x, ch):
+        uy, ux = y - padding.top, x - padding.left
+        inside = tirx.all(uy >= 0, uy < 2 * h, ux >= 0, ux < 2 * w,
+                          tirx.floormod(uy, 2) == 0, tirx.floormod(ux, 2) == 0)
+        read = ifm[b, tirx.floordiv(uy, 2), tirx.floordiv(ux, 2), ch]
+        return tirx.if_then_else(inside, read.astype(INT32) - zero_point, 0)
+
+    return te.compute(shape, value, name=name, attrs=attrs)
+
+
 def _channel(values: te.Tensor, channel):
     """Per-channel parameter lookup that also accepts a single per-tensor value."""
     return values[channel] if int(values.shape[0]) > 1 else values[0]
 
 
 def convolution(op: Conv2D, ifm: te.Tensor, const: ConvConstants, name: str, attrs: dict) -> te.Tensor:
-    """Conv2D and DepthwiseConv2D: int32 accumulation of centred products, 40-bit bias, requant, clamp."""
-    padded = _centred_padded(ifm, op.ifm.zero_point, op.padding, f"{name}_ifm", attrs)
+    """Conv2D, DepthwiseConv2D and TransposeConv2D: int32 accumulation of centred products, 40-bit bias, requant,
+    clamp."""
+    window = _centred_upscaled if isinstance(op, TransposeConv2D) else _centred_padded
+    padded = window(ifm, op.ifm.zero_point, op.padding, f"{name}_ifm", attrs)
     kernel_h, kernel_w = op.kernel
     (stride_h, stride_w), (dil_h, dil_w) = op.strides, op.dilation
     ofm_shape = op.ofm.tensor.shape
@@ -233,12 +252,12 @@ def _unflattened(flat, shape) -> tuple:
 
 
 def concatenate(op: Concatenate, ifms: list[te.Tensor], name: str, attrs: dict) -> te.Tensor:
-    """Each OFM element from the input whose range along the axis holds it."""
+    """Each OFM element from the input whose range along the axis holds it: the last one starting at or before it."""
 
     def value(*index):
         position = index[op.axis]
         result = None
-        for ifm, start in reversed(list(zip(ifms, op.offsets))):
+        for ifm, start in zip(ifms, op.offsets):
             shifted = list(index)
             shifted[op.axis] = position - start
             read = ifm[tuple(shifted)]

@@ -23,6 +23,7 @@ from ...legalize.ops import (
     Slice,
     Softmax,
     Transpose,
+    TransposeConv2D,
     Upscale,
 )
 from ...te import te_graph
@@ -47,6 +48,8 @@ PrimitiveCost = Callable[[object, tuple[int, ...], tuple[tuple[int, ...], ...]],
 def definition(op, operand: Operand) -> Propagator:
     """The per-operator propagator of `op` for one of its inputs."""
     in_shape, out_shape = operand.tensor.shape, op.ofm.tensor.shape
+    if isinstance(op, (Transpose, TransposeConv2D, Upscale)):
+        return whole_tensor_propagator(in_shape, len(out_shape))
     if isinstance(op, DepthwiseConv2D):
         return depthwise_conv2d_propagator(op.kernel, op.strides, op.dilation, (op.padding.top, op.padding.left),
                                            out_shape[3] // in_shape[3])
@@ -63,8 +66,6 @@ def definition(op, operand: Operand) -> Propagator:
                                  [0, 0, 0, in_shape[3]], [0, 0, 0, 0])
     if isinstance(op, Concatenate):
         return concatenation_propagator(in_shape, op.axis)
-    if isinstance(op, (Transpose, Upscale)):
-        return whole_tensor_propagator(in_shape, len(out_shape))
     if isinstance(op, Slice):
         return slice_propagator(op.begin)
     if isinstance(op, Pad):
@@ -84,10 +85,11 @@ def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[s
     for op in graph.ops:
         output = built.tensors[op.ofm.tensor.name]
         reshape = isinstance(op, Identity) and op.ifm.tensor.shape != op.ofm.tensor.shape
-        # Computed whole from whole inputs, so they end a cascade: an upscale (its rows halve, which stripes do not
-        # model yet), a transpose (its rows are the IFM's columns) and a concatenation along rows (a stripe's rows
-        # come from one input or two).
-        whole = reshape or isinstance(op, (Transpose, Upscale)) or (isinstance(op, Concatenate) and op.axis == 1)
+        # Computed whole from whole inputs, so they end a cascade: an upscale or upscaled convolution (its rows
+        # halve, which stripes do not model yet), a transpose (its rows are the IFM's columns) and a concatenation
+        # along rows (a stripe's rows come from one input or two).
+        whole = (reshape or isinstance(op, (Transpose, TransposeConv2D, Upscale))
+                 or (isinstance(op, Concatenate) and op.axis == 1))
         # A concatenation reads each input whole along its axis, not at the offset its TE definition shows.
         defined = whole or isinstance(op, Concatenate)
         propagators = tuple(definition(op, o) if defined else

@@ -39,6 +39,7 @@ from ...legalize.ops import (
     Slice,
     Softmax,
     Transpose,
+    TransposeConv2D,
     Upscale,
     average_as_depthwise,
 )
@@ -327,6 +328,12 @@ def _stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple) -> vapi.NpuBlockOperat
     if isinstance(op, DepthwiseConv2D):
         npu_op = vapi.NpuConvDepthWiseOperation()
         npu_op.kernel, npu_op.padding = _window(op, ofm, ifms[0], op.kernel, op.dilation)
+    elif isinstance(op, TransposeConv2D):  # the window moves over the IFM upscaled by 2
+        npu_op = vapi.NpuConv2DOperation()
+        npu_op.block_traversal = convolution_traversal(op)
+        height, width, depth = ifms[0]
+        npu_op.kernel, npu_op.padding = _window(op, ofm, (2 * height, 2 * width, depth), op.kernel, op.dilation)
+        npu_op.ifm_upscale = vapi.NpuResamplingMode.TRANSPOSE
     elif isinstance(op, Conv2D):
         npu_op = vapi.NpuConv2DOperation()
         npu_op.block_traversal = convolution_traversal(op)
