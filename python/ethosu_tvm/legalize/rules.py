@@ -21,6 +21,7 @@ from ..quantization import (
     per_channel_scale_shift,
     prelu_multipliers,
     quantize_value,
+    reduced_scale_shift,
     squared_difference_multipliers,
     softmax_exp_lut,
 )
@@ -63,13 +64,15 @@ def _raw(tensor: Tensor) -> Operand:
     return Operand(tensor, 0, 1.0)
 
 
-def _int_clamp(match: Match) -> Clamp:
-    """Bounds of the int8 clip the frontend writes for a fused activation (the dtype range when there is none)."""
+def _int_clamp(match: Match, dtype: str = "int8") -> Clamp:
+    """Bounds of the integer clip the frontend writes for a fused activation (the dtype range when there is
+    none)."""
+    dtype_min, dtype_max = DTYPE_RANGES[dtype]
     clip = match.get("clip")
     if clip is None:
-        return Clamp(*INT8_RANGE)
+        return Clamp(dtype_min, dtype_max)
     low, high = round(prim_float(clip.args[1])), round(prim_float(clip.args[2]))
-    return Clamp(max(INT8_RANGE[0], low), min(INT8_RANGE[1], high))
+    return Clamp(max(dtype_min, low), min(dtype_max, high))
 
 
 def _float_clamp(match: Match, ofm: Quant, dtype: str = "int8") -> Clamp:
@@ -98,7 +101,16 @@ def _requant(multipliers: np.ndarray, channels: int, rounding: str) -> Requantiz
     return Requantize(scale, shift, rounding)
 
 
+def _conv_requant(multipliers: np.ndarray, channels: int, ifm: Tensor) -> Requantize:
+    """TFLite's conv rounding: int8 rounds twice (TFL); 16x8 reduces the multiplier to 16 bits and rounds once,
+    half up (NATURAL)."""
+    if ifm.dtype == "int16":
+        return Requantize(*reduced_scale_shift(np.broadcast_to(multipliers, (channels,))), "NATURAL")
+    return _requant(multipliers, channels, "TFL")
+
+
 def conv2d(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """CONV_2D and DEPTHWISE_CONV_2D, int8 or 16x8 (int16 feature maps, int8 weights, int64 bias)."""
     conv = match["conv"]
     ifm_q, w_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["weights_dq"]), quant_of(match["quantize"])
     raw = np.asarray(const_value(match["weights"]))
@@ -117,17 +129,19 @@ def conv2d(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
         weights=np.ascontiguousarray(weights.astype(np.int8)),
         weight_zero_point=w_q.scalar_zero_point,
         bias=_bias(match, channels),
-        requant=_requant(conv_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale), channels, "TFL"),
+        requant=_conv_requant(conv_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale), channels,
+                              tensors[match["ifm"]]),
         strides=tuple(int(s) for s in attrs.strides),
         dilation=tuple(int(d) for d in attrs.dilation),
         padding=Padding(top, left, bottom, right),
-        clamp=_int_clamp(match),
+        clamp=_int_clamp(match, ofm.dtype),
         source=source,
     )
 
 
 def fully_connected(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
-    """A 1x1 convolution over the (1, 1, batch, inputs) IFM; LiteRT's FC rounds once, so NATURAL rounding."""
+    """A 1x1 convolution over the (1, 1, batch, inputs) IFM; LiteRT's FC rounds once, so NATURAL rounding, with the
+    32-bit multiplier for 16x8 too."""
     ifm_q, w_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["weights_dq"]), quant_of(match["quantize"])
     raw = np.asarray(const_value(match["weights"]))  # TFLite [units, inputs]
     channels = raw.shape[0]
@@ -139,7 +153,7 @@ def fully_connected(match: Match, tensors: dict, ofm: Tensor, source: str) -> Np
         weight_zero_point=w_q.scalar_zero_point,
         bias=_bias(match, channels),
         requant=_requant(multipliers, channels, "NATURAL"),
-        clamp=_int_clamp(match),
+        clamp=_int_clamp(match, ofm.dtype),
         source=source,
     )
 
