@@ -83,6 +83,31 @@ def test_int16_binary_op_on_the_npu(op, accelerator, tmp_path):
     assert _placement(archive, op.upper()) == "ethos-u"
 
 
+# 16x8 layers (int16 activations, int8 weights, int64 bias): padding, stride, activation, depth multiplier, batch
+SIXTEEN_BY_EIGHT = {
+    "CONV_2D": ("conv2d", dict(stride=(2, 2), in_shape=(1, 9, 9, 20), activation="RELU")),
+    "DEPTHWISE_CONV_2D": ("depthwise_conv2d", dict(kernel=(5, 3), padding="VALID", in_shape=(1, 9, 7, 12))),
+    "FULLY_CONNECTED": ("fully_connected", dict(in_shape=(16, 40), units=24, activation="RELU6")),
+}
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+@pytest.mark.parametrize("operator", SIXTEEN_BY_EIGHT)
+def test_16x8_layer_on_the_npu(operator, accelerator, tmp_path):
+    op, params = SIXTEEN_BY_EIGHT[operator]
+    model = models.make(op, 8, dtype="int16", **params)
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, operator) == "ethos-u"
+
+
+def test_16x8_depth_multiplier_on_the_npu(tmp_path):
+    model = models.make("depthwise_conv2d", 8, dtype="int16", depth_multiplier=4, in_shape=(1, 10, 10, 1))
+    archive = compile_model(model, tmp_path, npu_target("ethos-u55-64"))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, "DEPTHWISE_CONV_2D") == "ethos-u"
+
+
 @pytest.mark.parametrize("accelerator", ALL_U55)
 def test_prelu_squared_difference_and_constant_tensor_between_convolutions(accelerator, tmp_path):
     """One NPU launch (the cascader free to stripe it): PRELU, SQUARED_DIFFERENCE (32-bit intermediates) and an
