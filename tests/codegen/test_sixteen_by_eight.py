@@ -4,6 +4,8 @@ LiteRT's reference kernels exactly; cascades of 16x8 layers compute what the unc
 worst case LiteRT's own arithmetic cannot hold stay on the host with a one-line reason."""
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from ethosu_tvm.codegen import compile_npu_graph
 from ethosu_tvm.codegen.cascade import cascade_proposals, cascade_schedule
@@ -124,3 +126,19 @@ def test_16x8_chain_bit_exact_and_every_cascade_agrees():
         for got, want in zip(run_artifact(compile_npu_graph(graph, target, cascade_schedule(proposal)), inputs),
                              expected):
             np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=15, deadline=None)
+@given(op=st.sampled_from(["conv2d", "depthwise_conv2d", "fully_connected"]), h=st.integers(1, 9),
+       w=st.integers(1, 9), c=st.integers(1, 24), kernel=st.tuples(st.integers(1, 4), st.integers(1, 4)),
+       stride=st.tuples(st.integers(1, 3), st.integers(1, 3)), padding=st.sampled_from(["SAME", "VALID"]),
+       activation=st.sampled_from(["NONE", "RELU", "RELU6"]), accelerator=st.sampled_from(ACCELERATORS),
+       seed=st.integers(0, 1000))
+def test_16x8_sweep(op, h, w, c, kernel, stride, padding, activation, accelerator, seed):
+    if op == "fully_connected":
+        params = dict(in_shape=(h, w * c), units=c + 2)
+    else:
+        assume(padding == "SAME" or (h >= kernel[0] and w >= kernel[1]))
+        params = dict(in_shape=(1, h, w, c), kernel=kernel, stride=stride, padding=padding)
+        params |= dict(out_channels=c + 3) if op == "conv2d" else {}
+    assert_model_exact(models.make(op, seed, dtype="int16", activation=activation, **params), accelerator)
