@@ -84,6 +84,21 @@ def test_ifm2_scalars_between_convolutions_at_several_limits(which, tmp_path):
         assert sum(sizes.values()) < sum(plain.values())
 
 
+@pytest.mark.parametrize("which", ["smallest", "middle"])
+def test_16x8_chain_at_several_limits(which, tmp_path):
+    """16x8 convolutions (int16 feature maps, 40-bit accumulators) cascaded: conv → depthwise → conv."""
+    net = Net(5)
+    x = net.input((1, 16, 16, 8), "int16")
+    y = net.conv2d(x, out_channels=16, activation="RELU")
+    y = net.depthwise_conv2d(y, kernel=(5, 5))
+    net.output(net.conv2d(y, out_channels=8))
+    model = net.build()
+    plain = uncascaded_scratch(model, tmp_path)
+    sizes = check(model, tmp_path, limits(model)[which], seeds=range(3))
+    if which == "smallest":
+        assert sum(sizes.values()) < sum(plain.values())
+
+
 def _moved_model(mover: str) -> bytes:
     """Two convolutions that cascade, then `mover` between convolutions: a CONCATENATION of two branches (along
     channels or rows), a PAD before a VALID convolution, a SLICE of rows and channels or a STRIDED_SLICE of every
