@@ -11,6 +11,7 @@ from ethosu_tvm.codegen import compile_npu_graph
 from ethosu_tvm.codegen.cascade import cascade_proposals, cascade_schedule
 from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.partition import partition_for_ethosu
+from ethosu_tvm.quantization import quantize_multiplier
 from ethosu_tvm.target import EthosuTarget
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import random_inputs, run_litert
@@ -142,3 +143,16 @@ def test_16x8_sweep(op, h, w, c, kernel, stride, padding, activation, accelerato
         params = dict(in_shape=(1, h, w, c), kernel=kernel, stride=stride, padding=padding)
         params |= dict(out_channels=c + 3) if op == "conv2d" else {}
     assert_model_exact(models.make(op, seed, dtype="int16", activation=activation, **params), accelerator)
+
+
+@pytest.mark.parametrize("op", ["conv2d", "depthwise_conv2d"])
+def test_16x8_saturated_multiplier_bit_exact(op):
+    """A Q31 multiplier of 0x7FFF0000 or more: TFLite's 16-bit multiplier saturates at 0x7FFF instead of rounding up
+    to 2^15."""
+    real = 0.999995 * 2.0**-10
+    assert quantize_multiplier(real)[0] >= 0x7FFF0000
+    in_scale, w_scale = 1.0 / 32768, 0.01
+    channels = 8
+    model = models.make(op, 2, dtype="int16", in_scale=in_scale, w_scales=[w_scale] * channels,
+                        out_scale=float(np.float32(in_scale) * np.float32(w_scale)) / real)
+    assert_model_exact(model, "ethos-u55-128", seeds=SEEDS)

@@ -141,7 +141,6 @@ def _sixteen_by_eight(match: Match, weights: np.ndarray, axes: tuple[int, ...], 
     centred = np.sum(np.abs(weights.astype(np.int64) - w_q.zero_point.reshape(-1)[0]), axis=axes)
     scale, shift = (reduced_scale_shift if reduced else per_channel_scale_shift)(
         np.broadcast_to(multipliers, (channels,)))
-
     return _first(
         lambda: "" if str(weights.dtype) == "int8" else f"weights have data type {weights.dtype}; 16x8 needs int8",
         lambda: "" if shifts_in_range(shift) else
