@@ -58,14 +58,19 @@ def uncascaded_scratch(model: bytes, tmp_path, accelerator: str = ACCELERATOR) -
     return scratch_sizes(compile_model(model, tmp_path / "plain", npu_target(accelerator)))
 
 
-@pytest.mark.parametrize("name", ["resnet_block", "ds_cnn", "inverted_residual"])
-@pytest.mark.parametrize("which", ["smallest", "middle"])
-def test_factory_graphs_bit_exact_at_several_limits(name, which, tmp_path):
-    model = models.make_graph(name, seed=2)
+def check_frontier_limit(model: bytes, tmp_path, which: str) -> None:
+    """Bit-exact at the frontier's `which` limit; at the smallest one with less scratch than without the cascader."""
     plain = uncascaded_scratch(model, tmp_path)
     sizes = check(model, tmp_path, limits(model)[which], seeds=range(3))
     if which == "smallest":
         assert sum(sizes.values()) < sum(plain.values())
+
+
+@pytest.mark.parametrize("name", ["resnet_block", "ds_cnn", "inverted_residual"])
+@pytest.mark.parametrize("which", ["smallest", "middle"])
+def test_factory_graphs_bit_exact_at_several_limits(name, which, tmp_path):
+    model = models.make_graph(name, seed=2)
+    check_frontier_limit(model, tmp_path, which)
 
 
 @pytest.mark.parametrize("which", ["smallest", "middle"])
@@ -78,10 +83,19 @@ def test_ifm2_scalars_between_convolutions_at_several_limits(which, tmp_path):
     y = net.mul(y, net.constant((1,), "int8", 0.02, -4))
     net.output(net.conv2d(y, out_channels=8))
     model = net.build()
-    plain = uncascaded_scratch(model, tmp_path)
-    sizes = check(model, tmp_path, limits(model)[which], seeds=range(3))
-    if which == "smallest":
-        assert sum(sizes.values()) < sum(plain.values())
+    check_frontier_limit(model, tmp_path, which)
+
+
+@pytest.mark.parametrize("which", ["smallest", "middle"])
+def test_16x8_chain_at_several_limits(which, tmp_path):
+    """16x8 convolutions (int16 feature maps, 40-bit accumulators) cascaded: conv → depthwise → conv."""
+    net = Net(5)
+    x = net.input((1, 16, 16, 8), "int16")
+    y = net.conv2d(x, out_channels=16, activation="RELU")
+    y = net.depthwise_conv2d(y, kernel=(5, 5))
+    net.output(net.conv2d(y, out_channels=8))
+    model = net.build()
+    check_frontier_limit(model, tmp_path, which)
 
 
 def _moved_model(mover: str) -> bytes:
@@ -111,10 +125,7 @@ def test_data_movement_between_convolutions_at_several_limits(mover, which, tmp_
     """Pads, slices (strided ones like a pool) and concatenations along other axes than rows are striped by rows
     like any copy, so cascades run through them; a concatenation along rows is computed whole and ends one."""
     model = _moved_model(mover)
-    plain = uncascaded_scratch(model, tmp_path)
-    sizes = check(model, tmp_path, limits(model)[which], seeds=range(3))
-    if which == "smallest":
-        assert sum(sizes.values()) < sum(plain.values())
+    check_frontier_limit(model, tmp_path, which)
 
 
 @pytest.mark.parametrize("mover,parts", [("concatenation", [(0, 1, 2, 3, 4, 5)]), ("concatenation_rows", None),

@@ -90,6 +90,10 @@ INT16_NPU_OPS = {  # int16 operators on the NPU, in forms beyond the factory def
     "tanh": ("TANH", dict(in_shape=(2, 40), in_scale=3.1e-4)),
     "logistic": ("LOGISTIC", dict(in_shape=(1, 3, 5, 7), in_scale=2.0**-11)),
     "mean": ("MEAN", dict(in_shape=(1, 9, 11, 5), out_scale=0.05, keep_dims=False)),
+    # 16x8 layers (int16 activations, int8 weights, int64 bias): padding, stride, activation, batch
+    "conv2d": ("CONV_2D", dict(stride=(2, 2), in_shape=(1, 9, 9, 20), activation="RELU")),
+    "depthwise_conv2d": ("DEPTHWISE_CONV_2D", dict(kernel=(5, 3), padding="VALID", in_shape=(1, 9, 7, 12))),
+    "fully_connected": ("FULLY_CONNECTED", dict(in_shape=(16, 40), units=24, activation="RELU6")),
 }
 
 
@@ -117,6 +121,13 @@ def test_int16_chain_in_one_npu_launch(accelerator, tmp_path):
     assert_bit_exact(model, archive, tmp_path)
     report = members(archive)["./src/offload_report.txt"].decode()
     assert "ethos-u: 8, host: 0" in report, report
+
+
+def test_16x8_depth_multiplier_on_the_npu(tmp_path):
+    model = models.make("depthwise_conv2d", 8, dtype="int16", depth_multiplier=4, in_shape=(1, 10, 10, 1))
+    archive = compile_model(model, tmp_path, npu_target("ethos-u55-64"))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, "DEPTHWISE_CONV_2D") == "ethos-u"
 
 
 @pytest.mark.parametrize("accelerator", ALL_U55)

@@ -25,20 +25,23 @@ def test_per_tensor_quantized_dimension_3(make, target, tmp_path):
     assert_bit_exact(model, compile_model(model, tmp_path, target), tmp_path, seeds=range(3), reference=run_tflm)
 
 
-@pytest.mark.parametrize("op, params", [
-    ("conv2d", dict(per_channel=False, activation="RELU", stride=2)),
-    ("depthwise_conv2d", dict(in_shape=(1, 7, 7, 5), stride=2, activation="RELU6", padding="VALID")),
-    ("fully_connected", dict(in_shape=(2, 3, 10), keep_num_dims=True)),
-    ("fully_connected", dict(in_shape=(1, 2, 2, 8), bias=False)),
+@pytest.mark.parametrize("target", [npu_target("ethos-u55-256"), "c"], ids=["npu", "host"])
+@pytest.mark.parametrize("op, params, placement", [
+    ("conv2d", dict(per_channel=False, activation="RELU", stride=2), "CONV_2D ethos-u"),
+    ("depthwise_conv2d", dict(in_shape=(1, 7, 7, 5), stride=2, activation="RELU6", padding="VALID"),
+     "DEPTHWISE_CONV_2D ethos-u"),
+    ("fully_connected", dict(in_shape=(2, 3, 10), keep_num_dims=True), "FULLY_CONNECTED host IFM is 3-D, expected 2-D"),
+    ("fully_connected", dict(in_shape=(1, 2, 2, 8), bias=False), "FULLY_CONNECTED ethos-u"),
 ], ids=["conv2d", "depthwise_conv2d", "fc_keep_dims", "fc_4d_no_bias"])
-def test_16x8_weighted_ops_run_on_the_host(op, params, tmp_path):
-    """int16 activations with int8 weights and an int64 bias: host kernels bit-exact with LiteRT; the offload
-    report says why the NPU does not take them."""
+def test_16x8_weighted_ops(op, params, placement, target, tmp_path):
+    """int16 activations with int8 weights and an int64 bias (imported as int32): bit-exact with LiteRT as host
+    kernels and on the NPU, where the offload report says which the NPU takes."""
     model = models.make(op, 1, dtype="int16", **params)
-    archive = compile_model(model, tmp_path, npu_target("ethos-u55-256"))
+    archive = compile_model(model, tmp_path, target)
     assert_bit_exact(model, archive, tmp_path, seeds=range(3))
-    report = members(archive)["./src/offload_report.txt"].decode()
-    assert "host    IFM has data type int16; tensors must be of type int8" in report, report
+    if target != "c":
+        line = members(archive)["./src/offload_report.txt"].decode().splitlines()[2]
+        assert " ".join(line.split()) == f"0 {placement}", line
 
 
 def _float_inputs(model: bytes, seed: int) -> list[np.ndarray]:

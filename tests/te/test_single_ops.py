@@ -1,9 +1,11 @@
 """Bit-exactness of the TE definitions against LiteRT's reference kernels on single-operator factory models."""
+import numpy as np
 import pytest
 
 from ethosu_tvm.testing import models
+from ethosu_tvm.testing.reference import run_litert
 
-from te_support import assert_single_subgraph_exact
+from te_support import assert_single_subgraph_exact, compile_npu
 
 CASES = {
     "conv2d 3x3 same relu6 per-channel": ("conv2d", dict(activation="RELU6", per_channel=True)),
@@ -25,6 +27,11 @@ CASES = {
     "fully connected no bias relu": ("fully_connected", dict(bias=False, activation="RELU", units=10)),
     "fully connected 4-D input": ("fully_connected", dict(in_shape=(1, 2, 2, 8), units=6)),
     "fully connected per-channel": ("fully_connected", dict(per_channel=True, units=7)),
+    # 16x8: int16 feature maps, int8 weights, int64 bias (accumulators beyond 32 bits)
+    "conv2d 16x8 stride 2 relu": ("conv2d", dict(dtype="int16", stride=(2, 2), activation="RELU",
+                                                 in_shape=(1, 9, 9, 20))),
+    "depthwise 16x8 5x5": ("depthwise_conv2d", dict(dtype="int16", kernel=(5, 5))),
+    "fully connected 16x8 batch": ("fully_connected", dict(dtype="int16", in_shape=(16, 70), units=12)),
     "avg pool 2x2": ("avg_pool2d", {}),
     "avg pool 3x3 same": ("avg_pool2d", dict(pool=(3, 3), stride=(1, 1), padding="SAME", in_shape=(1, 7, 9, 4))),
     "avg pool global": ("avg_pool2d", dict(pool=(6, 5), stride=(1, 1), in_shape=(1, 6, 5, 8))),
@@ -70,3 +77,20 @@ CASES = {
 def test_single_op_bit_exact(case):
     op, params = CASES[case]
     assert_single_subgraph_exact(models.make(op, seed=len(case), **params))
+
+
+@pytest.mark.parametrize("op", ["conv2d", "fully_connected"])
+def test_16x8_accumulators_beyond_32_bits(op):
+    """Inputs of ±32767 that follow the signs of the first output channel's weights (and their negation): its
+    accumulator leaves int32, as the NPU's 40-bit ones may, and the TE graph still equals LiteRT."""
+    shape = (1, 1, 1, 1100) if op == "conv2d" else (1, 1100)
+    params = dict(kernel=(1, 1), out_channels=2) if op == "conv2d" else dict(units=2)
+    model = models.make(op, 3, dtype="int16", in_shape=shape, in_scale=1.0 / 32768, out_scale=4.0, **params)
+    _, (graph,), (run,) = compile_npu(model)
+    (conv,) = graph.ops
+    signs = np.sign(conv.weights[0].astype(np.int64)).reshape(shape)
+    assert int(np.abs(conv.weights[0].astype(np.int64)).sum()) * 32767 >= 1 << 31
+    for x in (signs * 32767, signs * -32767):
+        x = x.astype(np.int16)
+        ref = run_litert(model, [x])[0]
+        np.testing.assert_array_equal(run([x])[0].reshape(ref.shape), ref)

@@ -23,6 +23,7 @@ from ..quantization import (
     prelu_multipliers,
     quantize_value,
     sigmoid_input_rescale,
+    reduced_scale_shift,
     squared_difference_multipliers,
     npu_interpolation_lut,
     softmax_exp_lut,
@@ -105,7 +106,16 @@ def _requant(multipliers: np.ndarray, channels: int, rounding: str) -> Requantiz
     return Requantize(scale, shift, rounding)
 
 
+def _conv_requant(multipliers: np.ndarray, channels: int, ifm: Tensor) -> Requantize:
+    """TFLite's conv rounding: int8 rounds twice (TFL); 16x8 reduces the multiplier to 16 bits and rounds once,
+    half up (NATURAL)."""
+    if ifm.dtype == "int16":
+        return Requantize(*reduced_scale_shift(np.broadcast_to(multipliers, (channels,))), "NATURAL")
+    return _requant(multipliers, channels, "TFL")
+
+
 def conv2d(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """CONV_2D and DEPTHWISE_CONV_2D, int8 or 16x8 (int16 feature maps, int8 weights, int64 bias)."""
     conv = match["conv"]
     raw = np.asarray(const_value(match["weights"]))
     depthwise = match.kind == "depthwise_conv2d"
@@ -134,7 +144,7 @@ def transpose_conv(match: Match, tensors: dict, ofm: Tensor, source: str) -> Npu
 
 def _convolution(op_type: type[Conv2D], match: Match, tensors: dict, ofm: Tensor, source: str, weights: np.ndarray,
                  **window) -> Conv2D:
-    """A convolution primitive with OHWI `weights` and the requantization TFLite's CONV_2D does (TFL rounding);
+    """A convolution primitive with OHWI `weights` and the requantization TFLite's CONV_2D does (_conv_requant);
     `window` holds its strides, dilation and padding."""
     ifm_q, w_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["weights_dq"]), quant_of(match["quantize"])
     channels = weights.shape[0]
@@ -144,15 +154,17 @@ def _convolution(op_type: type[Conv2D], match: Match, tensors: dict, ofm: Tensor
         weights=np.ascontiguousarray(weights.astype(np.int8)),
         weight_zero_point=w_q.scalar_zero_point,
         bias=_bias(match, channels),
-        requant=_requant(conv_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale), channels, "TFL"),
-        clamp=_int_clamp(match),
+        requant=_conv_requant(conv_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale), channels,
+                              tensors[match["ifm"]]),
+        clamp=_int_clamp(match, ofm.dtype),
         source=source,
         **window,
     )
 
 
 def fully_connected(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
-    """A 1x1 convolution over the (1, 1, batch, inputs) IFM; LiteRT's FC rounds once, so NATURAL rounding."""
+    """A 1x1 convolution over the (1, 1, batch, inputs) IFM; LiteRT's FC rounds once, so NATURAL rounding, with the
+    32-bit multiplier for 16x8 too."""
     ifm_q, w_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["weights_dq"]), quant_of(match["quantize"])
     raw = np.asarray(const_value(match["weights"]))  # TFLite [units, inputs]
     channels = raw.shape[0]
@@ -164,7 +176,7 @@ def fully_connected(match: Match, tensors: dict, ofm: Tensor, source: str) -> Np
         weight_zero_point=w_q.scalar_zero_point,
         bias=_bias(match, channels),
         requant=_requant(multipliers, channels, "NATURAL"),
-        clamp=_int_clamp(match),
+        clamp=_int_clamp(match, ofm.dtype),
         source=source,
     )
 

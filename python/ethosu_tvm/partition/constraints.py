@@ -17,6 +17,7 @@ from ..quantization import (
     mean_multiplier,
     per_channel_scale_shift,
     prelu_multipliers,
+    reduced_scale_shift,
     shifts_in_range,
     softmax_int16_input_scaling,
     sigmoid_input_rescale,
@@ -41,6 +42,8 @@ MAX_AVG_KERNEL_AREA = MAX_DILATED_KERNEL_AREA
 MAX_INT16_AVG_TAPS = 504
 SUPPORTED_DTYPES = ("int8",)
 ELEMENTWISE_DTYPES = ("int8", "int16")  # binary elementwise operators
+# Convolutions and fully connected layers: int8, or TFLite's 16x8 kernels (int16 activations, int8 weights).
+WEIGHTED_DTYPES = ("int8", "int16")
 # Copies (data movement) move the integers unchanged: a 1x1 max pool does so for 16-bit feature maps too.
 COPY_DTYPES = ("int8", "int16")
 # Pools take the raw integers of either width: MAX compares them, AVERAGE divides their sum by the tap count.
@@ -116,11 +119,56 @@ def _weights(weights: np.ndarray, zero_point: np.ndarray, axes: tuple[int, ...])
     return ""
 
 
+def _same_type(match: Match) -> str:
+    types = dtype_of(match["ifm"]), dtype_of(match["quantize"])
+    return "" if types[0] == types[1] else f"IFM type {types[0]} and OFM type {types[1]}; they must be the same"
+
+
+def _worst_case(bound: np.ndarray, scale: np.ndarray, shift: np.ndarray, wide_product: bool) -> str:
+    """Whether LiteRT's 16x8 arithmetic agrees with the NPU's exact one on every input, given per-channel bounds of
+    |accumulator + bias|: LiteRT narrows the scaled value to int32, and with `wide_product` (fully connected)
+    multiplies by the 32-bit multiplier in int64. (The NPU's 40-bit accumulators and bias field always hold the
+    bound: at most MAX_WEIGHT_SUM · 2^15 plus an int32 bias.)"""
+    bound = [int(b) for b in bound]
+    rounded = [(b * int(m), 1 << int(s) >> 1, int(s)) for b, m, s in zip(bound, scale, shift)]
+    if wide_product and max(product + half for product, half, _ in rounded) >= 1 << 63:
+        return "the accumulators times the output multiplier could overflow LiteRT's 64-bit product"
+    scaled = max((product + half) >> s for product, half, s in rounded)
+    if scaled >= 1 << 31:
+        return f"the scaled accumulators could reach magnitude {scaled}, beyond LiteRT's int32 result"
+    return ""
+
+
+def _sixteen_by_eight(match: Match, weights: np.ndarray, axes: tuple[int, ...], multipliers: np.ndarray,
+                      reduced: bool) -> str:
+    """TFLite's 16x8 kernels: int16 activations (zero point 0), int8 weights, an int64 bias (imported as int32:
+    the frontend refuses larger values). Conv and depthwise conv requantize with a 16-bit multiplier (`reduced`),
+    fully connected with the 32-bit one; both round once, half up (the NPU's NATURAL rounding). Nothing to check
+    for int8 IFMs."""
+    if dtype_of(match["ifm"]) != "int16":
+        return ""
+    w_q = quant_of(match["weights_dq"])
+    channels = int(np.prod(weights.shape)) // int(np.prod([weights.shape[a] for a in axes]))
+    bias_dq = match.get("bias_dq")
+    bias = 0 if bias_dq is None else np.abs(np.asarray(const_value(bias_dq.args[0]), dtype=np.int64))
+    centred = np.sum(np.abs(weights.astype(np.int64) - w_q.zero_point.reshape(-1)[0]), axis=axes)
+    scale, shift = (reduced_scale_shift if reduced else per_channel_scale_shift)(
+        np.broadcast_to(multipliers, (channels,)))
+    return _first(
+        lambda: "" if str(weights.dtype) == "int8" else f"weights have data type {weights.dtype}; 16x8 needs int8",
+        lambda: "" if shifts_in_range(shift) else
+        f"effective output scale {float(np.max(multipliers)):.3g} is outside what the NPU's 16x8 scale can represent",
+        lambda: _worst_case(centred.reshape(channels) * (1 << 15) + np.reshape(bias, -1), scale, shift,
+                            wide_product=not reduced),
+    )
+
+
 def _requant_quants(match: Match) -> tuple[Quant, Quant, Quant]:
     return quant_of(match["ifm_dq"]), quant_of(match["weights_dq"]), quant_of(match["quantize"])
 
 
-def _conv_common(match: Match, weight_axes: tuple[int, ...], kernel: tuple[int, int] | None = None) -> str:
+def _conv_common(match: Match, weight_axes: tuple[int, ...], channel_sum_axes: tuple[int, ...],
+                 kernel: tuple[int, int] | None = None) -> str:
     """Limits every convolution shares; `kernel` (height, width) defaults to the first two weight axes (HWIO)."""
     conv = match["conv"]
     attrs = conv.attrs
@@ -129,9 +177,11 @@ def _conv_common(match: Match, weight_axes: tuple[int, ...], kernel: tuple[int, 
     dilated_h, dilated_w = dil_h * (kernel_h - 1) + 1, dil_w * (kernel_w - 1) + 1
     ifm_q, w_q, ofm_q = _requant_quants(match)
     weights = const_value(match["weights"])
+    multipliers = conv_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale)
     return _first(
-        lambda: _feature_map(match["ifm"], "IFM"),
-        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: _feature_map(match["ifm"], "IFM", dtypes=WEIGHTED_DTYPES),
+        lambda: _feature_map(match["quantize"], "OFM", dtypes=WEIGHTED_DTYPES),
+        lambda: _same_type(match),
         lambda: "" if str(attrs.data_layout) == "NHWC" else f"data layout {attrs.data_layout} is not NHWC",
         lambda: _activation_quant(ifm_q, "IFM"),
         lambda: _activation_quant(ofm_q, "OFM"),
@@ -143,7 +193,8 @@ def _conv_common(match: Match, weight_axes: tuple[int, ...], kernel: tuple[int, 
         # The NPU's weight encoding takes dilations 1 and 2 only.
         lambda: "" if max(dil_h, dil_w) <= 2 else f"dilation {dil_h}x{dil_w}; each must be 1 or 2",
         lambda: _weights(weights, w_q.zero_point, weight_axes),
-        lambda: _scale_range(conv_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale)),
+        lambda: _sixteen_by_eight(match, weights, channel_sum_axes, multipliers, reduced=True),
+        lambda: _scale_range(multipliers),
     )
 
 
@@ -151,7 +202,7 @@ def check_conv2d(match: Match) -> str:
     conv = match["conv"]
     if int(conv.attrs.groups) != 1:
         return f"grouped convolution (groups={int(conv.attrs.groups)}) is not supported"
-    return _conv_common(match, weight_axes=(0, 1, 2))  # HWIO: sum over H, W, I
+    return _conv_common(match, weight_axes=(0, 1, 2), channel_sum_axes=(0, 1, 2))  # HWIO: sum over H, W, I
 
 
 def check_depthwise_conv2d(match: Match) -> str:
@@ -165,7 +216,8 @@ def check_depthwise_conv2d(match: Match) -> str:
     if multiplier > 1 and channels_in != 1:
         return (f"depth multiplier {multiplier} with {channels_in} IFM channels; for depth multipliers > 1 the IFM"
                 " must have 1 channel")
-    return _conv_common(match, weight_axes=(0, 1, 3))  # TFLite [1, H, W, C·M]: sum over H, W
+    # TFLite [1, H, W, C·M]: each output channel sums over H and W
+    return _conv_common(match, weight_axes=(0, 1, 3), channel_sum_axes=(0, 1, 2))
 
 
 def transpose_conv_padding(match: Match) -> tuple[int, int, int, int]:
@@ -217,21 +269,27 @@ def check_transpose_conv(match: Match) -> str:
                     " must be in the range [0, kernel size - 1]")
         return ""
 
-    return _first(form, lambda: _conv_common(match, weight_axes=(0, 2, 3), kernel=(kernel_h, kernel_w)), stride,
-                  padding)
+    # IOHW: each output channel sums over I, H and W. 16x8 transposed convolutions are not modelled yet.
+    return _first(lambda: _feature_map(match["ifm"], "IFM"), form,
+                  lambda: _conv_common(match, weight_axes=(0, 2, 3), channel_sum_axes=(0, 2, 3),
+                                       kernel=(kernel_h, kernel_w)),
+                  stride, padding)
 
 
 def check_fully_connected(match: Match) -> str:
     ifm_q, w_q, ofm_q = _requant_quants(match)
     weights = const_value(match["weights"])  # TFLite [units, inputs]
+    multipliers = fully_connected_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale)
     return _first(
-        lambda: _feature_map(match["ifm"], "IFM", batch_one=False),
+        lambda: _feature_map(match["ifm"], "IFM", batch_one=False, dtypes=WEIGHTED_DTYPES),
         lambda: "" if len(shape_of(match["ifm"])) == 2 else f"IFM is {len(shape_of(match['ifm']))}-D, expected 2-D",
-        lambda: _feature_map(match["quantize"], "OFM", batch_one=False),
+        lambda: _feature_map(match["quantize"], "OFM", batch_one=False, dtypes=WEIGHTED_DTYPES),
+        lambda: _same_type(match),
         lambda: _activation_quant(ifm_q, "IFM"),
         lambda: _activation_quant(ofm_q, "OFM"),
         lambda: _weights(weights, w_q.zero_point, (1,)),
-        lambda: _scale_range(fully_connected_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale)),
+        lambda: _sixteen_by_eight(match, weights, (1,), multipliers, reduced=False),
+        lambda: _scale_range(multipliers),
     )
 
 

@@ -34,6 +34,7 @@ from .multipliers import (
     quantize_multiplier,
     quantize_multipliers,
     quantize_value,
+    reduced_scale_shift,
     rescaled_operands,
     round_half_away,
     shifts_in_range,

@@ -42,21 +42,23 @@ class ConvConstants:
     shift: te.Tensor
 
 
-def _centred_padded(ifm: te.Tensor, zero_point: int, padding: Padding, name: str, attrs: dict) -> te.Tensor:
-    """ifm − zero_point as int32, padded with zeros (i.e. with the zero point) on the spatial axes."""
+def _centred_padded(ifm: te.Tensor, zero_point: int, padding: Padding, name: str, attrs: dict,
+                    dtype: str = INT32) -> te.Tensor:
+    """ifm − zero_point as `dtype`, padded with zeros (i.e. with the zero point) on the spatial axes."""
     n, h, w, c = (int(d) for d in ifm.shape)
     shape = (n, h + padding.top + padding.bottom, w + padding.left + padding.right, c)
 
     def value(b, y, x, ch):
         iy, ix = y - padding.top, x - padding.left
         inside = tirx.all(iy >= 0, iy < h, ix >= 0, ix < w)
-        return tirx.if_then_else(inside, ifm[b, iy, ix, ch].astype(INT32) - zero_point, 0)
+        return tirx.if_then_else(inside, ifm[b, iy, ix, ch].astype(dtype) - zero_point, tirx.const(0, dtype))
 
     return te.compute(shape, value, name=name, attrs=attrs)
 
 
-def _centred_upscaled(ifm: te.Tensor, zero_point: int, padding: Padding, name: str, attrs: dict) -> te.Tensor:
-    """ifm − zero_point as int32 at the even rows and columns of twice its height and width, 0 (the zero point)
+def _centred_upscaled(ifm: te.Tensor, zero_point: int, padding: Padding, name: str, attrs: dict,
+                      dtype: str = INT32) -> te.Tensor:
+    """ifm − zero_point as `dtype` at the even rows and columns of twice its height and width, 0 (the zero point)
     between them and in the padding around them: the NPU's TRANSPOSE upscaling."""
     n, h, w, c = (int(d) for d in ifm.shape)
     shape = (n, 2 * h + padding.top + padding.bottom, 2 * w + padding.left + padding.right, c)
@@ -66,7 +68,7 @@ def _centred_upscaled(ifm: te.Tensor, zero_point: int, padding: Padding, name: s
         inside = tirx.all(uy >= 0, uy < 2 * h, ux >= 0, ux < 2 * w,
                           tirx.floormod(uy, 2) == 0, tirx.floormod(ux, 2) == 0)
         read = ifm[b, tirx.floordiv(uy, 2), tirx.floordiv(ux, 2), ch]
-        return tirx.if_then_else(inside, read.astype(INT32) - zero_point, 0)
+        return tirx.if_then_else(inside, read.astype(dtype) - zero_point, tirx.const(0, dtype))
 
     return te.compute(shape, value, name=name, attrs=attrs)
 
@@ -77,10 +79,11 @@ def _channel(values: te.Tensor, channel):
 
 
 def convolution(op: Conv2D, ifm: te.Tensor, const: ConvConstants, name: str, attrs: dict) -> te.Tensor:
-    """Conv2D, DepthwiseConv2D and TransposeConv2D: int32 accumulation of centred products, 40-bit bias, requant,
-    clamp."""
+    """Conv2D, DepthwiseConv2D and TransposeConv2D: accumulation of centred products (int32; int64 for 16-bit
+    IFMs, whose 40-bit accumulators int32 cannot hold), 40-bit bias, requant, clamp."""
+    acc_dtype = "int64" if op.ifm.tensor.dtype == "int16" else INT32
     window = _centred_upscaled if isinstance(op, TransposeConv2D) else _centred_padded
-    padded = window(ifm, op.ifm.zero_point, op.padding, f"{name}_ifm", attrs)
+    padded = window(ifm, op.ifm.zero_point, op.padding, f"{name}_ifm", attrs, acc_dtype)
     kernel_h, kernel_w = op.kernel
     (stride_h, stride_w), (dil_h, dil_w) = op.strides, op.dilation
     ofm_shape = op.ofm.tensor.shape
@@ -92,13 +95,13 @@ def convolution(op: Conv2D, ifm: te.Tensor, const: ConvConstants, name: str, att
 
         def accumulate(b, y, x, o):
             tap = padded[b, y * stride_h + ry * dil_h, x * stride_w + rx * dil_w, o // multiplier]
-            return te.sum(tap * (const.weights[o, ry, rx, 0].astype(INT32) - wzp), axis=[ry, rx])
+            return te.sum(tap * (const.weights[o, ry, rx, 0].astype(acc_dtype) - wzp), axis=[ry, rx])
     else:
         rc = te.reduce_axis((0, int(ifm.shape[3])), name="rc")
 
         def accumulate(b, y, x, o):
             tap = padded[b, y * stride_h + ry * dil_h, x * stride_w + rx * dil_w, rc]
-            return te.sum(tap * (const.weights[o, ry, rx, rc].astype(INT32) - wzp), axis=[ry, rx, rc])
+            return te.sum(tap * (const.weights[o, ry, rx, rc].astype(acc_dtype) - wzp), axis=[ry, rx, rc])
 
     acc = te.compute(ofm_shape, accumulate, name=f"{name}_acc", attrs=attrs)
     rounding = op.requant.rounding
