@@ -9,7 +9,14 @@ from collections.abc import Callable
 import numpy as np
 from tvm import relax
 
-from ..partition.constraints import permutation_of, transposed_view
+from ..partition.constraints import (
+    mean_as_average,
+    permutation_of,
+    reduced_axes,
+    reduction_window,
+    sum_multiplier,
+    transposed_view,
+)
 from ..qdq.match import Match
 from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of, shape_of, slice_parameters
 from ..quantization import (
@@ -162,8 +169,11 @@ def _pooling(pooling_type: str) -> Rule:
     return rule
 
 
-def mean(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
-    """MEAN over H and W with equal scales: TFLite sums the centred inputs and divides, rounding half away."""
+def mean(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp | tuple[NpuOp, ...]:
+    """MEAN over H and W with equal scales: TFLite sums the centred inputs and divides, rounding half away. Other
+    MEANs are sums with MEAN's multiplier (partitioning checks which)."""
+    if not mean_as_average(match):
+        return reduce_sum(match, tensors, ofm, source)
     ifm = tensors[match["ifm"]]
     return Pooling(
         pooling_type="AVG",
@@ -172,6 +182,60 @@ def mean(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
         pool_shape=(ifm.shape[1], ifm.shape[2]),
         source=source,
     )
+
+
+def _reduction(match: Match, tensors: dict, ofm: Tensor, source: str, core, lut: np.ndarray | None = None
+               ) -> tuple[NpuOp, ...]:
+    """A reduction over its window (see `reduction_window`): `core(ifm, ofm, kernel)` reduces the IFM's view into the
+    OFM's; copies (through `lut` when given) reshape the IFM into its view and the result into the OFM where their
+    shapes differ, or where a table applies."""
+    ifm = tensors[match["ifm"]]
+    view, kernel = reduction_window(shape_of(match["ifm"]), reduced_axes(match))
+    reduced_view = (1, view[1] // kernel[0], view[2] // kernel[1], view[3])
+    ops = []
+    if view != ifm.shape or lut is not None:
+        viewed = Tensor(f"{ofm.name}_ifm_view", view, ifm.dtype)
+        ops.append(Identity(ifm=_raw(ifm), ofm=_raw(viewed), lut=lut, source=source))
+        ifm = viewed
+    result = ofm if reduced_view == ofm.shape and lut is None else Tensor(f"{ofm.name}_view", reduced_view,
+                                                                          ofm.dtype)
+    ops.append(core(ifm, result, kernel))
+    if result is not ofm:
+        ops.append(Identity(ifm=_raw(result), ofm=_raw(ofm), lut=lut, source=source))
+    return tuple(ops)
+
+
+def reduce_sum(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """SUM (and MEAN other than an average pool) as TFLite's QuantizedMeanOrSum: the sum of the centred inputs
+    (a depthwise convolution with unit weights over the window, the IFM zero point subtracted by the hardware),
+    times TFLite's multiplier with its rounding (TFL), plus the output zero point."""
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+    multiplier, shift = sum_multiplier(match)
+    requant = Requantize(np.array([multiplier], dtype=np.int64), np.array([31 - shift], dtype=np.int64), "TFL")
+
+    def core(ifm: Tensor, result: Tensor, kernel: tuple[int, int]) -> NpuOp:
+        channels = ifm.shape[3]
+        return DepthwiseConv2D(
+            ifm=_operand(ifm, ifm_q), ofm=_operand(result, ofm_q),
+            weights=np.ones((channels, *kernel, 1), dtype=np.int8), weight_zero_point=0,
+            bias=np.zeros(channels, dtype=np.int64), requant=requant, clamp=Clamp(*DTYPE_RANGES[ofm.dtype]),
+            source=source)
+
+    return _reduction(match, tensors, ofm, source, core)
+
+
+# REDUCE_MIN is the complement of the REDUCE_MAX of the complements: ~x = −1 − x reverses the order of int8 values.
+_COMPLEMENT = (-1 - INT8_VALUES).astype(np.int8)
+
+
+def reduce_extreme(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """REDUCE_MAX as a max pool of the raw values over the window; REDUCE_MIN the same between two tables of the
+    bitwise complement."""
+
+    def core(ifm: Tensor, result: Tensor, kernel: tuple[int, int]) -> NpuOp:
+        return Pooling(pooling_type="MAX", ifm=_raw(ifm), ofm=_raw(result), pool_shape=kernel, source=source)
+
+    return _reduction(match, tensors, ofm, source, core, _COMPLEMENT if match.kind == "reduce_min" else None)
 
 
 def _single(real: float) -> Requantize:
@@ -430,6 +494,9 @@ RULES: dict[str, Rule] = {
     "minimum": _binary("MIN"),
     "maximum": _binary("MAX"),
     "mean": mean,
+    "sum": reduce_sum,
+    "reduce_max": reduce_extreme,
+    "reduce_min": reduce_extreme,
     "relu": table,
     "clip": table,
     "abs": table,

@@ -12,10 +12,13 @@ import numpy as np
 from ..qdq.match import Match
 from ..qdq.values import Quant, const_value, dtype_of, is_const, quant_of, shape_of, slice_parameters
 from ..quantization import (
+    MAX_NPU_SHIFT,
     conv_multipliers,
     fully_connected_multipliers,
+    mean_multiplier,
     per_channel_scale_shift,
     prelu_multipliers,
+    quantize_multiplier,
     shifts_in_range,
     squared_difference_multipliers,
 )
@@ -282,30 +285,130 @@ def _binary(match: Match, same_quant: bool) -> str:
     )
 
 
-def check_mean(match: Match) -> str:
-    """MEAN over height and width is an average pool of the centred values (TFLite's integer Mean kernel)."""
-    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
-    shape = shape_of(match["ifm"])
-    axes = sorted(int(a) % max(len(shape), 1) for a in match["reduce"].attrs.axis)
+def reduced_axes(match: Match) -> tuple[int, ...]:
+    """The axes a MEAN, SUM, REDUCE_MAX or REDUCE_MIN reduces, non-negative and sorted (None in Relax: all)."""
+    rank = len(shape_of(match["ifm"]))
+    axis = match["reduce"].attrs.axis
+    return tuple(range(rank)) if axis is None else tuple(sorted({int(a) % rank for a in axis}))
 
-    def reduced_axes() -> str:
-        if len(shape) != 4 or axes != [1, 2]:
-            return f"MEAN over axes {axes} of a {len(shape)}-D tensor; only height and width of a 4-D one"
-        return ""
 
-    def same_scale() -> str:
-        if ifm_q.scalar_scale != ofm_q.scalar_scale:
-            return "MEAN with different input and output scales (TFLite requantizes before dividing)"
-        return ""
+def reduction_window(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[tuple[int, int, int, int],
+                                                                              tuple[int, int]] | None:
+    """The NPU's form of a reduction: (4-D IFM view, kernel (height, width)), one window covering the reduced
+    elements of each output element. Height and width of a batch-1 tensor are reduced in place; otherwise the
+    reduced axes, extent-1 axes aside, must be adjacent, and the tensor is seen as (1, outer, reduced, inner),
+    reduced along its width. None when they are not adjacent."""
+    full = (1,) * (4 - len(shape)) + tuple(shape)
+    axes = tuple(a + 4 - len(shape) for a in axes)
+    wide = [a for a in axes if full[a] != 1]
+    if full[0] == 1 and all(a in (1, 2) for a in wide):
+        return full, (full[1] if 1 in wide else 1, full[2] if 2 in wide else 1)
+    if not wide:
+        return (1, 1, 1, int(np.prod(full))), (1, 1)
+    if any(full[a] != 1 and a not in wide for a in range(wide[0], wide[-1] + 1)):
+        return None
+    outer, reduced, inner = (int(np.prod(part)) for part in (full[:wide[0]], full[wide[0]:wide[-1] + 1],
+                                                             full[wide[-1] + 1:]))
+    return (1, outer, reduced, inner), (1, reduced)
+
+
+def _reduction(match: Match, kernel_check: Callable[[int, int], str], dtypes: tuple[str, ...]) -> str:
+    """What every reduction on the NPU needs: feature maps, per-tensor quantization, and a window over adjacent
+    axes whose view and kernel the NPU takes."""
+    shape, axes = shape_of(match["ifm"]), reduced_axes(match)
+    what = match.kind.upper()
+
+    def window() -> str:
+        found = reduction_window(shape, axes)
+        if found is None:
+            return (f"{what} over axes {list(axes)} of {shape}; the NPU reduces height and width, or adjacent axes"
+                    " (extent-1 axes aside)")
+        view, (kernel_h, kernel_w) = found
+        low, high = TENSOR_DIM_RANGE
+        if not all(low <= d <= high for d in view):
+            return f"{what} viewed as {view}; each extent must be in the range [{low}, {high}]"
+        return kernel_check(kernel_h, kernel_w)
 
     return _first(
+        lambda: _feature_map(match["ifm"], "IFM", dtypes=dtypes),
+        lambda: _feature_map(match["quantize"], "OFM", batch_one=False, dtypes=dtypes),
+        lambda: _activation_quant(quant_of(match["ifm_dq"]), "IFM"),
+        lambda: _activation_quant(quant_of(match["quantize"]), "OFM"),
+        window,
+    )
+
+
+def _depthwise_kernel(kernel_h: int, kernel_w: int) -> str:
+    """A sum runs as a depthwise convolution with unit weights: its kernel limits apply."""
+    if kernel_h > MAX_DILATED_KERNEL_HEIGHT or kernel_h * kernel_w > MAX_DILATED_KERNEL_AREA:
+        return (f"reduction window HxW is {kernel_h}x{kernel_w}; at most {MAX_DILATED_KERNEL_HEIGHT} high and"
+                f" {MAX_DILATED_KERNEL_AREA} elements are supported")
+    return ""
+
+
+def mean_as_average(match: Match) -> bool:
+    """Whether a MEAN is an average pool: over height and width of a 4-D tensor with equal scales (TFLite's
+    integer Mean kernel). Other MEANs are sums, requantized as TFLite's QuantizedMeanOrSum does."""
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+    return (len(shape_of(match["ifm"])) == 4 and reduced_axes(match) == (1, 2)
+            and ifm_q.scalar_scale == ofm_q.scalar_scale)
+
+
+def reduction_count(match: Match) -> int:
+    """How many input elements each output element of a reduction reduces."""
+    shape = shape_of(match["ifm"])
+    return int(np.prod([shape[a] for a in reduced_axes(match)]))
+
+
+def sum_multiplier(match: Match) -> tuple[int, int]:
+    """TFLite's (multiplier, left shift) of a SUM, or of a MEAN that is no average pool, for the centred sum:
+    input scale / output scale in double, with MEAN's 1/count folded in."""
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+    real = float(np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale))
+    if match.kind == "mean":
+        return mean_multiplier(real, reduction_count(match))
+    return quantize_multiplier(real)
+
+
+def check_sum(match: Match) -> str:
+    """SUM (8- and 16-bit), and MEAN other than an average pool: a depthwise convolution with unit weights over the
+    reduction window, the centred sum requantized by TFLite's multiplier (the NPU's 6-bit shift must hold it)."""
+
+    def scale() -> str:
+        multiplier, shift = sum_multiplier(match)
+        if multiplier == 0 or not shifts_in_range(31 - shift):
+            return (f"{match.kind.upper()} multiplier {multiplier} · 2^({shift} − 31); the NPU's right shift must be"
+                    f" in the range [0, {MAX_NPU_SHIFT}]")
+        return ""
+
+    return _first(lambda: _reduction(match, _depthwise_kernel, COPY_DTYPES), scale)
+
+
+def check_mean(match: Match) -> str:
+    """MEAN over height and width with equal scales is an average pool of the centred values (TFLite's integer
+    Mean kernel); other MEANs are 8-bit sums (see `check_sum`)."""
+    shape = shape_of(match["ifm"])
+    if not mean_as_average(match):
+        return _first(lambda: _feature_map(match["ifm"], "IFM"), lambda: check_sum(match))
+    return _first(
         lambda: _feature_map(match["ifm"], "IFM"),
-        lambda: _activation_quant(ifm_q, "IFM"),
-        lambda: _activation_quant(ofm_q, "OFM"),
-        reduced_axes,
-        same_scale,
+        lambda: _activation_quant(quant_of(match["ifm_dq"]), "IFM"),
+        lambda: _activation_quant(quant_of(match["quantize"]), "OFM"),
         lambda: _average_kernel(shape[1], shape[2]),
     )
+
+
+def check_reduce_extreme(match: Match) -> str:
+    """REDUCE_MAX (REDUCE_MIN: of the inputs' bitwise complements, a table) is a max pool over the reduction
+    window of the raw int8 values; TFLite requires the output to keep the input's quantization."""
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+
+    def same_quant() -> str:
+        if (ifm_q.scalar_scale, ifm_q.scalar_zero_point) != (ofm_q.scalar_scale, ofm_q.scalar_zero_point):
+            return f"{match.kind.upper()} with different input and output quantizations"
+        return ""
+
+    return _first(lambda: _reduction(match, _pool_kernel, SUPPORTED_DTYPES), same_quant)
 
 
 def check_lookup(match: Match) -> str:
@@ -591,6 +694,9 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "minimum": lambda m: _binary(m, same_quant=True),
     "maximum": lambda m: _binary(m, same_quant=True),
     "mean": check_mean,
+    "sum": check_sum,
+    "reduce_max": check_reduce_extreme,
+    "reduce_min": check_reduce_extreme,
     "relu": check_lookup,
     "clip": check_lookup,
     "abs": check_lookup,

@@ -40,6 +40,9 @@ def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
     return [
         *weighted_and_elementwise(CODEGEN),
         reduction(f"{CODEGEN}.mean", "relax.mean"),
+        reduction(f"{CODEGEN}.sum", "relax.sum"),
+        reduction(f"{CODEGEN}.reduce_max", "relax.max"),
+        reduction(f"{CODEGEN}.reduce_min", "relax.min"),
         *(unary(f"{CODEGEN}.{kind}", core) for kind, core in UNARY_CORES.items()),
         hard_swish(f"{CODEGEN}.hard_swish"),
         prelu(f"{CODEGEN}.prelu"),

@@ -22,6 +22,7 @@ from .multipliers import (
     MAX_NPU_SHIFT,
     conv_multipliers,
     fully_connected_multipliers,
+    mean_multiplier,
     mul_multiplier,
     npu_scale_shift,
     per_channel_scale_shift,
@@ -51,7 +52,7 @@ from .tables import (
 __all__ = ["EXP_INPUT_INTEGER_BITS", "FLOAT32_FUNCTIONS", "INTERPOLATION_STEPS", "MAX_NPU_SHIFT",
            "SQUARED_DIFFERENCE_LEFT_SHIFT", "abs_lut", "conv_multipliers", "exp_on_negative_values", "float32_lut",
            "fully_connected_multipliers", "hard_swish_lut", "hard_swish_values", "interpolation_table",
-           "mul_multiplier", "multiply_by_quantized_multiplier", "neg_lut", "npu_scale_shift",
+           "mean_multiplier", "mul_multiplier", "multiply_by_quantized_multiplier", "neg_lut", "npu_scale_shift",
            "per_channel_scale_shift", "prelu_multipliers", "quantize_multiplier", "quantize_multipliers",
            "quantize_value", "rescaled_operands", "round_half_away", "rsqrt_lut", "shifts_in_range", "softmax_exp_lut",
            "softmax_input_scaling", "sqrt_lut", "squared_difference_multipliers"]

@@ -54,6 +54,15 @@ def per_channel_scale_shift(reals) -> tuple[np.ndarray, np.ndarray]:
     return mantissas.astype(np.int64), 31 - exponents.astype(np.int64)
 
 
+def mean_multiplier(real: float, count: int) -> tuple[int, int]:
+    """The (multiplier, shift) TFLite's quantized MEAN requantizes a centred sum of `count` values with: that of
+    `real` shifted left by floor(log2 count) (at most 32, and no further than a total shift of −31), divided by
+    count with truncation."""
+    multiplier, shift = quantize_multiplier(real)
+    fold = min(count.bit_length() - 1, 32, 31 + shift)
+    return (multiplier << fold) // count, shift - fold
+
+
 def shifts_in_range(shift) -> bool:
     """Whether every NPU right shift fits the hardware's 6-bit field."""
     return bool(np.all((np.asarray(shift) >= 0) & (np.asarray(shift) <= MAX_NPU_SHIFT)))

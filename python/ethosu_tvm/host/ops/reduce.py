@@ -11,19 +11,12 @@ import math
 
 from tvm import te
 
-from ...quantization import quantize_multiplier
+from ...quantization import mean_multiplier, quantize_multiplier
 from ..fixed_point import multiply_by_quantized_multiplier
 from ..spec import Reduce, UnsupportedHostOp, op_name
 from ..te_kernel import TeKernel, activation, attach, require, require_dtype, saturate, split_reduction_init
 
 _DTYPES = ("int8", "int16")
-
-
-def mean_multiplier(real: float, count: int) -> tuple[int, int]:
-    """The (multiplier, shift) TFLite's quantized MEAN requantizes a centred sum of `count` values with."""
-    multiplier, shift = quantize_multiplier(real)
-    fold = min(count.bit_length() - 1, 32, 31 + shift)
-    return (multiplier << fold) // count, shift - fold
 
 
 def define(op: Reduce) -> TeKernel:
