@@ -238,6 +238,48 @@ def reduce_extreme(match: Match, tensors: dict, ofm: Tensor, source: str) -> tup
     return _reduction(match, tensors, ofm, source, core, _COMPLEMENT if match.kind == "reduce_min" else None)
 
 
+def _unit(shift: int = 0, rounding: str = "TFL") -> Requantize:
+    """A division by 2^shift (none by default) with `rounding`."""
+    return Requantize(np.array([1], dtype=np.int64), np.array([shift], dtype=np.int64), rounding)
+
+
+def arg_max(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """int8 ARG_MAX over depth C ≤ 127 (partitioning checks) in seven operations on 16-bit values. A 1x1
+    depthwise convolution packs v = 128·(x + 128) + (C − 1 − i) (IFM zero point −128, weight 127 of zero point
+    −1, bias the reversed index): v orders as x does, equal values by lowest index. A copy views v as (rows, C), a
+    max pool takes each row's m, a copy gives it the OFM's shape. m = 128·q + C − 1 − i with q = ⌊m / 128⌋ (a
+    division by 2^7 with truncation, m ≥ 0), so i = 128·q − (m − (C − 1)): a MUL by 128, then a SUB whose IFM2
+    zero point is C − 1, written as int32."""
+    ifm = tensors[match["ifm"]]
+    depth = ifm.shape[3]
+    rows = ifm.shape[1] * ifm.shape[2]
+    int16_clamp = Clamp(*DTYPE_RANGES["int16"])
+
+    def int16(name: str, shape: tuple[int, ...]) -> Operand:
+        return Operand(Tensor(f"{ofm.name}_{name}", shape, "int16"), 0, 1.0)
+
+    packed, rows_view, best, shaped, low, scaled = (
+        int16("packed", ifm.shape), int16("rows", (1, rows, depth, 1)), int16("best", (1, rows, 1, 1)),
+        int16("best_shaped", ofm.shape), int16("quotient", ofm.shape), int16("scaled", ofm.shape))
+    channels = ofm.shape[3]
+    return (
+        DepthwiseConv2D(ifm=Operand(ifm, -128, 1.0), ofm=packed, weights=np.full((depth, 1, 1, 1), 127, np.int8),
+                        weight_zero_point=-1, bias=np.arange(depth - 1, -1, -1, dtype=np.int64), requant=_unit(),
+                        clamp=int16_clamp, source=source),
+        Identity(ifm=packed, ofm=rows_view, source=source),
+        Pooling(pooling_type="MAX", ifm=rows_view, ofm=best, pool_shape=(1, depth), clamp=int16_clamp,
+                source=source),
+        Identity(ifm=best, ofm=shaped, source=source),
+        DepthwiseConv2D(ifm=shaped, ofm=low, weights=np.ones((channels, 1, 1, 1), np.int8), weight_zero_point=0,
+                        bias=np.zeros(channels, dtype=np.int64), requant=_unit(7, "TRUNCATE"), clamp=int16_clamp,
+                        source=source),
+        BinaryElementwise(operator="MUL", ifm=low, ifm2=int16("times", (1, 1, 1, 1)), ofm=scaled, requant=_unit(),
+                          clamp=int16_clamp, source=source, ifm2_scalar=128),
+        BinaryElementwise(operator="SUB", ifm=scaled, ifm2=Operand(shaped.tensor, depth - 1, 1.0),
+                          ofm=_raw(ofm), requant=_unit(), clamp=INT32_CLAMP, source=source),
+    )
+
+
 def _single(real: float) -> Requantize:
     scale, shift = npu_scale_shift(real)
     return Requantize(np.array([scale], dtype=np.int64), np.array([shift], dtype=np.int64), "TFL")
@@ -497,6 +539,7 @@ RULES: dict[str, Rule] = {
     "sum": reduce_sum,
     "reduce_max": reduce_extreme,
     "reduce_min": reduce_extreme,
+    "arg_max": arg_max,
     "relu": table,
     "clip": table,
     "abs": table,

@@ -13,6 +13,7 @@ from tvm import relax
 from ..qdq.patterns import (
     UNARY_CORES,
     CompositePattern,
+    arg_min_max,
     called_functions,
     concatenation,
     hard_swish,
@@ -43,6 +44,7 @@ def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         reduction(f"{CODEGEN}.sum", "relax.sum"),
         reduction(f"{CODEGEN}.reduce_max", "relax.max"),
         reduction(f"{CODEGEN}.reduce_min", "relax.min"),
+        arg_min_max(f"{CODEGEN}.arg_max", "relax.argmax"),
         *(unary(f"{CODEGEN}.{kind}", core) for kind, core in UNARY_CORES.items()),
         hard_swish(f"{CODEGEN}.hard_swish"),
         prelu(f"{CODEGEN}.prelu"),
