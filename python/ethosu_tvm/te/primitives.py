@@ -193,12 +193,15 @@ def identity(op: Identity, ifm: te.Tensor, lut: te.Tensor | None, name: str, att
     """A copy in NHWC element order (so also a reshape between equal-sized shapes), optionally via a table."""
     in_shape = [int(d) for d in ifm.shape]
     out_shape = op.ofm.tensor.shape
+
+    def element(*index):
+        if tuple(in_shape) == tuple(out_shape):
+            return ifm[index]
+        return ifm[_unflattened(_flattened(index, out_shape), in_shape)]
+
     if lut is not None:
-        return te.compute(out_shape, lambda *i: lut[ifm[i].astype(INT32) + 128], name=name, attrs=attrs)
-    if tuple(in_shape) == tuple(out_shape):
-        return te.compute(out_shape, lambda *i: ifm[i], name=name, attrs=attrs)
-    return te.compute(out_shape, lambda *index: ifm[_unflattened(_flattened(index, out_shape), in_shape)],
-                      name=name, attrs=attrs)
+        return te.compute(out_shape, lambda *i: lut[element(*i).astype(INT32) + 128], name=name, attrs=attrs)
+    return te.compute(out_shape, element, name=name, attrs=attrs)
 
 
 def _flattened(index, shape):
