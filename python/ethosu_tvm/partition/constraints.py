@@ -200,10 +200,10 @@ def check_avg_pool2d(match: Match) -> str:
     )
 
 
-def _average_kernel(kernel_h: int, kernel_w: int) -> str:
+def _average_kernel(kernel_h: int, kernel_w: int, what: str = "average pool kernel", unit: str = "taps") -> str:
     if kernel_h > MAX_AVG_KERNEL_HEIGHT or kernel_h * kernel_w > MAX_AVG_KERNEL_AREA:
-        return (f"average pool kernel HxW is {kernel_h}x{kernel_w}; at most {MAX_AVG_KERNEL_HEIGHT} high and"
-                f" {MAX_AVG_KERNEL_AREA} taps are supported")
+        return (f"{what} HxW is {kernel_h}x{kernel_w}; at most {MAX_AVG_KERNEL_HEIGHT} high and"
+                f" {MAX_AVG_KERNEL_AREA} {unit} are supported")
     return ""
 
 
@@ -339,11 +339,9 @@ def _reduction(match: Match, kernel_check: Callable[[int, int], str], dtypes: tu
 
 
 def _depthwise_kernel(kernel_h: int, kernel_w: int) -> str:
-    """A sum runs as a depthwise convolution with unit weights: its kernel limits apply."""
-    if kernel_h > MAX_DILATED_KERNEL_HEIGHT or kernel_h * kernel_w > MAX_DILATED_KERNEL_AREA:
-        return (f"reduction window HxW is {kernel_h}x{kernel_w}; at most {MAX_DILATED_KERNEL_HEIGHT} high and"
-                f" {MAX_DILATED_KERNEL_AREA} elements are supported")
-    return ""
+    """A sum runs as a depthwise convolution with unit weights: its kernel limits apply (those of the average pools
+    that run as one)."""
+    return _average_kernel(kernel_h, kernel_w, "reduction window", "elements")
 
 
 def mean_as_average(match: Match) -> bool:
