@@ -126,9 +126,11 @@ NPU_REDUCTIONS = {  # reductions beyond the factory defaults, each on the NPU
     "sum-depth": ("sum", dict(axis=(3,), keep_dims=False)),
     "sum-int16": ("sum", dict(dtype="int16", in_shape=(1, 6, 7, 12))),
     "sum-requantizing": ("sum", dict(in_shape=(5, 9, 6), axis=(0, 1), out_scale=0.01, out_zp=5)),
+    "sum-int16-first-and-last": ("sum", dict(dtype="int16", in_shape=(3, 4, 5), axis=(0, 2))),
     "reduce_max-width-depth": ("reduce_max", dict(in_shape=(1, 3, 40, 33), axis=(2, 3), keep_dims=False)),
     "reduce_min-height": ("reduce_min", dict(in_shape=(1, 9, 4, 6), axis=(1,), in_zp=-20)),
     "reduce_min-rows": ("reduce_min", dict(in_shape=(6, 17), axis=(0,))),
+    "reduce_min-height-depth": ("reduce_min", dict(axis=(1, 3), keep_dims=False)),
     "arg_max-3d": ("arg_max", dict(in_shape=(4, 6, 20))),
     "arg_max-depth-127": ("arg_max", dict(in_shape=(1, 3, 5, 127))),
     "mean-width": ("mean", dict(axis=(2,), keep_dims=False)),
@@ -162,8 +164,8 @@ def test_reduction_ties_on_the_npu(op, accelerator, tmp_path):
 
 
 NPU_REJECTED_REDUCTIONS = {
-    "mean-not-adjacent": ("mean", dict(axis=(1, 3), out_scale=0.05, out_zp=9),
-                          "MEAN over axes [1, 3] of (1, 8, 8, 8); the NPU reduces height and width, or adjacent axes"),
+    "reduce_max-window-over-256": ("reduce_max", dict(in_shape=(1, 300, 2, 4)),
+                                   "pool kernel height is 300; it must be in the range [1, 256]"),
     "sum-batch": ("sum", dict(in_shape=(2, 4, 4, 8), axis=(3,)), "IFM has batch size 2; the IFM batch size must be 1"),
     "arg_max-depth-128": ("arg_max", dict(in_shape=(1, 4, 4, 128)),
                           "ARG_MAX over 128 values; the IFM depth must be at most 127"),

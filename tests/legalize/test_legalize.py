@@ -18,6 +18,7 @@ from ethosu_tvm.legalize.ops import (
     Pooling,
     Requantize,
     Softmax,
+    Transpose,
 )
 from ethosu_tvm.quantization import mean_multiplier, npu_scale_shift, quantize_multiplier, softmax_input_scaling
 from ethosu_tvm.partition import partition_for_ethosu
@@ -134,6 +135,15 @@ def test_reductions_over_other_axes_are_copied_into_their_view():
     assert mean.kernel == (4, 5) and mean.ifm.tensor.shape == (1, 4, 5, 6)
     multiplier, shift = mean_multiplier(1.0, 20)
     assert (int(mean.requant.scale[0]), int(mean.requant.shift[0])) == (multiplier, 31 - shift)
+
+
+def test_reduction_over_the_first_and_last_of_three_axes_transposes_first():
+    """SUM over height and depth: (H, W, C) transposed to (W, H, C), copied into (1, W, H·C, 1), summed along the
+    width, the result copied into the OFM's shape."""
+    transpose, copy, total, back = _ops(models.make("sum", in_shape=(1, 3, 4, 5), axis=(1, 3)))
+    assert isinstance(transpose, Transpose) and transpose.view == (3, 4, 5)
+    assert transpose.ofm.tensor.shape == (1, 4, 3, 5) and copy.ofm.tensor.shape == (1, 4, 15, 1)
+    assert isinstance(total, DepthwiseConv2D) and total.kernel == (1, 15) and back.ofm.tensor.shape == (1, 1, 4, 1)
 
 
 def test_softmax_is_one_primitive_with_its_exp_table():

@@ -187,12 +187,16 @@ def mean(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp | tuple
 def _reduction(match: Match, tensors: dict, ofm: Tensor, source: str, core, lut: np.ndarray | None = None
                ) -> tuple[NpuOp, ...]:
     """A reduction over its window (see `reduction_window`): `core(ifm, ofm, kernel)` reduces the IFM's view into the
-    OFM's; copies (through `lut` when given) reshape the IFM into its view and the result into the OFM where their
-    shapes differ, or where a table applies."""
+    OFM's; a transpose first when the window needs one, copies (through `lut` when given) reshape the IFM into its
+    view and the result into the OFM where their shapes differ, or where a table applies."""
     ifm = tensors[match["ifm"]]
-    view, kernel = reduction_window(shape_of(match["ifm"]), reduced_axes(match))
+    view, kernel, swap = reduction_window(shape_of(match["ifm"]), reduced_axes(match))
     reduced_view = (1, view[1] // kernel[0], view[2] // kernel[1], view[3])
     ops = []
+    if swap is not None:
+        transposed = Tensor(f"{ofm.name}_transposed", (1, swap[1], swap[0], swap[2]), ifm.dtype)
+        ops.append(Transpose(ifm=_raw(ifm), ofm=_raw(transposed), view=swap, source=source))
+        ifm = transposed
     if view != ifm.shape or lut is not None:
         viewed = Tensor(f"{ofm.name}_ifm_view", view, ifm.dtype)
         ops.append(Identity(ifm=_raw(ifm), ofm=_raw(viewed), lut=lut, source=source))

@@ -292,38 +292,37 @@ def reduced_axes(match: Match) -> tuple[int, ...]:
     return tuple(range(rank)) if axis is None else tuple(sorted({int(a) % rank for a in axis}))
 
 
-def reduction_window(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[tuple[int, int, int, int],
-                                                                              tuple[int, int]] | None:
-    """The NPU's form of a reduction: (4-D IFM view, kernel (height, width)), one window covering the reduced
-    elements of each output element. Height and width of a batch-1 tensor are reduced in place; otherwise the
-    reduced axes, extent-1 axes aside, must be adjacent, and the tensor is seen as (1, outer, reduced, inner),
-    reduced along its width. None when they are not adjacent."""
+def reduction_window(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[
+        tuple[int, int, int, int], tuple[int, int], tuple[int, int, int] | None]:
+    """The NPU's form of a reduction of a tensor of batch 1: (4-D IFM view, kernel (height, width), swap), one
+    window covering the reduced elements of each output element. Height and width are reduced in place. Otherwise
+    the reduced axes (extent-1 axes aside) are made adjacent: when they are the first and the last of three, the
+    tensor, seen as (A, B, C), is first transposed to (B, A, C) (`swap` is then (A, B, C)). The tensor is then seen
+    as (1, outer, reduced, inner) and reduced along its width."""
     full = (1,) * (4 - len(shape)) + tuple(shape)
     axes = tuple(a + 4 - len(shape) for a in axes)
     wide = [a for a in axes if full[a] != 1]
-    if full[0] == 1 and all(a in (1, 2) for a in wide):
-        return full, (full[1] if 1 in wide else 1, full[2] if 2 in wide else 1)
+    if all(a in (1, 2) for a in wide):
+        return full, (full[1] if 1 in wide else 1, full[2] if 2 in wide else 1), None
     if not wide:
-        return (1, 1, 1, int(np.prod(full))), (1, 1)
-    if any(full[a] != 1 and a not in wide for a in range(wide[0], wide[-1] + 1)):
-        return None
+        return (1, 1, 1, int(np.prod(full))), (1, 1), None
+    kept = [a for a in range(wide[0], wide[-1] + 1) if full[a] != 1 and a not in wide]
+    if kept:  # at most three axes are wider than 1: the middle one is kept
+        swap = (full[wide[0]], full[kept[0]], full[wide[-1]])
+        return (1, swap[1], swap[0] * swap[2], 1), (1, swap[0] * swap[2]), swap
     outer, reduced, inner = (int(np.prod(part)) for part in (full[:wide[0]], full[wide[0]:wide[-1] + 1],
                                                              full[wide[-1] + 1:]))
-    return (1, outer, reduced, inner), (1, reduced)
+    return (1, outer, reduced, inner), (1, reduced), None
 
 
 def _reduction(match: Match, kernel_check: Callable[[int, int], str], dtypes: tuple[str, ...]) -> str:
-    """What every reduction on the NPU needs: feature maps, per-tensor quantization, and a window over adjacent
-    axes whose view and kernel the NPU takes."""
+    """What every reduction on the NPU needs: feature maps (batch 1), per-tensor quantization, and a window whose
+    view and kernel the NPU takes."""
     shape, axes = shape_of(match["ifm"]), reduced_axes(match)
     what = match.kind.upper()
 
     def window() -> str:
-        found = reduction_window(shape, axes)
-        if found is None:
-            return (f"{what} over axes {list(axes)} of {shape}; the NPU reduces height and width, or adjacent axes"
-                    " (extent-1 axes aside)")
-        view, (kernel_h, kernel_w) = found
+        view, (kernel_h, kernel_w), _ = reduction_window(shape, axes)
         low, high = TENSOR_DIM_RANGE
         if not all(low <= d <= high for d in view):
             return f"{what} viewed as {view}; each extent must be in the range [{low}, {high}]"
