@@ -13,6 +13,7 @@ from ethosu_tvm.legalize import legalize
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.target import EthosuTarget
 from ethosu_tvm.testing import models, shared_model
+from ethosu_tvm.testing.reference import reference_runner, run_litert
 from ethosu_tvm.testing.models.net import Net
 
 from aot_support import assert_bit_exact, compile_model, members, npu_target
@@ -45,12 +46,13 @@ def limits(model: bytes) -> dict[str, int]:
     return {"smallest": proposals[0].memory, "middle": proposals[len(proposals) // 2].memory}
 
 
-def check(model: bytes, tmp_path, limit: int, seeds=range(2)):
-    """Compile with the cascader at `limit`, check the scratch and bit-exactness; returns the scratch sizes."""
+def check(model: bytes, tmp_path, limit: int, seeds=range(2), reference=run_litert):
+    """Compile with the cascader at `limit`, check the scratch and bit-exactness (against LiteRT unless
+    `reference` is given); returns the scratch sizes."""
     archive = compile_model(model, tmp_path / "cascaded", CASCADER, "--cascader-sram-limit", str(limit))
     sizes = scratch_sizes(archive)
     assert sizes and all(size <= limit for size in sizes.values()), (sizes, limit)
-    assert_bit_exact(model, archive, tmp_path / "cascaded", seeds)
+    assert_bit_exact(model, archive, tmp_path / "cascaded", seeds, reference=reference)
     return sizes
 
 
@@ -126,6 +128,26 @@ def test_data_movement_between_convolutions_at_several_limits(mover, which, tmp_
     like any copy, so cascades run through them; a concatenation along rows is computed whole and ends one."""
     model = _moved_model(mover)
     check_frontier_limit(model, tmp_path, which)
+
+
+def _reduced_model(reduction: str) -> bytes:
+    """Two convolutions that cascade, then a reduction on the NPU: a SUM or MEAN over depth, a REDUCE_MAX over
+    height and width, a REDUCE_MIN over width, an ARG_MAX."""
+    net = Net(3)
+    x = net.conv2d(net.input((1, 24, 24, 8)), out_channels=16, activation="RELU")
+    x = net.conv2d(x, out_channels=12)
+    outputs = {"sum": lambda: net.sum(x, axis=(3,)), "mean": lambda: net.mean(x, axis=(3,), out_scale=0.05),
+               "reduce_max": lambda: net.reduce_max(x), "reduce_min": lambda: net.reduce_min(x, axis=(2,)),
+               "arg_max": lambda: net.arg_max(x)}
+    net.output(outputs[reduction]())
+    return net.build()
+
+
+@pytest.mark.parametrize("reduction", ["sum", "mean", "reduce_max", "reduce_min", "arg_max"])
+def test_reductions_after_convolutions_at_the_smallest_limit(reduction, tmp_path):
+    """The reductions' copies into their views and their windows schedule like other NPU operations."""
+    model = _reduced_model(reduction)
+    check(model, tmp_path, limits(model)["smallest"], reference=reference_runner(reduction))
 
 
 @pytest.mark.parametrize("mover,parts", [("concatenation", [(0, 1, 2, 3, 4, 5)]), ("concatenation_rows", None),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 from aot_support import ACCELERATORS, assert_bit_exact, compile_model, members, npu_target
 
@@ -240,21 +241,66 @@ def test_data_movement_on_the_smaller_configurations(op, accelerator, tmp_path):
     assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path)
 
 
-NPU_REJECTED_MEANS = {
-    "width-only": (dict(axis=(2,), keep_dims=False), "MEAN over axes [2] of a 4-D tensor; only height and width"),
-    "requantizing": (dict(out_scale=0.05, out_zp=9), "MEAN with different input and output scales"),
+NPU_REDUCTIONS = {  # reductions beyond the factory defaults, each on the NPU
+    "sum-depth": ("sum", dict(axis=(3,), keep_dims=False)),
+    "sum-int16": ("sum", dict(dtype="int16", in_shape=(1, 6, 7, 12))),
+    "sum-requantizing": ("sum", dict(in_shape=(5, 9, 6), axis=(0, 1), out_scale=0.01, out_zp=5)),
+    "sum-int16-first-and-last": ("sum", dict(dtype="int16", in_shape=(3, 4, 5), axis=(0, 2))),
+    "reduce_max-width-depth": ("reduce_max", dict(in_shape=(1, 3, 40, 33), axis=(2, 3), keep_dims=False)),
+    "reduce_min-height": ("reduce_min", dict(in_shape=(1, 9, 4, 6), axis=(1,), in_zp=-20)),
+    "reduce_min-rows": ("reduce_min", dict(in_shape=(6, 17), axis=(0,))),
+    "reduce_min-height-depth": ("reduce_min", dict(axis=(1, 3), keep_dims=False)),
+    "arg_max-3d": ("arg_max", dict(in_shape=(4, 6, 20))),
+    "arg_max-depth-127": ("arg_max", dict(in_shape=(1, 3, 5, 127))),
+    "mean-width": ("mean", dict(axis=(2,), keep_dims=False)),
+    "mean-requantizing": ("mean", dict(out_scale=0.05, out_zp=9)),
+    "mean-depth": ("mean", dict(in_shape=(1, 5, 5, 20), axis=(3,))),
+}
+_OPERATORS = {"sum": "SUM", "reduce_max": "REDUCE_MAX", "reduce_min": "REDUCE_MIN", "arg_max": "ARG_MAX",
+              "mean": "MEAN"}
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+@pytest.mark.parametrize("case", NPU_REDUCTIONS)
+def test_reduction_on_the_npu(case, accelerator, tmp_path):
+    op, params = NPU_REDUCTIONS[case]
+    model = models.make(op, 2, **params)
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert _placement(archive, _OPERATORS[op]) == "ethos-u"
+    assert_bit_exact(model, archive, tmp_path, reference=reference_runner(op))
+
+
+@pytest.mark.parametrize("accelerator", ("ethos-u55-32", "ethos-u55-256"))
+@pytest.mark.parametrize("op", ("arg_max", "reduce_min"))
+def test_reduction_ties_on_the_npu(op, accelerator, tmp_path):
+    """Inputs of three values, so that most rows hold the extreme more than once: ARG_MAX takes the first."""
+    model = models.make(op, 0, in_shape=(1, 5, 6, 9))
+    rng = np.random.default_rng(7)
+    ties = [[rng.choice(np.array([-128, 3, 127], dtype=np.int8), size=(1, 5, 6, 9))] for _ in range(3)]
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert _placement(archive, _OPERATORS[op]) == "ethos-u"
+    assert_bit_exact(model, archive, tmp_path, more_inputs=ties)
+
+
+NPU_REJECTED_REDUCTIONS = {
+    "reduce_max-window-over-256": ("reduce_max", dict(in_shape=(1, 300, 2, 4)),
+                                   "pool kernel height is 300; it must be in the range [1, 256]"),
+    "sum-batch": ("sum", dict(in_shape=(2, 4, 4, 8), axis=(3,)), "IFM has batch size 2; the IFM batch size must be 1"),
+    "arg_max-depth-128": ("arg_max", dict(in_shape=(1, 4, 4, 128)),
+                          "ARG_MAX over 128 values; the IFM depth must be at most 127"),
 }
 
 
-@pytest.mark.parametrize("case", NPU_REJECTED_MEANS)
-def test_mean_the_npu_rejects_runs_on_the_host(case, tmp_path):
-    """The MEAN forms a U55 constraint rejects fall back to the host kernel; the offload report keeps the reason."""
-    params, reason = NPU_REJECTED_MEANS[case]
-    model = models.make("mean", 0, **params)
+@pytest.mark.parametrize("case", NPU_REJECTED_REDUCTIONS)
+def test_reduction_the_npu_rejects_runs_on_the_host(case, tmp_path):
+    """The reduction forms a U55 constraint rejects fall back to the host kernel; the offload report keeps the
+    reason."""
+    op, params, reason = NPU_REJECTED_REDUCTIONS[case]
+    model = models.make(op, 0, **params)
     archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
-    assert_bit_exact(model, archive, tmp_path)
+    assert_bit_exact(model, archive, tmp_path, reference=reference_runner(op))
     report = members(archive)["./src/offload_report.txt"].decode()
-    assert re.search(rf"^0 +MEAN +host +{re.escape(reason)}", report, re.MULTILINE), report
+    assert re.search(rf"^0 +{_OPERATORS[op]} +host +{re.escape(reason)}", report, re.MULTILINE), report
 
 
 HOST_VARIANTS = {  # forms of host-only ops the factory defaults do not reach

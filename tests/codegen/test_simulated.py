@@ -2,7 +2,7 @@
 configuration, the MLPerf Tiny NPU subgraphs, and sweeps over convolution and pooling parameters."""
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from ethosu_tvm.codegen import compile_npu_graph
@@ -18,7 +18,7 @@ from ethosu_tvm.sim.regfile import RegisterFile
 from ethosu_tvm.sim.vela_compile import compile_model as compile_vela
 from ethosu_tvm.sim.registers import Kind
 from ethosu_tvm.testing import models, shared_model
-from ethosu_tvm.testing.reference import random_inputs, run_litert
+from ethosu_tvm.testing.reference import random_inputs, reference_runner, run_litert
 
 from sim_support import ACCELERATORS, assert_model_exact, compile_model, run_artifact
 
@@ -374,6 +374,49 @@ def test_int16_pooling_sweep(op, h, w, c, pool, stride, window, out_scale, accel
                             pool=(h, w) if window == "GLOBAL" else pool, stride=stride,
                             padding="SAME" if window == "SAME" else "VALID")
     assert_model_exact(model, accelerator)
+
+
+REDUCTION_SWEEP = settings(max_examples=20, deadline=None)
+
+
+@st.composite
+def reduced_axes(draw):
+    """A shape (4-D ones of batch 1) and some of its axes, maybe negative, maybe repeated."""
+    rank = draw(st.integers(1, 4))
+    shape = tuple(draw(st.lists(st.integers(1, 7), min_size=rank, max_size=rank)))
+    shape = (1,) + shape[1:] if rank == 4 else shape
+    axes = draw(st.lists(st.integers(-rank, rank - 1), min_size=1, max_size=rank))
+    return shape, tuple(axes)
+
+
+@REDUCTION_SWEEP
+@given(op=st.sampled_from(["sum", "sum-int16", "mean", "reduce_max", "reduce_min"]), shape_axes=reduced_axes(),
+       keep_dims=st.booleans(), in_zp=st.integers(-128, 127), out_zp=st.integers(-128, 127),
+       ratio=st.floats(0.05, 20.0), accelerator=accelerators, seed=st.integers(0, 1000))
+@example(op="reduce_min", shape_axes=((2, 1), (1,)), keep_dims=False, in_zp=0, out_zp=0, ratio=1.0,
+         accelerator="ethos-u55-32", seed=0)  # a table copy that reshapes: (1, 1, 2, 1) → (1, 1, 1, 2)
+def test_reduction_sweep(op, shape_axes, keep_dims, in_zp, out_zp, ratio, accelerator, seed):
+    """Reductions over any axes, each one NPU subgraph, equal to TFLite's kernels (SUM: TFLite Micro's, see
+    `reference_runner`); SUM and MEAN with output scales `ratio` times the input's (multipliers above and below 1)."""
+    op, _, dtype = op.partition("-")
+    shape, axes = shape_axes
+    params = dict(in_shape=shape, axis=axes, keep_dims=keep_dims)
+    if dtype:  # TFLite's int16 reductions take zero points 0
+        params.update(dtype=dtype, in_scale=1 / 4096, out_scale=ratio / 4096)
+    elif op in ("sum", "mean"):
+        params.update(in_scale=0.05, in_zp=in_zp, out_scale=0.05 * ratio, out_zp=out_zp)
+    else:
+        params.update(in_zp=in_zp)
+    assert_model_exact(models.make(op, seed=seed, **params), accelerator, reference=reference_runner(op))
+
+
+@REDUCTION_SWEEP
+@given(shape=st.lists(st.integers(1, 9), min_size=0, max_size=3), depth=st.integers(1, 127),
+       accelerator=accelerators, seed=st.integers(0, 1000))
+def test_arg_max_sweep(shape, depth, accelerator, seed):
+    """ARG_MAX over the last axis of 1- to 4-D inputs (batch 1), int32 indices, equal to LiteRT's."""
+    in_shape = ((1,) + tuple(shape[1:]) if len(shape) == 3 else tuple(shape)) + (depth,)
+    assert_model_exact(models.make("arg_max", seed=seed, in_shape=in_shape), accelerator)
 
 
 @pytest.mark.parametrize("accelerator", ["ethos-u55-128", "ethos-u55-256"])

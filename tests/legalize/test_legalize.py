@@ -19,9 +19,10 @@ from ethosu_tvm.legalize.ops import (
     Pooling,
     Requantize,
     Softmax,
+    Transpose,
     TransposeConv2D,
 )
-from ethosu_tvm.quantization import npu_scale_shift, quantize_multiplier, softmax_input_scaling
+from ethosu_tvm.quantization import mean_multiplier, npu_scale_shift, quantize_multiplier, softmax_input_scaling
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.testing import models, shared_model
 
@@ -138,6 +139,39 @@ def test_fc_needs_single_rounding_to_match_litert():
 def test_rounding_mode_is_validated():
     with pytest.raises(ValueError, match="rounding 'UP' is not one of"):
         Requantize(np.array([1]), np.array([31]), "UP")
+
+
+def test_sum_over_height_and_width_is_one_depthwise_convolution():
+    """The window covers height and width in place (no copies); TFLite's multiplier of the float32 scales' ratio
+    0.02 / 0.5 (in double), TFL rounding."""
+    (op,) = _ops(models.make("sum", in_scale=0.02, in_zp=3, out_scale=0.5, out_zp=-4))
+    assert isinstance(op, DepthwiseConv2D) and op.kernel == (8, 8) and op.ifm.zero_point == 3
+    assert (op.weights == 1).all() and op.weight_zero_point == 0 and not op.bias.any()
+    multiplier, shift = quantize_multiplier(float(np.float32(0.02)) / float(np.float32(0.5)))
+    assert (int(op.requant.scale[0]), int(op.requant.shift[0]), op.requant.rounding) == (multiplier, 31 - shift, "TFL")
+    assert (op.ofm.zero_point, op.clamp) == (-4, Clamp(-128, 127))
+
+
+def test_reductions_over_other_axes_are_copied_into_their_view():
+    """REDUCE_MIN over depth: the IFM copied through the complement table into (1, H·W, C, 1), a max pool along the
+    width, the result copied back through the same table; MEAN over axes 0-1 of a 3-D tensor reduces the NPU's
+    height and width in place, with TFLite's MEAN multiplier."""
+    first, pool, last = _ops(models.make("reduce_min", axis=(3,), keep_dims=False))
+    assert first.ofm.tensor.shape == (1, 64, 8, 1) and pool.pool_shape == (1, 8) and pool.pooling_type == "MAX"
+    assert first.lut.tolist() == last.lut.tolist() == list(range(127, -129, -1))
+    (mean,) = _ops(models.make("mean", in_shape=(4, 5, 6), axis=(0, 1), keep_dims=False))
+    assert mean.kernel == (4, 5) and mean.ifm.tensor.shape == (1, 4, 5, 6)
+    multiplier, shift = mean_multiplier(1.0, 20)
+    assert (int(mean.requant.scale[0]), int(mean.requant.shift[0])) == (multiplier, 31 - shift)
+
+
+def test_reduction_over_the_first_and_last_of_three_axes_transposes_first():
+    """SUM over height and depth: (H, W, C) transposed to (W, H, C), copied into (1, W, H·C, 1), summed along the
+    width, the result copied into the OFM's shape."""
+    transpose, copy, total, back = _ops(models.make("sum", in_shape=(1, 3, 4, 5), axis=(1, 3)))
+    assert isinstance(transpose, Transpose) and transpose.view == (3, 4, 5)
+    assert transpose.ofm.tensor.shape == (1, 4, 3, 5) and copy.ofm.tensor.shape == (1, 4, 15, 1)
+    assert isinstance(total, DepthwiseConv2D) and total.kernel == (1, 15) and back.ofm.tensor.shape == (1, 1, 4, 1)
 
 
 def test_softmax_is_one_primitive_with_its_exp_table():

@@ -59,6 +59,23 @@ def test_data_movement_is_reported_on_the_npu():
     assert len(npu_functions(mod)) == 1
 
 
+def test_reductions_are_reported_on_the_npu():
+    """SUM, REDUCE_MAX, REDUCE_MIN, ARG_MAX and MEAN of other forms than an average pool (over axes that are not
+    adjacent too): each on the NPU."""
+    net = models.Net(seed=1)
+    x = net.input((1, 6, 8, 10))
+    net.output(net.sum(x, axis=(3,), keep_dims=False))
+    net.output(net.reduce_max(x, axis=(2, 3)))
+    net.output(net.reduce_min(x, axis=(1,)))
+    net.output(net.arg_max(x))
+    net.output(net.mean(x, axis=(1, 2), out_scale=0.05, out_zp=3))
+    net.output(net.mean(x, axis=(0, 1), keep_dims=False))
+    net.output(net.sum(x, axis=(1, 3)))
+    _, report = _partition(net.build())
+    assert [(e.op, e.target, e.reason) for e in report.ops] == [
+        (op, "ethos-u", "") for op in ("SUM", "REDUCE_MAX", "REDUCE_MIN", "ARG_MAX", "MEAN", "MEAN", "SUM")]
+
+
 def test_constant_weights_stay_with_their_operator():
     """A 16x8 FULLY_CONNECTED the NPU cannot match LiteRT on stays on the host whole: the NPU's TRANSPOSE does not
     take its weights' transpose."""
@@ -131,13 +148,37 @@ CONSTRAINT_CASES = {
         models.make("avg_pool2d", in_shape=(1, 70, 2, 4), pool=(70, 1), stride=(1, 1)),
         "average pool kernel HxW is 70x1; at most 64 high and 4096 taps are supported",
     ),
-    "mean with requantization": (
-        models.make("mean", out_scale=0.05),
-        "MEAN with different input and output scales (TFLite requantizes before dividing)",
+    "sum window over 64 high": (
+        models.make("sum", in_shape=(1, 70, 2, 4)),
+        "reduction window HxW is 70x2; at most 64 high and 4096 elements are supported",
     ),
-    "mean over width only": (
-        models.make("mean", axis=(2,)),
-        "MEAN over axes [2] of a 4-D tensor; only height and width of a 4-D one",
+    "sum of a batch": (
+        models.make("sum", dtype="int16", in_shape=(2, 4, 4, 8), axis=(3,)),
+        "IFM has batch size 2; the IFM batch size must be 1",
+    ),
+    "sum beyond the shift range": (
+        models.make("sum", in_scale=1.0, out_scale=1e-12),
+        "SUM multiplier 1953125008 · 2^(40 − 31); the NPU's right shift must be in the range [0, 63]",
+    ),
+    "reduce_max view over 65535": (
+        models.make("reduce_max", in_shape=(300, 300, 2), axis=(2,)),
+        "REDUCE_MAX viewed as (1, 90000, 2, 1); each extent must be in the range [1, 65535]",
+    ),
+    "reduce_min window over 256 high": (
+        models.make("reduce_min", in_shape=(1, 300, 2, 4)),
+        "pool kernel height is 300; it must be in the range [1, 256]",
+    ),
+    "arg_max over 128 values": (
+        models.make("arg_max", in_shape=(1, 4, 4, 128)),
+        "ARG_MAX over 128 values; the IFM depth must be at most 127",
+    ),
+    "arg_max over another axis": (
+        models.make("arg_max", axis=1),
+        "ARG_MAX over axis 1 of a 4-D tensor; only over the last (depth) axis",
+    ),
+    "arg_max to int64": (
+        models.make("arg_max", output_type="int64"),
+        "ARG_MAX with int64 indices; the NPU writes int32 ones",
     ),
     "batch 2": (
         models.make("add", in_shape=(2, 4, 4, 8)),

@@ -9,7 +9,17 @@ from collections.abc import Callable
 import numpy as np
 from tvm import relax
 
-from ..partition.constraints import pack_view, permutation_of, softmax_beta, transpose_conv_padding, transposed_view
+from ..partition.constraints import (
+    mean_as_average,
+    pack_view,
+    permutation_of,
+    reduced_axes,
+    reduction_window,
+    softmax_beta,
+    sum_multiplier,
+    transpose_conv_padding,
+    transposed_view,
+)
 from ..qdq.match import Match
 from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of, shape_of, slice_parameters
 from ..quantization import (
@@ -220,10 +230,13 @@ def _pooling(pooling_type: str) -> Rule:
 
 
 def mean(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp | tuple[NpuOp, ...]:
-    """int8 MEAN over H and W with equal scales: TFLite sums the centred inputs and divides, rounding half away."""
+    """int8 MEAN over H and W with equal scales: TFLite sums the centred inputs and divides, rounding half away.
+    Other int8 MEANs are sums with MEAN's multiplier, int16 ones a sum and a MUL (partitioning checks which)."""
     ifm = tensors[match["ifm"]]
     if ifm.dtype == "int16":
         return _requantized_mean(match, ifm, ofm, source)
+    if not mean_as_average(match):
+        return reduce_sum(match, tensors, ofm, source)
     return Pooling(
         pooling_type="AVG",
         ifm=_operand(ifm, quant_of(match["ifm_dq"])),
@@ -254,6 +267,106 @@ def _requantized_mean(match: Match, ifm: Tensor, ofm: Tensor, source: str) -> tu
         clamp=Clamp(*DTYPE_RANGES[ofm.dtype]), source=source,
         ifm2_constant=np.full((1, 1, 1, 1), multiplier, dtype=np.int32))
     return summed, scaled
+
+
+def _reduction(match: Match, tensors: dict, ofm: Tensor, source: str, core, lut: np.ndarray | None = None
+               ) -> tuple[NpuOp, ...]:
+    """A reduction over its window (see `reduction_window`): `core(ifm, ofm, kernel)` reduces the IFM's view into the
+    OFM's; a transpose first when the window needs one, copies (through `lut` when given) reshape the IFM into its
+    view and the result into the OFM where their shapes differ, or where a table applies."""
+    ifm = tensors[match["ifm"]]
+    view, kernel, swap = reduction_window(shape_of(match["ifm"]), reduced_axes(match))
+    reduced_view = (1, view[1] // kernel[0], view[2] // kernel[1], view[3])
+    ops = []
+    if swap is not None:
+        transposed = Tensor(f"{ofm.name}_transposed", (1, swap[1], swap[0], swap[2]), ifm.dtype)
+        ops.append(Transpose(ifm=_raw(ifm), ofm=_raw(transposed), view=swap, source=source))
+        ifm = transposed
+    if view != ifm.shape or lut is not None:
+        viewed = Tensor(f"{ofm.name}_ifm_view", view, ifm.dtype)
+        ops.append(Identity(ifm=_raw(ifm), ofm=_raw(viewed), lut=lut, source=source))
+        ifm = viewed
+    result = ofm if reduced_view == ofm.shape and lut is None else Tensor(f"{ofm.name}_view", reduced_view,
+                                                                          ofm.dtype)
+    ops.append(core(ifm, result, kernel))
+    if result is not ofm:
+        ops.append(Identity(ifm=_raw(result), ofm=_raw(ofm), lut=lut, source=source))
+    return tuple(ops)
+
+
+def reduce_sum(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """SUM (and MEAN other than an average pool) as TFLite's QuantizedMeanOrSum: the sum of the centred inputs
+    (a depthwise convolution with unit weights over the window, the IFM zero point subtracted by the hardware),
+    times TFLite's multiplier with its rounding (TFL), plus the output zero point."""
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+    multiplier, shift = sum_multiplier(match)
+    requant = Requantize(np.array([multiplier], dtype=np.int64), np.array([31 - shift], dtype=np.int64), "TFL")
+
+    def core(ifm: Tensor, result: Tensor, kernel: tuple[int, int]) -> NpuOp:
+        channels = ifm.shape[3]
+        return DepthwiseConv2D(
+            ifm=_operand(ifm, ifm_q), ofm=_operand(result, ofm_q),
+            weights=np.ones((channels, *kernel, 1), dtype=np.int8), weight_zero_point=0,
+            bias=np.zeros(channels, dtype=np.int64), requant=requant, clamp=Clamp(*DTYPE_RANGES[ofm.dtype]),
+            source=source)
+
+    return _reduction(match, tensors, ofm, source, core)
+
+
+# REDUCE_MIN is the complement of the REDUCE_MAX of the complements: ~x = −1 − x reverses the order of int8 values.
+_COMPLEMENT = (-1 - INT8_VALUES).astype(np.int8)
+
+
+def reduce_extreme(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """REDUCE_MAX as a max pool of the raw values over the window; REDUCE_MIN the same between two tables of the
+    bitwise complement."""
+
+    def core(ifm: Tensor, result: Tensor, kernel: tuple[int, int]) -> NpuOp:
+        return Pooling(pooling_type="MAX", ifm=_raw(ifm), ofm=_raw(result), pool_shape=kernel, source=source)
+
+    return _reduction(match, tensors, ofm, source, core, _COMPLEMENT if match.kind == "reduce_min" else None)
+
+
+def _unit(shift: int = 0, rounding: str = "TFL") -> Requantize:
+    """A division by 2^shift (none by default) with `rounding`."""
+    return Requantize(np.array([1], dtype=np.int64), np.array([shift], dtype=np.int64), rounding)
+
+
+def arg_max(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """int8 ARG_MAX over depth C ≤ 127 (partitioning checks) in seven operations on 16-bit values. A 1x1
+    depthwise convolution packs v = 128·(x + 128) + (C − 1 − i) (IFM zero point −128, weight 127 of zero point
+    −1, bias the reversed index): v orders as x does, equal values by lowest index. A copy views v as (rows, C), a
+    max pool takes each row's m, a copy gives it the OFM's shape. m = 128·q + C − 1 − i with q = ⌊m / 128⌋ (a
+    division by 2^7 with truncation, m ≥ 0), so i = 128·q − (m − (C − 1)): a MUL by 128, then a SUB whose IFM2
+    zero point is C − 1, written as int32."""
+    ifm = tensors[match["ifm"]]
+    depth = ifm.shape[3]
+    rows = ifm.shape[1] * ifm.shape[2]
+    int16_clamp = Clamp(*DTYPE_RANGES["int16"])
+
+    def int16(name: str, shape: tuple[int, ...]) -> Operand:
+        return Operand(Tensor(f"{ofm.name}_{name}", shape, "int16"), 0, 1.0)
+
+    packed, rows_view, best, shaped, low, scaled = (
+        int16("packed", ifm.shape), int16("rows", (1, rows, depth, 1)), int16("best", (1, rows, 1, 1)),
+        int16("best_shaped", ofm.shape), int16("quotient", ofm.shape), int16("scaled", ofm.shape))
+    channels = ofm.shape[3]
+    return (
+        DepthwiseConv2D(ifm=Operand(ifm, -128, 1.0), ofm=packed, weights=np.full((depth, 1, 1, 1), 127, np.int8),
+                        weight_zero_point=-1, bias=np.arange(depth - 1, -1, -1, dtype=np.int64), requant=_unit(),
+                        clamp=int16_clamp, source=source),
+        Identity(ifm=packed, ofm=rows_view, source=source),
+        Pooling(pooling_type="MAX", ifm=rows_view, ofm=best, pool_shape=(1, depth), clamp=int16_clamp,
+                source=source),
+        Identity(ifm=best, ofm=shaped, source=source),
+        DepthwiseConv2D(ifm=shaped, ofm=low, weights=np.ones((channels, 1, 1, 1), np.int8), weight_zero_point=0,
+                        bias=np.zeros(channels, dtype=np.int64), requant=_unit(7, "TRUNCATE"), clamp=int16_clamp,
+                        source=source),
+        BinaryElementwise(operator="MUL", ifm=low, ifm2=int16("times", (1, 1, 1, 1)), ofm=scaled, requant=_unit(),
+                          clamp=int16_clamp, source=source, ifm2_scalar=128),
+        BinaryElementwise(operator="SUB", ifm=scaled, ifm2=Operand(shaped.tensor, depth - 1, 1.0),
+                          ofm=_raw(ofm), requant=_unit(), clamp=INT32_CLAMP, source=source),
+    )
 
 
 def _single(real: float) -> Requantize:
@@ -584,6 +697,10 @@ RULES: dict[str, Rule] = {
     "minimum": _binary("MIN"),
     "maximum": _binary("MAX"),
     "mean": mean,
+    "sum": reduce_sum,
+    "reduce_max": reduce_extreme,
+    "reduce_min": reduce_extreme,
+    "arg_max": arg_max,
     "relu": table,
     "clip": table,
     "abs": table,

@@ -12,11 +12,13 @@ import numpy as np
 from ..qdq.match import Match
 from ..qdq.values import Quant, const_value, dtype_of, is_const, quant_of, shape_of, slice_parameters
 from ..quantization import (
+    MAX_NPU_SHIFT,
     conv_multipliers,
     fully_connected_multipliers,
     mean_multiplier,
     per_channel_scale_shift,
     prelu_multipliers,
+    quantize_multiplier,
     reduced_scale_shift,
     shifts_in_range,
     softmax_int16_input_scaling,
@@ -357,10 +359,10 @@ def check_avg_pool2d(match: Match) -> str:
     )
 
 
-def _average_kernel(kernel_h: int, kernel_w: int) -> str:
+def _average_kernel(kernel_h: int, kernel_w: int, what: str = "average pool kernel", unit: str = "taps") -> str:
     if kernel_h > MAX_AVG_KERNEL_HEIGHT or kernel_h * kernel_w > MAX_AVG_KERNEL_AREA:
-        return (f"average pool kernel HxW is {kernel_h}x{kernel_w}; at most {MAX_AVG_KERNEL_HEIGHT} high and"
-                f" {MAX_AVG_KERNEL_AREA} taps are supported")
+        return (f"{what} HxW is {kernel_h}x{kernel_w}; at most {MAX_AVG_KERNEL_HEIGHT} high and"
+                f" {MAX_AVG_KERNEL_AREA} {unit} are supported")
     return ""
 
 
@@ -442,32 +444,121 @@ def _binary(match: Match, same_quant: bool) -> str:
     )
 
 
-def check_mean(match: Match) -> str:
-    """int8 MEAN over height and width is an average pool of the centred values (TFLite's integer Mean kernel);
-    int16 MEAN a sum by depthwise convolution, requantized by a MUL (see `check_int16_mean`)."""
-    if dtype_of(match["ifm"]) == "int16":
-        return check_int16_mean(match)
-    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
-    shape = shape_of(match["ifm"])
+def reduced_axes(match: Match) -> tuple[int, ...]:
+    """The axes a MEAN, SUM, REDUCE_MAX or REDUCE_MIN reduces, non-negative and sorted (None in Relax: all)."""
+    rank = len(shape_of(match["ifm"]))
+    axis = match["reduce"].attrs.axis
+    return tuple(range(rank)) if axis is None else tuple(sorted({int(a) % rank for a in axis}))
 
-    def same_scale() -> str:
-        if ifm_q.scalar_scale != ofm_q.scalar_scale:
-            return "MEAN with different input and output scales (TFLite requantizes before dividing)"
-        return ""
+
+def reduction_window(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[
+        tuple[int, int, int, int], tuple[int, int], tuple[int, int, int] | None]:
+    """The NPU's form of a reduction of a tensor of batch 1: (4-D IFM view, kernel (height, width), swap), one
+    window covering the reduced elements of each output element. Height and width are reduced in place. Otherwise
+    the reduced axes (extent-1 axes aside) are made adjacent: when they are the first and the last of three, the
+    tensor, seen as (A, B, C), is first transposed to (B, A, C) (`swap` is then (A, B, C)). The tensor is then seen
+    as (1, outer, reduced, inner) and reduced along its width."""
+    full = (1,) * (4 - len(shape)) + tuple(shape)
+    axes = tuple(a + 4 - len(shape) for a in axes)
+    wide = [a for a in axes if full[a] != 1]
+    if all(a in (1, 2) for a in wide):
+        return full, (full[1] if 1 in wide else 1, full[2] if 2 in wide else 1), None
+    if not wide:
+        return (1, 1, 1, int(np.prod(full))), (1, 1), None
+    kept = [a for a in range(wide[0], wide[-1] + 1) if full[a] != 1 and a not in wide]
+    if kept:  # at most three axes are wider than 1: the middle one is kept
+        swap = (full[wide[0]], full[kept[0]], full[wide[-1]])
+        return (1, swap[1], swap[0] * swap[2], 1), (1, swap[0] * swap[2]), swap
+    outer, reduced, inner = (int(np.prod(part)) for part in (full[:wide[0]], full[wide[0]:wide[-1] + 1],
+                                                             full[wide[-1] + 1:]))
+    return (1, outer, reduced, inner), (1, reduced), None
+
+
+def _reduction(match: Match, kernel_check: Callable[[int, int], str], dtypes: tuple[str, ...]) -> str:
+    """What every reduction on the NPU needs: feature maps (batch 1), per-tensor quantization, and a window whose
+    view and kernel the NPU takes."""
+    shape, axes = shape_of(match["ifm"]), reduced_axes(match)
+    what = match.kind.upper()
+
+    def window() -> str:
+        view, (kernel_h, kernel_w), _ = reduction_window(shape, axes)
+        low, high = TENSOR_DIM_RANGE
+        if not all(low <= d <= high for d in view):
+            return f"{what} viewed as {view}; each extent must be in the range [{low}, {high}]"
+        return kernel_check(kernel_h, kernel_w)
 
     return _first(
+        lambda: _feature_map(match["ifm"], "IFM", dtypes=dtypes),
+        lambda: _feature_map(match["quantize"], "OFM", batch_one=False, dtypes=dtypes),
+        lambda: _activation_quant(quant_of(match["ifm_dq"]), "IFM"),
+        lambda: _activation_quant(quant_of(match["quantize"]), "OFM"),
+        window,
+    )
+
+
+def _depthwise_kernel(kernel_h: int, kernel_w: int) -> str:
+    """A sum runs as a depthwise convolution with unit weights: its kernel limits apply (those of the average pools
+    that run as one)."""
+    return _average_kernel(kernel_h, kernel_w, "reduction window", "elements")
+
+
+def mean_as_average(match: Match) -> bool:
+    """Whether a MEAN is an average pool: over height and width of a 4-D tensor with equal scales (TFLite's
+    integer Mean kernel). Other MEANs are sums, requantized as TFLite's QuantizedMeanOrSum does."""
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+    return (len(shape_of(match["ifm"])) == 4 and reduced_axes(match) == (1, 2)
+            and ifm_q.scalar_scale == ofm_q.scalar_scale)
+
+
+def reduction_count(match: Match) -> int:
+    """How many input elements each output element of a reduction reduces."""
+    shape = shape_of(match["ifm"])
+    return int(np.prod([shape[a] for a in reduced_axes(match)]))
+
+
+def sum_multiplier(match: Match) -> tuple[int, int]:
+    """TFLite's (multiplier, left shift) of a SUM, or of a MEAN that is no average pool, for the centred sum:
+    input scale / output scale in double, with MEAN's 1/count folded in."""
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+    real = float(np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale))
+    if match.kind == "mean":
+        return mean_multiplier(real, reduction_count(match))
+    return quantize_multiplier(real)
+
+
+def check_sum(match: Match) -> str:
+    """SUM (8- and 16-bit), and MEAN other than an average pool: a depthwise convolution with unit weights over the
+    reduction window, the centred sum requantized by TFLite's multiplier (the NPU's 6-bit shift must hold it)."""
+
+    def scale() -> str:
+        multiplier, shift = sum_multiplier(match)
+        if multiplier == 0 or not shifts_in_range(31 - shift):
+            return (f"{match.kind.upper()} multiplier {multiplier} · 2^({shift} − 31); the NPU's right shift must be"
+                    f" in the range [0, {MAX_NPU_SHIFT}]")
+        return ""
+
+    return _first(lambda: _reduction(match, _depthwise_kernel, COPY_DTYPES), scale)
+
+
+def check_mean(match: Match) -> str:
+    """int8 MEAN over height and width with equal scales is an average pool of the centred values (TFLite's integer
+    Mean kernel), other int8 MEANs are sums (see `check_sum`); int16 MEAN is a sum by depthwise convolution,
+    requantized by a MUL (see `check_int16_mean`)."""
+    if dtype_of(match["ifm"]) == "int16":
+        return check_int16_mean(match)
+    shape = shape_of(match["ifm"])
+    if not mean_as_average(match):
+        return _first(lambda: _feature_map(match["ifm"], "IFM"), lambda: check_sum(match))
+    return _first(
         lambda: _feature_map(match["ifm"], "IFM"),
-        lambda: _activation_quant(ifm_q, "IFM"),
-        lambda: _activation_quant(ofm_q, "OFM"),
-        lambda: _mean_axes(match),
-        same_scale,
+        lambda: _activation_quant(quant_of(match["ifm_dq"]), "IFM"),
+        lambda: _activation_quant(quant_of(match["quantize"]), "OFM"),
         lambda: _average_kernel(shape[1], shape[2]),
     )
 
 
 def _mean_axes(match: Match) -> str:
-    shape = shape_of(match["ifm"])
-    axes = sorted(int(a) % max(len(shape), 1) for a in match["reduce"].attrs.axis)
+    shape, axes = shape_of(match["ifm"]), list(reduced_axes(match))
     if len(shape) != 4 or axes != [1, 2]:
         return f"MEAN over axes {axes} of a {len(shape)}-D tensor; only height and width of a 4-D one"
     return ""
@@ -498,6 +589,41 @@ def check_int16_mean(match: Match) -> str:
         lambda: _average_kernel(shape[1], shape[2]),
         scale,
     )
+
+
+def check_reduce_extreme(match: Match) -> str:
+    """REDUCE_MAX (REDUCE_MIN: of the inputs' bitwise complements, a table) is a max pool over the reduction
+    window of the raw int8 values; TFLite requires the output to keep the input's quantization."""
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+
+    def same_quant() -> str:
+        if (ifm_q.scalar_scale, ifm_q.scalar_zero_point) != (ofm_q.scalar_scale, ofm_q.scalar_zero_point):
+            return f"{match.kind.upper()} with different input and output quantizations"
+        return ""
+
+    return _first(lambda: _reduction(match, _pool_kernel, SUPPORTED_DTYPES), same_quant)
+
+
+ARG_MAX_DEPTH = 127  # the reversed index takes the low 7 bits below the value
+
+
+def check_arg_max(match: Match) -> str:
+    """int8 ARG_MAX over the depth axis into int32 indices: each value shifted left by 7 bits with its reversed index
+    below (so ties go to the first index), a max pool over the depth, and the index recovered from the low bits."""
+    shape = shape_of(match["ifm"])
+    axis, index_dtype = int(match["arg"].attrs.axis) % len(shape), dtype_of(match["cast"])
+
+    def form() -> str:
+        if axis != len(shape) - 1:
+            return f"ARG_MAX over axis {axis} of a {len(shape)}-D tensor; only over the last (depth) axis"
+        if shape[-1] > ARG_MAX_DEPTH:
+            return f"ARG_MAX over {shape[-1]} values; the IFM depth must be at most {ARG_MAX_DEPTH}"
+        if index_dtype != "int32":
+            return f"ARG_MAX with {index_dtype} indices; the NPU writes int32 ones"
+        rows, high = int(np.prod(shape[:-1])), TENSOR_DIM_RANGE[1]
+        return "" if rows <= high else f"ARG_MAX over {rows} rows (all but the depth axis); at most {high}"
+
+    return _first(lambda: _feature_map(match["ifm"], "IFM"), form)
 
 
 def check_lookup(match: Match) -> str:
@@ -904,6 +1030,10 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "minimum": lambda m: _binary(m, same_quant=True),
     "maximum": lambda m: _binary(m, same_quant=True),
     "mean": check_mean,
+    "sum": check_sum,
+    "reduce_max": check_reduce_extreme,
+    "reduce_min": check_reduce_extreme,
+    "arg_max": check_arg_max,
     "relu": check_lookup,
     "clip": check_lookup,
     "abs": check_lookup,

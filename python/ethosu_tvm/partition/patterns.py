@@ -13,6 +13,7 @@ from tvm import relax
 from ..qdq.patterns import (
     UNARY_CORES,
     CompositePattern,
+    arg_min_max,
     batch_matmul,
     called_functions,
     concatenation,
@@ -43,6 +44,10 @@ def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         *weighted_and_elementwise(CODEGEN),
         transpose_conv(f"{CODEGEN}.transpose_conv"),
         reduction(f"{CODEGEN}.mean", "relax.mean"),
+        reduction(f"{CODEGEN}.sum", "relax.sum"),
+        reduction(f"{CODEGEN}.reduce_max", "relax.max"),
+        reduction(f"{CODEGEN}.reduce_min", "relax.min"),
+        arg_min_max(f"{CODEGEN}.arg_max", "relax.argmax"),
         *(unary(f"{CODEGEN}.{kind}", core) for kind, core in UNARY_CORES.items()),
         hard_swish(f"{CODEGEN}.hard_swish"),
         prelu(f"{CODEGEN}.prelu"),

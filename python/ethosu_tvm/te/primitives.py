@@ -229,12 +229,15 @@ def identity(op: Identity, ifm: te.Tensor, lut: te.Tensor | None, name: str, att
             return sigmoid_int16(op.function, rescaled.astype(INT32), lut)
 
         return te.compute(out_shape, value, name=name, attrs=attrs)
+
+    def element(*index):
+        if tuple(in_shape) == tuple(out_shape):
+            return ifm[index]
+        return ifm[_unflattened(_flattened(index, out_shape), in_shape)]
+
     if lut is not None:
-        return te.compute(out_shape, lambda *i: lut[ifm[i].astype(INT32) + 128], name=name, attrs=attrs)
-    if tuple(in_shape) == tuple(out_shape):
-        return te.compute(out_shape, lambda *i: ifm[i], name=name, attrs=attrs)
-    return te.compute(out_shape, lambda *index: ifm[_unflattened(_flattened(index, out_shape), in_shape)],
-                      name=name, attrs=attrs)
+        return te.compute(out_shape, lambda *i: lut[element(*i).astype(INT32) + 128], name=name, attrs=attrs)
+    return te.compute(out_shape, element, name=name, attrs=attrs)
 
 
 def _flattened(index, shape):
