@@ -1,6 +1,4 @@
 """`python -m ethosu_tvm` is the same command as `tvmc`."""
-import sys
+from .cli import command
 
-from .cli import main
-
-sys.exit(main())
+command()

@@ -39,6 +39,7 @@ from .legalize import legalize
 from .legalize.ops import NpuGraph
 from .memory import PoolInfo
 from .partition import OffloadReport, host_only_report, partition_for_ethosu
+from .sim import mlw
 from .sim.stream_check import check_artifact
 
 
@@ -75,6 +76,8 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
         raise BuildError("params: the imported module already carries its constants; pass params=None")
     config = configure(target, executor, pass_config, memory_planner, workspace_pools, use_workspace_io,
                        cascader_sram_limit)
+    if config.npu is not None:
+        mlw.start()  # the stream check's weight decoder process starts up while the stages before it run
     report(f"partition for {config.npu.accelerator}" if config.npu is not None else "partition: host only")
     partitioned, offload = _partition(mod, config)
     fused = fuse_host_ops(partitioned)

@@ -1,5 +1,6 @@
 """The Ethos-U performance model: its estimates equal the simulator's on the streams code generation produces, the
 block config it picks is the fastest valid one, weight traversal follows Vela, and stripe costs behave."""
+import copy
 import tempfile
 from pathlib import Path
 
@@ -149,8 +150,37 @@ def test_no_block_config_when_nothing_fits(monkeypatch):
         raise AssertionError("Vela asserts when no block fits in SHRAM")
 
     monkeypatch.setattr(vapi, "npu_find_block_configs", nothing_fits)
+    performance._choose_block_config.cache_clear()  # it remembers Vela's answer for an equal operation
     assert find_block_configs(npu_op, U55_128) == []
     assert choose_block_config(npu_op, U55_128) is None
+
+
+def test_block_config_is_remembered_for_operations_that_differ_only_in_addresses_and_names():
+    _, npu_ops, _ = codegen_operations(models.make("conv2d", seed=2, **SINGLE_OPS["conv3x3_depth32"][1]),
+                                       "ethos-u55-128")
+    (npu_op,) = [op for op in npu_ops if isinstance(op, vapi.NpuBlockOperation)]
+    npu_op.block_config = None  # as code generation asks: before choosing
+    chosen = choose_block_config(npu_op, U55_128)
+    moved = copy.deepcopy(npu_op)
+    moved.ifm.tiles = moved.ifm.tiles._replace(addresses=[a + 4096 for a in moved.ifm.tiles.addresses])
+    moved.ofm.name, moved.ifm.name = "elsewhere", "another"
+    moved.weights = [r._replace(address=r.address + 64) for r in moved.weights]
+    assert performance._Signature(moved) == performance._Signature(npu_op)
+    assert performance._choose_block_config.__wrapped__(
+        performance._Signature(moved), U55_128, None, performance.DEFAULT_SYSTEM) == chosen
+    # Everything else the choice may read tells operations apart: regions, shapes, strides, kernels, lengths.
+    changes = [
+        lambda op: setattr(op.ifm, "region", op.ifm.region + 1),
+        lambda op: setattr(op.ofm, "shape", op.ofm.shape._replace(width=op.ofm.shape.width - 1)),
+        lambda op: setattr(op.ifm, "strides", op.ifm.strides._replace(height=op.ifm.strides.height * 2)),
+        lambda op: setattr(op.kernel, "stride_x", 2),
+        lambda op: setattr(op, "weights", [r._replace(length=r.length + 16) for r in op.weights]),
+        lambda op: setattr(op, "block_traversal", PART_KERNEL),
+    ]
+    for change in changes:
+        other = copy.deepcopy(npu_op)
+        change(other)
+        assert performance._Signature(other) != performance._Signature(npu_op)
 
 
 @pytest.mark.parametrize("kernel,depth,bits,expected", [

@@ -39,8 +39,11 @@ class CSources:
         return files
 
 
+_HEX = tuple(f"0x{b:02x}" for b in range(256))
+
+
 def _byte_array(name: str, data: bytes, comment: str) -> str:
-    rows = [", ".join(f"0x{b:02x}" for b in data[i:i + 16]) for i in range(0, len(data), 16)]
+    rows = [", ".join(map(_HEX.__getitem__, data[i:i + 16])) for i in range(0, len(data), 16)]
     body = ",\n  ".join(rows)
     return f"/* {comment} */\nstatic const uint8_t {name}[{len(data)}] {RODATA} = {{\n  {body}\n}};\n"
 

@@ -60,6 +60,8 @@ def _loads(expr, found: list[Access]) -> None:
         children = (expr.value,)
     elif isinstance(expr, prim.Select):
         children = (expr.condition, expr.true_value, expr.false_value)
+    elif isinstance(expr, prim.Let):  # the TE definitions bind values used more than once
+        children = (expr.value, expr.body)
     elif isinstance(expr, ir.Call):
         children = expr.args
     elif isinstance(expr, (prim.IntImm, prim.FloatImm, prim.Var)):

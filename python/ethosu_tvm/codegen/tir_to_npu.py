@@ -103,9 +103,12 @@ class _Translator:
         self.owner: dict[str, int] = {}  # block name → primitive index
         self.writer: dict[str, s_tir.SBlock] = {}  # buffer name → the block that stores it
         self.buffers: dict[str, ir.expr.Var] = {}
-        for block in annotated_blocks(func.body):
+        # block name → its loads: every stripe of a block reads the same expressions, whose walk is slow (FFI)
+        blocks = annotated_blocks(func.body)
+        self.loads = {block.name_hint: loads(block) for block in blocks}
+        for block in blocks:
             self.owner[block.name_hint] = int(block.annotations[OP_ANNOTATION])
-            for access in stores(block) + loads(block):
+            for access in stores(block) + self.loads[block.name_hint]:
                 self._add_buffer(access.buffer)
             for access in stores(block):
                 self.writer[access.buffer.name] = block
@@ -336,7 +339,7 @@ class _Translator:
         lookup tables) are not feature maps and are left out."""
         written = {access.buffer.name for access in stores(block)}  # an accumulator reads itself
         boxes: dict[str, Box] = {}
-        for access in loads(block):
+        for access in self.loads[block.name_hint]:
             name = access.buffer.name
             if name in written or not (name in self.tensor_of or self._internal(index, name)):
                 continue

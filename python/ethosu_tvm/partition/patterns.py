@@ -5,6 +5,7 @@ NPU composite is ``ethos-u.<kind>`` and every merged NPU function has ``Codegen=
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 import tvm
@@ -40,7 +41,13 @@ CODEGEN = "ethos-u"
 def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
     """All patterns, most specific first (FuseOpsByPattern gives earlier patterns priority); concatenation and pack
     once per input count in `concat_arities`."""
-    return [
+    return list(_npu_patterns(tuple(sorted(set(concat_arities)))))
+
+
+@functools.lru_cache(maxsize=None)
+def _npu_patterns(concat_arities: tuple[int, ...]) -> tuple[CompositePattern, ...]:
+    """The patterns, built once per set of arities: legalization re-matches every composite call with them."""
+    return (
         *weighted_and_elementwise(CODEGEN),
         transpose_conv(f"{CODEGEN}.transpose_conv"),
         reduction(f"{CODEGEN}.mean", "relax.mean"),
@@ -60,9 +67,9 @@ def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         resize(f"{CODEGEN}.resize_nearest_neighbor", qdq=False),
         transpose(f"{CODEGEN}.transpose"),
         batch_matmul(f"{CODEGEN}.batch_matmul"),
-        *(pattern for n in sorted(set(concat_arities))
+        *(pattern for n in concat_arities
           for pattern in (concatenation(f"{CODEGEN}.concatenation", n), pack(f"{CODEGEN}.pack", n, COPY_DTYPES))),
-    ]
+    )
 
 
 def npu_functions(mod: tvm.IRModule) -> list[tuple[str, relax.Function]]:

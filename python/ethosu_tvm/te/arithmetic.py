@@ -30,6 +30,15 @@ def _select(cond, then, otherwise):
     return tirx.if_then_else(cond, then, otherwise)
 
 
+def bind(value, body):
+    """body(v), v a variable that a Let binds to `value` (an int64 expression), so that `body` may use it several
+    times without a copy of its tree in each use (te.create_prim_func simplifies every copy). Bind only around a
+    whole te.compute body: TVM's simplifier may duplicate a Let nested in a larger expression, and TIR refuses a
+    variable defined twice."""
+    var = tirx.Var("v", INT64)
+    return tirx.Let(var, i64(value), body(var))
+
+
 def rounding_divide_by_pot(value, exponent):
     """TFLite RoundingDivideByPOT: value / 2^exponent rounded to nearest, ties away from zero."""
     value, exponent = i64(value), i64(exponent)

@@ -27,7 +27,7 @@ from ..legalize.ops import (
     TransposeConv2D,
     Upscale,
 )
-from .arithmetic import clamp_to, i64, requantize
+from .arithmetic import bind, clamp_to, i64, requantize
 
 INT32 = "int32"
 
@@ -192,25 +192,29 @@ def binary_elementwise(op: BinaryElementwise, lhs: te.Tensor, rhs: te.Tensor | N
     def ordered(a, b):
         return (b, a) if op.reversed_operands else (a, b)
 
-    def combined(index):
-        if op.operator in ("ADD", "SUB") and op.ifm_requant is None:
-            a, b = ordered(centred(lhs, op.ifm, index), centred(rhs, op.ifm2, index))
-            return a + b if op.operator == "ADD" else a - b
-        if op.operator in ("ADD", "SUB"):
-            a, b = ordered(rescaled(lhs, op.ifm, op.ifm_requant, index),
-                           rescaled(rhs, op.ifm2, op.ifm2_requant, index))
-            return a + b if op.operator == "ADD" else a - b
-        if op.operator == "MUL":
-            return centred(lhs, op.ifm, index) * centred(rhs, op.ifm2, index)
-        a, b = raw(lhs, index), raw(rhs, index)
-        return tirx.min(a, b) if op.operator == "MIN" else tirx.max(a, b)
+    def added(a, b):
+        a, b = ordered(a, b)
+        return a + b if op.operator == "ADD" else a - b
 
-    def output(*index):
-        value = combined(index)
+    def result(value):
         if op.requant is not None:
             value = requantize(value, int(op.requant.scale[0]), int(op.requant.shift[0]), op.requant.rounding)
             value = value + op.ofm.zero_point
         return clamp_to(value, op.clamp.min, op.clamp.max, op.ofm.tensor.dtype)
+
+    def output(*index):
+        if op.operator in ("ADD", "SUB") and op.ifm_requant is None:
+            return result(added(centred(lhs, op.ifm, index), centred(rhs, op.ifm2, index)))
+        if op.operator in ("ADD", "SUB"):
+            # Both rescaled operands are bound (Lets around the whole body): the output's requantization uses
+            # their sum several times, and copies of their trees in each use made te.create_prim_func, which
+            # simplifies every copy, take most of ResNet-8's compile time.
+            return bind(rescaled(lhs, op.ifm, op.ifm_requant, index), lambda a: bind(
+                rescaled(rhs, op.ifm2, op.ifm2_requant, index), lambda b: result(added(a, b))))
+        if op.operator == "MUL":
+            return result(centred(lhs, op.ifm, index) * centred(rhs, op.ifm2, index))
+        a, b = raw(lhs, index), raw(rhs, index)
+        return result(tirx.min(a, b) if op.operator == "MIN" else tirx.max(a, b))
 
     return te.compute(op.ofm.tensor.shape, output, name=name, attrs=attrs)
 
@@ -407,7 +411,10 @@ def softmax(op: Softmax, ifm: te.Tensor, lut: te.Tensor, name: str, attrs: dict)
     x = per_row("x0", lambda *row: _high_mul(half[row], NR_NEG_32_OVER_17) + NR_48_OVER_17)
 
     def newton_raphson(step: int, x: te.Tensor) -> te.Tensor:
-        return per_row(f"x{step}", lambda *row: x[row] + _high_mul(x[row], NR_ONE - _high_mul(x[row], half[row])) * 4)
+        # The inner product is bound (a Let around the body): the outer high multiply uses it several times, and
+        # te.create_prim_func simplifies every copy of its tree (most of the softmax's compile time).
+        return per_row(f"x{step}", lambda *row: bind(_high_mul(x[row], half[row]), lambda inner: x[row] + _high_mul(
+            x[row], NR_ONE - inner) * 4))
 
     for step in range(NR_STEPS):
         x = newton_raphson(step + 1, x)
