@@ -125,12 +125,10 @@ def _activation(clamp: Clamp, ofm: Operand) -> vapi.NpuActivation:
 
 
 def choose_block_config(op: vapi.NpuBlockOperation, accelerator, system: System, what: str,
-                        depth: int | None = None,
-                        streams: performance.StreamLengths | None = None) -> vapi.NpuShape3D | None:
+                        depth: int | None = None) -> vapi.NpuShape3D | None:
     """The valid block config with the fewest estimated cycles in `system`, of block depth `depth` when there is
-    one (the stripes of a convolution then share one weight stream), a convolution costed with its `streams` as
-    encoded for each block depth; None when no block fits in SHRAM."""
-    return vela_call(what, performance.choose_block_config, op, accelerator, depth, system, streams)
+    one (the stripes of a convolution then share one weight stream); None when no block fits in SHRAM."""
+    return vela_call(what, performance.choose_block_config, op, accelerator, depth, system)
 
 
 class OperationBuilder:
@@ -205,16 +203,16 @@ class OperationBuilder:
             return self.softmax(op, stripe, what)
         raise CodegenError(f"{what}: no NPU code generation for {type(op).__name__}")
 
-    def _block_op(self, npu_op: vapi.NpuBlockOperation, op, stripe: Stripe, what: str, depth: int | None = None,
-                  streams: performance.StreamLengths | None = None) -> vapi.NpuBlockOperation:
+    def _block_op(self, npu_op: vapi.NpuBlockOperation, op, stripe: Stripe, what: str,
+                  depth: int | None = None) -> vapi.NpuBlockOperation:
         npu_op.ifm = self.fm(op.ifm, stripe.ifms[0])
         npu_op.ofm = self.fm(op.ofm, stripe.ofm)
         npu_op.activation = _activation(op.clamp, op.ofm)
-        return self._with_block_config(npu_op, what, depth, streams)
+        return self._with_block_config(npu_op, what, depth)
 
-    def _with_block_config(self, npu_op: vapi.NpuBlockOperation, what: str, depth: int | None = None,
-                           streams: performance.StreamLengths | None = None) -> vapi.NpuBlockOperation:
-        npu_op.block_config = choose_block_config(npu_op, self.accelerator, self.system, what, depth, streams)
+    def _with_block_config(self, npu_op: vapi.NpuBlockOperation, what: str,
+                           depth: int | None = None) -> vapi.NpuBlockOperation:
+        npu_op.block_config = choose_block_config(npu_op, self.accelerator, self.system, what, depth)
         if npu_op.block_config is None:
             raise CodegenError(f"{what}: no block configuration fits in this accelerator's SHRAM")
         return npu_op
@@ -235,9 +233,7 @@ class OperationBuilder:
         npu_op.weights = [vapi.NpuAddressRange(CONSTANTS_REGION, 0, 0)]
         npu_op.biases = [vapi.NpuAddressRange(CONSTANTS_REGION, 0, 0)]
         encoded = self._encoded.setdefault((stripe.op, stripe.ofm.box[3], traversal), {})
-        channels = (stripe.ofm.box[3].start, stripe.ofm.box[3].stop)
-        self._block_op(npu_op, op, stripe, what, next(iter(encoded), None),
-                       performance.encoded_streams(op, channels, self.accelerator))
+        self._block_op(npu_op, op, stripe, what, depth=next(iter(encoded), None))
         depth = npu_op.block_config.depth
         if depth not in encoded:
             encoded[depth] = self._encode(op, stripe.ofm.box[3], depth, what)

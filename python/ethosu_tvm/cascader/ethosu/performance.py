@@ -17,7 +17,6 @@ import dataclasses
 import functools
 import io
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,10 +47,6 @@ from ...legalize.ops import (
 _CONSTANTS_REGION = 0
 _FEATURE_MAP_REGION = 1
 _SCALE_BIAS_BYTES = 10  # per output channel
-
-
-# block depth → (region, bytes) of a convolution's weight and scale/bias streams encoded for that depth
-StreamLengths = Callable[[int], tuple[tuple[int, int], ...]]
 
 
 @dataclass(frozen=True)
@@ -284,14 +279,10 @@ def find_block_configs(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAcce
 
 
 def choose_block_config(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator,
-                        depth: int | None = None, system: System = DEFAULT_SYSTEM,
-                        streams: StreamLengths | None = None) -> vapi.NpuShape3D | None:
+                        depth: int | None = None, system: System = DEFAULT_SYSTEM) -> vapi.NpuShape3D | None:
     """Among Vela's valid block configs, the one with the fewest estimated cycles in `system`; None when no block
     fits in SHRAM. Since every OFM block in height x width fetches the weights again, a weight-bound convolution
-    gets the config with the fewest such blocks that SHRAM allows. `streams` gives a convolution's weight and
-    scale/bias streams as encoded for each block depth (`encoded_streams`): the encoder compresses the weights,
-    and its output depends on the block depth, so each config is costed with the bytes it would really fetch
-    (without it, with the operation's streams as they are, see `estimate_cycles`).
+    gets the config with the fewest such blocks that SHRAM allows.
 
     Configs of block depth `depth` come first when there are any: the stripes of one convolution share one weight
     stream, which is encoded for one block depth. Ties (memory-bound operations cost the same for many blocks) go
@@ -306,7 +297,7 @@ def choose_block_config(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAcc
     ofm = npu_op.ofm.shape
 
     def rank(block: vapi.NpuShape3D):
-        cost = (costing if streams is None else dataclasses.replace(costing, streams=streams(block.depth))).cost(block)
+        cost = costing.cost(block)
         blocks = -(-ofm.height // block.height) * -(-ofm.width // block.width) * -(-ofm.depth // block.depth)
         return (cost.cycles, cost.compute_cycles, cost.weight_bytes_fetched, blocks,
                 block.height * block.width * block.depth, tuple(block))
@@ -479,13 +470,12 @@ def _costed_stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: va
     """The stripe's operation with the block config code generation would choose and, for a convolution, its
     encoded streams in the constant region. Raises ValueError when no block config fits."""
     npu_op = _stripe_operation(op, ofm, ifms)
-    # every stripe reads the primitive's whole (compressed) weight stream
-    streams = encoded_streams(op, (0, op.weights.shape[0]), accelerator) if isinstance(op, Conv2D) else None
-    npu_op.block_config = choose_block_config(npu_op, accelerator, system=system, streams=streams)
+    npu_op.block_config = choose_block_config(npu_op, accelerator, system=system)
     if npu_op.block_config is None:
         raise ValueError(f"{op.op_name}: no block config fits a stripe of {ofm} in {accelerator.name}'s SHRAM")
-    if streams is not None:
-        (_, weights), (_, biases) = streams(npu_op.block_config.depth)
+    if isinstance(op, Conv2D):  # every stripe reads the primitive's whole (compressed) weight stream
+        weights = _encoded_weight_bytes(op, npu_op.block_config.depth, accelerator)
+        biases = round_up(_SCALE_BIAS_BYTES * op.weights.shape[0])
         npu_op.weights = [vapi.NpuAddressRange(_CONSTANTS_REGION, 0, weights)]
         npu_op.biases = [vapi.NpuAddressRange(_CONSTANTS_REGION, 0, biases)]
     return npu_op
@@ -518,18 +508,8 @@ def encode_weights(op: Conv2D, channels: slice, depth: int, accelerator: vapi.Np
                                              isinstance(op, DepthwiseConv2D), convolution_traversal(op)))
 
 
-def encoded_streams(op: Conv2D, channels: tuple[int, int], accelerator: vapi.NpuAccelerator) -> StreamLengths:
-    """The (region, bytes) of the weight and scale/bias streams of `op`'s output channels [start, stop), encoded for
-    a given block depth and padded as the constant pool stores them: what code generation will put in flash."""
-    biases = round_up(_SCALE_BIAS_BYTES * (channels[1] - channels[0]))
-    return lambda depth: ((_CONSTANTS_REGION, _encoded_weight_bytes(op, channels, depth, accelerator)),
-                          (_CONSTANTS_REGION, biases))
-
-
 @functools.lru_cache(maxsize=1 << 12)
-def _encoded_weight_bytes(op: Conv2D, channels: tuple[int, int], depth: int,
-                          accelerator: vapi.NpuAccelerator) -> int:
-    """The flash bytes of the weight stream of `op`'s output channels [start, stop) for blocks of `depth`
-    channels. Compression matters: flash traffic bounds many layers, and every stripe of a cascade reads the
-    stream again."""
-    return round_up(len(encode_weights(op, slice(*channels), depth, accelerator)))
+def _encoded_weight_bytes(op: Conv2D, depth: int, accelerator: vapi.NpuAccelerator) -> int:
+    """The flash bytes of `op`'s whole weight stream for blocks of `depth` channels. Compression matters: flash
+    traffic bounds many layers, and every stripe of a cascade reads the stream again."""
+    return round_up(len(encode_weights(op, slice(None), depth, accelerator)))
