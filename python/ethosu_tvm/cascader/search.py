@@ -149,7 +149,7 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
     cycles = 0
     overlaps: list[int] = []  # each operation's cycles that the next one's weight transfer can run in
     buffers: list[int] = []  # each operation's weight buffer bytes (0: it streams)
-    transfers: list[int] = []  # each operation's transfer cycles (0: it streams)
+    stalls: list[int] = []  # each operation's wait for its transfer (the first one's is all of it)
     buffered = []
     order = _stripe_order(parts, first)
     for start in range(-warmup * rows, height, rows):
@@ -175,7 +175,7 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
             cycles += kernel + stall
             overlaps.append(kernel if buffer is not None else part.stripe_overlap(lo, hi, kernel))
             buffers.append(options.align(buffer.nbytes) if buffer is not None else 0)
-            transfers.append(buffer.transfer if buffer is not None else 0)
+            stalls.append(stall)
             if part.output.name in names:
                 written[part.output.name] = max(written[part.output.name], hi)
     configs = tuple(TensorConfig(t, TensorState.INTERIOR, mode, min(ring[t.name], t.shape[ROW_AXIS]))
@@ -186,7 +186,7 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
     stripe_shape = output.shape[:ROW_AXIS] + (rows,) + output.shape[ROW_AXIS + 1:]
     config = StripeConfig.for_tensor(output.shape, stripe_shape)
     return Plan(tuple(range(first, stop)), config, mode, configs, memory, cycles, warmup, tuple(buffered),
-                entry_buffer=buffers[0], entry_transfer=transfers[0], exit_memory=base + buffers[-1],
+                entry_buffer=buffers[0], entry_transfer=stalls[0], exit_memory=base + buffers[-1],
                 exit_cycles=overlaps[-1])
 
 
