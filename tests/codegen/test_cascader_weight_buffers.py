@@ -56,8 +56,9 @@ def test_estimate_is_the_built_streams_elapsed_time_with_weight_buffers(accelera
 
 def test_weight_buffer_joins_the_memory_and_its_dma_overlaps_the_operation_before():
     """On ethos-u55-128 the fastest ResNet-8 proposal buffers the weights of its first 32x32x16 convolution
-    (2,720 bytes, a 2,784-cycle DMA): the first convolution (12,800 cycles, no constants read from flash beyond
-    its own 464-byte streams) hides the transfer, so the buffered one costs what its SRAM re-reads allow."""
+    (2,720 bytes, a 2,784-cycle DMA): the first convolution's cycles (12,800, little of them reading flash) hide
+    the transfer, so in the built stream the DMA ends before that convolution and the buffered one follows it
+    without a stall."""
     accelerator = "ethos-u55-128"
     graph, target = npu_graph(shared_model(RESNET8), accelerator), EthosuTarget(accelerator)
     fastest = cascade_proposals(graph, target)[-1]
