@@ -54,21 +54,23 @@ def test_estimate_is_the_built_streams_elapsed_time_with_weight_buffers(accelera
         assert np.array_equal(got.reshape(expected.shape), expected), index
 
 
-def test_weight_buffer_joins_the_memory_and_its_dma_overlaps_the_operation_before():
+def test_weight_dma_waits_for_the_flash_reads_of_the_operation_before():
     """On ethos-u55-128 the fastest ResNet-8 proposal buffers the weights of its first 32x32x16 convolution
-    (2,720 bytes, a 2,784-cycle DMA): the first convolution's cycles (12,800, little of them reading flash) hide
-    the transfer, so in the built stream the DMA ends before that convolution and the buffered one follows it
-    without a stall."""
+    (2,720 bytes, a 2,784-cycle DMA from flash). The first convolution reads flash for 12,288 of its 12,800 cycles,
+    so the DMA overlaps only its last 512 and the buffered convolution waits 2,272 cycles: in the plans (the second
+    carries its transfer, the proposal takes back the 512) and in the built stream alike."""
     accelerator = "ethos-u55-128"
     graph, target = npu_graph(shared_model(RESNET8), accelerator), EthosuTarget(accelerator)
     fastest = cascade_proposals(graph, target)[-1]
     first, second = fastest.plans[:2]
     assert first.buffered == () and second.buffered == ((1, 0),)
-    assert second.entry_buffer == 2720 and second.entry_transfer == 2784
-    assert second.memory == second.exit_memory and second.memory >= 2720
-    assert first.exit_cycles >= second.entry_transfer  # fully hidden: the proposal pays no stall
+    assert (first.cycles, first.exit_cycles) == (12800, 512)
+    assert (second.entry_buffer, second.entry_transfer) == (2720, 2784)
+    assert second.memory == second.exit_memory >= first.exit_memory + 2720  # both live during the second one
     artifact = compile_npu_graph(graph, target, cascade_schedule(fastest), buffered=fastest.buffered)
     ops = estimate(Simulator(accelerator).commands(artifact.command_stream), find_accelerator(accelerator)).ops
     conv0, dma, conv1 = ops[:3]
     assert (conv0.kind, dma.kind, conv1.kind) == ("CONV", "DMA", "CONV")
-    assert dma.cycles == 2784 and dma.finish < conv0.finish and conv1.finish == conv0.finish + conv1.cycles
+    assert (conv0.finish, dma.cycles, dma.finish) == (12800, 2784, 12288 + 2784)
+    assert conv1.finish == dma.finish + conv1.cycles
+    assert conv1.finish - second.cycles + min(second.entry_transfer, first.exit_cycles) == first.cycles
