@@ -215,8 +215,9 @@ def test_smallest_kws_schedule_is_one_deep_cascade_of_rolling_rows(tmp_path):
 def test_rfc_example_two_convolutions_need_kilobytes_instead_of_megabytes(tmp_path):
     """Two chained 3x3 convolutions on a 1x321x212x6 input with a 16-channel intermediate (1,088,832 bytes):
     cascaded, the NPU scratch is a 3-row ring of it. Beside it, each stripe buffers its convolution's weights in SRAM
-    (1,216 or 1,120 bytes, one at a time; the OFM blocks would fetch them from flash many times), as the uncascaded
-    build buffers one convolution's."""
+    (1,216 or 1,120 bytes; the OFM blocks would fetch them from flash many times), as the uncascaded build buffers
+    one convolution's. Each buffer lives during its stripe and the one before, whose operation its DMA overlaps:
+    the memory planner places the alternating buffers in 3,456 bytes beside the ring."""
     net = models.Net(seed=5)
     x = net.input((1, 321, 212, 6))
     y = net.conv2d(x, out_channels=16, padding="SAME", activation="RELU")
@@ -224,7 +225,7 @@ def test_rfc_example_two_convolutions_need_kilobytes_instead_of_megabytes(tmp_pa
     model = net.build()
     assert sum(uncascaded_scratch(model, tmp_path).values()) == 321 * 212 * 16 + 1120
     sizes = check(model, tmp_path, 16 * 1024, seeds=range(1))
-    assert sum(sizes.values()) == 3 * 212 * 16 + 1216
+    assert sum(sizes.values()) == 3 * 212 * 16 + 3456
 
 
 def test_limit_below_the_smallest_schedule_is_one_line(tmp_path, capsys):

@@ -340,13 +340,14 @@ def test_average_pool_falls_back_to_depthwise_when_no_block_fits(monkeypatch):
 @pytest.mark.parametrize("accelerator", ["ethos-u55-32", "ethos-u55-256"])
 @pytest.mark.parametrize("shape", [(1, 12), (1, 4, 5, 16), (2, 1000)])
 def test_softmax_cost_is_its_sequence_as_simulated(shape, accelerator):
-    """A softmax primitive costs what the simulator measures for the block operations code generation emits."""
+    """A softmax primitive costs what the simulator measures for the stream code generation emits: its block
+    operations, and what its LUT DMA outlasts the operation before it."""
     graph, _, artifact = codegen_operations(models.make("softmax", seed=3, in_shape=shape), accelerator)
     simulator = Simulator(accelerator)
-    measured = [op for op in estimate(simulator.commands(artifact.driver_payload), simulator.accelerator).ops
-                if op.kind != "DMA"]
+    stats = estimate(simulator.commands(artifact.driver_payload), simulator.accelerator)
+    measured = [op for op in stats.ops if op.kind != "DMA"]
     (softmax,) = graph.ops
     cost = stripe_cost(softmax, softmax.ofm.tensor.shape, [softmax.ifm.tensor.shape],
                        EthosuTarget(accelerator).npu_accelerator)
-    assert cost.cycles == sum(op.cycles for op in measured)
+    assert cost.cycles == stats.elapsed_cycles >= sum(op.cycles for op in measured)
     assert cost.bytes_written == sum(sum(op.bytes_written.values()) for op in measured)

@@ -10,7 +10,9 @@ from ethosu_tvm.cascader import (
     CascaderGraph,
     CascaderOptions,
     Part,
+    Proposal,
     Tensor,
+    WeightBuffer,
     binary_elementwise_propagator,
     candidate_plans,
     conv2d_propagator,
@@ -179,3 +181,35 @@ def test_costs_are_asked_for_the_stripe_shapes_computed():
         ((1, 2, 2, 1), ((1, 3, 2, 1),)),  # b rows [4,6) from a rows [3,6)
         ((1, 3, 2, 1), ((1, 4, 2, 1),)),  # c rows [3,6) from b rows [2,6)
     ]
+
+
+def buffered_chain(transfer: int, buffered_cycles: int = 50):
+    """`chain()` whose second convolution may buffer 100 bytes of weights: a `transfer` that overlaps the first
+    convolution's stripe (10 cycles per row + 3), then `buffered_cycles` instead of 200 streaming."""
+    a, b, c = (Tensor(n, (1, 12, 6, ch)) for n, ch in zip("abc", (4, 8, 4)))
+    second = Part("conv2", (b,), c, (conv2d_propagator((3, 3), 8, (1, 1), padding=(1, 1)),), lambda o, i: 200,
+                  buffer=lambda o, i: WeightBuffer(100, transfer, buffered_cycles))
+    return CascaderGraph((conv_part("conv1", a, b), second), (a,), (c,), frozenset("b"))
+
+
+@pytest.mark.parametrize("transfer, buffers", [(100, True), (123, True), (274, False)])
+def test_weight_buffer_overlaps_the_operation_before_and_joins_the_memory(transfer, buffers):
+    """Whole tensors: conv1 takes 123 cycles; conv2's transfer runs meanwhile, so buffering costs 50 + what the
+    transfer outlasts conv1 by, against 200 streaming. A buffer lives during its operation and the one before: the
+    plan's memory is b (12 rows of 48 bytes) plus the 112-byte aligned buffer; as a plan of its own, conv2 carries
+    the transfer in full and `Proposal.then` takes back what conv1 hides, keeping the buffer in the joint peak."""
+    graph = buffered_chain(transfer)
+    plan = evaluate_plan(graph, 0, 2, 12, ROLLING, buffer_weights=True)
+    assert plan.buffered == (((1, 0),) if buffers else ())
+    assert plan.cycles == 123 + (50 + max(transfer - 123, 0) if buffers else 200)
+    assert plan.memory == 12 * 48 + (112 if buffers else 0)
+    assert evaluate_plan(graph, 0, 2, 12, ROLLING).cycles == 123 + 200
+    first = evaluate_plan(graph, 0, 1, 12, ROLLING, buffer_weights=True)
+    second = evaluate_plan(graph, 1, 2, 12, ROLLING, buffer_weights=True)
+    assert (second.entry_buffer, second.entry_transfer) == ((112, transfer) if transfer < 150 else (0, 0))
+    joined = Proposal((), 0, 0).then(first).then(second)
+    if transfer < 150:  # alone, 50 + transfer beats 200
+        assert joined.cycles == 123 + 50 + max(transfer - 123, 0)
+        assert joined.memory == first.exit_memory + 112 == 12 * 48 + 112
+    else:
+        assert joined.cycles == 123 + 200 and joined.memory == 12 * 48

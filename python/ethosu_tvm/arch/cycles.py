@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from . import Accelerator, round_up
 from .operation import CONV, DEPTHWISE, ELEMENTWISE, Kernel
-from .system import System
+from .system import CONSTANTS_REGION, System
 
 SHRAM = "shram"  # the NPU's internal memory, as a key of the per-region traffic counters
 _SUB_KERNEL_TAPS = 8  # the U55 splits kernels into sub-kernels of at most 8 x 8 taps, each reading the IFM again
@@ -151,6 +151,12 @@ def memory_cycles(system: System, traffic: Traffic) -> float:
             memory = system.memory(region)
             per_memory[memory.name] += count / memory.bytes_per_cycle
     return float(max(per_memory.values(), default=0.0))
+
+
+def constants_cycles(system: System, traffic: Traffic) -> int:
+    """Cycles an operation spends reading the constants' memory (region 0): a weight DMA from that memory cannot
+    use it meanwhile (`sim.cycles.Timeline`)."""
+    return int(math.ceil(traffic.read.get(CONSTANTS_REGION, 0) / system.memory(CONSTANTS_REGION).bytes_per_cycle))
 
 
 def dma_cycles(system: System, source_region, destination_region, nbytes: int) -> float:

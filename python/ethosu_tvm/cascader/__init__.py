@@ -20,7 +20,7 @@ from .derive import (
     stage_propagator,
     whole_tensor_propagator,
 )
-from .graph import CascaderGraph, Part, RowMap, Tensor
+from .graph import CascaderGraph, Part, RowMap, Tensor, WeightBuffer
 from .pareto import pareto_frontier, thin
 from .plan import BufferMode, Plan, Proposal, TensorConfig, TensorState
 from .propagator import Propagator, compose
@@ -42,6 +42,7 @@ __all__ = [
     "Proposal",
     "RowMap",
     "Tensor",
+    "WeightBuffer",
     "TensorConfig",
     "TensorState",
     "candidate_plans",

@@ -20,6 +20,21 @@ StripeCost = Callable[[tuple[int, ...], tuple[tuple[int, ...], ...]], int]
 
 
 @dataclass(frozen=True)
+class WeightBuffer:
+    """The option of copying a stripe's constant operands (weights) into a buffer of the budgeted memory before it
+    runs: `nbytes` of buffer, a `transfer` of that many cycles (it may overlap the previous operation), then
+    `cycles` for the operation reading the copy (all of which a later transfer can overlap)."""
+
+    nbytes: int
+    transfer: int
+    cycles: int
+
+
+# (output stripe shape, input stripe shapes) → that stripe's weight buffer option, or None without one
+StripeBuffer = Callable[[tuple[int, ...], tuple[tuple[int, ...], ...]], WeightBuffer | None]
+
+
+@dataclass(frozen=True)
 class Tensor:
     """A feature map: `size` bytes when it exists whole."""
 
@@ -87,6 +102,8 @@ class Part:
     propagators: tuple[Propagator, ...]
     cost: StripeCost
     stripable: bool = True
+    buffer: StripeBuffer | None = None
+    overlap: StripeCost | None = None  # the cycles of a stripe a weight transfer issued after it can run in
     row_maps: tuple[RowMap | None, ...] = field(init=False, repr=False)
 
     def __post_init__(self):
@@ -105,11 +122,23 @@ class Part:
         """For output rows [lo, hi), the rows of each input read, not clipped (see RowMap.window)."""
         return tuple(m.window(lo, hi, t.shape[ROW_AXIS]) for m, t in zip(self.row_maps, self.inputs))
 
+    def _stripe_shapes(self, lo: int, hi: int) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
+        """(output stripe shape, input stripe shapes) of output rows [lo, hi)."""
+        out_shape = _with_rows(self.output.shape, hi - lo)
+        return out_shape, tuple(_with_rows(t.shape, b - a) for t, (a, b) in zip(self.inputs, self.input_rows(lo, hi)))
+
     def stripe_cost(self, lo: int, hi: int) -> int:
         """Cycles of computing output rows [lo, hi) as one operation."""
-        out_shape = _with_rows(self.output.shape, hi - lo)
-        in_shapes = tuple(_with_rows(t.shape, b - a) for t, (a, b) in zip(self.inputs, self.input_rows(lo, hi)))
-        return self.cost(out_shape, in_shapes)
+        return self.cost(*self._stripe_shapes(lo, hi))
+
+    def stripe_overlap(self, lo: int, hi: int, cycles: int) -> int:
+        """The cycles of computing output rows [lo, hi) (`cycles` in all) that a weight transfer issued after it can
+        run in: all of them unless `overlap` says otherwise (the operation reads the memory the transfer reads)."""
+        return cycles if self.overlap is None else self.overlap(*self._stripe_shapes(lo, hi))
+
+    def stripe_buffer(self, lo: int, hi: int) -> WeightBuffer | None:
+        """The weight buffer option of computing output rows [lo, hi) as one operation (None: there is none)."""
+        return None if self.buffer is None else self.buffer(*self._stripe_shapes(lo, hi))
 
 
 def _with_rows(shape: tuple[int, ...], rows: int) -> tuple[int, ...]:

@@ -48,8 +48,11 @@ class Plan:
     """A run of consecutive parts `parts` (indices into the graph) scheduled together.
 
     `memory` is the estimated peak of the budgeted memory while the plan runs: its interior buffers plus every
-    budgeted tensor alive meanwhile (its inputs, its output, tensors passing over it). `cycles` sums the
-    estimated cycles of every operation the plan issues (each part once per stripe it computes rows in).
+    budgeted tensor alive meanwhile (its inputs, its output, tensors passing over it), plus the weight buffers
+    live at once (each lives during its operation and the one before, whose compute its transfer overlaps).
+    `cycles` sums the estimated cycles of every operation the plan issues (each part once per stripe it
+    computes rows in), and of what each weight transfer adds beyond the operation before it. The `entry_*` and
+    `exit_*` fields are what joins the plan to its neighbours in a proposal (`Proposal.then`).
     """
 
     parts: tuple[int, ...]
@@ -59,6 +62,11 @@ class Plan:
     memory: int
     cycles: int
     warmup: int = 0  # stripes run before the first one (see search.evaluate_plan)
+    buffered: tuple[tuple[int, int], ...] = ()  # (part, first output row) of each operation buffering its weights
+    entry_buffer: int = 0  # bytes of the first operation's weight buffer, live during the previous plan's last one
+    entry_transfer: int = 0  # its transfer, counted in full in `cycles` (no operation before it in the plan)
+    exit_memory: int = 0  # budgeted bytes live during the last operation
+    exit_cycles: int = 0  # the last operation's cycles that the next plan's first transfer can run in
 
     @property
     def rows(self) -> int:
@@ -75,7 +83,7 @@ class Plan:
 
     def key(self) -> tuple:
         """Identifies the plan; orders equal-cost plans deterministically."""
-        return self.parts, self.rows, self.buffer_mode.value
+        return self.parts, self.rows, self.buffer_mode.value, self.buffered
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,20 @@ class Proposal:
 
     def key(self) -> tuple:
         return tuple(plan.key() for plan in self.plans)
+
+    def then(self, plan: Plan) -> Proposal:
+        """This proposal followed by `plan`: the plan's first weight transfer overlaps this one's last operation,
+        and its weight buffer is live during it."""
+        if not self.plans:
+            return Proposal((plan,), plan.memory, plan.cycles)
+        last = self.plans[-1]
+        return Proposal(self.plans + (plan,), max(self.memory, plan.memory, last.exit_memory + plan.entry_buffer),
+                        self.cycles + plan.cycles - min(plan.entry_transfer, last.exit_cycles))
+
+    @property
+    def buffered(self) -> frozenset[tuple[int, int]]:
+        """(part, first output row) of every operation that buffers its weights."""
+        return frozenset(stripe for plan in self.plans for stripe in plan.buffered)
 
     @property
     def cascades(self) -> tuple[Plan, ...]:

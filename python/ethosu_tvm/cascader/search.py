@@ -34,6 +34,7 @@ class CascaderOptions:
     * `enable_cascading`: plans of several parts; off, every part is its own plan.
     * `enable_striping`: stripes smaller than the whole output; off, every plan computes whole tensors.
     * `buffer_modes`: the interior buffer modes tried.
+    * `weight_buffering`: also try each plan with weight buffers, where parts offer them (`Part.buffer`).
     * `alignment`: every buffer's size is rounded up to this, as the memory planner allocates it.
     """
 
@@ -43,6 +44,7 @@ class CascaderOptions:
     enable_cascading: bool = True
     enable_striping: bool = True
     buffer_modes: tuple[BufferMode, ...] = (BufferMode.ROLLING, BufferMode.RECOMPUTE)
+    weight_buffering: bool = True
     alignment: int = ALIGNMENT
 
     def __post_init__(self):
@@ -100,8 +102,21 @@ def _windows(parts, interior: set[str], output: str, lo: int, hi: int) -> dict[s
     return window
 
 
+def _stripe_order(parts, first: int) -> list[tuple[int, Part]]:
+    """(graph index, part) in the order a stripe runs them: the last part, and each other one (from the last
+    backwards) right before the first of its consumers placed so far, as TIR's compute_at places a producer at
+    the cascade's stripe loop (`codegen.cascade.cascade_schedule`)."""
+    placed = [(first + len(parts) - 1, parts[-1])]
+    for index in range(first + len(parts) - 2, first - 1, -1):
+        part = parts[index - first]
+        at = next(k for k, (_, consumer) in enumerate(placed) if part.output in consumer.inputs)
+        placed.insert(at, (index, part))
+    return placed
+
+
 def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: BufferMode,
-                  options: CascaderOptions = CascaderOptions(), liveness: _Liveness | None = None) -> Plan | None:
+                  options: CascaderOptions = CascaderOptions(), liveness: _Liveness | None = None,
+                  buffer_weights: bool = False) -> Plan | None:
     """The plan running parts first..stop−1 in stripes of `rows` output rows, or None if they cannot cascade.
 
     Per stripe every interior tensor has a window (`_windows`); a part computes its output's window clipped to
@@ -110,6 +125,10 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
     rolling cascade gets enough warm-up stripes that the first real stripe's windows lie inside the tensors; a
     single stripe (the whole output) gets none, as it is clipped to the tensors anyway (with a warm-up stripe, the
     rows its consumers skip here did not match what code generation reads: a ring one row short).
+
+    With `buffer_weights`, an operation whose part offers a weight buffer takes it when its cycles plus what its
+    transfer outlasts the operation before it (see `Plan`) beat streaming, as code generation decides it; its
+    buffer is live during both operations.
     """
     liveness = liveness or _Liveness(graph)
     parts = graph.parts[first:stop]
@@ -128,9 +147,14 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
     written = dict.fromkeys(names, 0)
     ring = dict.fromkeys(names, 1)
     cycles = 0
+    overlaps: list[int] = []  # each operation's cycles that the next one's weight transfer can run in
+    buffers: list[int] = []  # each operation's weight buffer bytes (0: it streams)
+    stalls: list[int] = []  # each operation's wait for its transfer (the first one's is all of it)
+    buffered = []
+    order = _stripe_order(parts, first)
     for start in range(-warmup * rows, height, rows):
         window = _windows(parts, names, output.name, start, min(start + rows, height))
-        for part in parts:
+        for index, part in order:
             lo, hi = window[part.output.name]
             lo, hi = max(lo, 0), min(hi, part.output.shape[ROW_AXIS])
             if mode is BufferMode.ROLLING and part.output.name in names:
@@ -140,16 +164,30 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
             for tensor, (read_lo, _) in zip(part.inputs, part.input_rows(lo, hi)):
                 if tensor.name in names:
                     ring[tensor.name] = max(ring[tensor.name], written[tensor.name] - read_lo)
-            cycles += part.stripe_cost(lo, hi)
+            kernel, buffer, stall = part.stripe_cost(lo, hi), None, 0
+            if buffer_weights and (buffer := part.stripe_buffer(lo, hi)) is not None:
+                stall = max(buffer.transfer - (overlaps[-1] if overlaps else 0), 0)
+                if buffer.cycles + stall < kernel:
+                    kernel = buffer.cycles
+                    buffered.append((index, lo))
+                else:
+                    buffer, stall = None, 0
+            cycles += kernel + stall
+            overlaps.append(kernel if buffer is not None else part.stripe_overlap(lo, hi, kernel))
+            buffers.append(options.align(buffer.nbytes) if buffer is not None else 0)
+            stalls.append(stall)
             if part.output.name in names:
                 written[part.output.name] = max(written[part.output.name], hi)
     configs = tuple(TensorConfig(t, TensorState.INTERIOR, mode, min(ring[t.name], t.shape[ROW_AXIS]))
                     for t in interior)
-    memory = (liveness.boundary_bytes(first, stop, names, options)
-              + sum(options.align(c.buffer_size) for c in configs if c.tensor.name in graph.scratch))
+    base = (liveness.boundary_bytes(first, stop, names, options)
+            + sum(options.align(c.buffer_size) for c in configs if c.tensor.name in graph.scratch))
+    memory = base + max(a + b for a, b in zip([0] + buffers, buffers))
     stripe_shape = output.shape[:ROW_AXIS] + (rows,) + output.shape[ROW_AXIS + 1:]
     config = StripeConfig.for_tensor(output.shape, stripe_shape)
-    return Plan(tuple(range(first, stop)), config, mode, configs, memory, cycles, warmup)
+    return Plan(tuple(range(first, stop)), config, mode, configs, memory, cycles, warmup, tuple(buffered),
+                entry_buffer=buffers[0], entry_transfer=stalls[0], exit_memory=base + buffers[-1],
+                exit_cycles=overlaps[-1])
 
 
 def _row_choices(part: Part, options: CascaderOptions) -> list[int]:
@@ -171,7 +209,9 @@ def candidate_plans(graph: CascaderGraph, first: int, stop: int, options: Cascad
     liveness = liveness or _Liveness(graph)
     rows = _row_choices(graph.parts[stop - 1], options)
     modes = options.buffer_modes if stop - first > 1 else options.buffer_modes[:1]  # no interior tensors
-    plans = [evaluate_plan(graph, first, stop, r, mode, options, liveness) for r in rows for mode in modes]
+    offered = options.weight_buffering and any(graph.parts[i].buffer is not None for i in range(first, stop))
+    plans = [evaluate_plan(graph, first, stop, r, mode, options, liveness, weights)
+             for r in rows for mode in modes for weights in ((False, True) if offered else (False,))]
     return pareto_frontier([p for p in plans if p is not None], _cost, tie_key=Plan.key)
 
 
@@ -186,8 +226,7 @@ def search(graph: CascaderGraph, options: CascaderOptions = CascaderOptions(),
         extended = []
         for first in range(max(0, stop - longest), stop):
             plans = candidate_plans(graph, first, stop, options, liveness)
-            extended += [Proposal(before.plans + (plan,), max(before.memory, plan.memory),
-                                  before.cycles + plan.cycles) for before in frontier[first] for plan in plans]
+            extended += [before.then(plan) for before in frontier[first] for plan in plans]
         frontier.append(thin(pareto_frontier(extended, _cost, tie_key=Proposal.key), options.max_proposals))
         if progress is not None:
             progress(stop, len(graph.parts))

@@ -86,10 +86,12 @@ def _summary(op, npu_ops) -> OpSummary:
 
 
 def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarget,
-                     io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None):
+                     io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None,
+                     buffered: frozenset[tuple[int, int]] | None = None):
     """The Vela operations of each stripe, the constant pool, placements and scratch size. A second pass when
-    buffering some convolution's weights pays: their buffers join the memory plan, and the operations use them.
-    While the scratch exceeds `sram_limit` bytes, the largest buffer is left out (its convolution streams)."""
+    some convolution stripes buffer their weights (those in `buffered`, by primitive index and first OFM row, as
+    the cascader chose them; None: where it pays): their buffers join the memory plan, and the operations use
+    them. While the scratch exceeds `sram_limit` bytes, the largest buffer is left out (its convolution streams)."""
     wanted: dict[str, int] = {}
     dropped: set[str] = set()
     while True:
@@ -99,7 +101,7 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
             dropped.add(max(chosen, key=lambda name: (chosen[name], name)))
             continue
         pool = ConstantPool()
-        builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system)
+        builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system, buffered)
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
         if builder.weight_buffers == wanted:
             return per_stripe, pool, placements, scratch_size
@@ -107,14 +109,17 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
 
 
 def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleFn | None = None,
-                      io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None) -> NpuArtifact:
+                      io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None,
+                      buffered: frozenset[tuple[int, int]] | None = None) -> NpuArtifact:
     """Generate the register command stream and constants of one NPU subgraph with Vela's API, from its TIR with
     `schedule` applied (None: one NPU operation per primitive). Inputs/outputs named in `io_in_scratch` are placed
     in the scratch region (their IoBinding says where) instead of regions of their own. Weight buffers stay within
-    a scratch of `sram_limit` bytes (None: no limit)."""
+    a scratch of `sram_limit` bytes (None: no limit); `buffered` names the convolution stripes that buffer them
+    (see `build_operations`)."""
     stripes = translate(graph, schedule)
     accelerator = target.npu_accelerator
-    per_stripe, pool, placements, scratch_size = build_operations(graph, stripes, target, io_in_scratch, sram_limit)
+    per_stripe, pool, placements, scratch_size = build_operations(graph, stripes, target, io_in_scratch, sram_limit,
+                                                                  buffered)
     npu_ops = [npu_op for ops in per_stripe for npu_op in ops]
     stream = vela_call(graph.name, vapi.npu_generate_register_command_stream, npu_ops, accelerator)
     payload = vela_call(graph.name, vapi.npu_create_driver_payload, stream, accelerator)

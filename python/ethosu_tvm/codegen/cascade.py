@@ -14,10 +14,11 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..cascader import BufferMode, CascaderOptions, Proposal, search
-from ..cascader.ethosu import cascader_graph, stripe_cost
+from ..cascader import BufferMode, CascaderOptions, Proposal, WeightBuffer, search
+from ..cascader.ethosu import cascader_graph, stripe_buffering, stripe_cost
 from ..legalize.ops import NpuGraph
 from ..target import EthosuTarget
+from ..te import te_graph
 from .artifact import CascadeReport, NpuArtifact, compile_npu_graph
 from .schedule import (
     RING_ANNOTATION,
@@ -26,6 +27,7 @@ from .schedule import (
     WARMUP_ANNOTATION,
     ScheduleFn,
     compute_primitive_at,
+    execution_order,
     primitive_blocks,
 )
 from .vela_calls import CodegenError
@@ -65,10 +67,25 @@ def cascade_proposals(graph: NpuGraph, target: EthosuTarget, options: CascaderOp
     """The cascader's Pareto frontier of proposals for `graph` (by increasing memory), costed for `target`;
     `progress` receives ``cascader search N/M (graph)`` as the search goes over the graph's M parts."""
     accelerator, system = target.npu_accelerator, target.system
+
+    def buffer(op, out, ins) -> WeightBuffer | None:
+        cost = stripe_buffering(op, out, ins, accelerator, system)
+        return None if cost is None else WeightBuffer(cost.nbytes, cost.dma, cost.buffered)
+
+    order = execution_order(te_graph(graph))
     cascader = cascader_graph(graph, lambda op, out, ins: stripe_cost(op, out, ins, accelerator, system).cycles,
-                              io_in_scratch)
+                              io_in_scratch, buffer, order,
+                              lambda op, out, ins: stripe_cost(op, out, ins, accelerator, system).overlap)
     parts = None if progress is None else lambda n, m: progress(f"cascader search {n}/{m} ({graph.name})")
-    return search(cascader, options, parts)
+    return [_primitives(proposal, order) for proposal in search(cascader, options, parts)]
+
+
+def _primitives(proposal: Proposal, order: tuple[int, ...]) -> Proposal:
+    """The proposal with its parts named by primitive index (the cascader's parts run in execution order)."""
+    plans = tuple(dataclasses.replace(plan, parts=tuple(order[part] for part in plan.parts),
+                                      buffered=tuple((order[part], row) for part, row in plan.buffered))
+                  for plan in proposal.plans)
+    return dataclasses.replace(proposal, plans=plans)
 
 
 def _attempt_order(proposals: list[Proposal], sram_limit: int | None) -> list[int]:
@@ -105,7 +122,7 @@ def compile_cascaded(graph: NpuGraph, target: EthosuTarget, options: CascaderOpt
     for attempt, index in enumerate(order, 1):
         report(f"code generation: {graph.name}, proposal {index} (attempt {attempt} of at most {len(order)})")
         artifact = compile_npu_graph(graph, target, cascade_schedule(proposals[index]), io_in_scratch,
-                                     sram_limit)
+                                     sram_limit, proposals[index].buffered)
         smallest = artifact.scratch_size if smallest is None else min(smallest, artifact.scratch_size)
         if sram_limit is None or artifact.scratch_size <= sram_limit or force_proposal is not None:
             report = CascadeReport(proposals[index], index, len(proposals), sram_limit, artifact.scratch_size)

@@ -65,7 +65,7 @@ def softmax_scratch(stripe: Stripe) -> str:
 
 def weight_buffer(stripe: Stripe) -> str:
     """The name of the SRAM buffer a convolution stripe's weight and scale/bias streams are DMAed into (it lives for
-    that stripe only)."""
+    that stripe and the one before, whose operations the DMA overlaps)."""
     return f"{stripe.ofm.tensor}#weights{tuple(interval.start for interval in stripe.ofm.box)}"
 
 
@@ -76,7 +76,9 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[st
     allocates it (a rolling buffer holds only its ring). Inputs and outputs named in `io_in_scratch` go to scratch
     too, inputs live from the start and outputs to the end, so that the scratch shares their memory with the
     intermediates (as a model's I/O does in the workspace). `weight_buffers` are the sizes of the stripes' weight
-    buffers by `weight_buffer` name, each live during its stripe. Returns (placements by tensor name, scratch size)."""
+    buffers by `weight_buffer` name, each live during its stripe and the one before: no operation of that stripe
+    touches it, so the stream's waits let the DMA into it run during that stripe (`sim.cycles.Timeline`). Returns
+    (placements by tensor name, scratch size)."""
     placements: dict[str, Placement] = {}
     io = [t for t in graph.inputs if t.name not in io_in_scratch]
     io += [t for t in graph.outputs if t.name not in {i.name for i in graph.inputs} | io_in_scratch]
@@ -110,8 +112,8 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[st
             buffers.append(BufferInfo(softmax_scratch(stripe), softmax.scratch_bytes(height * width, depth, element),
                                       index, index, ALIGNMENT))
         if weight_buffers and weight_buffer(stripe) in weight_buffers:
-            buffers.append(BufferInfo(weight_buffer(stripe), weight_buffers[weight_buffer(stripe)], index, index,
-                                      ALIGNMENT))
+            buffers.append(BufferInfo(weight_buffer(stripe), weight_buffers[weight_buffer(stripe)], max(index - 1, 0),
+                                      index, ALIGNMENT))
     # The same planner as the model's workspace: the NPU's intermediates are buffers like any other.
     scratch_plan = plan_memory(buffers, [PoolInfo("scratch")])
     for allocation in scratch_plan.allocations:

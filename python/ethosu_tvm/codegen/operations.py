@@ -137,8 +137,12 @@ class OperationBuilder:
     """Builds the Vela operations of one NpuGraph's stripes, appending its constants to a shared pool."""
 
     def __init__(self, accelerator, placements: dict[str, Placement], pool: ConstantPool,
-                 system: System = DEFAULT_SYSTEM):
+                 system: System = DEFAULT_SYSTEM, buffered: frozenset[tuple[int, int]] | None = None):
         self.accelerator = accelerator
+        # (primitive index, first OFM row) of the stripes that buffer their weights, as the cascader chose them;
+        # None: each convolution stripe buffers when the cost model says that pays
+        self.buffered = buffered
+        self._previous = 0  # cycles of the last block operation built that a weight DMA can overlap
         self.system = system
         self.placements = placements
         self.pool = pool
@@ -166,6 +170,14 @@ class OperationBuilder:
 
     def build(self, op, stripe: Stripe) -> list[vapi.NpuOperation]:
         """The Vela operations of one stripe of a primitive (the last one produces its OFM)."""
+        npu_ops = self._build(op, stripe)
+        kernels = [npu_op for npu_op in npu_ops if isinstance(npu_op, vapi.NpuBlockOperation)]
+        if kernels:
+            self._previous = vela_call(describe(op), performance.estimate_cycles, kernels[-1], self.accelerator,
+                                       system=self.system).overlap
+        return npu_ops
+
+    def _build(self, op, stripe: Stripe) -> list[vapi.NpuOperation]:
         what = describe(op)
         if isinstance(op, Conv2D):
             return self._buffered(self.convolution(op, stripe, what), stripe, what)
@@ -241,11 +253,17 @@ class OperationBuilder:
 
     def _buffered(self, npu_op: vapi.NpuBlockOperation, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
         """The convolution, after a DMA of its weight and scale/bias streams (adjacent in the pool) into its SRAM
-        weight buffer when the cost model says that pays (never under Sram_Only, where the constants are SRAM
-        already) and the memory plan placed the buffer; it then reads the copy. Vela's API makes the operation wait
-        for the DMA, and the DMA for the operations still reading the memory it overwrites."""
+        weight buffer when the cascader chose that, or without its choice when the cost model says that pays with
+        the DMA overlapping the operation before (never under Sram_Only, where the constants are SRAM already), and
+        the memory plan placed the buffer; it then reads the copy. Vela's API makes the operation wait for the DMA,
+        and the DMA for the operations still reading the memory it overwrites (none: see `memory.plan`)."""
         weights, biases = npu_op.weights[0], npu_op.biases[0]
-        if not vela_call(what, performance.buffering_cost, npu_op, self.accelerator, self.system).pays:
+        if self.buffered is not None:
+            wanted = (stripe.op, stripe.ofm.box[1].start) in self.buffered
+        else:
+            wanted = vela_call(what, performance.buffering_cost, npu_op, self.accelerator, self.system,
+                               self._previous).pays
+        if not wanted:
             return [npu_op]
         name = weight_buffer(stripe)
         self.weight_buffers[name] = weights.length + biases.length

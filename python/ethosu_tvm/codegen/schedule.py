@@ -42,6 +42,15 @@ def lower(graph: TeGraph, schedule: ScheduleFn | None = None) -> tirx.PrimFunc:
     return sch.mod["main"]
 
 
+def execution_order(graph: TeGraph) -> tuple[int, ...]:
+    """The primitives' indices in the order the unscheduled PrimFunc runs them: TE orders the blocks by its own
+    walk of the graph, which need not be the NpuGraph's list (a residual branch's 1x1 convolution may come first)."""
+    order: dict[int, None] = {}
+    for block in annotated_blocks(graph.prim_func().body):
+        order.setdefault(int(block.annotations[OP_ANNOTATION]), None)
+    return tuple(order)
+
+
 def annotated_blocks(stmt) -> list[s_tir.SBlock]:
     """The blocks that carry an OP_ANNOTATION under `stmt`, in program order. Schedules of NPU subgraphs only make
     loops, sequences and blocks; anything else is refused rather than overlooked."""

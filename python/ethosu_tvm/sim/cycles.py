@@ -4,14 +4,18 @@ Per operation the estimate is the shared cycle model's (`ethosu_tvm.arch.cycles`
 registers: the traffic it counts (re-reads per OFM block included) follows from the operation's shapes, block and
 streams, not from the bytes a run touched. Whole stream: the DMA engine and the compute pipeline run
 concurrently, each in stream order, and only NPU_OP_DMA_WAIT / NPU_OP_KERNEL_WAIT make one wait for the other; the
-elapsed time is when the last one finishes. BLOCKDEP chaining between kernels is not credited.
+elapsed time is when the last one finishes. Commands are issued in stream order with at most two kernels in
+flight (Vela's `max_outstanding_kernels`), so a DMA starts no earlier than the end of the kernel before the last
+one issued: it can overlap the operation just before it, not ones further back. A DMA from the constants' memory
+shares it with that operation: it starts once the operation's own reads of it are done (counted from its start).
+BLOCKDEP chaining between kernels is not credited.
 """
 from __future__ import annotations
 
 import math
 
 from ..arch import Accelerator
-from ..arch.cycles import BlockCost, CostedFeatureMap, block_cost, dma_cycles
+from ..arch.cycles import BlockCost, CostedFeatureMap, block_cost, constants_cycles, dma_cycles
 from ..arch.system import DEFAULT_SYSTEM, System
 from . import activation
 from .operation import BlockOperation
@@ -44,6 +48,10 @@ class CycleModel:
         """Estimated cycles of a DMA transfer."""
         return int(math.ceil(dma_cycles(self._system, transfer.src_region, transfer.dst_region, transfer.nbytes)))
 
+    def constants(self, op: BlockOperation) -> int:
+        """Cycles the operation spends reading the constants' memory."""
+        return constants_cycles(self._system, self.block(op).traffic)
+
 
 class Timeline:
     """Concurrent DMA and compute queues, synchronised only by the stream's wait commands."""
@@ -51,6 +59,7 @@ class Timeline:
     def __init__(self) -> None:
         self._dma_ends: list[int] = []
         self._kernel_ends: list[int] = []
+        self._last_kernel = (0, 0)  # (start, cycles reading the constants' memory) of the kernel issued last
         self._dma_ready = self._kernel_ready = 0  # earliest start allowed by the waits so far
 
     @staticmethod
@@ -58,16 +67,21 @@ class Timeline:
         done = ends[: max(len(ends) - outstanding, 0)]
         return max(done, default=0)
 
-    def dma(self, cycles: int) -> int:
-        """Queue a DMA transfer; returns when it ends."""
-        start = max(self._dma_ready, self._dma_ends[-1] if self._dma_ends else 0)
+    def dma(self, cycles: int, from_constants: bool = False) -> int:
+        """Queue a DMA transfer (`from_constants`: reading the constants' memory); returns when it ends."""
+        issued = self._kernel_ends[-2] if len(self._kernel_ends) > 1 else 0
+        if from_constants:
+            issued = max(issued, sum(self._last_kernel))
+        start = max(self._dma_ready, self._dma_ends[-1] if self._dma_ends else 0, issued)
         self._dma_ends.append(start + cycles)
         return self._dma_ends[-1]
 
-    def kernel(self, cycles: int) -> int:
-        """Queue a block operation; returns when it ends."""
+    def kernel(self, cycles: int, constants: int = 0) -> int:
+        """Queue a block operation that reads the constants' memory for `constants` of its `cycles`; returns when
+        it ends."""
         start = max(self._kernel_ready, self._kernel_ends[-1] if self._kernel_ends else 0)
         self._kernel_ends.append(start + cycles)
+        self._last_kernel = (start, constants)
         return self._kernel_ends[-1]
 
     def dma_wait(self, outstanding: int) -> None:

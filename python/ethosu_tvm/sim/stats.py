@@ -17,7 +17,7 @@ import numpy as np
 
 from ..arch import Accelerator
 from ..arch.cycles import SHRAM
-from ..arch.system import DEFAULT_SYSTEM, System
+from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, System
 from . import activation, operation
 from .cycles import CycleModel, Timeline
 from .ops import dma
@@ -144,11 +144,11 @@ def walk(commands: list[Command], accelerator: Accelerator,
         elif name == "NPU_OP_DMA_START":
             transfer = dma.decode(regs)
             stats = _dma_stats(command, transfer, *on_dma(transfer, regs), cycles)
-            ops.append(replace(stats, finish=timeline.dma(stats.cycles)))
+            ops.append(replace(stats, finish=timeline.dma(stats.cycles, transfer.src_region == CONSTANTS_REGION)))
         elif name not in TIMING_ONLY:
             op = operation.decode(regs, command)
             stats = _block_stats(command, op, *on_block(op, regs), cycles)
-            ops.append(replace(stats, finish=timeline.kernel(stats.cycles)))
+            ops.append(replace(stats, finish=timeline.kernel(stats.cycles, cycles.constants(op))))
     return SimStats(accelerator.name, ops, timeline.elapsed)
 
 

@@ -11,6 +11,7 @@ from .performance import (
     encode_weights,
     estimate_cycles,
     find_block_configs,
+    stripe_buffering,
     stripe_cost,
 )
 
@@ -23,5 +24,6 @@ __all__ = [
     "encode_weights",
     "estimate_cycles",
     "find_block_configs",
+    "stripe_buffering",
     "stripe_cost",
 ]

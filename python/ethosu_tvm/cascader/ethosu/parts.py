@@ -6,7 +6,7 @@ performance model's estimate for one operation computing that stripe.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -38,11 +38,13 @@ from ..derive import (
     slice_propagator,
     whole_tensor_propagator,
 )
-from ..graph import CascaderGraph, Part, Tensor
+from ..graph import CascaderGraph, Part, Tensor, WeightBuffer
 from ..propagator import Propagator
 
 # (primitive, output stripe shape, input stripe shapes) → estimated cycles
 PrimitiveCost = Callable[[object, tuple[int, ...], tuple[tuple[int, ...], ...]], int]
+# (primitive, output stripe shape, input stripe shapes) → the stripe's weight buffer option, or None
+PrimitiveBuffer = Callable[[object, tuple[int, ...], tuple[tuple[int, ...], ...]], WeightBuffer | None]
 
 
 def definition(op, operand: Operand) -> Propagator:
@@ -77,12 +79,16 @@ def _tensor(tensor) -> Tensor:
     return Tensor(tensor.name, tuple(tensor.shape), np.dtype(tensor.dtype).itemsize)
 
 
-def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[str] = frozenset()) -> CascaderGraph:
-    """The parts of `graph`, in its execution order. The budgeted memory (the NPU's scratch) holds every
-    intermediate feature map and the graph inputs/outputs named in `in_scratch`."""
+def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[str] = frozenset(),
+                   buffer: PrimitiveBuffer | None = None, order: Sequence[int] | None = None,
+                   overlap: PrimitiveCost | None = None) -> CascaderGraph:
+    """The parts of `graph`: one per primitive, in the execution order `order` (primitive indices; None: the
+    graph's list). The budgeted memory (the NPU's scratch) holds every intermediate feature map and the graph
+    inputs/outputs named in `in_scratch`; `buffer` gives the weight buffer options of a primitive's stripes (None:
+    no part has any) and `overlap` the cycles of a stripe a weight transfer can run in (None: all)."""
     built = te_graph(graph)
     parts = []
-    for op in graph.ops:
+    for op in (graph.ops if order is None else [graph.ops[index] for index in order]):
         output = built.tensors[op.ofm.tensor.name]
         reshape = isinstance(op, Identity) and op.ifm.tensor.shape != op.ofm.tensor.shape
         # Computed whole from whole inputs, so they end a cascade: an upscale or upscaled convolution (its rows
@@ -102,6 +108,8 @@ def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[s
             propagators=propagators,
             cost=lambda out_shape, in_shapes, op=op: cost(op, out_shape, in_shapes),
             stripable=not whole,
+            buffer=None if buffer is None else lambda out_shape, in_shapes, op=op: buffer(op, out_shape, in_shapes),
+            overlap=None if overlap is None else lambda out_shape, in_shapes, op=op: overlap(op, out_shape, in_shapes),
         ))
     io = {t.name for t in graph.inputs + graph.outputs}
     scratch = frozenset({p.output.name for p in parts if p.output.name not in io} | set(in_scratch))

@@ -24,7 +24,7 @@ import numpy as np
 from ethosu.vela import api as vapi
 
 from ...arch import LUT_BYTES, Accelerator, from_vela, round_up
-from ...arch.cycles import CostedFeatureMap, block_cost, dma_cycles
+from ...arch.cycles import CostedFeatureMap, block_cost, constants_cycles, dma_cycles, vela_arch
 from ...arch.system import DEFAULT_SYSTEM, System
 from ...arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from ...legalize.ops import (
@@ -64,6 +64,12 @@ class OperationCost:
     bytes_written: int
     weight_bytes: int  # the weight and scale/bias streams, once
     weight_bytes_fetched: int
+    constants_cycles: int = 0  # reading the constants' memory, which a weight DMA cannot use meanwhile
+
+    @property
+    def overlap(self) -> int:
+        """The cycles of this operation that a weight DMA issued after it can run in (see `BufferingCost`)."""
+        return self.cycles - self.constants_cycles
 
 
 def block_traversal(kernel: tuple[int, int], ifm_depth: int, ifm_bits: int = 8) -> vapi.NpuBlockTraversal:
@@ -193,7 +199,8 @@ class _Costing:
         blocks_hw = -(-self.ofm.shape[0] // block.height) * -(-self.ofm.shape[1] // block.width)
         return OperationCost(estimate.cycles, estimate.compute_cycles, estimate.memory_cycles,
                              fm_read + weight_bytes + self.lut_bytes, _volume(self.ofm.shape) * self.ofm.bits // 8,
-                             weight_bytes, weight_bytes * blocks_hw if self.kind in (CONV, DEPTHWISE) else 0)
+                             weight_bytes, weight_bytes * blocks_hw if self.kind in (CONV, DEPTHWISE) else 0,
+                             constants_cycles(self.system, estimate.traffic))
 
 
 def _costing(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator, system: System) -> _Costing:
@@ -229,27 +236,38 @@ def estimate_cycles(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAcceler
 @dataclass(frozen=True)
 class BufferingCost:
     """A convolution's cycles streaming its weight and scale/bias streams from where they are, against DMAing them
-    into an SRAM buffer first (the transfer, then the operation reading the copy once per OFM block)."""
+    (`nbytes`) into an SRAM buffer first: the transfer, then the operation reading the copy once per OFM block.
+
+    The transfer runs while the previous operation computes: its buffer is planned live during that operation
+    too, so the stream's waits let the DMA start with it, once that operation's own reads of the constants' memory
+    are done (`sim.cycles.Timeline`). `previous` is what is left of it then (`OperationCost.overlap`); only what
+    the transfer outlasts it by (`stall`) delays the convolution."""
 
     streamed: int
     dma: int
     buffered: int
+    nbytes: int
+    previous: int = 0
+
+    @property
+    def stall(self) -> int:
+        return max(self.dma - self.previous, 0)
 
     @property
     def pays(self) -> bool:
-        return self.dma + self.buffered < self.streamed
+        return self.buffered + self.stall < self.streamed
 
 
 def buffering_cost(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator,
-                   system: System = DEFAULT_SYSTEM) -> BufferingCost:
+                   system: System = DEFAULT_SYSTEM, previous: int = 0) -> BufferingCost:
     """The cost of a convolution with its block config and encoded streams as they are, and with them in SRAM
-    (a single buffer: the DMA completes before the operation starts, so its cycles add)."""
+    (a single buffer, DMAed while the previous operation's last `previous` cycles run)."""
     costing = _costing(npu_op, accelerator, system)
     buffered = dataclasses.replace(costing, streams=tuple((_FEATURE_MAP_REGION, n) for _, n in costing.streams))
     nbytes = sum(length for _, length in costing.streams)
     transfer = math.ceil(dma_cycles(system, _CONSTANTS_REGION, _FEATURE_MAP_REGION, nbytes))
     return BufferingCost(costing.cost(npu_op.block_config).cycles, transfer,
-                         buffered.cost(npu_op.block_config).cycles)
+                         buffered.cost(npu_op.block_config).cycles, nbytes, previous)
 
 
 def find_block_configs(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator) -> list[vapi.NpuShape3D]:
@@ -437,8 +455,9 @@ def stripe_cost(op: NpuOp, ofm_shape, ifm_shapes, accelerator: vapi.NpuAccelerat
 
 
 def _softmax_cost(op: Softmax, ofm: tuple, accelerator: vapi.NpuAccelerator, system: System) -> OperationCost:
-    """A softmax stripe costed as the sequence of block operations code generation emits for it (its LUT DMA
-    overlaps them and is left out, as for a table lookup)."""
+    """A softmax stripe costed as the sequence of block operations code generation emits for it, plus what its LUT
+    DMA outlasts the block operation before it (the stream issues the DMA after that operation, and the next one
+    waits for the table: see `sim.cycles.Timeline`)."""
     from ...codegen.softmax import SoftmaxSequence  # code generation imports this module: import at call time
 
     def placed(operand: Operand) -> vapi.NpuFeatureMap:
@@ -453,14 +472,30 @@ def _softmax_cost(op: Softmax, ofm: tuple, accelerator: vapi.NpuAccelerator, sys
 
     sequence = SoftmaxSequence(op, placed(op.ifm), placed(op.ofm), (_FEATURE_MAP_REGION, 0), constant,
                                from_vela(accelerator).lut_base, op.op_name)
-    costs = []
+    costs, stalls, previous = [], 0, None
     for npu_op in sequence.operations():
-        if isinstance(npu_op, vapi.NpuBlockOperation):
-            block = choose_block_config(npu_op, accelerator, system=system)
-            if block is None:
+        if isinstance(npu_op, vapi.NpuDmaOperation):
+            transfer = math.ceil(dma_cycles(system, npu_op.src.region, npu_op.dest.region, npu_op.src.length))
+            overlap = costs[-1].overlap if costs and not _conflict(previous, npu_op, accelerator) else 0
+            stalls += max(transfer - overlap, 0)
+        else:
+            npu_op.block_config = choose_block_config(npu_op, accelerator, system=system)
+            if npu_op.block_config is None:
                 raise ValueError(f"{op.op_name}: no block config fits a stripe of {ofm} in {accelerator.name}'s SHRAM")
-            costs.append(estimate_cycles(npu_op, accelerator, block, system))
-    return OperationCost(*(sum(getattr(cost, name) for cost in costs) for name in OperationCost.__dataclass_fields__))
+            costs.append(estimate_cycles(npu_op, accelerator, system=system))
+            previous = npu_op
+    total = OperationCost(*(sum(getattr(cost, name) for cost in costs) for name in OperationCost.__dataclass_fields__))
+    return dataclasses.replace(total, cycles=total.cycles + stalls)
+
+
+def _conflict(npu_op: vapi.NpuBlockOperation, dma: vapi.NpuDmaOperation, accelerator: vapi.NpuAccelerator) -> bool:
+    """Whether Vela's stream generator makes the DMA wait for the operation before it (the memory it writes is
+    memory the operation touches: on the smaller SHRAMs a table's LUT slot lies in the banks every operation
+    may write)."""
+    from ethosu.vela.register_command_stream_util import get_dma_memory_accesses, get_op_memory_accesses
+
+    arch = vela_arch(from_vela(accelerator))
+    return get_op_memory_accesses(npu_op, arch).conflicts(get_dma_memory_accesses(dma))
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -468,19 +503,45 @@ def _stripe_cost(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccele
                  system: System) -> OperationCost:
     if isinstance(op, Softmax):
         return _softmax_cost(op, ofm, accelerator, system)
+    if isinstance(op, Pooling) and op.pooling_type != "MAX":
+        npu_op = _stripe_operation(op, ofm, ifms)
+        unpadded = npu_op.padding == vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
+        if unpadded and choose_block_config(npu_op, accelerator, system=system) is None:  # what code generation does
+            return _stripe_cost(average_as_depthwise(op), ofm, ifms, accelerator, system)
+    return estimate_cycles(_costed_stripe_operation(op, ofm, ifms, accelerator, system), accelerator, system=system)
+
+
+def _costed_stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccelerator,
+                             system: System) -> vapi.NpuBlockOperation:
+    """The stripe's operation with the block config code generation would choose and, for a convolution, its
+    encoded streams in the constant region. Raises ValueError when no block config fits."""
     npu_op = _stripe_operation(op, ofm, ifms)
-    block = choose_block_config(npu_op, accelerator, system=system)
-    unpadded = npu_op.padding == vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
-    if block is None and isinstance(op, Pooling) and op.pooling_type != "MAX" and unpadded:
-        return _stripe_cost(average_as_depthwise(op), ofm, ifms, accelerator, system)  # what code generation does
-    if block is None:
+    npu_op.block_config = choose_block_config(npu_op, accelerator, system=system)
+    if npu_op.block_config is None:
         raise ValueError(f"{op.op_name}: no block config fits a stripe of {ofm} in {accelerator.name}'s SHRAM")
     if isinstance(op, Conv2D):  # every stripe reads the primitive's whole (compressed) weight stream
-        weights = _encoded_weight_bytes(op, block.depth, accelerator)
+        weights = _encoded_weight_bytes(op, npu_op.block_config.depth, accelerator)
         biases = round_up(_SCALE_BIAS_BYTES * op.weights.shape[0])
         npu_op.weights = [vapi.NpuAddressRange(_CONSTANTS_REGION, 0, weights)]
         npu_op.biases = [vapi.NpuAddressRange(_CONSTANTS_REGION, 0, biases)]
-    return estimate_cycles(npu_op, accelerator, block, system)
+    return npu_op
+
+
+def stripe_buffering(op: NpuOp, ofm_shape, ifm_shapes, accelerator: vapi.NpuAccelerator,
+                     system: System = DEFAULT_SYSTEM) -> BufferingCost | None:
+    """The buffering option of one stripe of a convolution primitive, as code generation would weigh it (its block
+    config and encoded streams, see `stripe_cost`), with no previous operation to overlap (the cascader adds the
+    overlap as it walks the stripes); None for every other primitive, which code generation never buffers."""
+    if not isinstance(op, Conv2D):
+        return None
+    return _stripe_buffering(op, _hwc(ofm_shape), tuple(_hwc(shape) for shape in ifm_shapes), accelerator, system)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _stripe_buffering(op: Conv2D, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccelerator,
+                      system: System) -> BufferingCost:
+    npu_op = _costed_stripe_operation(op, ofm, ifms, accelerator, system)
+    return buffering_cost(npu_op, accelerator, system)
 
 
 def encode_weights(op: Conv2D, channels: slice, depth: int, accelerator: vapi.NpuAccelerator) -> bytes:
