@@ -143,14 +143,22 @@ def test_chosen_block_config_is_the_fastest_valid_one(case, accelerator):
     assert choose_block_config(npu_op, npu_accelerator, 10_000) == chosen
 
 
-def test_no_block_config_when_nothing_fits(monkeypatch):
+@pytest.fixture
+def unremembered_block_configs():
+    """choose_block_config remembers its answer for an equal operation: a test that patches Vela's search must not
+    leave its answers to the tests after it (in the same process)."""
+    yield
+    performance._choose_block_config.cache_clear()
+
+
+def test_no_block_config_when_nothing_fits(monkeypatch, unremembered_block_configs):
     _, (npu_op,), _ = codegen_operations(models.make("max_pool2d", seed=0), "ethos-u55-128")
 
     def nothing_fits(op, accelerator):
         raise AssertionError("Vela asserts when no block fits in SHRAM")
 
     monkeypatch.setattr(vapi, "npu_find_block_configs", nothing_fits)
-    performance._choose_block_config.cache_clear()  # it remembers Vela's answer for an equal operation
+    performance._choose_block_config.cache_clear()  # the answer before the patch is remembered
     assert find_block_configs(npu_op, U55_128) == []
     assert choose_block_config(npu_op, U55_128) is None
 
@@ -323,10 +331,11 @@ def test_stripe_cost_of_every_primitive_kind():
     assert add == swapped and add.bytes_read == (8 * 8 + 8) * 16
 
 
-def test_average_pool_falls_back_to_depthwise_when_no_block_fits(monkeypatch):
+def test_average_pool_falls_back_to_depthwise_when_no_block_fits(monkeypatch, unremembered_block_configs):
     real = performance.find_block_configs
     monkeypatch.setattr(performance, "find_block_configs", lambda op, accelerator: (
         [] if isinstance(op, vapi.NpuPoolingOperation) else real(op, accelerator)))
+    performance._choose_block_config.cache_clear()
     ifm, ofm = operand("ifm", (1, 25, 5, 64)), operand("ofm", (1, 1, 1, 64))
     pool = Pooling("AVG", ifm, ofm, (25, 5))
     depthwise = DepthwiseConv2D(ifm, ofm, np.ones((64, 25, 5, 1), dtype=np.int8), 0, np.zeros(64, dtype=np.int64),
