@@ -163,29 +163,23 @@ BATCH_MATMUL_CONSTANT_RHS = {
 }
 
 
-@pytest.mark.parametrize("accelerator", ALL_U55)
-@pytest.mark.parametrize("case", BATCH_MATMUL_CONSTANT_RHS)
-def test_batch_matmul_with_a_constant_rhs_on_the_npu(case, accelerator, tmp_path):
-    """A constant right-hand matrix as a 1x1 convolution over the left-hand rows of every batch."""
-    model = models.make("batch_matmul", 0, **BATCH_MATMUL_CONSTANT_RHS[case])
-    archive = compile_model(model, tmp_path, npu_target(accelerator))
-    assert_bit_exact(model, archive, tmp_path)
-    assert _placement(archive, "BATCH_MATMUL") == "ethos-u"
-
-
+# Both operands computed at run time: per output column a MUL into int32 and a REDUCE_SUM over the depth.
 BATCH_MATMUL_RUN_TIME = {
-    "factory-default": dict(),
-    "adj-y-zero-points": dict(in_shape=(1, 1, 5, 24), in2_shape=(1, 1, 11, 24), adj_y=True, in_zp=-7, in2_zp=5),
-    "3-D": dict(in_shape=(3, 4, 40), in2_shape=(3, 40, 7), in2_zp=-128, out_zp=-20),
-    "2-D": dict(in_shape=(7, 9), in2_shape=(9, 3), out_scale=0.3),
+    "run-time-factory-default": dict(),
+    "run-time-adj-y-zero-points": dict(in_shape=(1, 1, 5, 24), in2_shape=(1, 1, 11, 24), adj_y=True, in_zp=-7,
+                                       in2_zp=5),
+    "run-time-3-D": dict(in_shape=(3, 4, 40), in2_shape=(3, 40, 7), in2_zp=-128, out_zp=-20),
+    "run-time-2-D": dict(in_shape=(7, 9), in2_shape=(9, 3), out_scale=0.3),
 }
+BATCH_MATMUL_ON_THE_NPU = {**BATCH_MATMUL_CONSTANT_RHS, **BATCH_MATMUL_RUN_TIME}
 
 
 @pytest.mark.parametrize("accelerator", ALL_U55)
-@pytest.mark.parametrize("case", BATCH_MATMUL_RUN_TIME)
-def test_batch_matmul_of_run_time_operands_on_the_npu(case, accelerator, tmp_path):
-    """Both operands computed at run time: per output column a MUL into int32 and a REDUCE_SUM over the depth."""
-    model = models.make("batch_matmul", 0, **BATCH_MATMUL_RUN_TIME[case])
+@pytest.mark.parametrize("case", BATCH_MATMUL_ON_THE_NPU)
+def test_batch_matmul_on_the_npu(case, accelerator, tmp_path):
+    """A constant right-hand matrix as a 1x1 convolution over the left-hand rows of every batch; run-time operands
+    as Vela runs them."""
+    model = models.make("batch_matmul", 0, **BATCH_MATMUL_ON_THE_NPU[case])
     archive = compile_model(model, tmp_path, npu_target(accelerator))
     assert_bit_exact(model, archive, tmp_path)
     assert _placement(archive, "BATCH_MATMUL") == "ethos-u"

@@ -2,7 +2,8 @@
 API: per output row, a MUL of the right-hand matrix [columns, depth] (adj_y) by the row's left-hand values (IFM2,
 broadcast over the columns) into int32, the zero points subtracted by the NPU, at scale 1; then a REDUCE_SUM over
 the depth with LiteRT's multiplier as the OFM's explicit scale, TFL rounding and the output zero point. That this is
-LiteRT's arithmetic (double rounding included) is what code generation of the run-time form will rest on."""
+LiteRT's arithmetic (double rounding included) is what the legalized run-time form (per output column, the same
+MUL and REDUCE_SUM) rests on; here it is checked at the stream level, apart from our code generation."""
 import numpy as np
 import pytest
 from ethosu.vela import api as vapi
