@@ -170,6 +170,9 @@ BATCH_MATMUL_RUN_TIME = {
                                        in2_zp=5),
     "run-time-3-D": dict(in_shape=(3, 4, 40), in2_shape=(3, 40, 7), in2_zp=-128, out_zp=-20),
     "run-time-2-D": dict(in_shape=(7, 9), in2_shape=(9, 3), out_scale=0.3),
+    "run-time-depth-1": dict(in_shape=(1, 1, 1), in2_shape=(1, 1, 9)),
+    "run-time-extreme-zero-points": dict(in_shape=(2, 1, 300), in2_shape=(2, 300, 3), in_zp=-128, in2_zp=127),
+    "run-time-adj-y-wide": dict(in_shape=(1, 16, 8), in2_shape=(1, 20, 8), adj_y=True),
 }
 BATCH_MATMUL_ON_THE_NPU = {**BATCH_MATMUL_CONSTANT_RHS, **BATCH_MATMUL_RUN_TIME}
 
