@@ -173,6 +173,14 @@ def _transpose_conv_model(stride: tuple[int, int]) -> bytes:
     return net.build()
 
 
+@pytest.mark.parametrize("params", [{}, dict(in_shape=(1, 24, 16), in2_shape=(1, 16, 6), in_zp=9)], ids=str)
+@pytest.mark.parametrize("which", ["smallest", "middle"])
+def test_batch_matmul_of_run_time_operands_at_several_limits(params, which, tmp_path):
+    """The per-column MULs into int32 and REDUCE_SUMs over the depth stripe over the left-hand rows."""
+    model = models.make("batch_matmul", 0, **params)
+    check(model, tmp_path, limits(model)[which], seeds=range(3))
+
+
 @pytest.mark.parametrize("stride", [(1, 1), (2, 2)], ids=str)
 @pytest.mark.parametrize("which", ["smallest", "middle"])
 def test_transpose_conv_between_convolutions_at_several_limits(stride, which, tmp_path):

@@ -163,18 +163,36 @@ BATCH_MATMUL_CONSTANT_RHS = {
 }
 
 
+# Both operands computed at run time: per output column a MUL into int32 and a REDUCE_SUM over the depth.
+BATCH_MATMUL_RUN_TIME = {
+    "run-time-factory-default": dict(),
+    "run-time-adj-y-zero-points": dict(in_shape=(1, 1, 5, 24), in2_shape=(1, 1, 11, 24), adj_y=True, in_zp=-7,
+                                       in2_zp=5),
+    "run-time-3-D": dict(in_shape=(3, 4, 40), in2_shape=(3, 40, 7), in2_zp=-128, out_zp=-20),
+    "run-time-2-D": dict(in_shape=(7, 9), in2_shape=(9, 3), out_scale=0.3),
+    "run-time-depth-1": dict(in_shape=(1, 1, 1), in2_shape=(1, 1, 9)),
+    "run-time-extreme-zero-points": dict(in_shape=(2, 1, 300), in2_shape=(2, 300, 3), in_zp=-128, in2_zp=127),
+    "run-time-adj-y-wide": dict(in_shape=(1, 16, 8), in2_shape=(1, 20, 8), adj_y=True),
+}
+BATCH_MATMUL_ON_THE_NPU = {**BATCH_MATMUL_CONSTANT_RHS, **BATCH_MATMUL_RUN_TIME}
+
+
 @pytest.mark.parametrize("accelerator", ALL_U55)
-@pytest.mark.parametrize("case", BATCH_MATMUL_CONSTANT_RHS)
-def test_batch_matmul_with_a_constant_rhs_on_the_npu(case, accelerator, tmp_path):
-    """A constant right-hand matrix as a 1x1 convolution over the left-hand rows of every batch."""
-    model = models.make("batch_matmul", 0, **BATCH_MATMUL_CONSTANT_RHS[case])
+@pytest.mark.parametrize("case", BATCH_MATMUL_ON_THE_NPU)
+def test_batch_matmul_on_the_npu(case, accelerator, tmp_path):
+    """A constant right-hand matrix as a 1x1 convolution over the left-hand rows of every batch; run-time operands
+    as Vela runs them."""
+    model = models.make("batch_matmul", 0, **BATCH_MATMUL_ON_THE_NPU[case])
     archive = compile_model(model, tmp_path, npu_target(accelerator))
     assert_bit_exact(model, archive, tmp_path)
     assert _placement(archive, "BATCH_MATMUL") == "ethos-u"
 
 
 BATCH_MATMUL_ON_THE_HOST = {
-    "run-time-operands": ({}, "both operands are computed at run time; the NPU's weights are constants"),
+    "run-time-adj-x": (dict(in_shape=(2, 6, 4), adj_x=True),
+                       "a constant or transposed (adj_x) left operand; the NPU reads the left-hand rows as they are"),
+    "run-time-broadcast-batches": (dict(in_shape=(2, 4, 6), in2_shape=(1, 6, 5)),
+                                   "batch axes (2,) and (1,) differ; the NPU does not broadcast them"),
     "adj-x": (dict(in_shape=(2, 6, 4), constant_rhs=(6, 5), adj_x=True),
               "a constant or transposed (adj_x) left operand; the NPU reads the left-hand rows as they are"),
     "4-D-batches": (dict(in_shape=(2, 3, 4, 6), constant_rhs=(1, 6, 5)),

@@ -70,6 +70,9 @@ CASES = {
     "softmax int16": ("softmax", dict(dtype="int16", in_shape=(3, 40), in_scale=1 / 1024)),
     "softmax int16 rows of a feature map with beta": ("softmax", dict(dtype="int16", in_shape=(1, 3, 4, 24),
                                                                      in_scale=1 / 256, beta=0.37)),
+    "batch_matmul of run-time operands": ("batch_matmul", {}),
+    "batch_matmul of run-time operands adj_y zero points": ("batch_matmul", dict(
+        in_shape=(1, 3, 5, 24), in2_shape=(1, 3, 11, 24), adj_y=True, in_zp=-128, in2_zp=127, out_zp=9)),
 }
 
 

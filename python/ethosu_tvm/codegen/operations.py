@@ -294,7 +294,7 @@ class OperationBuilder:
         return self.constant(encoded), self.constant(scale_bias)
 
     def pooling(self, op: Pooling, stripe: Stripe, what: str) -> vapi.NpuOperation:
-        kind = vapi.NpuPoolingOp.MAX if op.pooling_type == "MAX" else vapi.NpuPoolingOp.AVERAGE
+        kind = performance.POOLING_OPS[op.pooling_type]
         npu_op = vapi.NpuPoolingOperation(kind)
         kernel_h, kernel_w = op.pool_shape
         stride_y, stride_x = _strides(op.strides, stripe.ofm)

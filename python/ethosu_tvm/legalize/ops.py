@@ -108,10 +108,11 @@ class TransposeConv2D(Conv2D):
 
 @dataclass(frozen=True, eq=False)
 class Pooling(_SingleInput):
-    """ethosu.pooling: MAX or AVG over valid taps (padding never contributes), then optional requant and clamp.
+    """ethosu.pooling: MAX or AVG over valid taps (padding never contributes), then optional requant and clamp;
+    REDUCE_SUM (1x1, unpadded): the centred IFM summed over its depth into an OFM of depth 1 (an int32 IFM allowed).
 
-    `requant` scales an unpadded AVG's result before the OFM zero point is added: over a 1x1 window, a
-    requantization of the centred IFM (int16 QUANTIZE).
+    `requant` scales an unpadded AVG's or a REDUCE_SUM's result before the OFM zero point is added: over a 1x1
+    window, a requantization of the centred IFM (int16 QUANTIZE); for a REDUCE_SUM, BATCH_MATMUL's multiplier.
     """
 
     op_name: ClassVar[str] = "ethosu.pooling"

@@ -191,11 +191,13 @@ def fully_connected(match: Match, tensors: dict, ofm: Tensor, source: str) -> Np
     )
 
 
-def batch_matmul(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+def batch_matmul(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp | tuple[NpuOp, ...]:
     """A constant right-hand matrix (partitioning checks) as a 1x1 convolution over the left-hand rows (the NHWC
     view of [..., rows, depth] has a pixel per row); LiteRT's BATCH_MATMUL computes its multiplier in double and
     rounds twice, as its convolutions do."""
     lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
+    if not is_const(match["rhs"]):
+        return _run_time_batch_matmul(match, tensors, ofm, source)
     raw = np.asarray(const_value(match["rhs"]))
     matrix = raw.reshape(raw.shape[-2:])
     weights = matrix if match.get("rhs_t") is not None else matrix.T  # [columns, depth]
@@ -209,6 +211,41 @@ def batch_matmul(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp
         requant=_requant(conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale), channels, "TFL"),
         source=source,
     )
+
+
+def _run_time_batch_matmul(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """Both operands at run time, as Vela runs it: per output column, the right-hand column (a slice, viewed as a
+    row of depth values) times every left-hand row (IFM2 broadcast over the rows) into int32, the NPU subtracting
+    both zero points; then a REDUCE_SUM over the depth scaled by LiteRT's multiplier (TFL rounding is its double
+    rounding, see tests/sim/test_matmul_by_rows.py); the columns concatenated along the depth."""
+    lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
+    lhs, rhs = tensors[match["lhs"]], tensors[match["rhs"]]
+    _, batches, rows, depth = lhs.shape
+    transposed = match.get("rhs_t") is not None  # rhs is [columns, depth] (adj_y)
+    columns = rhs.shape[2] if transposed else rhs.shape[3]
+    unit = Requantize(np.array([1], dtype=np.int64), np.array([0], dtype=np.int64), "TFL")
+    scaling = _single(float(conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)[0]))
+    ops: list[NpuOp] = []
+    sums = []
+    for column in range(columns):
+        name = f"{ofm.name}_column{column}"
+        row = Tensor(f"{name}_rhs", (1, batches, 1, depth), rhs.dtype)
+        if transposed:
+            ops.append(Slice(ifm=_raw(rhs), ofm=_raw(row), begin=(0, 0, column, 0), source=source))
+        else:  # the column's depth values, one per row, are the same bytes as one row of them
+            strided = Tensor(f"{name}_rhs_column", (1, batches, depth, 1), rhs.dtype)
+            ops.append(Slice(ifm=_raw(rhs), ofm=_raw(strided), begin=(0, 0, 0, column), source=source))
+            ops.append(Identity(ifm=_raw(strided), ofm=_raw(row), source=source))
+        products = Tensor(f"{name}_products", (1, batches, rows, depth), "int32")
+        ops.append(BinaryElementwise(operator="MUL", ifm=_operand(lhs, lhs_q), ifm2=_operand(row, rhs_q),
+                                     ofm=Operand(products, 0, 1.0), requant=unit, clamp=INT32_CLAMP,
+                                     source=source))
+        total = Operand(Tensor(f"{name}_sum", (1, batches, rows, 1), ofm.dtype), ofm_q.scalar_zero_point, 1.0)
+        ops.append(Pooling(pooling_type="REDUCE_SUM", ifm=Operand(products, 0, 1.0), ofm=total, pool_shape=(1, 1),
+                           clamp=_int_clamp(match, ofm.dtype), requant=scaling, source=source))
+        sums.append(total)
+    ops.append(Concatenate(inputs=tuple(_raw(t.tensor) for t in sums), ofm=_raw(ofm), axis=3, source=source))
+    return tuple(ops)
 
 
 def _pooling(pooling_type: str) -> Rule:

@@ -297,14 +297,14 @@ def check_fully_connected(match: Match) -> str:
 
 def check_batch_matmul(match: Match) -> str:
     """BATCH_MATMUL with a constant right-hand matrix (one for every batch): a fully connected layer over the
-    left-hand rows, which Vela runs so too. With both operands computed at run time there are no weights to encode
-    (Vela multiplies elementwise and sums over the depth: not done here)."""
+    left-hand rows, which Vela runs so too. With both operands computed at run time: per output column an
+    elementwise MUL and a sum over the depth (see legalize), as Vela does."""
     lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
     rhs_shape = shape_of(match["rhs"])
+    if not is_const(match["rhs"]):
+        return _check_run_time_batch_matmul(match)
 
     def operands() -> str:
-        if not is_const(match["rhs"]):
-            return "both operands are computed at run time; the NPU's weights are constants"
         if is_const(match["lhs"]) or match.get("lhs_t") is not None:
             return "a constant or transposed (adj_x) left operand; the NPU reads the left-hand rows as they are"
         if any(d != 1 for d in rhs_shape[:-2]):
@@ -323,6 +323,29 @@ def check_batch_matmul(match: Match) -> str:
         lambda: _activation_quant(rhs_q, "the constant"),
         lambda: _activation_quant(ofm_q, "OFM"),
         weights,
+        lambda: _scale_range(conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)),
+    )
+
+
+def _check_run_time_batch_matmul(match: Match) -> str:
+    lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
+    lhs_shape, rhs_shape = shape_of(match["lhs"]), shape_of(match["rhs"])
+
+    def operands() -> str:
+        if is_const(match["lhs"]) or match.get("lhs_t") is not None:
+            return "a constant or transposed (adj_x) left operand; the NPU reads the left-hand rows as they are"
+        if lhs_shape[:-2] != rhs_shape[:-2]:
+            return f"batch axes {lhs_shape[:-2]} and {rhs_shape[:-2]} differ; the NPU does not broadcast them"
+        return ""
+
+    return _first(
+        operands,
+        lambda: _feature_map_input(match["lhs"], "IFM", dtypes=SUPPORTED_DTYPES),
+        lambda: _feature_map_input(match["rhs"], "IFM2", dtypes=SUPPORTED_DTYPES),
+        lambda: _feature_map(match["quantize"], "OFM"),
+        lambda: _activation_quant(lhs_q, "IFM"),
+        lambda: _activation_quant(rhs_q, "IFM2"),
+        lambda: _activation_quant(ofm_q, "OFM"),
         lambda: _scale_range(conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)),
     )
 

@@ -120,7 +120,10 @@ def _valid_count(start, size: int, extent: int):
 
 
 def pooling(op: Pooling, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
-    """MAX: largest valid tap. AVG: sum of valid centred taps / their count, rounded half away from zero."""
+    """MAX: largest valid tap. AVG: sum of valid centred taps / their count, rounded half away from zero.
+    REDUCE_SUM (1x1, unpadded): the sum of the centred IFM over its depth, requantized."""
+    if op.pooling_type == "REDUCE_SUM":
+        return _reduce_sum(op, ifm, name, attrs)
     _, h, w, _ = (int(d) for d in ifm.shape)
     pad = op.padding
     kernel_h, kernel_w = op.pool_shape
@@ -166,6 +169,20 @@ def pooling(op: Pooling, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
             return clamp_to(average + op.ofm.zero_point, op.clamp.min, op.clamp.max, op.ofm.tensor.dtype)
 
     return te.compute(ofm_shape, output, name=name, attrs=attrs)
+
+
+def _reduce_sum(op: Pooling, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
+    rc = te.reduce_axis((0, int(ifm.shape[3])), name="rc")
+    total = te.compute(op.ofm.tensor.shape, lambda b, y, x, _: te.sum(i64(ifm[b, y, x, rc]) - op.ifm.zero_point,
+                                                                       axis=rc), name=f"{name}_sum", attrs=attrs)
+
+    def output(b, y, x, c):
+        value = total[b, y, x, c]
+        if op.requant is not None:
+            value = requantize(value, int(op.requant.scale[0]), int(op.requant.shift[0]), op.requant.rounding)
+        return clamp_to(value + op.ofm.zero_point, op.clamp.min, op.clamp.max, op.ofm.tensor.dtype)
+
+    return te.compute(op.ofm.tensor.shape, output, name=name, attrs=attrs)
 
 
 def _broadcast_read(tensor: te.Tensor, index):

@@ -57,15 +57,16 @@ def definition(op, operand: Operand) -> Propagator:
                                            out_shape[3] // in_shape[3])
     if isinstance(op, Conv2D):
         return conv2d_propagator(op.kernel, in_shape[3], op.strides, op.dilation, (op.padding.top, op.padding.left))
+    if isinstance(op, Softmax) or isinstance(op, Pooling) and op.pooling_type == "REDUCE_SUM":
+        # every output row reads its whole input row (the depth axis)
+        return Propagator.affine([[int(i == j and i < 3) for j in range(4)] for i in range(4)],
+                                 [0, 0, 0, in_shape[3]], [0, 0, 0, 0])
     if isinstance(op, Pooling):
         return pooling_propagator(op.pool_shape, op.strides, (op.padding.top, op.padding.left))
     if isinstance(op, BinaryElementwise):
         return binary_elementwise_propagator(in_shape, out_shape)
     if isinstance(op, Identity):
         return identity_propagator(in_shape, out_shape)
-    if isinstance(op, Softmax):  # every output row reads its whole input row (the depth axis)
-        return Propagator.affine([[int(i == j and i < 3) for j in range(4)] for i in range(4)],
-                                 [0, 0, 0, in_shape[3]], [0, 0, 0, 0])
     if isinstance(op, Concatenate):
         return concatenation_propagator(in_shape, op.axis)
     if isinstance(op, Slice):

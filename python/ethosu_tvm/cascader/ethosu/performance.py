@@ -49,6 +49,8 @@ from ...legalize.ops import (
 _CONSTANTS_REGION = 0
 _FEATURE_MAP_REGION = 1
 _SCALE_BIAS_BYTES = 10  # per output channel
+POOLING_OPS = {"MAX": vapi.NpuPoolingOp.MAX, "AVG": vapi.NpuPoolingOp.AVERAGE,
+               "REDUCE_SUM": vapi.NpuPoolingOp.REDUCE_SUM}
 
 
 @dataclass(frozen=True)
@@ -396,8 +398,7 @@ def _stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple) -> vapi.NpuBlockOperat
         npu_op.block_traversal = convolution_traversal(op)
         npu_op.kernel, npu_op.padding = _window(op, ofm, ifms[0], op.kernel, op.dilation)
     elif isinstance(op, Pooling):
-        npu_op = vapi.NpuPoolingOperation(vapi.NpuPoolingOp.MAX if op.pooling_type == "MAX"
-                                          else vapi.NpuPoolingOp.AVERAGE)
+        npu_op = vapi.NpuPoolingOperation(POOLING_OPS[op.pooling_type])
         npu_op.kernel, npu_op.padding = _window(op, ofm, ifms[0], op.pool_shape, (1, 1))
     elif isinstance(op, BinaryElementwise):
         npu_op = vapi.NpuElementWiseOperation(vapi.NpuElementWiseOp[op.operator])
