@@ -201,6 +201,8 @@ INT16 = {
     "strided-slice": ("strided_slice", dict(in_shape=(1, 13, 11, 5), begin=(0, 1, 2, 1), end=(1, 13, 11, 4),
                                             strides=(1, 3, 2, 1))),
     "split": ("split", dict(in_shape=(1, 9, 4, 5), num_splits=3, axis=1)),
+    "concatenation-channels": ("concatenation", dict(in_shape=(1, 4, 5, 7), num_inputs=3)),
+    "concatenation-rows": ("concatenation", dict(in_shape=(1, 3, 5, 4), axis=1)),
     "split_v": ("split_v", {}),
     "unpack": ("unpack", dict(in_shape=(3, 4, 5), axis=1)),
     "pack": ("pack", dict(in_shape=(3, 5), num_inputs=3, axis=1)),

@@ -847,9 +847,8 @@ def check_concatenation(match: Match) -> str:
         return ""
 
     return _first(
-        *(lambda i=i: _feature_map_input(match[f"input{i}"], f"input {i}", dtypes=SUPPORTED_DTYPES)
-          for i in range(count)),
-        lambda: _feature_map(match["quantize"], "OFM"),
+        *(lambda i=i: _feature_map_input(match[f"input{i}"], f"input {i}") for i in range(count)),
+        lambda: _feature_map(match["quantize"], "OFM", dtypes=COPY_DTYPES),
         lambda: _activation_quant(ofm_q, "OFM"),
         *(lambda i=i: _activation_quant(quant_of(match[f"input{i}_dq"]), f"input {i}") for i in range(count)),
         *(lambda i=i: same_quant(i) for i in range(count)),
