@@ -98,6 +98,16 @@ INT16_NPU_OPS = {  # int16 operators on the NPU, in forms beyond the factory def
 }
 
 
+def _assert_all_on_the_npu(model: bytes, accelerator: str, tmp_path, operators: int | None = None) -> None:
+    """Compiled for `accelerator`, the offload report counts no host operator (and `operators` on the NPU, when
+    given), and the tarball runs bit-exactly."""
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    report = members(archive)["./src/offload_report.txt"].decode()
+    count = r"\d+" if operators is None else str(operators)
+    assert re.search(rf"^ethos-u: {count}, host: 0$", report, re.MULTILINE), report
+    assert_bit_exact(model, archive, tmp_path)
+
+
 @pytest.mark.parametrize("accelerator", ALL_U55)
 @pytest.mark.parametrize("op", INT16_NPU_OPS)
 def test_int16_op_on_the_npu(op, accelerator, tmp_path):
@@ -117,11 +127,7 @@ def test_int16_chain_in_one_npu_launch(accelerator, tmp_path):
                 net.avg_pool2d(x, pool=(3, 3), stride=(1, 1), padding="SAME"))
     y = net.quantize(net.tanh(net.logistic(net.avg_pool2d(y))), out_scale=2e-5)
     net.output(net.mean(y))
-    model = net.build()
-    archive = compile_model(model, tmp_path, npu_target(accelerator))
-    assert_bit_exact(model, archive, tmp_path)
-    report = members(archive)["./src/offload_report.txt"].decode()
-    assert "ethos-u: 8, host: 0" in report, report
+    _assert_all_on_the_npu(net.build(), accelerator, tmp_path, operators=8)
 
 
 def test_16x8_depth_multiplier_on_the_npu(tmp_path):
@@ -141,11 +147,7 @@ def test_prelu_squared_difference_and_constant_tensor_between_convolutions(accel
     y = net.squared_difference(y, net.conv2d(x, out_channels=8, kernel=(1, 1)))
     y = net.add(y, net.constant((1, 1, 16, 8), "int8", 0.05, 3))
     net.output(net.conv2d(y, out_channels=4, kernel=(3, 3)))
-    model = net.build()
-    archive = compile_model(model, tmp_path, npu_target(accelerator))
-    assert_bit_exact(model, archive, tmp_path)
-    report = members(archive)["./src/offload_report.txt"].decode()
-    assert "ethos-u: 6, host: 0" in report, report
+    _assert_all_on_the_npu(net.build(), accelerator, tmp_path, operators=6)
 
 
 def test_prelu_the_npu_rejects_runs_on_the_host(tmp_path):
@@ -239,11 +241,7 @@ def test_transpose_conv_the_npu_rejects_runs_on_the_host(tmp_path):
 def test_unet_has_no_host_operator(accelerator, tmp_path):
     """The UNet graph's TRANSPOSE_CONV and RESIZE_NEAREST_NEIGHBOR steps up, skip connections and all: one NPU
     launch."""
-    model = models.make_graph("unet")
-    archive = compile_model(model, tmp_path, npu_target(accelerator))
-    report = members(archive)["./src/offload_report.txt"].decode()
-    assert re.search(r"^ethos-u: \d+, host: 0$", report, re.MULTILINE), report
-    assert_bit_exact(model, archive, tmp_path)
+    _assert_all_on_the_npu(models.make_graph("unet"), accelerator, tmp_path)
 
 
 DATA_MOVEMENT = {op: {} for op in ("concatenation", "pad", "padv2", "slice", "split", "split_v", "unpack",
@@ -365,11 +363,7 @@ def test_factory_graph(graph, accelerator, tmp_path):
 @pytest.mark.parametrize("name", MLPERF)
 def test_mlperf_model(name, accelerator, tmp_path):
     """Every operator, the final SOFTMAX included, on the NPU: the offload report counts no host operator."""
-    model = shared_model(name)
-    archive = compile_model(model, tmp_path, npu_target(accelerator))
-    report = members(archive)["./src/offload_report.txt"].decode()
-    assert re.search(r"^ethos-u: \d+, host: 0$", report, re.MULTILINE), report
-    assert_bit_exact(model, archive, tmp_path)
+    _assert_all_on_the_npu(shared_model(name), accelerator, tmp_path)
 
 
 NPU_SOFTMAX = {  # SOFTMAX forms beyond the factory default, each one NPU operation sequence
