@@ -42,6 +42,7 @@ NPU_OPS = {
     "relu": {},
     "relu6": {},
     "relu_n1_to_1": {},
+    "relu_0_to_1": dict(in_scale=0.01, in_zp=-20),
     "quantize": {},
     "tanh": {},
     "logistic": dict(in_zp=40),

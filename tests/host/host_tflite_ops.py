@@ -12,7 +12,8 @@ from ethosu_tvm.host import spec
 from ethosu_tvm.quantization import round_half_away
 
 _OP = tflite.BuiltinOperator
-_ACTIVATIONS = {0: None, 1: (0.0, None), 2: (-1.0, 1.0), 3: (0.0, 6.0)}  # NONE, RELU, RELU_N1_TO_1, RELU6
+# NONE, RELU, RELU_N1_TO_1, RELU6 by their fused-activation codes; RELU_0_TO_1 (no such code) by -1
+_ACTIVATIONS = {0: None, 1: (0.0, None), 2: (-1.0, 1.0), 3: (0.0, 6.0), -1: (0.0, 1.0)}
 _BINARY = {_OP.ADD: "add", _OP.SUB: "sub", _OP.MUL: "mul", _OP.MINIMUM: "minimum", _OP.MAXIMUM: "maximum",
            _OP.DIV: "div"}
 _TABLES = {_OP.LOGISTIC: spec.Logistic, _OP.TANH: spec.Tanh, _OP.HARD_SWISH: spec.HardSwish, _OP.RSQRT: spec.Rsqrt,
@@ -23,7 +24,7 @@ _RESIZES = {_OP.RESIZE_BILINEAR: ("resize_bilinear", tflite.ResizeBilinearOption
             _OP.RESIZE_NEAREST_NEIGHBOR: ("resize_nearest_neighbor", tflite.ResizeNearestNeighborOptions)}
 _COMPARISONS = {_OP.EQUAL: "equal", _OP.NOT_EQUAL: "not_equal", _OP.GREATER: "greater",
                 _OP.GREATER_EQUAL: "greater_equal", _OP.LESS: "less", _OP.LESS_EQUAL: "less_equal"}
-_RELUS = {_OP.RELU: 1, _OP.RELU_N1_TO_1: 2, _OP.RELU6: 3}  # the fused-activation code of the same range
+_RELUS = {_OP.RELU: 1, _OP.RELU_N1_TO_1: 2, _OP.RELU6: 3, _OP.RELU_0_TO_1: -1}  # the _ACTIVATIONS key of its range
 
 
 class _Operator:

@@ -40,6 +40,7 @@ CASES = [
     ("relu", "int8", dict(out_scale=0.01, out_zp=-20)),
     ("relu6", "int8", dict(in_scale=0.05, in_zp=-100)),
     ("relu_n1_to_1", "int8", dict(in_scale=0.01, in_zp=10)),
+    ("relu_0_to_1", "int8", dict(in_scale=0.01, in_zp=-20)),
     ("leaky_relu", "int8", {}),
     ("leaky_relu", "int8", dict(alpha=0.7, out_scale=0.03, out_zp=40)),
     ("reshape", "int8", {}),

@@ -20,6 +20,7 @@ SEEDS = (0, 1, 2)
 # Ops for which TFLite Micro has no int8 kernel: it must refuse them, and LiteRT alone is the reference.
 TFLM_LACKS = {
     "relu_n1_to_1": "TFLite Micro registers no RELU_N1_TO_1 kernel",
+    "relu_0_to_1": "TFLite Micro registers no RELU_0_TO_1 kernel",
     "exp": "TFLite Micro's EXP kernel accepts float32 only",
     "log": "TFLite Micro's LOG kernel accepts float32 only",
     "sqrt": "TFLite Micro's SQRT kernel accepts float32 only",

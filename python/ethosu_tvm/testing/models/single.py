@@ -58,6 +58,7 @@ _SINGLE = {
     "relu": (Net.relu, 1, (1, 8, 8, 8)),
     "relu6": (Net.relu6, 1, (1, 8, 8, 8)),
     "relu_n1_to_1": (Net.relu_n1_to_1, 1, (1, 8, 8, 8)),
+    "relu_0_to_1": (Net.relu_0_to_1, 1, (1, 8, 8, 8)),
     "exp": (Net.exp, 1, (1, 8, 8, 8)),
     "log": (Net.log, 1, (1, 8, 8, 8)),
     "elu": (Net.elu, 1, (1, 8, 8, 8)),

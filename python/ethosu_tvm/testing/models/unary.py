@@ -51,6 +51,12 @@ class UnaryOps(NetBase):
                              x.zero_point if out_zp is None else out_zp)
         return self._unary(_OP.RELU_N1_TO_1, None, x, y)
 
+    def relu_0_to_1(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
+        """RELU_0_TO_1; keeps the input's quantization by default."""
+        y = self._activation(x.shape, x.dtype, x.scale if out_scale is None else out_scale,
+                             x.zero_point if out_zp is None else out_zp)
+        return self._unary(_OP.RELU_0_TO_1, None, x, y)
+
     def exp(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
         lo, hi = x.real_range
         return self._unary(_OP.EXP, "ExpOptions", x,
