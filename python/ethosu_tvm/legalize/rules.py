@@ -25,7 +25,6 @@ from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of, sha
 from ..quantization import (
     conv_multipliers,
     fully_connected_multipliers,
-    mean_multiplier,
     mul_multiplier,
     multiply_by_quantized_multiplier,
     npu_scale_shift,
@@ -114,6 +113,16 @@ def _bias(match: Match, channels: int) -> np.ndarray:
 def _requant(multipliers: np.ndarray, channels: int, rounding: str) -> Requantize:
     scale, shift = per_channel_scale_shift(np.broadcast_to(multipliers, (channels,)))
     return Requantize(scale, shift, rounding)
+
+
+def _scaled(scale: int, shift: int, rounding: str = "TFL") -> Requantize:
+    """One (scale, right shift) for every channel."""
+    return Requantize(np.array([scale], dtype=np.int64), np.array([shift], dtype=np.int64), rounding)
+
+
+def _unit(shift: int = 0, rounding: str = "TFL") -> Requantize:
+    """A division by 2^shift (none by default) with `rounding`."""
+    return _scaled(1, shift, rounding)
 
 
 def _conv_requant(multipliers: np.ndarray, channels: int, ifm: Tensor) -> Requantize:
@@ -223,7 +232,7 @@ def _run_time_batch_matmul(match: Match, tensors: dict, ofm: Tensor, source: str
     _, batches, rows, depth = lhs.shape
     transposed = match.get("rhs_t") is not None  # rhs is [columns, depth] (adj_y)
     columns = rhs.shape[2] if transposed else rhs.shape[3]
-    unit = Requantize(np.array([1], dtype=np.int64), np.array([0], dtype=np.int64), "TFL")
+    unit = _unit()
     scaling = _single(float(conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)[0]))
     ops: list[NpuOp] = []
     sums = []
@@ -283,27 +292,29 @@ def mean(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp | tuple
     )
 
 
+def _times_multiplier(values: Operand, ofm: Operand, multiplier: int, shift: int, source: str) -> BinaryElementwise:
+    """32-bit `values` times a 32-bit `multiplier` (a constant IFM2: the NPU applies only the right `shift` to a
+    product of 32-bit operands), rounded as TFLite's MultiplyByQuantizedMultiplier (TFL), + the OFM zero point."""
+    constant = Tensor(f"{ofm.tensor.name}_multiplier", (1, 1, 1, 1), "int32")
+    return BinaryElementwise(
+        operator="MUL", ifm=values, ifm2=Operand(constant, 0, 1.0), ofm=ofm, requant=_unit(shift),
+        clamp=Clamp(*DTYPE_RANGES[ofm.tensor.dtype]), source=source,
+        ifm2_constant=np.full((1, 1, 1, 1), multiplier, dtype=np.int32))
+
+
 def _requantized_mean(match: Match, ifm: Tensor, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
     """int16 MEAN over H and W as TFLite's kernel computes it (and Vela emits it): the centred sum of each channel
     (a depthwise convolution with unit weights into 32 bits), times the multiplier that folds 1/count into
-    input / output scale (a 32-bit constant IFM2: the NPU applies only the shift to a product of 32-bit operands),
-    rounded as TFLite's MultiplyByQuantizedMultiplier (TFL), + zp_out."""
+    input / output scale (`sum_multiplier`, see `_times_multiplier`)."""
     ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
     _, height, width, channels = ifm.shape
-    multiplier, shift = mean_multiplier(np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale),
-                                        height * width)
-    unit = np.array([1], dtype=np.int64)
+    multiplier, shift = sum_multiplier(match)
     total = Operand(Tensor(f"{ofm.name}_sum", (1, 1, 1, channels), "int32"), 0, 1.0)
     summed = DepthwiseConv2D(
         ifm=_operand(ifm, ifm_q), ofm=total, weights=np.ones((channels, height, width, 1), dtype=np.int8),
-        weight_zero_point=0, bias=np.zeros(channels, dtype=np.int64),
-        requant=Requantize(unit, np.array([0], dtype=np.int64), "TFL"), clamp=INT32_CLAMP, source=source)
-    scaled = BinaryElementwise(
-        operator="MUL", ifm=total, ifm2=Operand(Tensor(f"{ofm.name}_multiplier", (1, 1, 1, 1), "int32"), 0, 1.0),
-        ofm=_operand(ofm, ofm_q), requant=Requantize(unit, np.array([31 - shift], dtype=np.int64), "TFL"),
-        clamp=Clamp(*DTYPE_RANGES[ofm.dtype]), source=source,
-        ifm2_constant=np.full((1, 1, 1, 1), multiplier, dtype=np.int32))
-    return summed, scaled
+        weight_zero_point=0, bias=np.zeros(channels, dtype=np.int64), requant=_unit(), clamp=INT32_CLAMP,
+        source=source)
+    return summed, _times_multiplier(total, _operand(ofm, ofm_q), multiplier, 31 - shift, source)
 
 
 def _reduction(match: Match, tensors: dict, ofm: Tensor, source: str, core, lut: np.ndarray | None = None
@@ -337,7 +348,7 @@ def reduce_sum(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[N
     times TFLite's multiplier with its rounding (TFL), plus the output zero point."""
     ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
     multiplier, shift = sum_multiplier(match)
-    requant = Requantize(np.array([multiplier], dtype=np.int64), np.array([31 - shift], dtype=np.int64), "TFL")
+    requant = _scaled(multiplier, 31 - shift)
 
     def core(ifm: Tensor, result: Tensor, kernel: tuple[int, int]) -> NpuOp:
         channels = ifm.shape[3]
@@ -362,11 +373,6 @@ def reduce_extreme(match: Match, tensors: dict, ofm: Tensor, source: str) -> tup
         return Pooling(pooling_type="MAX", ifm=_raw(ifm), ofm=_raw(result), pool_shape=kernel, source=source)
 
     return _reduction(match, tensors, ofm, source, core, _COMPLEMENT if match.kind == "reduce_min" else None)
-
-
-def _unit(shift: int = 0, rounding: str = "TFL") -> Requantize:
-    """A division by 2^shift (none by default) with `rounding`."""
-    return Requantize(np.array([1], dtype=np.int64), np.array([shift], dtype=np.int64), rounding)
 
 
 def arg_max(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
@@ -407,8 +413,7 @@ def arg_max(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuO
 
 
 def _single(real: float) -> Requantize:
-    scale, shift = npu_scale_shift(real)
-    return Requantize(np.array([scale], dtype=np.int64), np.array([shift], dtype=np.int64), "TFL")
+    return _scaled(*npu_scale_shift(real))
 
 
 def _binary(operator: str) -> Rule:
@@ -503,11 +508,11 @@ def squared_difference(match: Match, tensors: dict, ofm: Tensor, source: str) ->
     """SQUARED_DIFFERENCE as five operations on 32-bit intermediates, TFLite's arithmetic step by step: each operand
     centred, times 2^7 (an IFM2 scalar 127 of zero point −1) and rescaled (TFL rounding is TFLite's
     MultiplyByQuantizedMultiplier); their difference; its square; that times the output multiplier (a 32-bit constant
-    IFM2: the NPU applies only the shift to a product of 32-bit operands) shifted, + zp_out."""
+    IFM2, see `_times_multiplier`) shifted, + zp_out."""
     lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
     lhs_real, rhs_real, out_real = squared_difference_multipliers(lhs_q.scalar_scale, rhs_q.scalar_scale,
                                                                  ofm_q.scalar_scale)
-    unit = Requantize(np.array([1], dtype=np.int64), np.array([0], dtype=np.int64), "TFL")
+    unit = _unit()
 
     def int32(name: str, shape) -> Operand:
         return Operand(Tensor(f"{ofm.name}_{name}", shape, "int32"), 0, 1.0)
@@ -524,11 +529,7 @@ def squared_difference(match: Match, tensors: dict, ofm: Tensor, source: str) ->
                                    requant=unit, clamp=INT32_CLAMP, source=source)
     square = BinaryElementwise(operator="MUL", ifm=difference.ofm, ifm2=difference.ofm,
                                ofm=int32("square", ofm.shape), requant=unit, clamp=INT32_CLAMP, source=source)
-    multiplier, shift = npu_scale_shift(out_real)
-    output = BinaryElementwise(
-        operator="MUL", ifm=square.ofm, ifm2=int32("multiplier", (1, 1, 1, 1)), ofm=_operand(ofm, ofm_q),
-        requant=Requantize(np.array([1], dtype=np.int64), np.array([shift], dtype=np.int64), "TFL"), source=source,
-        ifm2_constant=np.full((1, 1, 1, 1), multiplier, dtype=np.int32))
+    output = _times_multiplier(square.ofm, _operand(ofm, ofm_q), *npu_scale_shift(out_real), source)
     return lhs, rhs, difference, square, output
 
 
@@ -590,7 +591,7 @@ def sigmoid_family(match: Match, tensors: dict, ofm: Tensor, source: str) -> Npu
         ofm=_operand(ofm, quant_of(match["quantize"])),
         source=source,
         function=BUILT_IN_FUNCTIONS[match.kind],
-        input_scale=Requantize(np.array([multiplier], dtype=np.int64), np.array([shift], dtype=np.int64), "TFL"),
+        input_scale=_scaled(multiplier, shift),
     )
 
 
@@ -696,8 +697,8 @@ def resize_bilinear(match: Match, tensors: dict, ofm: Tensor, source: str) -> tu
     no tap, so at the edges the input's last row and column are averaged alone, as TFLite clamps to them.
 
     Without half-pixel centres an output weighs its pixel and the next by halves: a 2x2 pool of stride 1 over the
-    IFM upscaled by 2, with a row and a column of padding after it. With them, by a quarter and three quarters: a 4x4 pool
-    of stride 2 over the IFM upscaled by 4, from one row and column before it."""
+    IFM upscaled by 2, with a row and a column of padding after it. With them, by a quarter and three quarters: a
+    4x4 pool of stride 2 over the IFM upscaled by 4, from one row and column before it."""
     ifm = tensors[match["ifm"]]
     _, height, width, depth = ifm.shape
     transform = str(match["resize"].attrs.coordinate_transformation_mode)
