@@ -305,8 +305,6 @@ def check_batch_matmul(match: Match) -> str:
         return _check_run_time_batch_matmul(match)
 
     def operands() -> str:
-        if is_const(match["lhs"]) or match.get("lhs_t") is not None:
-            return "a constant or transposed (adj_x) left operand; the NPU reads the left-hand rows as they are"
         if any(d != 1 for d in rhs_shape[:-2]):
             return f"the constant has shape {rhs_shape}; the NPU takes one matrix for every batch"
         return ""
@@ -316,6 +314,7 @@ def check_batch_matmul(match: Match) -> str:
         return _weights(matrix, rhs_q.zero_point, (1,) if match.get("rhs_t") is not None else (0,))
 
     return _first(
+        lambda: _left_operand(match),
         operands,
         lambda: _feature_map_input(match["lhs"], "IFM", dtypes=SUPPORTED_DTYPES),
         lambda: _feature_map(match["quantize"], "OFM"),
@@ -327,19 +326,25 @@ def check_batch_matmul(match: Match) -> str:
     )
 
 
+def _left_operand(match: Match) -> str:
+    """Both BATCH_MATMUL forms read the left-hand rows from a feature map as they are."""
+    if is_const(match["lhs"]) or match.get("lhs_t") is not None:
+        return "a constant or transposed (adj_x) left operand; the NPU reads the left-hand rows as they are"
+    return ""
+
+
 def _check_run_time_batch_matmul(match: Match) -> str:
     lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
     lhs_shape, rhs_shape = shape_of(match["lhs"]), shape_of(match["rhs"])
 
-    def operands() -> str:
-        if is_const(match["lhs"]) or match.get("lhs_t") is not None:
-            return "a constant or transposed (adj_x) left operand; the NPU reads the left-hand rows as they are"
+    def batches() -> str:
         if lhs_shape[:-2] != rhs_shape[:-2]:
             return f"batch axes {lhs_shape[:-2]} and {rhs_shape[:-2]} differ; the NPU does not broadcast them"
         return ""
 
     return _first(
-        operands,
+        lambda: _left_operand(match),
+        batches,
         lambda: _feature_map_input(match["lhs"], "IFM", dtypes=SUPPORTED_DTYPES),
         lambda: _feature_map_input(match["rhs"], "IFM2", dtypes=SUPPORTED_DTYPES),
         lambda: _feature_map(match["quantize"], "OFM"),
@@ -484,10 +489,8 @@ def reduction_window(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[
     full = (1,) * (4 - len(shape)) + tuple(shape)
     axes = tuple(a + 4 - len(shape) for a in axes)
     wide = [a for a in axes if full[a] != 1]
-    if all(a in (1, 2) for a in wide):
+    if all(a in (1, 2) for a in wide):  # (no wide axis at all included)
         return full, (full[1] if 1 in wide else 1, full[2] if 2 in wide else 1), None
-    if not wide:
-        return (1, 1, 1, int(np.prod(full))), (1, 1), None
     kept = [a for a in range(wide[0], wide[-1] + 1) if full[a] != 1 and a not in wide]
     if kept:  # at most three axes are wider than 1: the middle one is kept
         swap = (full[wide[0]], full[kept[0]], full[wide[-1]])
@@ -596,9 +599,9 @@ def check_int16_mean(match: Match) -> str:
 
     def scale() -> str:
         count = shape[1] * shape[2]
-        real = np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale)
-        _, shift = mean_multiplier(real, count)
+        _, shift = sum_multiplier(match)
         if shift > 0 and (count << (15 + shift)) >= 1 << 31:
+            real = np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale)
             return (f"MEAN of {count} values with effective scale {real:.6g}; TFLite's left shift of the sum by"
                     f" {shift} could overflow 32 bits")
         return ""
