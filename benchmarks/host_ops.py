@@ -31,6 +31,11 @@ from measure import progress, target, warm_up  # noqa: E402
 
 DEFAULT_ACCELERATOR = "ethos-u55-128"
 VELA_NPU_OP = "ethos-u"
+# Forms real models use that the factory defaults do not: per-tensor weights (older converters write them).
+VARIANTS = {
+    "conv2d per-tensor int8": ("conv2d", dict(per_channel=False)),
+    "depthwise_conv2d per-tensor int8": ("depthwise_conv2d", dict(per_channel=False)),
+}
 CSV_COLUMNS = ("model", "ours_host_ops", "vela_cpu_ops", "verdict", "ours_host", "vela_cpu")
 
 
@@ -117,6 +122,8 @@ def benchmark_models(models_dir: Path):
         yield f"{op} int8", lambda op=op: models.make(op, 0)
         if op in models._INT16_OPS:
             yield f"{op} int16", lambda op=op: models.make(op, 0, dtype="int16")
+    for name, (op, params) in VARIANTS.items():
+        yield name, lambda op=op, params=params: models.make(op, 0, **params)
     for graph in models.GRAPHS:
         yield f"graph {graph}", lambda graph=graph: models.make_graph(graph, 0)
     for file in DEFAULT_MODELS:

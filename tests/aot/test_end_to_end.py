@@ -137,6 +137,23 @@ def test_16x8_depth_multiplier_on_the_npu(tmp_path):
     assert _placement(archive, "DEPTHWISE_CONV_2D") == "ethos-u"
 
 
+PER_TENSOR_DEPTHWISE = {  # depthwise convolutions whose weights have one scale (older converters write these)
+    "int8": dict(),
+    "int8-multiplier": dict(depth_multiplier=3, in_shape=(1, 9, 9, 1), stride=(2, 2), activation="RELU6"),
+    "int8-dilated-valid": dict(kernel=(3, 5), dilation=(2, 1), padding="VALID", in_shape=(1, 12, 11, 6)),
+    "int16": dict(dtype="int16", in_shape=(1, 7, 9, 5)),
+}
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+@pytest.mark.parametrize("form", PER_TENSOR_DEPTHWISE)
+def test_per_tensor_depthwise_on_the_npu(form, accelerator, tmp_path):
+    model = models.make("depthwise_conv2d", 5, per_channel=False, **PER_TENSOR_DEPTHWISE[form])
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, "DEPTHWISE_CONV_2D") == "ethos-u"
+
+
 @pytest.mark.parametrize("accelerator", ALL_U55)
 def test_prelu_squared_difference_and_constant_tensor_between_convolutions(accelerator, tmp_path):
     """One NPU launch (the cascader free to stripe it): PRELU, SQUARED_DIFFERENCE (32-bit intermediates) and an

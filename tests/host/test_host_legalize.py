@@ -59,7 +59,7 @@ HOST_CASES = [
     # int8 operators (and int16 SUM) a U55 constraint rejects
     ("conv2d", dict(in_shape=(1, 16, 16, 4), stride=(4, 4), activation="RELU6")),
     ("depthwise_conv2d", dict(in_shape=(1, 16, 16, 4), stride=(4, 4), activation="RELU")),
-    ("depthwise_conv2d", dict(padding="VALID", dilation=(2, 1), per_channel=False)),  # imports as a grouped conv
+    ("depthwise_conv2d", dict(in_shape=(1, 16, 16, 4), stride=(4, 4), dilation=(2, 1), per_channel=False)),
     ("fully_connected", dict(in_shape=(2, 3, 40), keep_num_dims=True, bias=False)),  # 3-D IFM
     ("max_pool2d", dict(pool=(3, 3), stride=(4, 4), padding="SAME", activation="RELU")),
     ("avg_pool2d", dict(in_shape=(1, 20, 20, 4), pool=(9, 9), stride=(1, 1), padding="SAME", activation="RELU6")),

@@ -592,12 +592,12 @@ def _tracking_converter(rewrites: _Rewrites):
         def convert_conv(self, op, conv_type):
             dilated = rewrites.dilated.get(self.position_to_index[op._tab.Pos])
             if dilated is None:
-                return _int32_bias(super().convert_conv(op, conv_type))
+                return _per_tensor_depthwise(_int32_bias(super().convert_conv(op, conv_type)))
             # The hidden SPACE_TO_BATCH_ND's output is its input; the VALID convolution TVM builds on it gets the
             # chain's dilation and padding.
             inner = self.get_input_tensors(op)[0].tensor_idx
             self.exp_tab.set_expr(get_tensor_name(self.subgraph, inner), self.get_expr(dilated.source))
-            return _int32_bias(_dilate(super().convert_conv(op, conv_type), dilated))
+            return _per_tensor_depthwise(_int32_bias(_dilate(super().convert_conv(op, conv_type), dilated)))
 
         def convert_fully_connected(self, op):
             # TVM's converter feeds an N-D input straight into matmul; TFLite flattens it to [-1, n_inputs] (unless
@@ -658,6 +658,27 @@ def _int32_bias(expr):
             if values.size and not info.min <= values.min() <= values.max() <= info.max:
                 raise ValueError(f"int64 bias values up to {int(np.abs(values).max())} exceed the int32 range")
             args[0] = relax.const(values.astype(np.int32), "int32")
+        return relax.Call(call.op, args, call.attrs, call.ty_args, call.span)
+
+    return _rewrite_calls(expr, rewrite)
+
+
+def _per_tensor_depthwise(expr):
+    """The converted convolution with a per-tensor depthwise kernel written as a per-channel one is: the TFLite
+    [1, H, W, C] weights dequantized, then reshaped to HWOI. TVM reshapes the raw constant instead, which leaves a
+    grouped convolution over a dequantized HWOI constant that no depthwise pattern matches."""
+    from tvm import relax
+
+    def rewrite(call, args):
+        weights = args[1] if call.op.name == "relax.nn.conv2d" and int(call.attrs.groups) > 1 else None
+        if (weights is None or not isinstance(weights, relax.Call) or weights.op.name != "relax.dequantize"
+                or not is_const(weights.args[0])):
+            return relax.Call(call.op, args, call.attrs, call.ty_args, call.span)
+        raw = const_value(weights.args[0])
+        height, width, channels, _ = raw.shape
+        tflite_layout = relax.const(raw.reshape(1, height, width, channels), dtype_of(weights.args[0]))
+        dequantized = relax.Call(weights.op, [tflite_layout, *weights.args[1:]], weights.attrs)
+        args[1] = relax.op.reshape(dequantized, raw.shape)
         return relax.Call(call.op, args, call.attrs, call.ty_args, call.span)
 
     return _rewrite_calls(expr, rewrite)
