@@ -109,3 +109,13 @@ def test_every_input_value(op, dtype, scale, compile_kernel):
     kernel = compile_kernel(build_kernel(host_op(model)))
     values = np.arange(info.min, info.max + 1, dtype=dtype).reshape(1, size)
     np.testing.assert_array_equal(kernel(values).reshape(1, size), run_litert(model, [values])[0])
+
+
+@pytest.mark.parametrize("op", ["relu", "relu6", "relu_n1_to_1", "relu_0_to_1", "leaky_relu", "quantize", "abs"])
+def test_every_input_value_where_tflite_overflows(op, compile_kernel):
+    """An input/output scale ratio of 3e7 makes TFLite's requantization shift int8 inputs out of int32 (undefined
+    in C; LiteRT wraps): the kernel wraps as LiteRT does."""
+    model = models.make(op, seed=3, in_shape=(1, 256), in_scale=0.125, in_zp=5, out_scale=4e-9, out_zp=-3)
+    kernel = compile_kernel(build_kernel(host_op(model)))
+    values = np.arange(-128, 128, dtype=np.int8).reshape(1, 256)
+    np.testing.assert_array_equal(kernel(values).reshape(1, 256), run_litert(model, [values])[0])

@@ -75,9 +75,10 @@ def saturating_rounding_multiply_by_pot(x, exponent: int) -> Expr:
 @scalar_function("int32", x="int32", multiplier="int32", shift="int32")
 def multiply_by_quantized_multiplier(body: Body, x, multiplier, shift):
     """TFLite's double-rounding requantization x · multiplier · 2^(shift − 31): a rounding high multiply after
-    any left shift, then a rounding right shift."""
+    any left shift, then a rounding right shift. The left shift wraps to 32 bits as LiteRT's int32 multiply does
+    when it overflows (undefined in C, so done here in 64 bits and narrowed, which C defines)."""
     left = body.let("left_shift", tirx.max(shift, 0))
-    scaled = saturating_rounding_doubling_high_mul(x * narrow(_power_of_two(left)), multiplier)
+    scaled = saturating_rounding_doubling_high_mul(narrow(wide(x) * _power_of_two(left)), multiplier)
     return rounding_divide_by_pot(scaled, tirx.max(-shift, 0))
 
 

@@ -26,9 +26,12 @@ def rounding_divide_by_pot(x, exponent: int):
 
 
 def multiply_by_quantized_multiplier(x: np.ndarray, real: float) -> np.ndarray:
-    """TFLite MultiplyByQuantizedMultiplier (double rounding) of int64 values by a real multiplier."""
+    """TFLite MultiplyByQuantizedMultiplier (double rounding) of int64 values by a real multiplier.
+
+    Its left shift is an int32 multiply: for ratios of 2^24 and more it overflows on int8 inputs, undefined in C,
+    and LiteRT and TFLite Micro (x86-64) both wrap; so does this, as the host kernel's C does."""
     multiplier, exponent = quantize_multiplier(real)
-    shifted = x * (1 << max(exponent, 0))
+    shifted = _wrap32(x * (1 << max(exponent, 0)))
     return rounding_divide_by_pot(_srdhm(shifted, multiplier), max(-exponent, 0))
 
 
