@@ -1,7 +1,7 @@
 """One NPU subgraph → NpuArtifact: a driver payload, its constant blob, scratch size and I/O placements.
 
 The path: NpuGraph → TE graph → (scheduled) TIR PrimFunc → stripes (one per NPU operation, geometry from the TIR)
-→ memory plan → Vela API operations → register command stream.
+→ concatenation inputs written in place → memory plan → Vela API operations → register command stream.
 """
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from ethosu.vela import api as vapi
 
 from ..legalize.ops import NpuGraph
 from ..target import EthosuTarget
+from .in_place import Alias, candidates, write_in_place
 from .memory import ConstantPool, Placement, nbytes, plan
 from .operations import OperationBuilder
 from .schedule import ScheduleFn
@@ -87,16 +88,17 @@ def _summary(op, npu_ops) -> OpSummary:
 
 def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarget,
                      io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None,
-                     buffered: frozenset[tuple[int, int]] | None = None):
+                     buffered: frozenset[tuple[int, int]] | None = None, aliases: dict[str, Alias] | None = None):
     """The Vela operations of each stripe, the constant pool, placements and scratch size. A second pass when
     some convolution stripes buffer their weights (those in `buffered`, by primitive index and first OFM row, as
     the cascader chose them; None: where it pays): their buffers join the memory plan, and the operations use
-    them. While the scratch exceeds `sram_limit` bytes, the largest buffer is left out (its convolution streams)."""
+    them. While the scratch exceeds `sram_limit` bytes, the largest buffer is left out (its convolution streams).
+    `aliases` are the tensors written in place (see `in_place`)."""
     wanted: dict[str, int] = {}
     dropped: set[str] = set()
     while True:
         chosen = {name: size for name, size in wanted.items() if name not in dropped}
-        placements, scratch_size = plan(graph, stripes, io_in_scratch, chosen)
+        placements, scratch_size = plan(graph, stripes, io_in_scratch, chosen, aliases)
         if sram_limit is not None and scratch_size > sram_limit and chosen:
             dropped.add(max(chosen, key=lambda name: (chosen[name], name)))
             continue
@@ -108,6 +110,19 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
         wanted = builder.weight_buffers
 
 
+def _in_place(graph: NpuGraph, stripes: list[Stripe], io_in_scratch: frozenset[str]):
+    """`write_in_place` of each candidate input in turn, kept unless it makes the planned scratch larger: an input
+    produced long before the others would hold the whole concatenation's buffer in the meantime."""
+    chosen: dict = {}
+    best = plan(graph, stripes, io_in_scratch)[1]
+    for name, place in candidates(graph, stripes).items():
+        kept, aliases = write_in_place(graph, stripes, {**chosen, name: place})
+        size = plan(graph, kept, io_in_scratch, aliases=aliases)[1]
+        if size <= best:
+            chosen, best = {**chosen, name: place}, size
+    return write_in_place(graph, stripes, chosen)
+
+
 def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleFn | None = None,
                       io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None,
                       buffered: frozenset[tuple[int, int]] | None = None) -> NpuArtifact:
@@ -116,10 +131,10 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleF
     in the scratch region (their IoBinding says where) instead of regions of their own. Weight buffers stay within
     a scratch of `sram_limit` bytes (None: no limit); `buffered` names the convolution stripes that buffer them
     (see `build_operations`)."""
-    stripes = translate(graph, schedule)
+    stripes, aliases = _in_place(graph, translate(graph, schedule), io_in_scratch)
     accelerator = target.npu_accelerator
     per_stripe, pool, placements, scratch_size = build_operations(graph, stripes, target, io_in_scratch, sram_limit,
-                                                                  buffered)
+                                                                  buffered, aliases)
     npu_ops = [npu_op for ops in per_stripe for npu_op in ops]
     stream = vela_call(graph.name, vapi.npu_generate_register_command_stream, npu_ops, accelerator)
     payload = vela_call(graph.name, vapi.npu_create_driver_payload, stream, accelerator)

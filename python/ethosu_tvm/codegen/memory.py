@@ -21,6 +21,7 @@ from ..arch import ALIGNMENT, round_up
 from ..legalize.ops import NpuGraph, Softmax, Tensor
 from . import softmax
 from ..memory import BufferInfo, PoolInfo, plan_memory
+from .in_place import Alias
 from .tir_to_npu import Stripe
 
 CONSTANTS_REGION = 0
@@ -70,15 +71,22 @@ def weight_buffer(stripe: Stripe) -> str:
 
 
 def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[str] = frozenset(),
-         weight_buffers: dict[str, int] | None = None) -> tuple[dict[str, Placement], int]:
+         weight_buffers: dict[str, int] | None = None, aliases: dict[str, Alias] | None = None
+         ) -> tuple[dict[str, Placement], int]:
     """Place I/O in their regions and intermediates in scratch, planned by the memory planner over live ranges counted
     in NPU operations (a tensor lives from its first write to its last read), each buffer as large as the TIR
     allocates it (a rolling buffer holds only its ring). Inputs and outputs named in `io_in_scratch` go to scratch
     too, inputs live from the start and outputs to the end, so that the scratch shares their memory with the
     intermediates (as a model's I/O does in the workspace). `weight_buffers` are the sizes of the stripes' weight
     buffers by `weight_buffer` name, each live during its stripe and the one before: no operation of that stripe
-    touches it, so the stream's waits let the DMA into it run during that stripe (`sim.cycles.Timeline`). Returns
-    (placements by tensor name, scratch size)."""
+    touches it, so the stream's waits let the DMA into it run during that stripe (`sim.cycles.Timeline`). A tensor in
+    `aliases` (see `in_place`) has no buffer of its own: it lives inside its root's, which lives from the first
+    write of either. Returns (placements by tensor name, scratch size)."""
+    aliases = aliases or {}
+
+    def home(tensor: str) -> str:
+        return aliases[tensor].root if tensor in aliases else tensor
+
     placements: dict[str, Placement] = {}
     io = [t for t in graph.inputs if t.name not in io_in_scratch]
     io += [t for t in graph.outputs if t.name not in {i.name for i in graph.inputs} | io_in_scratch]
@@ -90,7 +98,7 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[st
     last_use = {}
     for index, stripe in enumerate(stripes):
         for region in [*stripe.ifms, stripe.ofm]:  # a striped tensor is also written by later stripes
-            last_use[region.tensor] = index
+            last_use[home(region.tensor)] = index
     for tensor in graph.outputs:
         if tensor.name in io_in_scratch:
             last_use[tensor.name] = len(stripes)
@@ -98,13 +106,12 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[st
                for t in graph.inputs if t.name in io_in_scratch]
     planned = {b.name for b in buffers}
     for index, stripe in enumerate(stripes):
-        region = stripe.ofm
-        if region.tensor in placements or region.tensor in planned:
+        region, name = stripe.ofm, home(stripe.ofm.tensor)
+        if name in placements or name in planned:
             continue
-        planned.add(region.tensor)
+        planned.add(name)
         size = round_up(math.prod(region.layout) * np.dtype(region.dtype).itemsize)
-        buffers.append(BufferInfo(region.tensor, size, index, max(index, last_use.get(region.tensor, index)),
-                                  ALIGNMENT))
+        buffers.append(BufferInfo(name, size, index, max(index, last_use.get(name, index)), ALIGNMENT))
     for index, stripe in enumerate(stripes):
         if isinstance(graph.ops[stripe.op], Softmax):
             _, height, width, depth = stripe.ofm.shape
@@ -118,5 +125,8 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[st
     scratch_plan = plan_memory(buffers, [PoolInfo("scratch")])
     for allocation in scratch_plan.allocations:
         placements[allocation.buffer.name] = Placement(SCRATCH_REGION, allocation.offset)
+    for tensor, alias in aliases.items():
+        root = placements[alias.root]
+        placements[tensor] = Placement(root.region, root.offset + alias.offset)
     scratch = scratch_plan.pool_sizes["scratch"]
     return placements, scratch

@@ -1,0 +1,77 @@
+"""Concatenation inputs written in place by their producers: bit-exact with LiteRT in the simulator, no copy for
+those inputs, and the scratch no larger than the concatenation's output plus what still needs a buffer of its own."""
+import numpy as np
+import pytest
+
+from ethosu_tvm.testing import models
+
+from sim_support import ACCELERATORS, assert_model_exact, compile_model
+
+SHARED = dict(out_scale=0.05, out_zp=2)  # a concatenation's inputs share its quantization
+
+
+def _copies(artifact) -> int:
+    return sum(summary.op == "ethosu.concatenate" for summary in artifact.ops)
+
+
+def _bytes(*shapes) -> int:
+    return sum(-(-int(np.prod(shape)) // 16) * 16 for shape in shapes)
+
+
+def _two_pools(axis: int, seed: int = 1):
+    """Pools of two inputs concatenated along `axis`, then a pool: no weights, so the scratch holds feature maps
+    only."""
+    net = models.Net(seed)
+    x = net.input((1, 8, 8, 8), scale=0.05, zero_point=2)
+    y = net.input((1, 8, 8, 5 if axis == 3 else 8), scale=0.05, zero_point=2)
+    a = net.max_pool2d(x, pool=(3, 3), stride=(1, 1), padding="SAME")
+    b = net.avg_pool2d(y, pool=(3, 3), stride=(1, 1), padding="SAME")
+    net.output(net.max_pool2d(net.concatenation([a, b], axis=axis)))
+    return net.build()
+
+
+CONCATENATED = {1: (1, 16, 8, 8), 2: (1, 8, 16, 8), 3: (1, 8, 8, 13)}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("axis", CONCATENATED)
+def test_producers_write_in_place(axis, accelerator):
+    model = _two_pools(axis)
+    assert_model_exact(model, accelerator, seeds=(0, 1, 2))
+    _, (artifact,) = compile_model(model, accelerator)
+    assert _copies(artifact) == 0
+    assert artifact.scratch_size == _bytes(CONCATENATED[axis])  # the inputs take no memory of their own
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("axis", CONCATENATED)
+def test_convolutions_write_in_place(axis, accelerator):
+    """Convolutions write strided OFMs into the concatenation, which a convolution then reads."""
+    net = models.Net(axis)
+    x = net.input((1, 8, 8, 8))
+    a = net.conv2d(x, out_channels=5 if axis == 3 else 8, **SHARED)
+    b = net.conv2d(x, out_channels=8, kernel=(1, 1), **SHARED)
+    net.output(net.conv2d(net.concatenation([a, b], axis=axis), out_channels=4, kernel=(1, 1)))
+    model = net.build()
+    assert_model_exact(model, accelerator, seeds=(0, 1, 2))
+    assert _copies(compile_model(model, accelerator)[1][0]) == 0
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+def test_only_what_qualifies_is_written_in_place(accelerator):
+    """A model input and a tensor another operator also reads are copied; the max pool's output is written in
+    place, into a concatenation that is itself written in place into the model's output."""
+    net = models.Net(3)
+    x = net.input((1, 6, 6, 8), scale=0.05, zero_point=2)
+    z = net.input((1, 6, 6, 16), scale=0.05, zero_point=2)
+    shared = net.avg_pool2d(x, pool=(3, 3), stride=(1, 1), padding="SAME")
+    pooled = net.max_pool2d(x, pool=(3, 3), stride=(1, 1), padding="SAME")
+    inner = net.concatenation([pooled, shared], axis=3)
+    net.output(net.concatenation([inner, z], axis=2))
+    net.output(net.add(shared, x))
+    model = net.build()
+    assert_model_exact(model, accelerator, seeds=(0, 1, 2))
+    _, (artifact,) = compile_model(model, accelerator)
+    assert _copies(artifact) == 2  # `shared` into `inner`, and `z` into the output
+    # in scratch: only `shared` (the outputs have regions of their own; `pooled` and `inner` are inside output 0)
+    assert artifact.scratch_size == _bytes((1, 6, 6, 8))
