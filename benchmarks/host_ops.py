@@ -31,10 +31,17 @@ from measure import progress, target, warm_up  # noqa: E402
 
 DEFAULT_ACCELERATOR = "ethos-u55-128"
 VELA_NPU_OP = "ethos-u"
-# Forms real models use that the factory defaults do not: per-tensor weights (older converters write them).
+# Forms real models use that the factory defaults do not: per-tensor weights (older converters write them),
 VARIANTS = {
     "conv2d per-tensor int8": ("conv2d", dict(per_channel=False)),
     "depthwise_conv2d per-tensor int8": ("depthwise_conv2d", dict(per_channel=False)),
+    # and the resize factors Vela offloads beyond the factory's 2
+    "resize_nearest_neighbor by 4 int8": ("resize_nearest_neighbor", dict(size=(32, 32))),
+    "resize_nearest_neighbor aligned by 2 int8": ("resize_nearest_neighbor", dict(size=(15, 15), align_corners=True)),
+    "resize_bilinear by 8 int8": ("resize_bilinear", dict(size=(64, 64))),
+    "resize_bilinear aligned by 4 int8": ("resize_bilinear", dict(size=(29, 29), align_corners=True)),
+    "resize_bilinear same size int8": ("resize_bilinear", dict(size=(8, 8))),
+    "resize_bilinear 1x1 to 5x7 int8": ("resize_bilinear", dict(in_shape=(1, 1, 1, 8), size=(5, 7))),
 }
 CSV_COLUMNS = ("model", "ours_host_ops", "vela_cpu_ops", "verdict", "ours_host", "vela_cpu")
 

@@ -274,6 +274,27 @@ def test_data_movement_on_the_smaller_configurations(op, accelerator, tmp_path):
     assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path)
 
 
+NPU_RESIZES = {  # resizes beyond the factory's by 2, each on the NPU (Vela 5.2's resize forms)
+    "nearest-by-4": ("resize_nearest_neighbor", dict(in_shape=(1, 3, 5, 6), size=(12, 20))),
+    "nearest-aligned-by-8": ("resize_nearest_neighbor", dict(in_shape=(1, 3, 2, 4), size=(17, 9),
+                                                             align_corners=True)),
+    "bilinear-by-8": ("resize_bilinear", dict(in_shape=(1, 3, 4, 5), size=(24, 32))),
+    "bilinear-aligned-by-4": ("resize_bilinear", dict(in_shape=(1, 4, 3, 6), size=(13, 9), align_corners=True)),
+    "bilinear-same-size": ("resize_bilinear", dict(in_shape=(1, 4, 7, 3), size=(4, 7))),
+    "bilinear-one-pixel": ("resize_bilinear", dict(in_shape=(1, 1, 1, 9), size=(6, 11), half_pixel_centers=True)),
+}
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+@pytest.mark.parametrize("case", NPU_RESIZES)
+def test_resize_on_the_npu(case, accelerator, tmp_path):
+    op, params = NPU_RESIZES[case]
+    model = models.make(op, 4, **params)
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert_bit_exact(model, archive, tmp_path)
+    assert _placement(archive, op.upper()) == "ethos-u"
+
+
 NPU_REDUCTIONS = {  # reductions beyond the factory defaults, each on the NPU
     "sum-depth": ("sum", dict(axis=(3,), keep_dims=False)),
     "sum-int16": ("sum", dict(dtype="int16", in_shape=(1, 6, 7, 12))),

@@ -2,9 +2,9 @@
 U55 configuration: CONCATENATION and PACK as one copy per input into a box of the OFM; PAD and PADV2 as a copy of the
 IFM into its box and copies of constant blocks of the pad value around it; MIRROR_PAD as one copy per reflected row
 or column, concatenated with the tensor; SLICE, STRIDED_SLICE, SPLIT, SPLIT_V and UNPACK as copies of boxes of the
-IFM, strided on height and width like a 1x1 pool (then a reshape where axes shrink); RESIZE_NEAREST_NEIGHBOR by 2 as a
-copy with the NPU's NEAREST upscaling, RESIZE_BILINEAR by 2 (or 2H-1 x 2W-1 with corners aligned) as such copies and
-an average pool; TRANSPOSE of two axes (unit axes aside) as a copy with the IFM's row and column strides swapped.
+IFM, strided on height and width like a 1x1 pool (then a reshape where axes shrink); RESIZE_NEAREST_NEIGHBOR by 2, 4
+or 8 as copies with the NPU's NEAREST upscaling (with corners aligned, then a slice), RESIZE_BILINEAR by 2, 4 or 8 (or
+(H-1)·k+1 x (W-1)·k+1 with corners aligned) as such copies and an average pool; TRANSPOSE of two axes (unit axes aside) as a copy with the IFM's row and column strides swapped.
 And the constraints that keep the rest on the host."""
 import pytest
 
@@ -132,6 +132,16 @@ RESIZES = {
     "half-pixel": dict(half_pixel_centers=True, in_shape=(1, 5, 3, 7), size=(10, 6)),
     "large": dict(in_shape=(1, 24, 20, 40), size=(48, 40)),
     "one-pixel": dict(in_shape=(1, 1, 1, 3), size=(2, 2)),
+    "by-4": dict(in_shape=(1, 3, 5, 6), size=(12, 20)),
+    "by-8-half-pixel": dict(in_shape=(1, 2, 3, 4), size=(16, 24), half_pixel_centers=True),
+    "aligned-by-2": dict(in_shape=(1, 4, 3, 5), size=(7, 5), align_corners=True),
+    "aligned-by-8": dict(in_shape=(1, 3, 2, 4), size=(17, 9), align_corners=True),
+    "aligned-one-row": dict(in_shape=(1, 1, 4, 4), size=(1, 13), align_corners=True),
+    "same-size": dict(in_shape=(1, 5, 6, 3), size=(5, 6)),
+    "one-pixel-to-any": dict(in_shape=(1, 1, 1, 5), size=(3, 7), align_corners=True),
+    "one-pixel-to-a-row": dict(in_shape=(1, 1, 1, 4), size=(1, 9), half_pixel_centers=True),
+    "int16-by-4": dict(in_shape=(1, 3, 2, 5), size=(12, 8), dtype="int16"),
+    "int16-aligned-by-4": dict(in_shape=(1, 2, 3, 5), size=(5, 9), align_corners=True, dtype="int16"),
 }
 
 
@@ -147,14 +157,18 @@ BILINEAR_MODES = {"asymmetric": {}, "align-corners": dict(align_corners=True),
                   "half-pixel": dict(half_pixel_centers=True)}
 
 
-@pytest.mark.parametrize("mode", BILINEAR_MODES)
+# half-pixel centres by 2 only: larger factors are refused (test_the_npu_refuses)
+BILINEAR_FACTORS = [(mode, k) for mode in BILINEAR_MODES for k in ((2,) if mode == "half-pixel" else (2, 4, 8))]
+
+
+@pytest.mark.parametrize("mode,factor", BILINEAR_FACTORS)
 @pytest.mark.parametrize("in_shape", BILINEAR_SHAPES, ids=str)
-def test_resize_bilinear_small_shapes(in_shape, mode):
-    """Every small IFM, by 2 (with and without half-pixel centres) and to 2H-1 x 2W-1 with corners aligned: each
-    output pixel one of TFLite's steps of a half (edges included), bit-exact over four seeds."""
+def test_resize_bilinear_small_shapes(in_shape, mode, factor):
+    """Every small IFM, by k = 2, 4 and 8 (half-pixel centres: 2) and to (H-1)·k+1 x (W-1)·k+1 with corners
+    aligned: each output pixel one of TFLite's steps of 1/k (edges included), bit-exact over four seeds."""
     _, height, width, _ = in_shape
     aligned = mode == "align-corners"
-    size = (2 * height - aligned, 2 * width - aligned)
+    size = ((height - 1) * factor + 1, (width - 1) * factor + 1) if aligned else (factor * height, factor * width)
     model = models.make("resize_bilinear", 0, in_shape=in_shape, size=size, in_zp=-60, **BILINEAR_MODES[mode])
     assert_model_exact(model, "ethos-u55-128", seeds=range(4))
 
@@ -166,14 +180,22 @@ BILINEARS = {
     "wide": dict(in_shape=(1, 3, 20, 40), size=(6, 40), in_zp=100),
     "align-corners-deep": dict(in_shape=(1, 5, 4, 33), size=(9, 7), align_corners=True),
     "half-pixel-large": dict(in_shape=(1, 12, 10, 20), size=(24, 20), half_pixel_centers=True, in_zp=30),
+    "by-4": dict(in_shape=(1, 5, 3, 9), size=(20, 12), in_zp=-20),
+    "by-8": dict(in_shape=(1, 3, 4, 5), size=(24, 32)),
+    "aligned-by-4": dict(in_shape=(1, 4, 3, 6), size=(13, 9), align_corners=True),
+    "aligned-by-8": dict(in_shape=(1, 2, 3, 5), size=(9, 17), align_corners=True, in_zp=90),
+    "same-size": dict(in_shape=(1, 4, 7, 3), size=(4, 7), half_pixel_centers=True),
+    "one-pixel-to-any": dict(in_shape=(1, 1, 1, 6), size=(5, 3), in_zp=-100),
+    "one-pixel-half-pixel": dict(in_shape=(1, 1, 1, 6), size=(8, 8), half_pixel_centers=True),
+    "one-pixel-aligned": dict(in_shape=(1, 1, 1, 6), size=(7, 1), align_corners=True),
 }
 
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 @pytest.mark.parametrize("case", BILINEARS)
 def test_resize_bilinear(case, accelerator):
-    """RESIZE_BILINEAR as an average pool of the IFM upscaled by NEAREST: 2x2 of stride 1 over it upscaled by 2, or
-    with half-pixel centres 4x4 of stride 2 over it upscaled by 4."""
+    """RESIZE_BILINEAR as an average pool of the IFM upscaled by NEAREST: k x k of stride 1 over it upscaled by k, or
+    with half-pixel centres 4x4 of stride 2 over it upscaled by 4; the same size as a copy."""
     for seed in (0, 5):
         assert_model_exact(models.make("resize_bilinear", seed, **BILINEARS[case]), accelerator)
 
@@ -244,16 +266,31 @@ REFUSED = {
                                                      strides=(1, 4, 1, 1)),
                                "stride HxW is 4x1; stride values must be in the range [1, 3]"),
     "resize-align-corners": ("resize_nearest_neighbor", dict(align_corners=True),
-                             "nearest neighbour resize with align_corners; the NPU upscales without"),
+                             "nearest neighbour resize from 8x8 to 16x16; the NPU resizes to (H-1)·k+1 x (W-1)·k+1"
+                             " with corners aligned, k = 1, 2, 4 or 8,"
+                             " or a 1x1 IFM to any size"),
     "resize-by-3": ("resize_nearest_neighbor", dict(size=(24, 16)),
-                    "resize from 8x8 to 24x16; the NPU upscales height and width by 2"),
+                    "nearest neighbour resize from 8x8 to 24x16; the NPU resizes to kH x kW, k = 1, 2, 4 or 8,"
+                    " or a 1x1 IFM to any size"),
+    "resize-by-16": ("resize_nearest_neighbor", dict(in_shape=(1, 2, 2, 3), size=(32, 32)),
+                     "nearest neighbour resize from 2x2 to 32x32; the NPU resizes to kH x kW, k = 1, 2, 4 or 8,"
+                     " or a 1x1 IFM to any size"),
     "resize-bilinear-half-pixel-by-3": ("resize_bilinear", dict(half_pixel_centers=True, size=(24, 16)),
-                                        "bilinear resize from 8x8 to 24x16; the NPU upscales to 2H x 2W"),
+                                        "bilinear resize from 8x8 to 24x16 with half-pixel centres; the NPU upscales"
+                                        " to 2H x 2W"),
+    "resize-bilinear-half-pixel-by-4": ("resize_bilinear", dict(half_pixel_centers=True, size=(32, 32)),
+                                        "bilinear resize from 8x8 to 32x32 with half-pixel centres; the NPU upscales"
+                                        " to 2H x 2W"),
     "resize-bilinear-by-3": ("resize_bilinear", dict(size=(24, 24)),
-                             "bilinear resize from 8x8 to 24x24; the NPU upscales to 2H x 2W"),
+                             "bilinear resize from 8x8 to 24x24; the NPU resizes to kH x kW, k = 1, 2, 4 or 8,"
+                             " or a 1x1 IFM to any size"),
+    "resize-bilinear-unequal": ("resize_bilinear", dict(size=(16, 32)),
+                                "bilinear resize from 8x8 to 16x32; the NPU resizes to kH x kW, k = 1, 2, 4 or 8,"
+                                " or a 1x1 IFM to any size"),
     "resize-bilinear-aligned-by-2": ("resize_bilinear", dict(size=(16, 16), align_corners=True),
-                                     "bilinear resize from 8x8 to 16x16; the NPU upscales to 2H-1 x 2W-1 with corners"
-                                     " aligned"),
+                                     "bilinear resize from 8x8 to 16x16; the NPU resizes to (H-1)·k+1 x (W-1)·k+1"
+                                     " with corners aligned, k = 1, 2, 4 or 8,"
+                                     " or a 1x1 IFM to any size"),
     "transpose-channels": ("transpose", dict(in_shape=(1, 4, 8, 8), perm=(0, 2, 3, 1)),
                            "TRANSPOSE of (1, 4, 8, 8) by (0, 2, 3, 1); the NPU swaps two axes (unit axes aside) and"
                            " keeps the innermost after them"),

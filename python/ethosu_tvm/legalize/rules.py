@@ -5,6 +5,7 @@ A rule gets the :class:`Match` of the composite, the Tensor each composite param
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 from tvm import relax
@@ -15,6 +16,7 @@ from ..partition.constraints import (
     permutation_of,
     reduced_axes,
     reduction_window,
+    resize_factor,
     softmax_beta,
     sum_multiplier,
     transpose_conv_padding,
@@ -677,37 +679,76 @@ def strided_slice(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuO
             Identity(ifm=_raw(box), ofm=_raw(ofm), source=source))
 
 
-def resize_nearest_neighbor(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
-    """Twice the height and width, without align_corners (partitioning checks): output (y, x) reads (y // 2, x // 2)
-    with and without half-pixel centres."""
-    return Upscale(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), source=source)
-
-
-# coordinate transformation -> the average pool's shape, strides and padding over the upscaled IFM
-_BILINEAR_POOLS = {
-    "asymmetric": ((2, 2), (1, 1), Padding(bottom=1, right=1)),
-    "align_corners": ((2, 2), (1, 1), Padding()),
-    "half_pixel": ((4, 4), (2, 2), Padding(1, 1, 1, 1)),
-}
-
-
-def resize_bilinear(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
-    """Bilinear by 2, or to 2H-1 x 2W-1 with corners aligned (partitioning checks), as an average pool of the IFM
-    upscaled by NEAREST, on the raw integers: the pool's rounding (half away from zero) is TFLite's, and padding is
-    no tap, so at the edges the input's last row and column are averaged alone, as TFLite clamps to them.
-
-    Without half-pixel centres an output weighs its pixel and the next by halves: a 2x2 pool of stride 1 over the
-    IFM upscaled by 2, with a row and a column of padding after it. With them, by a quarter and three quarters: a
-    4x4 pool of stride 2 over the IFM upscaled by 4, from one row and column before it."""
-    ifm = tensors[match["ifm"]]
+def _upscaled(ifm: Tensor, factor: int, name: str, source: str) -> tuple[list[NpuOp], Tensor]:
+    """The NPU's NEAREST upscaling by 2 repeated: `ifm` with each element in a `factor` x `factor` block."""
+    ops, upscaled = [], ifm
     _, height, width, depth = ifm.shape
+    while upscaled.shape[1] < factor * height:
+        scale = 2 * upscaled.shape[1] // height
+        previous, upscaled = upscaled, Tensor(f"{name}_upscaled{scale}", (1, scale * height, scale * width, depth),
+                                              ifm.dtype)
+        ops.append(Upscale(ifm=_raw(previous), ofm=_raw(upscaled), source=source))
+    return ops, upscaled
+
+
+def _resize(match: Match, tensors: dict, ofm: Tensor) -> tuple[Tensor, str, int]:
+    """The IFM, the coordinate transformation and the factor k the partitioning admitted."""
+    ifm = tensors[match["ifm"]]
     transform = str(match["resize"].attrs.coordinate_transformation_mode)
-    upscales, upscaled = [], ifm
-    for factor in (2, 4) if transform == "half_pixel" else (2,):
-        previous, upscaled = upscaled, Tensor(f"{ofm.name}_upscaled{factor}",
-                                              (1, factor * height, factor * width, depth), ifm.dtype)
-        upscales.append(Upscale(ifm=_raw(previous), ofm=_raw(upscaled), source=source))
-    pool_shape, strides, padding = _BILINEAR_POOLS[transform]
+    return ifm, transform, resize_factor(ifm.shape, ofm.shape, transform == "align_corners")
+
+
+def _broadcast(ifm: Tensor, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+    """A 1x1 IFM resized to the OFM's size, every output its one pixel (TFLite's nearest neighbour, and its bilinear
+    weights summing to one): the pixel upscaled until it covers the OFM, then the OFM's box of it."""
+    _, out_h, out_w, _ = ofm.shape
+    factor = 1 << (max(out_h, out_w) - 1).bit_length()
+    upscales, upscaled = _upscaled(ifm, factor, ofm.name, source)
+    if upscaled.shape == ofm.shape:
+        return (*upscales[:-1], replace(upscales[-1], ofm=_raw(ofm)))
+    return (*upscales, Slice(ifm=_raw(upscaled), ofm=_raw(ofm), begin=(0, 0, 0, 0), source=source))
+
+
+def resize_nearest_neighbor(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp | tuple[NpuOp, ...]:
+    """By k = 2, 4 or 8 (partitioning checks): output (y, x) reads (y // k, x // k), with and without half-pixel
+    centres: the IFM upscaled by k. With corners aligned it reads round(y / k), ties up: the IFM upscaled by k
+    from row and column k / 2 on. The same size is a copy; a 1x1 IFM is broadcast."""
+    ifm, transform, factor = _resize(match, tensors, ofm)
+    if factor == 0:
+        return _broadcast(ifm, ofm, source)
+    if factor == 1:
+        return Identity(ifm=_raw(ifm), ofm=_raw(ofm), source=source)
+    if transform != "align_corners":
+        upscales, _ = _upscaled(ifm, factor // 2, ofm.name, source)
+        last = upscales[-1].ofm.tensor if upscales else ifm
+        return (*upscales, Upscale(ifm=_raw(last), ofm=_raw(ofm), source=source))
+    upscales, upscaled = _upscaled(ifm, factor, ofm.name, source)
+    half = factor // 2
+    return (*upscales, Slice(ifm=_raw(upscaled), ofm=_raw(ofm), begin=(0, half, half, 0), source=source))
+
+
+def resize_bilinear(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp | tuple[NpuOp, ...]:
+    """Bilinear by k = 2, 4 or 8, or to (H-1)·k+1 x (W-1)·k+1 with corners aligned (partitioning checks), as an
+    average pool of the IFM upscaled by NEAREST, on the raw integers: the pool's rounding (half away from zero) is
+    TFLite's, and padding is no tap, so at the edges the input's last row and column are averaged alone, as TFLite
+    clamps to them. The same size is a copy; a 1x1 IFM is broadcast.
+
+    Output y weighs pixel y // k by 1 − j/k and the next by j/k (j = y mod k): a k x k pool of stride 1 over the IFM
+    upscaled by k, with k − 1 rows and columns of padding after it (none with corners aligned, whose last output is
+    the last pixel). With half-pixel centres (k = 2), by a quarter and three quarters: a 4x4 pool of stride 2 over
+    the IFM upscaled by 4, from one row and column before it."""
+    ifm, transform, factor = _resize(match, tensors, ofm)
+    if factor == 0:
+        return _broadcast(ifm, ofm, source)
+    if factor == 1:
+        return Identity(ifm=_raw(ifm), ofm=_raw(ofm), source=source)
+    if transform == "half_pixel":
+        upscales, upscaled = _upscaled(ifm, 4, ofm.name, source)
+        pool_shape, strides, padding = (4, 4), (2, 2), Padding(1, 1, 1, 1)
+    else:
+        upscales, upscaled = _upscaled(ifm, factor, ofm.name, source)
+        after = 0 if transform == "align_corners" else factor - 1
+        pool_shape, strides, padding = (factor, factor), (1, 1), Padding(bottom=after, right=after)
     return (*upscales, Pooling(pooling_type="AVG", ifm=_raw(upscaled), ofm=_raw(ofm), pool_shape=pool_shape,
                                strides=strides, padding=padding, source=source))
 

@@ -937,38 +937,69 @@ def check_strided_slice(match: Match) -> str:
     )
 
 
+RESIZE_FACTORS = (1, 2, 4, 8)  # Vela's: the NPU doubles height and width per NEAREST copy
+
+
+def resize_factor(in_shape, out_shape, aligned: bool) -> int | None:
+    """k when the OFM is k times the IFM in height and width alike (with corners aligned: k·(n − 1) + 1, where an
+    axis of 1 stays 1 whatever k), for k in RESIZE_FACTORS; 0 for a 1x1 IFM resized to any size (every output is
+    its pixel); None otherwise."""
+    if tuple(in_shape[1:3]) == (1, 1) and tuple(out_shape[1:3]) != (1, 1):
+        return 0
+    factors = set()
+    for size, out in zip(in_shape[1:3], out_shape[1:3]):
+        if aligned and size == 1:
+            if out != 1:
+                return None
+            continue
+        whole, rest = divmod(out - 1, size - 1) if aligned else divmod(out, size)
+        if rest:
+            return None
+        factors.add(whole)
+    factor = factors.pop() if len(factors) == 1 else (None if factors else 1)
+    return factor if factor in RESIZE_FACTORS else None
+
+
+def _resize_size(match: Match, method: str, aligned: bool) -> str:
+    in_shape, out_shape = shape_of(match["ifm"]), shape_of(match["resize"])
+    if resize_factor(in_shape, out_shape, aligned) is None:
+        scaled = "(H-1)·k+1 x (W-1)·k+1 with corners aligned" if aligned else "kH x kW"
+        return (f"{method} resize from {in_shape[1]}x{in_shape[2]} to {out_shape[1]}x{out_shape[2]}; the NPU "
+                f"resizes to {scaled}, k = 1, 2, 4 or 8, or a 1x1 IFM to any size")
+    return ""
+
+
 def check_resize_nearest_neighbor(match: Match) -> str:
-    """The NPU's NEAREST upscaling doubles height and width: TFLite's nearest neighbour by exactly 2, whose output
-    (y, x) reads (y // 2, x // 2) unless corners are aligned."""
+    """The NPU's NEAREST upscaling doubles height and width: TFLite's nearest neighbour by 2, 4 or 8 (output (y, x)
+    reads (y // k, x // k)) is that doubling repeated, and with corners aligned (it reads the input at round(y / k))
+    the rows and columns from k / 2 on of the input upscaled by k; a 1x1 IFM resized to any size is its pixel
+    everywhere."""
     attrs = match["resize"].attrs
-    (_, height, width, _), (_, out_h, out_w, _) = shape_of(match["ifm"]), shape_of(match["resize"])
+    aligned = str(attrs.coordinate_transformation_mode) == "align_corners"
 
     def mode() -> str:
         if str(attrs.layout) != "NHWC" or str(attrs.method) != "nearest_neighbor":
             return f"{attrs.method} resize in {attrs.layout}; only nearest neighbour in NHWC"
-        if str(attrs.coordinate_transformation_mode) not in ("asymmetric", "half_pixel"):
-            return "nearest neighbour resize with align_corners; the NPU upscales without"
-        return ""
-
-    def scale() -> str:
-        if (out_h, out_w) != (2 * height, 2 * width):
-            return f"resize from {height}x{width} to {out_h}x{out_w}; the NPU upscales height and width by 2"
+        if str(attrs.coordinate_transformation_mode) not in ("asymmetric", "half_pixel", "align_corners"):
+            return f"nearest neighbour resize with {attrs.coordinate_transformation_mode} coordinates"
         return ""
 
     return _first(
         lambda: _feature_map_input(match["ifm"], "IFM"),
         lambda: _feature_map(match["resize"], "OFM", dtypes=COPY_DTYPES),
         mode,
-        scale,
+        lambda: _resize_size(match, "nearest neighbour", aligned),
     )
 
 
 def check_resize_bilinear(match: Match) -> str:
     """Bilinear resizes whose int8 result is an average (TFLite's rounding, half away from zero) of the IFM upscaled
-    by the NPU's NEAREST mode: twice the height and width, with or without half-pixel centres, or 2H-1 x 2W-1 with
-    corners aligned. TFLite's integer kernel steps through the input by (1024·H + out/2) // out / 1024 of a pixel:
-    exactly a half in all three, so each output weighs its input pixels by quarters."""
+    by the NPU's NEAREST mode: by 2, 4 or 8 (half-pixel centres: by 2 only), or to (H-1)·k+1 x (W-1)·k+1 with
+    corners aligned; the same size is a copy, and a 1x1 IFM resized to any size is its pixel everywhere. TFLite's integer kernel steps through the input by
+    (1024·H + out/2) // out / 1024 of a pixel: exactly 1/k in all of them, so each output weighs its input pixels
+    by multiples of 1/k²."""
     attrs = match["resize"].attrs
+    transform = str(attrs.coordinate_transformation_mode)
     (_, height, width, _), (_, out_h, out_w, _) = shape_of(match["ifm"]), shape_of(match["resize"])
     ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
 
@@ -978,15 +1009,14 @@ def check_resize_bilinear(match: Match) -> str:
         return ""
 
     def mode() -> str:
-        transform = str(attrs.coordinate_transformation_mode)
         if str(attrs.layout) != "NHWC" or str(attrs.method) != "linear":
             return f"{attrs.method} resize in {attrs.layout}; only bilinear in NHWC"
         if transform not in ("asymmetric", "align_corners", "half_pixel"):
             return f"bilinear resize with {transform} coordinates; the NPU averages upscaled pixels only"
-        extra = 1 if transform == "align_corners" else 0
-        if (out_h, out_w) != (2 * height - extra, 2 * width - extra):
-            wanted = "2H-1 x 2W-1 with corners aligned" if extra else "2H x 2W"
-            return f"bilinear resize from {height}x{width} to {out_h}x{out_w}; the NPU upscales to {wanted}"
+        if transform == "half_pixel" and (height, width) != (1, 1) and (out_h, out_w) not in (
+                (2 * height, 2 * width), (height, width)):
+            return (f"bilinear resize from {height}x{width} to {out_h}x{out_w} with half-pixel centres; the NPU "
+                    "upscales to 2H x 2W")
         return ""
 
     return _first(
@@ -995,6 +1025,7 @@ def check_resize_bilinear(match: Match) -> str:
         lambda: _activation_quant(ifm_q, "IFM"),
         quant,
         mode,
+        lambda: _resize_size(match, "bilinear", transform == "align_corners"),
     )
 
 
