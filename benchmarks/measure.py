@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rows import PLANNERS, VELA_MODES, CascaderPoint, OursResult, PlannerResult, Row, VelaResult
+from rows import PLANNERS, T1_SRAM_FRACTION, VELA_MODES, CascaderPoint, OursResult, PlannerResult, Row, VelaResult
 
 KIB = 1024
 
@@ -212,11 +212,13 @@ def measure_cascader_point(model: bytes, accelerator: str, limit: int | None, in
 
 
 def measure_cascader(model: bytes, accelerator: str, count: int, inputs: list[np.ndarray],
-                     expected: list[np.ndarray], name: str = "model") -> tuple[CascaderPoint, ...]:
-    """The curve: one cascaded build per limit of `cascader_limits` (by increasing limit), then the default
-    build with I/O in the workspace."""
+                     expected: list[np.ndarray], name: str = "model",
+                     targets: tuple[int, ...] = ()) -> tuple[CascaderPoint, ...]:
+    """The curve: one cascaded build per limit of `cascader_limits` and per limit in `targets` (the SRAM the
+    T1 and T2 targets allow, so that each is judged on the cascader's best build within it), by increasing
+    limit, then the default build with I/O in the workspace."""
     progress(f"{name} on {accelerator}: cascader frontier")
-    limits = cascader_limits(model, accelerator, count)
+    limits = sorted({*cascader_limits(model, accelerator, count), *targets})
     points = []
     for limit in [*limits, None]:
         what = "default build, I/O in workspace" if limit is None else f"cascader, limit {limit:,}"
@@ -248,7 +250,9 @@ def measure_model(path: Path, accelerators: list[str], work_dir: Path, skip_tflm
             progress(f"{path.name} on {accelerator}: Vela --optimise {optimise}")
             vela[prefix] = measure_vela(path, accelerator, optimise, work_dir / path.stem / accelerator / optimise,
                                         inputs, expected)
+        numerator, denominator = T1_SRAM_FRACTION
+        targets = (vela["vela_perf"].sram, vela["vela_size"].sram * numerator // denominator)
         curve = () if cascader_points is None else measure_cascader(model, accelerator, cascader_points, inputs,
-                                                                    expected, path.name)
+                                                                    expected, path.name, targets)
         rows.append(Row(path.stem, accelerator, ours, vela, tflm_arena, planners, curve))
     return rows

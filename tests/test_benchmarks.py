@@ -70,13 +70,19 @@ def test_compare_ad_model(compare, rows, tmp_path, capsys):
 
 
 def check_cascader_files(out_dir: Path, row: dict[str, str]) -> None:
-    """AD's frontier has one proposal: one cascaded point at its memory, then the default build; both bit-exact."""
+    """AD's frontier has one proposal: a cascaded point at T1's budget (0.9 × Vela Size's SRAM), which no schedule
+    fits, one at its memory (also T2's budget, Vela Performance's SRAM), then the default build; both bit-exact."""
     with (out_dir / "compare_cascader.csv").open(newline="") as handle:
         reader = csv.DictReader(handle)
-        points = list(reader)
+        rows_read = list(reader)
     assert reader.fieldnames == CURVE_COLUMNS
-    assert [p["point"] for p in points] == ["cascader", "default"]
+    assert [p["point"] for p in rows_read] == ["cascader", "cascader", "default"]
+    refused, *points = rows_read
     cascaded, default = points
+    assert int(refused["limit"]) == int(row["vela_size_sram"]) * 9 // 10 and refused["cycles"] == ""
+    assert refused["error"] == (f"ethos_u_0: no schedule fits the cascader's SRAM limit of {refused['limit']} bytes;"
+                                f" the smallest one found needs {cascaded['npu_scratch']} bytes of NPU scratch")
+    assert cascaded["limit"] == row["vela_perf_sram"]
     assert cascaded["proposal"] == "0 of 1" and cascaded["limit"] == cascaded["estimated_memory"]
     assert int(cascaded["npu_scratch"]) <= int(cascaded["limit"])
     assert default["limit"] == "" and default["estimated_cycles"] == ""

@@ -114,6 +114,28 @@ def _stripe_order(parts, first: int) -> list[tuple[int, Part]]:
     return placed
 
 
+def _one_stripe_memory(graph: CascaderGraph, first: int, stop: int, order, configs, buffers: list[int],
+                       liveness: _Liveness, options: CascaderOptions) -> tuple[int, int]:
+    """The peak of budgeted bytes of a plan computed in one stripe, and those live during its last operation: each
+    part runs once, in `order`, so a tensor is live from the operation writing it (or the plan's start) to the last
+    one of the plan reading it (or the plan's end), as the memory planner places it, instead of every interior
+    tensor for the whole plan. Operation k also holds its weight buffer and the next one's, whose transfer it
+    overlaps."""
+    position = {index: k for k, (index, _) in enumerate(order)}
+    sizes = {c.tensor.name: options.align(c.buffer_size) for c in configs}
+    last = len(order) - 1
+    spans = []
+    for tensor in graph.tensors():
+        produced, last_read = liveness.produced[tensor.name], liveness.last_read[tensor.name]
+        if tensor.name not in graph.scratch or produced >= stop or last_read < first:
+            continue
+        start = position[produced] if produced >= first else 0
+        end = last if last_read >= stop else max(position[r] for r in graph.consumers(tensor) if first <= r < stop)
+        spans.append((start, end, sizes.get(tensor.name, options.align(tensor.size))))
+    live = [sum(size for start, end, size in spans if start <= k <= end) + buffers[k] for k in range(len(order))]
+    return max(bytes_ + following for bytes_, following in zip(live, buffers[1:] + [0])), live[-1]
+
+
 def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: BufferMode,
                   options: CascaderOptions = CascaderOptions(), liveness: _Liveness | None = None,
                   buffer_weights: bool = False) -> Plan | None:
@@ -182,11 +204,13 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
                     for t in interior)
     base = (liveness.boundary_bytes(first, stop, names, options)
             + sum(options.align(c.buffer_size) for c in configs if c.tensor.name in graph.scratch))
-    memory = base + max(a + b for a, b in zip([0] + buffers, buffers))
+    memory, exit_memory = base + max(a + b for a, b in zip([0] + buffers, buffers)), base + buffers[-1]
+    if warmup == 0 and rows >= height and len(parts) > 1:
+        memory, exit_memory = _one_stripe_memory(graph, first, stop, order, configs, buffers, liveness, options)
     stripe_shape = output.shape[:ROW_AXIS] + (rows,) + output.shape[ROW_AXIS + 1:]
     config = StripeConfig.for_tensor(output.shape, stripe_shape)
     return Plan(tuple(range(first, stop)), config, mode, configs, memory, cycles, warmup, tuple(buffered),
-                entry_buffer=buffers[0], entry_transfer=stalls[0], exit_memory=base + buffers[-1],
+                entry_buffer=buffers[0], entry_transfer=stalls[0], exit_memory=exit_memory,
                 exit_cycles=overlaps[-1])
 
 
