@@ -139,7 +139,7 @@ RESIZES = {
     "aligned-one-row": dict(in_shape=(1, 1, 4, 4), size=(1, 13), align_corners=True),
     "same-size": dict(in_shape=(1, 5, 6, 3), size=(5, 6)),
     "one-pixel-to-any": dict(in_shape=(1, 1, 1, 5), size=(3, 7), align_corners=True),
-    "one-pixel-to-a-row": dict(in_shape=(1, 1, 1, 4), size=(1, 9), half_pixel_centers=True),
+    "one-pixel-to-a-wide-box": dict(in_shape=(1, 1, 1, 4), size=(3, 6), half_pixel_centers=True),
     "int16-by-4": dict(in_shape=(1, 3, 2, 5), size=(12, 8), dtype="int16"),
     "int16-aligned-by-4": dict(in_shape=(1, 2, 3, 5), size=(5, 9), align_corners=True, dtype="int16"),
 }
@@ -185,9 +185,9 @@ BILINEARS = {
     "aligned-by-4": dict(in_shape=(1, 4, 3, 6), size=(13, 9), align_corners=True),
     "aligned-by-8": dict(in_shape=(1, 2, 3, 5), size=(9, 17), align_corners=True, in_zp=90),
     "same-size": dict(in_shape=(1, 4, 7, 3), size=(4, 7), half_pixel_centers=True),
-    "one-pixel-to-any": dict(in_shape=(1, 1, 1, 6), size=(5, 3), in_zp=-100),
+    "one-pixel-to-any": dict(in_shape=(1, 1, 1, 6), size=(5, 4), in_zp=-100),
     "one-pixel-half-pixel": dict(in_shape=(1, 1, 1, 6), size=(8, 8), half_pixel_centers=True),
-    "one-pixel-aligned": dict(in_shape=(1, 1, 1, 6), size=(7, 1), align_corners=True),
+    "one-pixel-aligned": dict(in_shape=(1, 1, 1, 6), size=(7, 5), align_corners=True),
 }
 
 
@@ -275,6 +275,9 @@ REFUSED = {
     "resize-by-16": ("resize_nearest_neighbor", dict(in_shape=(1, 2, 2, 3), size=(32, 32)),
                      "nearest neighbour resize from 2x2 to 32x32; the NPU resizes to kH x kW, k = 1, 2, 4 or 8,"
                      " or a 1x1 IFM to any size"),
+    "resize-one-pixel-to-a-row": ("resize_nearest_neighbor", dict(in_shape=(1, 1, 1, 4), size=(1, 9)),
+                                  "nearest neighbour resize from 1x1 to 1x9; the NPU would upscale the pixel to 16x16,"
+                                  " more than 4 times the OFM"),
     "resize-bilinear-half-pixel-by-3": ("resize_bilinear", dict(half_pixel_centers=True, size=(24, 16)),
                                         "bilinear resize from 8x8 to 24x16 with half-pixel centres; the NPU upscales"
                                         " to 2H x 2W"),

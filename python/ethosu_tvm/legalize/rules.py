@@ -11,6 +11,7 @@ import numpy as np
 from tvm import relax
 
 from ..partition.constraints import (
+    broadcast_side,
     mean_as_average,
     pack_view,
     permutation_of,
@@ -701,9 +702,7 @@ def _resize(match: Match, tensors: dict, ofm: Tensor) -> tuple[Tensor, str, int]
 def _broadcast(ifm: Tensor, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
     """A 1x1 IFM resized to the OFM's size, every output its one pixel (TFLite's nearest neighbour, and its bilinear
     weights summing to one): the pixel upscaled until it covers the OFM, then the OFM's box of it."""
-    _, out_h, out_w, _ = ofm.shape
-    factor = 1 << (max(out_h, out_w) - 1).bit_length()
-    upscales, upscaled = _upscaled(ifm, factor, ofm.name, source)
+    upscales, upscaled = _upscaled(ifm, broadcast_side(ofm.shape), ofm.name, source)
     if upscaled.shape == ofm.shape:
         return (*upscales[:-1], replace(upscales[-1], ofm=_raw(ofm)))
     return (*upscales, Slice(ifm=_raw(upscaled), ofm=_raw(ofm), begin=(0, 0, 0, 0), source=source))

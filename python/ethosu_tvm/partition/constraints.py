@@ -960,9 +960,24 @@ def resize_factor(in_shape, out_shape, aligned: bool) -> int | None:
     return factor if factor in RESIZE_FACTORS else None
 
 
+def broadcast_side(out_shape) -> int:
+    """The side of the square a 1x1 IFM is upscaled to before the OFM's box is cut from it: the NPU doubles height
+    and width together, up to the first power of two covering both."""
+    return 1 << (max(out_shape[1:3]) - 1).bit_length()
+
+
+# A 1x1 IFM's upscaled square may take at most this many times the OFM's bytes (a thin OFM would need far more).
+MAX_BROADCAST_EXCESS = 4
+
+
 def _resize_size(match: Match, method: str, aligned: bool) -> str:
     in_shape, out_shape = shape_of(match["ifm"]), shape_of(match["resize"])
-    if resize_factor(in_shape, out_shape, aligned) is None:
+    factor = resize_factor(in_shape, out_shape, aligned)
+    side = broadcast_side(out_shape)
+    if factor == 0 and side * side > MAX_BROADCAST_EXCESS * out_shape[1] * out_shape[2]:
+        return (f"{method} resize from 1x1 to {out_shape[1]}x{out_shape[2]}; the NPU would upscale the pixel to "
+                f"{side}x{side}, more than {MAX_BROADCAST_EXCESS} times the OFM")
+    if factor is None:
         scaled = "(H-1)·k+1 x (W-1)·k+1 with corners aligned" if aligned else "kH x kW"
         return (f"{method} resize from {in_shape[1]}x{in_shape[2]} to {out_shape[1]}x{out_shape[2]}; the NPU "
                 f"resizes to {scaled}, k = 1, 2, 4 or 8, or a 1x1 IFM to any size")
