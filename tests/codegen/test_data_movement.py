@@ -4,8 +4,9 @@ IFM into its box and copies of constant blocks of the pad value around it; MIRRO
 or column, concatenated with the tensor; SLICE, STRIDED_SLICE, SPLIT, SPLIT_V and UNPACK as copies of boxes of the
 IFM, strided on height and width like a 1x1 pool (then a reshape where axes shrink); RESIZE_NEAREST_NEIGHBOR by 2, 4
 or 8 as copies with the NPU's NEAREST upscaling (with corners aligned, then a slice), RESIZE_BILINEAR by 2, 4 or 8 (or
-(H-1)·k+1 x (W-1)·k+1 with corners aligned) as such copies and an average pool; TRANSPOSE of two axes (unit axes aside) as a copy with the IFM's row and column strides swapped.
-And the constraints that keep the rest on the host."""
+(H-1)·k+1 x (W-1)·k+1 with corners aligned) as an average pool reading its IFM upscaled, after such copies for the
+doublings before the last; TRANSPOSE of two axes (unit axes aside) as a copy with the IFM's row and column strides
+swapped. And the constraints that keep the rest on the host."""
 import pytest
 
 from ethosu_tvm.frontend.importer import from_tflite
@@ -13,7 +14,7 @@ from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import output_infos
 
-from sim_support import ACCELERATORS, assert_model_exact
+from sim_support import ACCELERATORS, assert_model_exact, compile_model
 
 CONCATENATIONS = {
     "channels": dict(in_shape=(1, 4, 4, 8), axis=3),
@@ -198,6 +199,17 @@ def test_resize_bilinear(case, accelerator):
     with half-pixel centres 4x4 of stride 2 over it upscaled by 4; the same size as a copy."""
     for seed in (0, 5):
         assert_model_exact(models.make("resize_bilinear", seed, **BILINEARS[case]), accelerator)
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("factor", (2, 4))
+def test_resize_bilinear_pool_reads_the_last_doubling(factor, accelerator):
+    """The average pool upscales its IFM as it reads it: by 2 nothing is copied (no scratch besides the I/O), by 4
+    one copy of the IFM doubled (16x16x16 bytes)."""
+    model = models.make("resize_bilinear", 0, in_shape=(1, 32 // factor, 32 // factor, 16), size=(32, 32))
+    assert_model_exact(model, accelerator)
+    _, (artifact,) = compile_model(model, accelerator)
+    assert artifact.scratch_size == (0 if factor == 2 else 16 * 16 * 16)
 
 
 TRANSPOSES = {

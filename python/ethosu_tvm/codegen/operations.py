@@ -303,6 +303,8 @@ class OperationBuilder:
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL
         npu_op.ifm, npu_op.ofm = self.fm(op.ifm, stripe.ifms[0]), self.fm(op.ofm, stripe.ofm)
         npu_op.activation = _activation(op.clamp, op.ofm)
+        if op.upscale:
+            npu_op.ifm_upscale = vapi.NpuResamplingMode.NEAREST
         padded = stripe.ifms[0].padding != Padding()
         if kind == vapi.NpuPoolingOp.AVERAGE and padded:
             # The NPU divides a padded window by its valid taps itself; the API would emit per-channel scale mode
@@ -312,7 +314,7 @@ class OperationBuilder:
             npu_op.rescale = ExplicitScaling(False, shift=[int(op.requant.shift[0])],
                                              multiplier=[int(op.requant.scale[0])])
         npu_op.block_config = choose_block_config(npu_op, self.accelerator, self.system, what)
-        if npu_op.block_config is None and kind == vapi.NpuPoolingOp.AVERAGE and not padded:
+        if npu_op.block_config is None and kind == vapi.NpuPoolingOp.AVERAGE and not padded and not op.upscale:
             return self.convolution(average_as_depthwise(op), stripe, what)
         return self._with_block_config(npu_op, what)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from tvm import ir, s_tir, sym, tirx
 
-from ..legalize.ops import Concatenate, Identity, NpuGraph, Pad, Padding, Transpose, TransposeConv2D
+from ..legalize.ops import Concatenate, Identity, NpuGraph, Pad, Padding, Pooling, Transpose, TransposeConv2D
 from ..te import OP_ANNOTATION, TeGraph, te_graph
 from .schedule import (
     RING_ANNOTATION,
@@ -207,7 +207,7 @@ class _Translator:
             stripes = list(self._padded(index, op, ofm, what))
         elif isinstance(op, Transpose):
             stripes = [Stripe(index, ofm, (self._whole(op.ifm.tensor.name, what),))]
-        elif isinstance(op, TransposeConv2D):
+        elif isinstance(op, TransposeConv2D) or isinstance(op, Pooling) and op.upscale:
             stripes = [Stripe(index, ofm, (self._upscaled(op, ofm, what),))]
         else:
             reads = self._reads(index, output, domain, analyzer)
@@ -264,11 +264,11 @@ class _Translator:
             raise CodegenError(f"{what}: {tensor} is not whole in its buffer")
         return region
 
-    def _upscaled(self, op: TransposeConv2D, ofm: FeatureMapRegion, what: str) -> FeatureMapRegion:
-        """The whole IFM of an upscaled convolution computing OFM rows and columns whole: its padding is the
-        primitive's, around the upscaled IFM (the read box the TIR shows is in the IFM's own rows, halved)."""
+    def _upscaled(self, op: TransposeConv2D | Pooling, ofm: FeatureMapRegion, what: str) -> FeatureMapRegion:
+        """The whole IFM of an upscaled convolution or pool computing OFM rows and columns whole: its padding is
+        the primitive's, around the upscaled IFM (the read box the TIR shows is in the IFM's own rows, halved)."""
         if ofm.box[1:3] != tuple(Interval(0, extent) for extent in op.ofm.tensor.shape[1:3]):
-            raise CodegenError(f"{what}: an upscaled convolution computes its OFM rows and columns whole")
+            raise CodegenError(f"{what}: an upscaled operation computes its OFM rows and columns whole")
         return replace(self._whole(op.ifm.tensor.name, what), padding=op.padding)
 
     def _read_box(self, reads: dict[str, Box], buffer: str, ofm_buffer: str, ofm: FeatureMapRegion,

@@ -113,6 +113,8 @@ class Pooling(_SingleInput):
 
     `requant` scales an unpadded AVG's or a REDUCE_SUM's result before the OFM zero point is added: over a 1x1
     window, a requantization of the centred IFM (int16 QUANTIZE); for a REDUCE_SUM, BATCH_MATMUL's multiplier.
+    With `upscale` the window moves over the IFM read twice as high and wide, each element repeated into 2x2 (the
+    NPU's NEAREST upscaling on the fly, RESIZE_BILINEAR's last doubling), padding around that.
     """
 
     op_name: ClassVar[str] = "ethosu.pooling"
@@ -125,6 +127,7 @@ class Pooling(_SingleInput):
     clamp: Clamp = field(default_factory=Clamp)
     source: str = ""
     requant: Requantize | None = None
+    upscale: bool = False
 
 
 @dataclass(frozen=True, eq=False)

@@ -735,21 +735,22 @@ def resize_bilinear(match: Match, tensors: dict, ofm: Tensor, source: str) -> Np
     Output y weighs pixel y // k by 1 − j/k and the next by j/k (j = y mod k): a k x k pool of stride 1 over the IFM
     upscaled by k, with k − 1 rows and columns of padding after it (none with corners aligned, whose last output is
     the last pixel). With half-pixel centres (k = 2), by a quarter and three quarters: a 4x4 pool of stride 2 over
-    the IFM upscaled by 4, from one row and column before it."""
+    the IFM upscaled by 4, from one row and column before it. The pool reads the last doubling itself (`upscale`),
+    so only the copies before it take memory: none by 2."""
     ifm, transform, factor = _resize(match, tensors, ofm)
     if factor == 0:
         return _broadcast(ifm, ofm, source)
     if factor == 1:
         return Identity(ifm=_raw(ifm), ofm=_raw(ofm), source=source)
     if transform == "half_pixel":
-        upscales, upscaled = _upscaled(ifm, 4, ofm.name, source)
+        upscales, upscaled = _upscaled(ifm, 2, ofm.name, source)
         pool_shape, strides, padding = (4, 4), (2, 2), Padding(1, 1, 1, 1)
     else:
-        upscales, upscaled = _upscaled(ifm, factor, ofm.name, source)
+        upscales, upscaled = _upscaled(ifm, factor // 2, ofm.name, source)
         after = 0 if transform == "align_corners" else factor - 1
         pool_shape, strides, padding = (factor, factor), (1, 1), Padding(bottom=after, right=after)
     return (*upscales, Pooling(pooling_type="AVG", ifm=_raw(upscaled), ofm=_raw(ofm), pool_shape=pool_shape,
-                               strides=strides, padding=padding, source=source))
+                               strides=strides, padding=padding, source=source, upscale=True))
 
 
 def transpose(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:

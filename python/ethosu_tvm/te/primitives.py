@@ -43,15 +43,19 @@ class ConvConstants:
 
 
 def _centred_padded(ifm: te.Tensor, zero_point: int, padding: Padding, name: str, attrs: dict,
-                    dtype: str = INT32) -> te.Tensor:
-    """ifm − zero_point as `dtype`, padded with zeros (i.e. with the zero point) on the spatial axes."""
+                    dtype: str = INT32, nearest: bool = False) -> te.Tensor:
+    """ifm − zero_point as `dtype`, padded with zeros (i.e. with the zero point) on the spatial axes; with `nearest`
+    the IFM upscaled by 2 first, each element repeated into 2x2 (the NPU's NEAREST upscaling)."""
     n, h, w, c = (int(d) for d in ifm.shape)
+    scale = 2 if nearest else 1
+    h, w = scale * h, scale * w
     shape = (n, h + padding.top + padding.bottom, w + padding.left + padding.right, c)
 
     def value(b, y, x, ch):
         iy, ix = y - padding.top, x - padding.left
         inside = tirx.all(iy >= 0, iy < h, ix >= 0, ix < w)
-        return tirx.if_then_else(inside, ifm[b, iy, ix, ch].astype(dtype) - zero_point, tirx.const(0, dtype))
+        read = ifm[b, tirx.floordiv(iy, scale), tirx.floordiv(ix, scale), ch] if nearest else ifm[b, iy, ix, ch]
+        return tirx.if_then_else(inside, read.astype(dtype) - zero_point, tirx.const(0, dtype))
 
     return te.compute(shape, value, name=name, attrs=attrs)
 
@@ -124,14 +128,15 @@ def pooling(op: Pooling, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
     REDUCE_SUM (1x1, unpadded): the sum of the centred IFM over its depth, requantized."""
     if op.pooling_type == "REDUCE_SUM":
         return _reduce_sum(op, ifm, name, attrs)
-    _, h, w, _ = (int(d) for d in ifm.shape)
+    scale = 2 if op.upscale else 1
+    _, h, w, _ = (scale * int(d) for d in ifm.shape)
     pad = op.padding
     kernel_h, kernel_w = op.pool_shape
     stride_h, stride_w = op.strides
     ry = te.reduce_axis((0, kernel_h), name="ry")
     rx = te.reduce_axis((0, kernel_w), name="rx")
     ofm_shape = op.ofm.tensor.shape
-    padded = _centred_padded(ifm, op.ifm.zero_point, pad, f"{name}_ifm", attrs)
+    padded = _centred_padded(ifm, op.ifm.zero_point, pad, f"{name}_ifm", attrs, nearest=op.upscale)
 
     def inside(y, x):
         iy, ix = y * stride_h + ry - pad.top, x * stride_w + rx - pad.left

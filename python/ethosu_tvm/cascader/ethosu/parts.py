@@ -50,7 +50,7 @@ PrimitiveBuffer = Callable[[object, tuple[int, ...], tuple[tuple[int, ...], ...]
 def definition(op, operand: Operand) -> Propagator:
     """The per-operator propagator of `op` for one of its inputs."""
     in_shape, out_shape = operand.tensor.shape, op.ofm.tensor.shape
-    if isinstance(op, (Transpose, TransposeConv2D, Upscale)):
+    if isinstance(op, (Transpose, TransposeConv2D, Upscale)) or isinstance(op, Pooling) and op.upscale:
         return whole_tensor_propagator(in_shape, len(out_shape))
     if isinstance(op, DepthwiseConv2D):
         return depthwise_conv2d_propagator(op.kernel, op.strides, op.dilation, (op.padding.top, op.padding.left),
@@ -92,11 +92,11 @@ def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[s
     for op in (graph.ops if order is None else [graph.ops[index] for index in order]):
         output = built.tensors[op.ofm.tensor.name]
         reshape = isinstance(op, Identity) and op.ifm.tensor.shape != op.ofm.tensor.shape
-        # Computed whole from whole inputs, so they end a cascade: an upscale or upscaled convolution (its rows
-        # halve, which stripes do not model yet), a transpose (its rows are the IFM's columns) and a concatenation
-        # along rows (a stripe's rows come from one input or two).
+        # Computed whole from whole inputs, so they end a cascade: an upscale or upscaled convolution or pool (its
+        # rows halve, which stripes do not model yet), a transpose (its rows are the IFM's columns) and a
+        # concatenation along rows (a stripe's rows come from one input or two).
         whole = (reshape or isinstance(op, (Transpose, TransposeConv2D, Upscale))
-                 or (isinstance(op, Concatenate) and op.axis == 1))
+                 or (isinstance(op, Pooling) and op.upscale) or (isinstance(op, Concatenate) and op.axis == 1))
         # A concatenation reads each input whole along its axis, not at the offset its TE definition shows.
         defined = whole or isinstance(op, Concatenate)
         propagators = tuple(definition(op, o) if defined else

@@ -397,6 +397,11 @@ def _stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple) -> vapi.NpuBlockOperat
         npu_op = vapi.NpuConv2DOperation()
         npu_op.block_traversal = convolution_traversal(op)
         npu_op.kernel, npu_op.padding = _window(op, ofm, ifms[0], op.kernel, op.dilation)
+    elif isinstance(op, Pooling) and op.upscale:  # the window moves over the IFM upscaled by 2
+        npu_op = vapi.NpuPoolingOperation(POOLING_OPS[op.pooling_type])
+        height, width, depth = ifms[0]
+        npu_op.kernel, npu_op.padding = _window(op, ofm, (2 * height, 2 * width, depth), op.pool_shape, (1, 1))
+        npu_op.ifm_upscale = vapi.NpuResamplingMode.NEAREST
     elif isinstance(op, Pooling):
         npu_op = vapi.NpuPoolingOperation(POOLING_OPS[op.pooling_type])
         npu_op.kernel, npu_op.padding = _window(op, ofm, ifms[0], op.pool_shape, (1, 1))
