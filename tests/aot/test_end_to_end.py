@@ -10,7 +10,7 @@ import pytest
 from aot_support import ACCELERATORS, assert_bit_exact, compile_model, members, npu_target
 
 from ethosu_tvm.testing import models, shared_model
-from ethosu_tvm.testing.reference import reference_runner
+from ethosu_tvm.testing.reference import reference_runner, run_litert
 
 MLPERF = ("mlperf_tiny_kws_dscnn_int8.tflite", "mlperf_tiny_vww_mobilenetv1_96_int8.tflite",
           "mlperf_tiny_ic_resnet8_int8.tflite", "mlperf_tiny_ad_fc_autoencoder_int8.tflite")
@@ -285,14 +285,18 @@ NPU_RESIZES = {  # resizes beyond the factory's by 2, each on the NPU (Vela 5.2'
 }
 
 
+def _assert_placed_on_the_npu(model: bytes, operator: str, accelerator: str, tmp_path, reference=run_litert) -> None:
+    """The model's one `operator` runs on the NPU, bit-exactly with `reference`."""
+    archive = compile_model(model, tmp_path, npu_target(accelerator))
+    assert _placement(archive, operator) == "ethos-u"
+    assert_bit_exact(model, archive, tmp_path, reference=reference)
+
+
 @pytest.mark.parametrize("accelerator", ALL_U55)
 @pytest.mark.parametrize("case", NPU_RESIZES)
 def test_resize_on_the_npu(case, accelerator, tmp_path):
     op, params = NPU_RESIZES[case]
-    model = models.make(op, 4, **params)
-    archive = compile_model(model, tmp_path, npu_target(accelerator))
-    assert_bit_exact(model, archive, tmp_path)
-    assert _placement(archive, op.upper()) == "ethos-u"
+    _assert_placed_on_the_npu(models.make(op, 4, **params), op.upper(), accelerator, tmp_path)
 
 
 NPU_REDUCTIONS = {  # reductions beyond the factory defaults, each on the NPU
@@ -318,10 +322,8 @@ _OPERATORS = {"sum": "SUM", "reduce_max": "REDUCE_MAX", "reduce_min": "REDUCE_MI
 @pytest.mark.parametrize("case", NPU_REDUCTIONS)
 def test_reduction_on_the_npu(case, accelerator, tmp_path):
     op, params = NPU_REDUCTIONS[case]
-    model = models.make(op, 2, **params)
-    archive = compile_model(model, tmp_path, npu_target(accelerator))
-    assert _placement(archive, _OPERATORS[op]) == "ethos-u"
-    assert_bit_exact(model, archive, tmp_path, reference=reference_runner(op))
+    _assert_placed_on_the_npu(models.make(op, 2, **params), _OPERATORS[op], accelerator, tmp_path,
+                              reference_runner(op))
 
 
 @pytest.mark.parametrize("accelerator", ("ethos-u55-32", "ethos-u55-256"))
