@@ -108,6 +108,29 @@ def test_memory_counts_the_tensors_passing_over_a_plan():
     assert rings == {"b": 3, "c": 1}
 
 
+def reused(reuses: str | None):
+    """a → conv → b → conv → c; add(c, b) → d, whose output may take c's buffer (`reuses`); a is outside the
+    scratch."""
+    a, b, c, d = (Tensor(n, (1, 8, 4, 8)) for n in "abcd")
+    add = Part("add", (c, b), d, (binary_elementwise_propagator(c.shape, d.shape),
+                                  binary_elementwise_propagator(b.shape, d.shape)), rows_cost, reuses=reuses)
+    parts = (conv_part("conv1", a, b), conv_part("conv2", b, c), add)
+    return CascaderGraph(parts, (a,), (d,), frozenset("bcd"))
+
+
+@pytest.mark.parametrize("rows", [8, 2])
+def test_an_output_taking_its_inputs_buffer_counts_once(rows):
+    """The add alone holds b, c and d (3 × 256 bytes), or b and d when d takes c's buffer, in any stripes; conv2
+    and the add in one stripe hold b and c, then b and d; in stripes of one row c is a ring and d needs its own
+    buffer."""
+    for reuses, tensors in ((None, 3), ("c", 2)):
+        assert evaluate_plan(reused(reuses), 2, 3, rows, ROLLING).memory == tensors * 256
+    assert evaluate_plan(reused(None), 1, 3, 8, ROLLING).memory == 3 * 256
+    assert evaluate_plan(reused("c"), 1, 3, 8, ROLLING).memory == 2 * 256
+    striped = [evaluate_plan(reused(reuses), 1, 3, 1, ROLLING) for reuses in (None, "c")]
+    assert striped[0].memory == striped[1].memory == 2 * 256 + 32 * striped[0].interior[0].rows
+
+
 def test_a_part_that_cannot_be_striped_runs_whole_and_alone():
     graph = chain()
     unstripable = Part("reshape", graph.parts[1].inputs, graph.parts[1].output, graph.parts[1].propagators,

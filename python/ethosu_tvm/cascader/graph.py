@@ -93,7 +93,8 @@ class Part:
     """One operator: reads `inputs`, writes `output`; `propagators` follow `inputs`.
 
     `stripable` is False for parts whose output cannot be produced in row stripes (a reshape that needs its
-    whole input laid out as one buffer); they only run whole, outside any cascade.
+    whole input laid out as one buffer); they only run whole, outside any cascade. `reuses` names the input whose
+    buffer the output takes when neither is a ring (an elementwise output over an input nothing else reads).
     """
 
     name: str
@@ -104,6 +105,7 @@ class Part:
     stripable: bool = True
     buffer: StripeBuffer | None = None
     overlap: StripeCost | None = None  # the cycles of a stripe a weight transfer issued after it can run in
+    reuses: str | None = None
     row_maps: tuple[RowMap | None, ...] = field(init=False, repr=False)
 
     def __post_init__(self):

@@ -58,13 +58,15 @@ class CascaderOptions:
 
 
 class _Liveness:
-    """Where each tensor is produced and last read (part indices; graph inputs at −1, graph outputs to the end)."""
+    """Where each tensor is produced and last read (part indices; graph inputs at −1, graph outputs to the end),
+    and which part's output takes over each reused input's buffer (`Part.reuses`)."""
 
     def __init__(self, graph: CascaderGraph):
         self.graph = graph
         end = len(graph.parts)
         self.produced = {t.name: -1 for t in graph.inputs}
         self.produced.update({p.output.name: i for i, p in enumerate(graph.parts)})
+        self.reused_by = {p.reuses: i for i, p in enumerate(graph.parts) if p.reuses is not None}
         self.last_read = {}
         for tensor in graph.tensors():
             readers = graph.consumers(tensor)
@@ -81,11 +83,20 @@ class _Liveness:
             tensors.append(tensor)
         return tensors
 
+    def shares(self, tensor: str, first: int, stop: int, interior: set[str]) -> bool:
+        """Whether `tensor` and the output of a part among first..stop−1 are one buffer: that part reuses it, and
+        neither is a ring (an interior tensor of a cascade of several stripes)."""
+        part = self.reused_by.get(tensor)
+        return (part is not None and first <= part < stop and tensor not in interior
+                and self.graph.parts[part].output.name not in interior)
+
     def boundary_bytes(self, first: int, stop: int, interior: set[str], options: CascaderOptions) -> int:
-        """Budgeted bytes of the whole tensors alive while parts first..stop−1 run."""
+        """Budgeted bytes of the whole tensors alive while parts first..stop−1 run (a reused input and the output
+        taking its buffer counted once)."""
         return sum(options.align(t.size) for t in self.graph.tensors()
                    if t.name in self.graph.scratch and t.name not in interior
-                   and self.produced[t.name] < stop and self.last_read[t.name] >= first)
+                   and self.produced[t.name] < stop and self.last_read[t.name] >= first
+                   and not self.shares(t.name, first, stop, interior))
 
 
 def _windows(parts, interior: set[str], output: str, lo: int, hi: int) -> dict[str, tuple[int, int]]:
@@ -119,8 +130,8 @@ def _one_stripe_memory(graph: CascaderGraph, first: int, stop: int, order, confi
     """The peak of budgeted bytes of a plan computed in one stripe, and those live during its last operation: each
     part runs once, in `order`, so a tensor is live from the operation writing it (or the plan's start) to the last
     one of the plan reading it (or the plan's end), as the memory planner places it, instead of every interior
-    tensor for the whole plan. Operation k also holds its weight buffer and the next one's, whose transfer it
-    overlaps."""
+    tensor for the whole plan; a reused input's buffer passes to the output taking it over. Operation k also holds
+    its weight buffer and the next one's, whose transfer it overlaps."""
     position = {index: k for k, (index, _) in enumerate(order)}
     sizes = {c.tensor.name: options.align(c.buffer_size) for c in configs}
     last = len(order) - 1
@@ -131,6 +142,8 @@ def _one_stripe_memory(graph: CascaderGraph, first: int, stop: int, order, confi
             continue
         start = position[produced] if produced >= first else 0
         end = last if last_read >= stop else max(position[r] for r in graph.consumers(tensor) if first <= r < stop)
+        if liveness.shares(tensor.name, first, stop, set()):
+            end = position[liveness.reused_by[tensor.name]] - 1
         spans.append((start, end, sizes.get(tensor.name, options.align(tensor.size))))
     live = [sum(size for start, end, size in spans if start <= k <= end) + buffers[k] for k in range(len(order))]
     return max(bytes_ + following for bytes_, following in zip(live, buffers[1:] + [0])), live[-1]

@@ -1,12 +1,18 @@
-"""Concatenations written in place: an input's producer writes its OFM straight into its slice of the
-concatenation's output, and the copy of that input disappears (Vela's compiler does the same).
+"""Tensors written in place, as Vela's compiler writes them.
+
+Concatenations: an input's producer writes its OFM straight into its slice of the concatenation's output, and the
+copy of that input disappears. Elementwise operations: the output lives in the buffer of an input that nothing
+else reads (`legalize.reuse`), at the same offset and strides.
 
 An input qualifies when the concatenation is its only reader, one NPU primitive of the subgraph writes it, neither
-it nor the output wraps around a rolling buffer (the slice is the input's whole buffer, at a fixed offset), it is not
+it nor the output lives in a rolling buffer smaller than the tensor (the slice is the input's whole buffer, at a
+fixed offset; a ring as large as its tensor, as in a cascade of one stripe, never wraps), it is not
 a subgraph input or output, and its producer writes its OFM through the feature map's strides (a softmax and a
 transpose lay their OFM out themselves). Code generation keeps each such input in place unless the memory plan
 grows (`codegen.artifact`). Concatenations have equal input and output quantizations (see
-`legalize.ops.Concatenate`), so the producer's arithmetic does not change; only where its bytes land.
+`legalize.ops.Concatenate`), so the producer's arithmetic does not change; only where its bytes land. An
+elementwise output qualifies under the same condition on rolling buffers: each stripe then writes the rows it has
+read.
 """
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..legalize.ops import Concatenate, NpuGraph, Softmax, Transpose
+from ..legalize.reuse import elementwise_reuse
 from .tir_to_npu import FeatureMapRegion, Stripe
 
 # Primitives whose code generation lays out the OFM itself instead of through its feature map's strides.
@@ -44,13 +51,18 @@ def _byte_strides(shape: tuple[int, ...], dtype: str) -> tuple[int, ...]:
     return tuple(int(np.prod(shape[axis + 1:], dtype=np.int64)) * element for axis in range(len(shape)))
 
 
-Place = tuple[str, int, int]  # (the concatenation's output, its axis, where the input starts along it)
+# (the buffer's tensor, its axis, where the tensor starts along it): a concatenation's output and where an input
+# starts along its axis, or an elementwise input the output overwrites (axis and start 0)
+Place = tuple[str, int, int]
 
 
 def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
-    """Every concatenation input that may be written in place, and where in the concatenation's output it goes."""
+    """Every tensor that may be written in place, and where it goes: concatenation inputs into the output, then
+    elementwise outputs into the input they overwrite (unless they are such a concatenation input)."""
     writers, readers = defaultdict(set), defaultdict(set)
-    unwrapped: dict[str, bool] = defaultdict(lambda: True)  # no region of the tensor wraps or is smaller than it
+    # no region of the tensor is smaller than it (a ring as large as its tensor, as in a one-stripe cascade, never
+    # wraps)
+    unwrapped: dict[str, bool] = defaultdict(lambda: True)
     shapes = _shapes(graph)
     for stripe in stripes:
         writers[stripe.ofm.tensor].add(stripe.op)
@@ -58,7 +70,7 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
             readers[region.tensor].add(stripe.op)
         for region in (stripe.ofm, *stripe.ifms):
             if region.tensor in shapes:
-                unwrapped[region.tensor] &= not any(region.rings) and region.layout == shapes[region.tensor][0]
+                unwrapped[region.tensor] &= region.layout == shapes[region.tensor][0]
     boundary = {tensor.name for tensor in (*graph.inputs, *graph.outputs)}
     found: dict[str, Place] = {}
     for index, op in enumerate(graph.ops):
@@ -70,13 +82,17 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
             if (name not in boundary and names.count(name) == 1 and readers[name] == {index} and len(producers) == 1
                     and unwrapped[name] and not isinstance(graph.ops[next(iter(producers))], _OWN_OFM_LAYOUT)):
                 found[name] = (op.ofm.tensor.name, op.axis, start)
+    for index, name in elementwise_reuse(graph).items():
+        output = graph.ops[index].ofm.tensor.name
+        if output not in found and unwrapped[output] and unwrapped[name]:
+            found[output] = (name, 0, 0)
     return found
 
 
 def write_in_place(graph: NpuGraph, stripes: list[Stripe], chosen: dict[str, Place]
                    ) -> tuple[list[Stripe], dict[str, Alias]]:
-    """The stripes without the copies of the `chosen` inputs, every region of those inputs laid out as the buffer
-    they live in; and where each of them lives (nested concatenations resolve to the outermost buffer)."""
+    """The stripes without the copies of the `chosen` concatenation inputs, every region of a chosen tensor laid
+    out as the buffer it lives in; and where each of them lives (nested places resolve to the outermost buffer)."""
     shapes = _shapes(graph)
 
     def resolve(name: str) -> Alias:

@@ -26,6 +26,7 @@ from ...legalize.ops import (
     TransposeConv2D,
     Upscale,
 )
+from ...legalize.reuse import elementwise_reuse
 from ...te import te_graph
 from ..derive import (
     binary_elementwise_propagator,
@@ -88,8 +89,10 @@ def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[s
     inputs/outputs named in `in_scratch`; `buffer` gives the weight buffer options of a primitive's stripes (None:
     no part has any) and `overlap` the cycles of a stripe a weight transfer can run in (None: all)."""
     built = te_graph(graph)
+    reused = elementwise_reuse(graph)
     parts = []
-    for op in (graph.ops if order is None else [graph.ops[index] for index in order]):
+    for index in (range(len(graph.ops)) if order is None else order):
+        op = graph.ops[index]
         output = built.tensors[op.ofm.tensor.name]
         reshape = isinstance(op, Identity) and op.ifm.tensor.shape != op.ofm.tensor.shape
         # Computed whole from whole inputs, so they end a cascade: an upscale or upscaled convolution or pool (its
@@ -111,6 +114,7 @@ def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[s
             stripable=not whole,
             buffer=None if buffer is None else lambda out_shape, in_shapes, op=op: buffer(op, out_shape, in_shapes),
             overlap=None if overlap is None else lambda out_shape, in_shapes, op=op: overlap(op, out_shape, in_shapes),
+            reuses=reused.get(index),
         ))
     io = {t.name for t in graph.inputs + graph.outputs}
     scratch = frozenset({p.output.name for p in parts if p.output.name not in io} | set(in_scratch))
