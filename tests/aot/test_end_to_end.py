@@ -310,6 +310,8 @@ NPU_REDUCTIONS = {  # reductions beyond the factory defaults, each on the NPU
     "reduce_min-height-depth": ("reduce_min", dict(axis=(1, 3), keep_dims=False)),
     "arg_max-3d": ("arg_max", dict(in_shape=(4, 6, 20))),
     "arg_max-depth-127": ("arg_max", dict(in_shape=(1, 3, 5, 127))),
+    "arg_max-int64": ("arg_max", dict(output_type="int64")),  # int32 pairs: the index, then 0
+    "arg_max-int64-rows": ("arg_max", dict(in_shape=(7, 100), output_type="int64", in_zp=-128)),
     "mean-width": ("mean", dict(axis=(2,), keep_dims=False)),
     "mean-requantizing": ("mean", dict(out_scale=0.05, out_zp=9)),
     "mean-depth": ("mean", dict(in_shape=(1, 5, 5, 20), axis=(3,))),

@@ -176,10 +176,6 @@ CONSTRAINT_CASES = {
         models.make("arg_max", axis=1),
         "ARG_MAX over axis 1 of a 4-D tensor; only over the last (depth) axis",
     ),
-    "arg_max to int64": (
-        models.make("arg_max", output_type="int64"),
-        "ARG_MAX with int64 indices; the NPU writes int32 ones",
-    ),
     "batch 2": (
         models.make("add", in_shape=(2, 4, 4, 8)),
         "IFM has batch size 2; the IFM batch size must be 1",

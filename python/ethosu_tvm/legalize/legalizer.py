@@ -9,7 +9,7 @@ from ..qdq.match import match_composite
 from ..qdq.patterns import concat_arities
 from ..qdq.values import dtype_of, shape_of
 from .ops import NpuGraph, Tensor
-from .rules import RULES, LegalizeError, npu_shape, ofm_shape
+from .rules import RULES, LegalizeError, npu_shape, ofm_type
 
 
 class _Names:
@@ -18,13 +18,14 @@ class _Names:
     def __init__(self):
         self.used: set[str] = set()
 
-    def tensor(self, var: relax.Var, shape: tuple[int, int, int, int] | None = None) -> Tensor:
-        """`var`'s tensor, in `shape` (the same bytes) when given."""
+    def tensor(self, var: relax.Var, shape: tuple[int, int, int, int] | None = None, dtype: str | None = None
+               ) -> Tensor:
+        """`var`'s tensor, in `shape` and `dtype` (the same bytes) when given."""
         name, suffix = var.name, 1
         while name in self.used:
             name, suffix = f"{var.name}_{suffix}", suffix + 1
         self.used.add(name)
-        return Tensor(name, shape or npu_shape(shape_of(var)), dtype_of(var))
+        return Tensor(name, shape or npu_shape(shape_of(var)), dtype or dtype_of(var))
 
 
 def _outputs(func: relax.Function, tensors: dict) -> tuple[Tensor, ...]:
@@ -48,7 +49,7 @@ def legalize_function(name: str, func: relax.Function, function: str = "") -> Np
             elif isinstance(value, relax.Call) and value.op in composites:
                 composite = composites[value.op]
                 match = match_composite(composite, npu_patterns(concat_arities(composite)))
-                tensors[binding.var] = names.tensor(binding.var, ofm_shape(match, binding.var))
+                tensors[binding.var] = names.tensor(binding.var, *ofm_type(match, binding.var))
                 arguments = {param: tensors[arg] for param, arg in zip(composite.params, value.args)}
                 source = f"{match.kind}:{tensors[binding.var].name}"
                 legalized = RULES[match.kind](match, arguments, tensors[binding.var], source)

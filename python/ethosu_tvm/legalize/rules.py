@@ -24,7 +24,7 @@ from ..partition.constraints import (
     transposed_view,
 )
 from ..qdq.match import Match
-from ..qdq.values import Quant, const_value, is_const, prim_float, quant_of, shape_of, slice_parameters
+from ..qdq.values import Quant, const_value, dtype_of, is_const, prim_float, quant_of, shape_of, slice_parameters
 from ..quantization import (
     conv_multipliers,
     fully_connected_multipliers,
@@ -384,19 +384,29 @@ def arg_max(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuO
     −1, bias the reversed index): v orders as x does, equal values by lowest index. A copy views v as (rows, C), a
     max pool takes each row's m, a copy gives it the OFM's shape. m = 128·q + C − 1 − i with q = ⌊m / 128⌋ (a
     division by 2^7 with truncation, m ≥ 0), so i = 128·q − (m − (C − 1)): a MUL by 128, then a SUB whose IFM2
-    zero point is C − 1, written as int32."""
+    zero point is C − 1, written as int32. int64 indices (an OFM of int32 pairs, see `ofm_type`) are those int32
+    ones concatenated with zeros along the pairs' axis (a MUL by 0)."""
     ifm = tensors[match["ifm"]]
     depth = ifm.shape[3]
     rows = ifm.shape[1] * ifm.shape[2]
     int16_clamp = Clamp(*DTYPE_RANGES["int16"])
+    pairs = dtype_of(match["cast"]) == "int64"
+    indices = Tensor(f"{ofm.name}_low", ofm.shape[:3] + (1,), "int32") if pairs else ofm
 
     def int16(name: str, shape: tuple[int, ...]) -> Operand:
         return Operand(Tensor(f"{ofm.name}_{name}", shape, "int16"), 0, 1.0)
 
     packed, rows_view, best, shaped, low, scaled = (
         int16("packed", ifm.shape), int16("rows", (1, rows, depth, 1)), int16("best", (1, rows, 1, 1)),
-        int16("best_shaped", ofm.shape), int16("quotient", ofm.shape), int16("scaled", ofm.shape))
-    channels = ofm.shape[3]
+        int16("best_shaped", indices.shape), int16("quotient", indices.shape), int16("scaled", indices.shape))
+    channels = indices.shape[3]
+    if pairs:
+        high = Tensor(f"{ofm.name}_high", indices.shape, "int32")
+        zeros = BinaryElementwise(operator="MUL", ifm=shaped, ifm2=int16("nothing", (1, 1, 1, 1)), ofm=_raw(high),
+                                  requant=_unit(), clamp=INT32_CLAMP, source=source, ifm2_scalar=0)
+        words = (zeros, Concatenate(inputs=(_raw(indices), _raw(high)), ofm=_raw(ofm), axis=3, source=source))
+    else:
+        words = ()
     return (
         DepthwiseConv2D(ifm=Operand(ifm, -128, 1.0), ofm=packed, weights=np.full((depth, 1, 1, 1), 127, np.int8),
                         weight_zero_point=-1, bias=np.arange(depth - 1, -1, -1, dtype=np.int64), requant=_unit(),
@@ -411,7 +421,8 @@ def arg_max(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuO
         BinaryElementwise(operator="MUL", ifm=low, ifm2=int16("times", (1, 1, 1, 1)), ofm=scaled, requant=_unit(),
                           clamp=int16_clamp, source=source, ifm2_scalar=128),
         BinaryElementwise(operator="SUB", ifm=scaled, ifm2=Operand(shaped.tensor, depth - 1, 1.0),
-                          ofm=_raw(ofm), requant=_unit(), clamp=INT32_CLAMP, source=source),
+                          ofm=_raw(indices), requant=_unit(), clamp=INT32_CLAMP, source=source),
+        *words,
     )
 
 
@@ -626,13 +637,16 @@ def concatenation(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuO
     )
 
 
-def ofm_shape(match: Match, var: relax.Var) -> tuple[int, int, int, int]:
-    """The 4-D shape a composite's output is written in: PACK's view of its OFM (see `pack_view`), other outputs'
-    own shapes in NHWC."""
+def ofm_type(match: Match, var: relax.Var) -> tuple[tuple[int, int, int, int], str]:
+    """The 4-D shape and element type a composite's output is written in (the same bytes): PACK's view of its OFM
+    (see `pack_view`); int64 ARG_MAX indices as int32 pairs, each index then 0 (little-endian, as the NPU writes no
+    64-bit values); other outputs' own shapes in NHWC."""
     if match.kind == "pack":
         concat = match["concat"]
-        return pack_view(shape_of(concat), int(concat.attrs.axis) % len(shape_of(concat)))[0]
-    return npu_shape(shape_of(var))
+        return pack_view(shape_of(concat), int(concat.attrs.axis) % len(shape_of(concat)))[0], dtype_of(var)
+    if match.kind == "arg_max" and dtype_of(var) == "int64":
+        return npu_shape(shape_of(var) + (2,)), "int32"
+    return npu_shape(shape_of(var)), dtype_of(var)
 
 
 def pack(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:

@@ -634,8 +634,9 @@ ARG_MAX_DEPTH = 127  # the reversed index takes the low 7 bits below the value
 
 
 def check_arg_max(match: Match) -> str:
-    """int8 ARG_MAX over the depth axis into int32 indices: each value shifted left by 7 bits with its reversed index
-    below (so ties go to the first index), a max pool over the depth, and the index recovered from the low bits."""
+    """int8 ARG_MAX over the depth axis into int32 or int64 indices: each value shifted left by 7 bits with its
+    reversed index below (so ties go to the first index), a max pool over the depth, and the index recovered from
+    the low bits (int64 ones written as int32 pairs, the high word 0)."""
     shape = shape_of(match["ifm"])
     axis, index_dtype = int(match["arg"].attrs.axis) % len(shape), dtype_of(match["cast"])
 
@@ -644,8 +645,8 @@ def check_arg_max(match: Match) -> str:
             return f"ARG_MAX over axis {axis} of a {len(shape)}-D tensor; only over the last (depth) axis"
         if shape[-1] > ARG_MAX_DEPTH:
             return f"ARG_MAX over {shape[-1]} values; the IFM depth must be at most {ARG_MAX_DEPTH}"
-        if index_dtype != "int32":
-            return f"ARG_MAX with {index_dtype} indices; the NPU writes int32 ones"
+        if index_dtype not in ("int32", "int64"):
+            return f"ARG_MAX with {index_dtype} indices; the NPU writes int32 ones (int64 as int32 pairs)"
         rows, high = int(np.prod(shape[:-1])), TENSOR_DIM_RANGE[1]
         return "" if rows <= high else f"ARG_MAX over {rows} rows (all but the depth axis); at most {high}"
 
