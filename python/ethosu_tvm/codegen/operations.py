@@ -223,10 +223,13 @@ class OperationBuilder:
 
     def _block_op(self, npu_op: vapi.NpuBlockOperation, op, stripe: Stripe, what: str,
                   depth: int | None = None) -> vapi.NpuBlockOperation:
+        self._operands(npu_op, op, stripe)
+        return self._with_block_config(npu_op, what, depth)
+
+    def _operands(self, npu_op: vapi.NpuBlockOperation, op, stripe: Stripe) -> None:
         npu_op.ifm = self.fm(op.ifm, stripe.ifms[0])
         npu_op.ofm = self.fm(op.ofm, stripe.ofm)
         npu_op.activation = _activation(op.clamp, op.ofm)
-        return self._with_block_config(npu_op, what, depth)
 
     def _with_block_config(self, npu_op: vapi.NpuBlockOperation, what: str,
                            depth: int | None = None) -> vapi.NpuBlockOperation:
@@ -261,8 +264,7 @@ class OperationBuilder:
         if region == CONSTANTS_REGION:
             self._block_op(npu_op, op, stripe, what, depth=preferred)
         else:
-            npu_op.ifm, npu_op.ofm = self.fm(op.ifm, stripe.ifms[0]), self.fm(op.ofm, stripe.ofm)
-            npu_op.activation = _activation(op.clamp, op.ofm)
+            self._operands(npu_op, op, stripe)
             npu_op.block_config = vela_call(what, performance.buffered_block_config, npu_op, op, channels.start,
                                             channels.stop, self.accelerator, preferred, self.system)
             if npu_op.block_config is None:

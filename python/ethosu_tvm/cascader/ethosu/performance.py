@@ -559,9 +559,10 @@ def _costed_stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: va
 
 def stripe_buffering(op: NpuOp, ofm_shape, ifm_shapes, accelerator: vapi.NpuAccelerator,
                      system: System = DEFAULT_SYSTEM) -> BufferingCost | None:
-    """The buffering option of one stripe of a convolution primitive, as code generation would weigh it (its block
-    config and encoded streams, see `stripe_cost`), with no previous operation to overlap (the cascader adds the
-    overlap as it walks the stripes); None for every other primitive, which code generation never buffers."""
+    """The options of one stripe of a convolution primitive as code generation weighs them: streaming (see
+    `stripe_cost`) and reading a copy in SRAM (`buffered_block_config`), with no previous operation to overlap
+    (the cascader's plans add that, `cascader.buffering`); None for every other primitive, which code generation
+    never buffers."""
     if not isinstance(op, Conv2D):
         return None
     return _stripe_buffering(op, _hwc(ofm_shape), tuple(_hwc(shape) for shape in ifm_shapes), accelerator, system)
