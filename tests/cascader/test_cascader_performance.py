@@ -14,6 +14,7 @@ from ethosu_tvm.cascader.ethosu import (
     estimate_cycles,
     find_block_configs,
     performance,
+    stripe_buffering,
     stripe_cost,
 )
 from ethosu_tvm.codegen import compile_npu_graph
@@ -87,13 +88,13 @@ def test_estimate_equals_simulator_on_codegen_streams(case, accelerator):
         weights_region = npu_op.weights[0].region if npu_op.weights else CONSTANTS_REGION
         assert cost.weight_bytes == sim_op.bytes_read.get(weights_region, 0)
         # The cascader's view of the whole primitive: the same operation, weights encoded as codegen encodes them
-        # and read from flash (it does not cost weight buffering yet).
-        whole = stripe_cost(primitive, primitive.ofm.tensor.shape, [o.tensor.shape for o in primitive.inputs],
-                            npu_accelerator)
+        # and read from flash, or (buffered) from the SRAM copy with its own block config.
+        shapes = (primitive.ofm.tensor.shape, [o.tensor.shape for o in primitive.inputs])
+        whole = stripe_cost(primitive, *shapes, npu_accelerator)
         if weights_region == SCRATCH_REGION:  # buffered: the operation reads the SRAM copy
-            npu_op.weights = [vapi.NpuAddressRange(CONSTANTS_REGION, 0, npu_op.weights[0].length)]
-            npu_op.biases = [vapi.NpuAddressRange(CONSTANTS_REGION, 0, npu_op.biases[0].length)]
-            assert whole == estimate_cycles(npu_op, npu_accelerator) and whole.cycles > cost.cycles
+            option = stripe_buffering(primitive, *shapes, npu_accelerator)
+            assert (option.streamed, option.buffered) == (whole.cycles, cost.cycles) and whole.cycles > cost.cycles
+            assert option.nbytes == npu_op.weights[0].length + npu_op.biases[0].length
         else:
             assert whole == cost
 

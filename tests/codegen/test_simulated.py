@@ -422,8 +422,9 @@ def test_arg_max_sweep(shape, depth, accelerator, seed):
 
 @pytest.mark.parametrize("accelerator", ["ethos-u55-128", "ethos-u55-256"])
 def test_system_config_steers_block_choice_and_stays_exact(accelerator):
-    """A weight-heavy 32x32x16 convolution: with its weights in flash (Shared_Sram) the block choice re-reads them
-    from fewer OFM blocks than with constants in SRAM (Sram_Only), where compute decides; every build is exact."""
+    """A weight-heavy 32x32x16 convolution streaming its weights: from flash (Shared_Sram) the block choice
+    re-reads them from fewer OFM blocks than with constants in SRAM (Sram_Only), where compute decides; every
+    build, and the default ones (which may copy the weights to SRAM first), is exact."""
     model = models.make("conv2d", seed=4, in_shape=(1, 32, 32, 16), out_channels=16)
     mod, _ = partition_for_ethosu(from_tflite(model), accelerator)
     (graph,) = legalize(mod)
@@ -431,12 +432,13 @@ def test_system_config_steers_block_choice_and_stays_exact(accelerator):
     for system_config in ("Ethos_U55_High_End_Embedded", "Ethos_U55_Deep_Embedded"):
         for memory_mode in ("Shared_Sram", "Sram_Only"):
             target = EthosuTarget(accelerator, system_config=system_config, memory_mode=memory_mode)
-            artifact = compile_npu_graph(graph, target)
-            (op,) = artifact.ops
+            streaming = compile_npu_graph(graph, target, buffered=frozenset())
+            (op,) = streaming.ops
             blocks_hw[system_config, memory_mode] = -(-32 // op.block_config[0]) * -(-32 // op.block_config[1])
-            for seed in (0, 1):
-                inputs = random_inputs(model, seed)
-                (got,), (ref,) = run_artifact(artifact, inputs), run_litert(model, inputs)
-                assert np.array_equal(got.reshape(ref.shape), ref)
+            for artifact in (streaming, compile_npu_graph(graph, target)):
+                for seed in (0, 1):
+                    inputs = random_inputs(model, seed)
+                    (got,), (ref,) = run_artifact(artifact, inputs), run_litert(model, inputs)
+                    assert np.array_equal(got.reshape(ref.shape), ref)
     for system_config in ("Ethos_U55_High_End_Embedded", "Ethos_U55_Deep_Embedded"):
         assert blocks_hw[system_config, "Shared_Sram"] < blocks_hw[system_config, "Sram_Only"]

@@ -7,7 +7,8 @@ import pytest
 
 from ethosu_tvm.arch import find_accelerator
 from ethosu_tvm.arch.system import find_system
-from ethosu_tvm.cascader.ethosu.performance import buffering_cost, estimate_cycles
+from ethosu_tvm.cascader.buffering import choose_buffering
+from ethosu_tvm.cascader.ethosu.performance import estimate_cycles
 from ethosu_tvm.codegen import compile_npu_graph
 from ethosu_tvm.codegen.memory import SCRATCH_REGION, ConstantPool, plan, weight_buffer
 from ethosu_tvm.codegen.operations import OperationBuilder
@@ -53,37 +54,46 @@ def assert_exact(artifact, model):
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 def test_buffering_pays_and_its_numbers(accelerator):
-    """The cost model's numbers for the chosen block: streaming re-reads the encoded weight and scale streams from
+    """The cost model's numbers for the chosen blocks: streaming re-reads the encoded weight and scale streams from
     flash (1 byte/cycle) once per OFM block in height x width; the DMA reads them once (plus flash's 64-cycle
-    latency), after which the operation re-reads them from SRAM (8 bytes/cycle)."""
+    latency), after which the operation, its block config chosen for weights in SRAM, re-reads them from SRAM
+    (8 bytes/cycle) behind its compute."""
     model = weight_heavy_conv()
     graph = graph_of(model, accelerator)
+    npu_accelerator = EthosuTarget(accelerator).npu_accelerator
     stripes = translate(graph)
     placements, _ = plan(graph, stripes)
-    builder = OperationBuilder(EthosuTarget(accelerator).npu_accelerator, placements, ConstantPool())
-    (conv,) = builder.build(graph.ops[0], stripes[0])  # its buffer is not planned yet: the conv streams
+    builder = OperationBuilder(npu_accelerator, placements, ConstantPool())
+    (conv,) = builder.build(graph.ops[0], stripes[0])  # not among the stripes to buffer: the conv streams
+    (choice,) = builder.choices
+    assert builder.weight_buffers == {}
     block = conv.block_config
     blocks_hw = math.ceil(32 / block.height) * math.ceil(32 / block.width)
     streams = conv.weights[0].length + conv.biases[0].length
-    assert builder.weight_buffers == {weight_buffer(stripes[0]): streams}
-    cost = buffering_cost(conv, EthosuTarget(accelerator).npu_accelerator)
     assert (tuple(block), blocks_hw, streams) == {"ethos-u55-128": ((8, 8, 16), 16, 9552),
                                                   "ethos-u55-256": ((8, 16, 16), 8, 9552)}[accelerator]
-    compute = estimate_cycles(conv, EthosuTarget(accelerator).npu_accelerator).compute_cycles
-    assert cost.streamed == streams * blocks_hw > compute  # bound by the flash
-    assert cost.dma == streams + 64
-    assert cost.buffered == compute  # the SRAM re-reads hide behind compute
-    assert cost.pays
+    assert choice.streamed == streams * blocks_hw > estimate_cycles(conv, npu_accelerator).compute_cycles
+    copy = builder.convolution(graph.ops[0], stripes[0], "conv", SCRATCH_REGION, encode=False)
+    assert choice.buffer.nbytes == copy.weights[0].length + copy.biases[0].length
+    assert choice.buffer.transfer == choice.buffer.nbytes + 64
+    assert choice.buffer.cycles == estimate_cycles(copy, npu_accelerator).compute_cycles
+    assert choose_buffering(builder.choices).buffered == (True,)
 
 
 def test_buffering_that_does_not_pay_streams():
-    """On u55-256 a 16-deep 32x32 conv has 6 OFM blocks: 6 x 2,864 flash bytes cost less than the 2,928-cycle DMA
-    plus the operation, so the conv reads the flash and nothing is planned for it."""
+    """On u55-256 an 8-deep 32x32 conv has 6 OFM blocks: 6 x 752 flash bytes cost less than the 816-cycle DMA
+    plus the operation reading the copy, so the conv reads the flash and nothing is planned for it."""
     accelerator = "ethos-u55-256"
-    model = weight_heavy_conv(16)
-    artifact = compile_npu_graph(graph_of(model, accelerator), EthosuTarget(accelerator))
+    model = weight_heavy_conv(8)
+    graph = graph_of(model, accelerator)
+    stripes = translate(graph)
+    builder = OperationBuilder(EthosuTarget(accelerator).npu_accelerator, plan(graph, stripes)[0], ConstantPool())
+    builder.build(graph.ops[0], stripes[0])
+    (choice,) = builder.choices
+    assert 6 * 752 <= choice.streamed < choice.buffer.transfer + choice.buffer.cycles
+    artifact = compile_npu_graph(graph, EthosuTarget(accelerator))
     (conv,) = stream_ops(artifact)
-    assert conv.kind == "CONV" and conv.bytes_read[0] == 2864 and artifact.scratch_size == 0
+    assert conv.kind == "CONV" and conv.bytes_read[0] == 752 and artifact.scratch_size == 0
     assert_exact(artifact, model)
 
 

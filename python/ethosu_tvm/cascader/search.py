@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..arch import ALIGNMENT, round_up
+from .buffering import Choice, choose_buffering
 from .graph import ROW_AXIS, CascaderGraph, Part
 from .pareto import pareto_frontier, thin
 from .plan import BufferMode, Plan, Proposal, TensorConfig, TensorState
@@ -161,9 +162,9 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
     single stripe (the whole output) gets none, as it is clipped to the tensors anyway (with a warm-up stripe, the
     rows its consumers skip here did not match what code generation reads: a ring one row short).
 
-    With `buffer_weights`, an operation whose part offers a weight buffer takes it when its cycles plus what its
-    transfer outlasts the operation before it (see `Plan`) beat streaming, as code generation decides it; its
-    buffer is live during both operations.
+    With `buffer_weights`, the operations whose parts offer a weight buffer take it where that gives the fewest
+    cycles for the plan (`choose_buffering`: each transfer overlaps the operation before it, see `Plan`), as code
+    generation decides it; a buffer is live during both operations.
     """
     liveness = liveness or _Liveness(graph)
     parts = graph.parts[first:stop]
@@ -181,11 +182,8 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
         warmup = -(-lead // rows) if lead > 0 else 0
     written = dict.fromkeys(names, 0)
     ring = dict.fromkeys(names, 1)
-    cycles = 0
-    overlaps: list[int] = []  # each operation's cycles that the next one's weight transfer can run in
-    buffers: list[int] = []  # each operation's weight buffer bytes (0: it streams)
-    stalls: list[int] = []  # each operation's wait for its transfer (the first one's is all of it)
-    buffered = []
+    choices: list[Choice] = []  # each operation's cycles streaming, and its weight buffer option
+    operations: list[tuple[int, int]] = []  # (part, first output row) of each
     order = _stripe_order(parts, first)
     for start in range(-warmup * rows, height, rows):
         window = _windows(parts, names, output.name, start, min(start + rows, height))
@@ -199,20 +197,16 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
             for tensor, (read_lo, _) in zip(part.inputs, part.input_rows(lo, hi)):
                 if tensor.name in names:
                     ring[tensor.name] = max(ring[tensor.name], written[tensor.name] - read_lo)
-            kernel, buffer, stall = part.stripe_cost(lo, hi), None, 0
-            if buffer_weights and (buffer := part.stripe_buffer(lo, hi)) is not None:
-                stall = max(buffer.transfer - (overlaps[-1] if overlaps else 0), 0)
-                if buffer.cycles + stall < kernel:
-                    kernel = buffer.cycles
-                    buffered.append((index, lo))
-                else:
-                    buffer, stall = None, 0
-            cycles += kernel + stall
-            overlaps.append(kernel if buffer is not None else part.stripe_overlap(lo, hi, kernel))
-            buffers.append(options.align(buffer.nbytes) if buffer is not None else 0)
-            stalls.append(stall)
+            kernel = part.stripe_cost(lo, hi)
+            choices.append(Choice(kernel, part.stripe_overlap(lo, hi, kernel),
+                                  part.stripe_buffer(lo, hi) if buffer_weights else None))
+            operations.append((index, lo))
             if part.output.name in names:
                 written[part.output.name] = max(written[part.output.name], hi)
+    decision = choose_buffering(choices)
+    buffered = [operation for operation, buffers in zip(operations, decision.buffered) if buffers]
+    buffers = [options.align(choice.buffer.nbytes) if buffers else 0
+               for choice, buffers in zip(choices, decision.buffered)]  # each operation's weight buffer bytes
     configs = tuple(TensorConfig(t, TensorState.INTERIOR, mode, min(ring[t.name], t.shape[ROW_AXIS]))
                     for t in interior)
     base = (liveness.boundary_bytes(first, stop, names, options)
@@ -222,9 +216,9 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
         memory, exit_memory = _one_stripe_memory(graph, first, stop, order, configs, buffers, liveness, options)
     stripe_shape = output.shape[:ROW_AXIS] + (rows,) + output.shape[ROW_AXIS + 1:]
     config = StripeConfig.for_tensor(output.shape, stripe_shape)
-    return Plan(tuple(range(first, stop)), config, mode, configs, memory, cycles, warmup, tuple(buffered),
-                entry_buffer=buffers[0], entry_transfer=stalls[0], exit_memory=exit_memory,
-                exit_cycles=overlaps[-1])
+    return Plan(tuple(range(first, stop)), config, mode, configs, memory, decision.total, warmup, tuple(buffered),
+                entry_buffer=buffers[0], entry_transfer=decision.stalls[0], exit_memory=exit_memory,
+                exit_cycles=decision.overlaps[-1])
 
 
 def _row_choices(part: Part, options: CascaderOptions) -> list[int]:

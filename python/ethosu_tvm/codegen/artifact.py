@@ -12,8 +12,9 @@ from ethosu.vela import api as vapi
 from ..legalize.ops import NpuGraph
 from ..target import EthosuTarget
 from .in_place import Alias, candidates, write_in_place
-from .memory import ConstantPool, Placement, nbytes, plan
-from .operations import OperationBuilder
+from ..cascader.buffering import choose_buffering
+from .memory import ConstantPool, Placement, nbytes, plan, weight_buffer
+from .operations import OperationBuilder, buffering_key
 from .schedule import ScheduleFn
 from .tir_to_npu import Stripe, translate
 from .vela_calls import vela_call
@@ -91,11 +92,24 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
                      buffered: frozenset[tuple[int, int]] | None = None, aliases: dict[str, Alias] | None = None):
     """The Vela operations of each stripe, the constant pool, placements and scratch size. A second pass when
     some convolution stripes buffer their weights (those in `buffered`, by primitive index and first OFM row, as
-    the cascader chose them; None: where it pays): their buffers join the memory plan, and the operations use
-    them. While the scratch exceeds `sram_limit` bytes, the largest buffer is left out (its convolution streams).
-    `aliases` are the tensors written in place (see `in_place`)."""
+    the cascader chose them; None: the ones `choose_buffering` picks from a first pass that streams them all):
+    their buffers join the memory plan, and the operations use them. While the scratch exceeds `sram_limit` bytes,
+    the largest buffer is left out (its convolution streams). `aliases` are the tensors written in place (see
+    `in_place`)."""
     wanted: dict[str, int] = {}
     dropped: set[str] = set()
+    if buffered is None:
+        placements, scratch_size = plan(graph, stripes, io_in_scratch, aliases=aliases)
+        pool = ConstantPool()
+        builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system)
+        per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
+        decision = choose_buffering(builder.choices)
+        chosen = [(stripe, choice) for stripe, choice, buffers in zip(builder.stripes, builder.choices,
+                                                                       decision.buffered) if buffers]
+        if not chosen:
+            return per_stripe, pool, placements, scratch_size
+        buffered = frozenset(buffering_key(stripe) for stripe, _ in chosen)
+        wanted = {weight_buffer(stripe): choice.buffer.nbytes for stripe, choice in chosen}
     while True:
         chosen = {name: size for name, size in wanted.items() if name not in dropped}
         placements, scratch_size = plan(graph, stripes, io_in_scratch, chosen, aliases)
@@ -110,9 +124,10 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
         wanted = builder.weight_buffers
 
 
-def _in_place(graph: NpuGraph, stripes: list[Stripe], io_in_scratch: frozenset[str]):
-    """`write_in_place` of each candidate input in turn, kept unless it makes the planned scratch larger: an input
-    produced long before the others would hold the whole concatenation's buffer in the meantime."""
+def written_in_place(graph: NpuGraph, stripes: list[Stripe], io_in_scratch: frozenset[str]):
+    """`write_in_place` of each candidate (a concatenation input, an elementwise output) in turn, kept unless it
+    makes the planned scratch larger: a concatenation input produced long before the others would hold the whole
+    output's buffer in the meantime."""
     chosen: dict = {}
     best = plan(graph, stripes, io_in_scratch)[1]
     for name, place in candidates(graph, stripes).items():
@@ -131,7 +146,7 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleF
     in the scratch region (their IoBinding says where) instead of regions of their own. Weight buffers stay within
     a scratch of `sram_limit` bytes (None: no limit); `buffered` names the convolution stripes that buffer them
     (see `build_operations`)."""
-    stripes, aliases = _in_place(graph, translate(graph, schedule), io_in_scratch)
+    stripes, aliases = written_in_place(graph, translate(graph, schedule), io_in_scratch)
     accelerator = target.npu_accelerator
     per_stripe, pool, placements, scratch_size = build_operations(graph, stripes, target, io_in_scratch, sram_limit,
                                                                   buffered, aliases)

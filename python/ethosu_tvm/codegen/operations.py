@@ -5,8 +5,9 @@ buffer is split over the NPU's tiles (up to two rows and two columns of them). T
 (height, width, depth), so the batch of 1 is dropped. Block configs and the weight traversal of convolutions come
 from the Ethos-U performance model (`ethosu_tvm.cascader.ethosu.performance`). The weights and scale/bias streams
 of a primitive are encoded once per output-channel range, traversal and block depth, and shared by its stripes.
-A convolution that would fetch its streams from flash for many OFM blocks gets them DMAed into an SRAM weight
-buffer of the memory plan first, when the cost model says the transfer costs less than the re-reads it saves.
+A convolution that would fetch its streams from flash for many OFM blocks can get them DMAed into an SRAM weight
+buffer of the memory plan first, with the block config that suits weights in SRAM; which convolutions do is decided
+for the whole sequence by the cost model (`cascader.buffering`).
 """
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from ethosu.vela.operation import ExplicitScaling
 
 from ..arch import LUT_REGION, from_vela
 from ..arch.system import DEFAULT_SYSTEM, System
+from ..cascader.buffering import Choice
 from ..cascader.ethosu import performance
+from ..cascader.graph import WeightBuffer
 from ..legalize.ops import (
     BinaryElementwise,
     Clamp,
@@ -37,7 +40,7 @@ from ..legalize.ops import (
     Upscale,
     average_as_depthwise,
 )
-from .memory import CONSTANTS_REGION, ConstantPool, Placement, softmax_scratch, weight_buffer
+from .memory import CONSTANTS_REGION, SCRATCH_REGION, ConstantPool, Placement, softmax_scratch, weight_buffer
 from .softmax import SoftmaxSequence, row_segments
 from .tir_regions import Interval
 from .tir_to_npu import FeatureMapRegion, Stripe
@@ -126,6 +129,11 @@ def _activation(clamp: Clamp, ofm: Operand) -> vapi.NpuActivation:
     return activation
 
 
+def buffering_key(stripe: Stripe) -> tuple[int, int]:
+    """How a stripe is named in a set of stripes that buffer their weights: (primitive index, first OFM row)."""
+    return stripe.op, stripe.ofm.box[1].start
+
+
 def choose_block_config(op: vapi.NpuBlockOperation, accelerator, system: System, what: str,
                         depth: int | None = None) -> vapi.NpuShape3D | None:
     """The valid block config with the fewest estimated cycles in `system`, of block depth `depth` when there is
@@ -137,12 +145,13 @@ class OperationBuilder:
     """Builds the Vela operations of one NpuGraph's stripes, appending its constants to a shared pool."""
 
     def __init__(self, accelerator, placements: dict[str, Placement], pool: ConstantPool,
-                 system: System = DEFAULT_SYSTEM, buffered: frozenset[tuple[int, int]] | None = None):
+                 system: System = DEFAULT_SYSTEM, buffered: frozenset[tuple[int, int]] = frozenset()):
         self.accelerator = accelerator
-        # (primitive index, first OFM row) of the stripes that buffer their weights, as the cascader chose them;
-        # None: each convolution stripe buffers when the cost model says that pays
+        # (primitive index, first OFM row) of the stripes that buffer their weights
         self.buffered = buffered
-        self._previous = 0  # cycles of the last block operation built that a weight DMA can overlap
+        # per stripe built with a block operation: its options for `cascader.buffering.choose_buffering`
+        self.choices: list[Choice] = []
+        self.stripes: list[Stripe] = []
         self.system = system
         self.placements = placements
         self.pool = pool
@@ -170,17 +179,18 @@ class OperationBuilder:
 
     def build(self, op, stripe: Stripe) -> list[vapi.NpuOperation]:
         """The Vela operations of one stripe of a primitive (the last one produces its OFM)."""
-        npu_ops = self._build(op, stripe)
-        kernels = [npu_op for npu_op in npu_ops if isinstance(npu_op, vapi.NpuBlockOperation)]
-        if kernels:
-            self._previous = vela_call(describe(op), performance.estimate_cycles, kernels[-1], self.accelerator,
-                                       system=self.system).overlap
-        return npu_ops
-
-    def _build(self, op, stripe: Stripe) -> list[vapi.NpuOperation]:
         what = describe(op)
         if isinstance(op, Conv2D):
-            return self._buffered(self.convolution(op, stripe, what), stripe, what)
+            return self._convolution_stripe(op, stripe, what)
+        npu_ops = self._build(op, stripe, what)
+        kernels = [npu_op for npu_op in npu_ops if isinstance(npu_op, vapi.NpuBlockOperation)]
+        if kernels:
+            cost = vela_call(what, performance.estimate_cycles, kernels[-1], self.accelerator, system=self.system)
+            self.choices.append(Choice(cost.cycles, cost.overlap))
+            self.stripes.append(stripe)
+        return npu_ops
+
+    def _build(self, op, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
         if isinstance(op, Pooling):
             return [self.pooling(op, stripe, what)]
         if isinstance(op, BinaryElementwise):
@@ -213,10 +223,13 @@ class OperationBuilder:
 
     def _block_op(self, npu_op: vapi.NpuBlockOperation, op, stripe: Stripe, what: str,
                   depth: int | None = None) -> vapi.NpuBlockOperation:
+        self._operands(npu_op, op, stripe)
+        return self._with_block_config(npu_op, what, depth)
+
+    def _operands(self, npu_op: vapi.NpuBlockOperation, op, stripe: Stripe) -> None:
         npu_op.ifm = self.fm(op.ifm, stripe.ifms[0])
         npu_op.ofm = self.fm(op.ofm, stripe.ofm)
         npu_op.activation = _activation(op.clamp, op.ofm)
-        return self._with_block_config(npu_op, what, depth)
 
     def _with_block_config(self, npu_op: vapi.NpuBlockOperation, what: str,
                            depth: int | None = None) -> vapi.NpuBlockOperation:
@@ -225,7 +238,10 @@ class OperationBuilder:
             raise CodegenError(f"{what}: no block configuration fits in this accelerator's SHRAM")
         return npu_op
 
-    def convolution(self, op: Conv2D, stripe: Stripe, what: str) -> vapi.NpuOperation:
+    def convolution(self, op: Conv2D, stripe: Stripe, what: str, region: int = CONSTANTS_REGION,
+                    encode: bool = True) -> vapi.NpuBlockOperation:
+        """The stripe's convolution, its block config chosen for weights in `region` (the constants, or a weight
+        buffer in scratch) and its streams encoded into the pool (else only their lengths set, in `region`)."""
         depthwise = isinstance(op, DepthwiseConv2D)
         npu_op = vapi.NpuConvDepthWiseOperation() if depthwise else vapi.NpuConv2DOperation()
         kernel_h, kernel_w = op.kernel
@@ -242,33 +258,54 @@ class OperationBuilder:
         # Weights and biases are encoded after the block config: the weight stream depends on its depth.
         npu_op.weights = [vapi.NpuAddressRange(CONSTANTS_REGION, 0, 0)]
         npu_op.biases = [vapi.NpuAddressRange(CONSTANTS_REGION, 0, 0)]
-        encoded = self._encoded.setdefault((stripe.op, stripe.ofm.box[3], traversal), {})
-        self._block_op(npu_op, op, stripe, what, depth=next(iter(encoded), None))
+        channels = stripe.ofm.box[3]
+        encoded = self._encoded.setdefault((stripe.op, channels, traversal), {})
+        preferred = next(iter(encoded), None)
+        if region == CONSTANTS_REGION:
+            self._block_op(npu_op, op, stripe, what, depth=preferred)
+        else:
+            self._operands(npu_op, op, stripe)
+            npu_op.block_config = vela_call(what, performance.buffered_block_config, npu_op, op, channels.start,
+                                            channels.stop, self.accelerator, preferred, self.system)
+            if npu_op.block_config is None:
+                raise CodegenError(f"{what}: no block configuration fits in this accelerator's SHRAM")
         depth = npu_op.block_config.depth
+        if not encode:
+            weights, biases = vela_call(what, performance.encoded_stream_bytes, op, channels.start, channels.stop,
+                                        depth, self.accelerator)
+            npu_op.weights = [vapi.NpuAddressRange(region, 0, weights)]
+            npu_op.biases = [vapi.NpuAddressRange(region, 0, biases)]
+            return npu_op
         if depth not in encoded:
-            encoded[depth] = self._encode(op, stripe.ofm.box[3], depth, what)
+            encoded[depth] = self._encode(op, channels, depth, what)
         weights, biases = encoded[depth]
         npu_op.weights, npu_op.biases = [weights], [biases]
         return npu_op
 
-    def _buffered(self, npu_op: vapi.NpuBlockOperation, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
-        """The convolution, after a DMA of its weight and scale/bias streams (adjacent in the pool) into its SRAM
-        weight buffer when the cascader chose that, or without its choice when the cost model says that pays with
-        the DMA overlapping the operation before (never under Sram_Only, where the constants are SRAM already), and
-        the memory plan placed the buffer; it then reads the copy. Vela's API makes the operation wait for the DMA,
-        and the DMA for the operations still reading the memory it overwrites (none: see `memory.plan`)."""
-        weights, biases = npu_op.weights[0], npu_op.biases[0]
-        if self.buffered is not None:
-            wanted = (stripe.op, stripe.ofm.box[1].start) in self.buffered
-        else:
-            wanted = vela_call(what, performance.buffering_cost, npu_op, self.accelerator, self.system,
-                               self._previous).pays
-        if not wanted:
-            return [npu_op]
+    def _convolution_stripe(self, op: Conv2D, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
+        """A convolution stripe: with a DMA of its streams into its weight buffer first when it is in `buffered`
+        and the memory plan placed the buffer (`_buffered`), else reading them from flash. Its options, streaming
+        or buffered, join `choices`."""
+        key = buffering_key(stripe)
+        copy = self.convolution(op, stripe, what, SCRATCH_REGION, encode=False)  # before any stream is encoded
+        streamed = self.convolution(op, stripe, what, encode=key not in self.buffered)
+        cost = vela_call(what, performance.buffering_cost, streamed, copy, self.accelerator, self.system)
+        self.choices.append(Choice(cost.streamed, cost.overlap, WeightBuffer(cost.nbytes, cost.dma, cost.buffered)))
+        self.stripes.append(stripe)
+        if key not in self.buffered:
+            return [streamed]
         name = weight_buffer(stripe)
-        self.weight_buffers[name] = weights.length + biases.length
-        if name not in self.placements:
-            return [npu_op]
+        self.weight_buffers[name] = cost.nbytes
+        if name not in self.placements:  # no room for it: the convolution streams
+            return [self.convolution(op, stripe, what)]
+        return self._buffered(self.convolution(op, stripe, what, SCRATCH_REGION), stripe, what)
+
+    def _buffered(self, npu_op: vapi.NpuBlockOperation, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
+        """A DMA of the convolution's weight and scale/bias streams (adjacent in the pool) into its SRAM weight
+        buffer, then the convolution reading the copy. Vela's API makes the operation wait for the DMA, and the
+        DMA for the operations still reading the memory it overwrites (none: see `memory.plan`)."""
+        weights, biases = npu_op.weights[0], npu_op.biases[0]
+        name = weight_buffer(stripe)
         if biases.address != weights.address + weights.length:
             raise CodegenError(f"{what}: its weight and scale/bias streams are not adjacent in the constant pool")
         buffer = self.placements[name]

@@ -13,6 +13,7 @@ the command Vela's API generates from it.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import enum
 import functools
@@ -162,7 +163,8 @@ def _streams(npu_op: vapi.NpuBlockOperation, kind: str, ifm_depth: int) -> list[
         return encoded
     k, ofm_depth = npu_op.kernel, npu_op.ofm.shape.depth
     weights = k.height * k.width * (ifm_depth if kind == CONV else 1) * ofm_depth
-    return [(_CONSTANTS_REGION, round_up(weights)), (_CONSTANTS_REGION, round_up(_SCALE_BIAS_BYTES * ofm_depth))]
+    region = npu_op.weights[0].region if npu_op.weights else _CONSTANTS_REGION  # where placeholders put them
+    return [(region, round_up(weights)), (region, round_up(_SCALE_BIAS_BYTES * ofm_depth))]
 
 
 def _lut_bytes(ofm: vapi.NpuFeatureMap) -> int:
@@ -237,39 +239,32 @@ def estimate_cycles(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAcceler
 
 @dataclass(frozen=True)
 class BufferingCost:
-    """A convolution's cycles streaming its weight and scale/bias streams from where they are, against DMAing them
-    (`nbytes`) into an SRAM buffer first: the transfer, then the operation reading the copy once per OFM block.
+    """A convolution's cycles streaming its weight and scale/bias streams from flash (with `overlap` of them free
+    for a transfer issued after it), against DMAing them (`nbytes`, in `dma` cycles) into an SRAM buffer first and
+    reading the copy once per OFM block (`buffered` cycles, with the block config that suits weights in SRAM: it
+    may differ, and so may the stream, encoded for its block depth).
 
     The transfer runs while the previous operation computes: its buffer is planned live during that operation
     too, so the stream's waits let the DMA start with it, once that operation's own reads of the constants' memory
-    are done (`sim.cycles.Timeline`). `previous` is what is left of it then (`OperationCost.overlap`); only what
-    the transfer outlasts it by (`stall`) delays the convolution."""
+    are done (`sim.cycles.Timeline`); only what the transfer outlasts that by delays the convolution. Which
+    operations buffer is decided jointly (`cascader.buffering.choose_buffering`)."""
 
     streamed: int
+    overlap: int
     dma: int
     buffered: int
     nbytes: int
-    previous: int = 0
-
-    @property
-    def stall(self) -> int:
-        return max(self.dma - self.previous, 0)
-
-    @property
-    def pays(self) -> bool:
-        return self.buffered + self.stall < self.streamed
 
 
-def buffering_cost(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator,
-                   system: System = DEFAULT_SYSTEM, previous: int = 0) -> BufferingCost:
-    """The cost of a convolution with its block config and encoded streams as they are, and with them in SRAM
-    (a single buffer, DMAed while the previous operation's last `previous` cycles run)."""
-    costing = _costing(npu_op, accelerator, system)
-    buffered = dataclasses.replace(costing, streams=tuple((_FEATURE_MAP_REGION, n) for _, n in costing.streams))
-    nbytes = sum(length for _, length in costing.streams)
+def buffering_cost(streamed: vapi.NpuBlockOperation, copy: vapi.NpuBlockOperation,
+                   accelerator: vapi.NpuAccelerator, system: System = DEFAULT_SYSTEM) -> BufferingCost:
+    """The cost of a convolution streaming its weights (`streamed`, its streams in flash) and reading a copy of
+    them (`copy`: the same convolution with its block config and encoded streams for weights in SRAM)."""
+    from_flash = estimate_cycles(streamed, accelerator, system=system)
+    nbytes = sum(length for _, length in _costing(copy, accelerator, system).streams)
     transfer = math.ceil(dma_cycles(system, _CONSTANTS_REGION, _FEATURE_MAP_REGION, nbytes))
-    return BufferingCost(costing.cost(npu_op.block_config).cycles, transfer,
-                         buffered.cost(npu_op.block_config).cycles, nbytes, previous)
+    return BufferingCost(from_flash.cycles, from_flash.overlap, transfer,
+                         estimate_cycles(copy, accelerator, system=system).cycles, nbytes)
 
 
 def find_block_configs(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator) -> list[vapi.NpuShape3D]:
@@ -345,6 +340,32 @@ def _choose_block_config(signature: _Signature, accelerator: vapi.NpuAccelerator
                 block.height * block.width * block.depth, tuple(block))
 
     return min(configs, key=rank)
+
+
+def buffered_block_config(npu_op: vapi.NpuBlockOperation, op: Conv2D, start: int, stop: int,
+                          accelerator: vapi.NpuAccelerator, depth: int | None = None,
+                          system: System = DEFAULT_SYSTEM) -> vapi.NpuShape3D | None:
+    """The block config of `op`'s convolution `npu_op` (output channels start..stop−1) reading its weights from an
+    SRAM buffer. `choose_block_config` ranks with the streams' uncompressed sizes, while each block depth has its
+    own encoded stream; so of the configs it ranks best with the weights in SRAM and in flash, the one with fewer
+    cycles reading the encoded streams from SRAM (None when no block fits)."""
+    candidates = []
+    for region in (_FEATURE_MAP_REGION, _CONSTANTS_REGION):
+        trial = copy.copy(npu_op)
+        trial.weights, trial.biases = [vapi.NpuAddressRange(region, 0, 0)], [vapi.NpuAddressRange(region, 0, 0)]
+        block = choose_block_config(trial, accelerator, depth, system)
+        if block is not None and block not in candidates:
+            candidates.append(block)
+
+    def cycles(block: vapi.NpuShape3D) -> int:
+        trial = copy.copy(npu_op)
+        weights, biases = encoded_stream_bytes(op, start, stop, block.depth, accelerator)
+        trial.block_config = block
+        trial.weights = [vapi.NpuAddressRange(_FEATURE_MAP_REGION, 0, weights)]
+        trial.biases = [vapi.NpuAddressRange(_FEATURE_MAP_REGION, 0, biases)]
+        return estimate_cycles(trial, accelerator, system=system).cycles
+
+    return min(candidates, key=cycles, default=None)
 
 
 def scalar_value(op: BinaryElementwise) -> float:
@@ -518,26 +539,30 @@ def _stripe_cost(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccele
 
 
 def _costed_stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccelerator,
-                             system: System) -> vapi.NpuBlockOperation:
+                             system: System, region: int = _CONSTANTS_REGION) -> vapi.NpuBlockOperation:
     """The stripe's operation with the block config code generation would choose and, for a convolution, its
-    encoded streams in the constant region. Raises ValueError when no block config fits."""
+    encoded streams in `region` (the constants, or a weight buffer in SRAM). Raises ValueError when no block
+    config fits."""
     npu_op = _stripe_operation(op, ofm, ifms)
-    npu_op.block_config = choose_block_config(npu_op, accelerator, system=system)
+    if isinstance(op, Conv2D) and region != _CONSTANTS_REGION:
+        npu_op.block_config = buffered_block_config(npu_op, op, 0, op.weights.shape[0], accelerator, system=system)
+    else:
+        npu_op.block_config = choose_block_config(npu_op, accelerator, system=system)
     if npu_op.block_config is None:
         raise ValueError(f"{op.op_name}: no block config fits a stripe of {ofm} in {accelerator.name}'s SHRAM")
     if isinstance(op, Conv2D):  # every stripe reads the primitive's whole (compressed) weight stream
-        weights = _encoded_weight_bytes(op, npu_op.block_config.depth, accelerator)
-        biases = round_up(_SCALE_BIAS_BYTES * op.weights.shape[0])
-        npu_op.weights = [vapi.NpuAddressRange(_CONSTANTS_REGION, 0, weights)]
-        npu_op.biases = [vapi.NpuAddressRange(_CONSTANTS_REGION, 0, biases)]
+        weights, biases = encoded_stream_bytes(op, 0, op.weights.shape[0], npu_op.block_config.depth, accelerator)
+        npu_op.weights = [vapi.NpuAddressRange(region, 0, weights)]
+        npu_op.biases = [vapi.NpuAddressRange(region, 0, biases)]
     return npu_op
 
 
 def stripe_buffering(op: NpuOp, ofm_shape, ifm_shapes, accelerator: vapi.NpuAccelerator,
                      system: System = DEFAULT_SYSTEM) -> BufferingCost | None:
-    """The buffering option of one stripe of a convolution primitive, as code generation would weigh it (its block
-    config and encoded streams, see `stripe_cost`), with no previous operation to overlap (the cascader adds the
-    overlap as it walks the stripes); None for every other primitive, which code generation never buffers."""
+    """The options of one stripe of a convolution primitive as code generation weighs them: streaming (see
+    `stripe_cost`) and reading a copy in SRAM (`buffered_block_config`), with no previous operation to overlap
+    (the cascader's plans add that, `cascader.buffering`); None for every other primitive, which code generation
+    never buffers."""
     if not isinstance(op, Conv2D):
         return None
     return _stripe_buffering(op, _hwc(ofm_shape), tuple(_hwc(shape) for shape in ifm_shapes), accelerator, system)
@@ -546,8 +571,9 @@ def stripe_buffering(op: NpuOp, ofm_shape, ifm_shapes, accelerator: vapi.NpuAcce
 @functools.lru_cache(maxsize=1 << 16)
 def _stripe_buffering(op: Conv2D, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccelerator,
                       system: System) -> BufferingCost:
-    npu_op = _costed_stripe_operation(op, ofm, ifms, accelerator, system)
-    return buffering_cost(npu_op, accelerator, system)
+    return buffering_cost(_costed_stripe_operation(op, ofm, ifms, accelerator, system),
+                          _costed_stripe_operation(op, ofm, ifms, accelerator, system, _FEATURE_MAP_REGION),
+                          accelerator, system)
 
 
 def encode_weights(op: Conv2D, channels: slice, depth: int, accelerator: vapi.NpuAccelerator) -> bytes:
@@ -561,7 +587,10 @@ def encode_weights(op: Conv2D, channels: slice, depth: int, accelerator: vapi.Np
 
 
 @functools.lru_cache(maxsize=1 << 12)
-def _encoded_weight_bytes(op: Conv2D, depth: int, accelerator: vapi.NpuAccelerator) -> int:
-    """The flash bytes of `op`'s whole weight stream for blocks of `depth` channels. Compression matters: flash
-    traffic bounds many layers, and every stripe of a cascade reads the stream again."""
-    return round_up(len(encode_weights(op, slice(None), depth, accelerator)))
+def encoded_stream_bytes(op: Conv2D, start: int, stop: int, depth: int,
+                         accelerator: vapi.NpuAccelerator) -> tuple[int, int]:
+    """The bytes of `op`'s weight stream (for blocks of `depth` channels) and scale/bias stream of output channels
+    start..stop−1, as the constant pool stores them. Compression matters: flash traffic bounds many layers, and
+    every stripe of a cascade reads the stream again."""
+    return (round_up(len(encode_weights(op, slice(start, stop), depth, accelerator))),
+            round_up(_SCALE_BIAS_BYTES * (stop - start)))

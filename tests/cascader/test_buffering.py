@@ -1,0 +1,43 @@
+"""The joint choice of which operations buffer their weights, against hand-computed sequences."""
+from ethosu_tvm.cascader import WeightBuffer
+from ethosu_tvm.cascader.buffering import Choice, choose_buffering
+
+# A depthwise-separable pair as KWS's on ethos-u55-256: the depthwise convolution computes as long reading its
+# weights from flash or from a copy, but streaming keeps the flash busy for all but 54 of its cycles; the 1x1
+# convolution streams for 9,504 cycles, or reads a copy in 3,782 after a 4,816-cycle DMA.
+DEPTHWISE = Choice(4038, 54, WeightBuffer(1328, 1392, 4038))
+POINTWISE = Choice(9504, 0, WeightBuffer(4752, 4816, 3782))
+
+
+def greedy(choices, previous=0):
+    """Each operation the cheaper way given the one before it (the choice code generation made before)."""
+    total = 0
+    for choice in choices:
+        buffered = choice.buffer.cycles + max(choice.buffer.transfer - previous, 0)
+        if buffered < choice.streamed:
+            total, previous = total + buffered, choice.buffer.cycles
+        else:
+            total, previous = total + choice.streamed, choice.overlap
+    return total
+
+
+def test_buffering_one_operation_makes_the_next_one_pay():
+    """Alone, buffering the depthwise convolution costs its 1,392-cycle DMA for nothing; it pays because the 1x1
+    convolution's DMA then overlaps 4,038 cycles instead of 54. All four buffer: 5,430 + 4,560 + 4,038 + 4,560."""
+    choices = [DEPTHWISE, POINTWISE, DEPTHWISE, POINTWISE]
+    decision = choose_buffering(choices)
+    assert decision.buffered == (True, True, True, True)
+    assert decision.stalls == (1392, 4816 - 4038, 0, 4816 - 4038)
+    assert decision.cycles == (4038 + 1392, 3782 + 778, 4038, 3782 + 778)
+    assert decision.overlaps == (4038, 3782, 4038, 3782)
+    assert decision.total == 18588
+    assert greedy(choices) == 4038 + (3782 + 4816 - 54) + 4038 + (3782 + 4816 - 54) == 25164
+
+
+def test_ties_and_operations_without_a_buffer_stream():
+    same = Choice(1000, 0, WeightBuffer(64, 100, 900))  # buffered: 900 + 100 after an operation without overlap
+    assert choose_buffering([same]).buffered == (False,)
+    assert choose_buffering([Choice(500, 500), same]).buffered == (False, True)  # the DMA hides behind 500
+    assert choose_buffering([same], previous=100).buffered == (True,)
+    assert choose_buffering([Choice(7, 3)]).buffered == (False,)
+    assert choose_buffering([]).buffered == ()
