@@ -146,10 +146,11 @@ def test_chosen_block_config_is_the_fastest_valid_one(case, accelerator):
 
 @pytest.fixture
 def unremembered_block_configs():
-    """choose_block_config remembers its answer for an equal operation: a test that patches Vela's search must not
-    leave its answers to the tests after it (in the same process)."""
+    """choose_block_config and find_block_configs remember their answers for an equal operation: a test that
+    patches Vela's search must not leave its answers to the tests after it (in the same process)."""
     yield
     performance._choose_block_config.cache_clear()
+    performance._find_block_configs.cache_clear()
 
 
 def test_no_block_config_when_nothing_fits(monkeypatch, unremembered_block_configs):
@@ -159,7 +160,8 @@ def test_no_block_config_when_nothing_fits(monkeypatch, unremembered_block_confi
         raise AssertionError("Vela asserts when no block fits in SHRAM")
 
     monkeypatch.setattr(vapi, "npu_find_block_configs", nothing_fits)
-    performance._choose_block_config.cache_clear()  # the answer before the patch is remembered
+    performance._choose_block_config.cache_clear()  # the answers before the patch are remembered
+    performance._find_block_configs.cache_clear()
     assert find_block_configs(npu_op, U55_128) == []
     assert choose_block_config(npu_op, U55_128) is None
 

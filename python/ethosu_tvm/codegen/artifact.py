@@ -5,7 +5,7 @@ The path: NpuGraph → TE graph → (scheduled) TIR PrimFunc → stripes (one pe
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ethosu.vela import api as vapi
 
@@ -94,27 +94,37 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
     some convolution stripes buffer their weights (those in `buffered`, by primitive index and first OFM row, as
     the cascader chose them; None: the ones `choose_buffering` picks from a first pass that streams them all):
     their buffers join the memory plan, and the operations use them. While the scratch exceeds `sram_limit` bytes,
-    the largest buffer is left out (its convolution streams). `aliases` are the tensors written in place (see
+    the largest buffer is left out (its convolution streams), and a choice of our own is made again without it
+    (a buffer that only helped the left-out one's DMA goes too). `aliases` are the tensors written in place (see
     `in_place`)."""
     wanted: dict[str, int] = {}
     dropped: set[str] = set()
+    redecide = None
     if buffered is None:
         placements, scratch_size = plan(graph, stripes, io_in_scratch, aliases=aliases)
         pool = ConstantPool()
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system)
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
-        decision = choose_buffering(builder.choices)
-        chosen = [(stripe, choice) for stripe, choice, buffers in zip(builder.stripes, builder.choices,
-                                                                       decision.buffered) if buffers]
-        if not chosen:
+        options = list(zip(builder.stripes, builder.choices))
+
+        def joint(left_out: set[str]) -> tuple[frozenset[tuple[int, int]], dict[str, int]]:
+            choices = [replace(choice, buffer=None) if weight_buffer(stripe) in left_out else choice
+                       for stripe, choice in options]
+            chosen = [option for option, buffers in zip(options, choose_buffering(choices).buffered) if buffers]
+            return (frozenset(buffering_key(stripe) for stripe, _ in chosen),
+                    {weight_buffer(stripe): choice.buffer.nbytes for stripe, choice in chosen})
+
+        redecide = joint
+        buffered, wanted = joint(dropped)
+        if not buffered:
             return per_stripe, pool, placements, scratch_size
-        buffered = frozenset(buffering_key(stripe) for stripe, _ in chosen)
-        wanted = {weight_buffer(stripe): choice.buffer.nbytes for stripe, choice in chosen}
     while True:
         chosen = {name: size for name, size in wanted.items() if name not in dropped}
         placements, scratch_size = plan(graph, stripes, io_in_scratch, chosen, aliases)
         if sram_limit is not None and scratch_size > sram_limit and chosen:
             dropped.add(max(chosen, key=lambda name: (chosen[name], name)))
+            if redecide is not None:
+                buffered, wanted = redecide(dropped)
             continue
         pool = ConstantPool()
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system, buffered)

@@ -268,13 +268,22 @@ def buffering_cost(streamed: vapi.NpuBlockOperation, copy: vapi.NpuBlockOperatio
 
 
 def find_block_configs(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator) -> list[vapi.NpuShape3D]:
-    """Vela's valid block configs for the operation (it depends on a convolution's block_traversal); empty when no
-    block's buffers fit in SHRAM (Vela asserts then)."""
+    """Vela's valid block configs for the operation (it depends on a convolution's block_traversal, not on where
+    its weights are); empty when no block's buffers fit in SHRAM (Vela asserts then)."""
+    shape_only = copy.copy(npu_op)
+    if isinstance(npu_op, (vapi.NpuConv2DOperation, vapi.NpuConvDepthWiseOperation)):
+        shape_only.weights, shape_only.biases = [], []
+    return list(_find_block_configs(_Signature(shape_only), accelerator))
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _find_block_configs(signature: "_Signature", accelerator: vapi.NpuAccelerator) -> tuple[vapi.NpuShape3D, ...]:
+    """find_block_configs, once per operation shape (a convolution is searched streaming and buffered)."""
     with contextlib.redirect_stdout(io.StringIO()):  # Vela's first call announces its default configuration
         try:
-            return vapi.npu_find_block_configs(npu_op, accelerator)
+            return tuple(vapi.npu_find_block_configs(signature.npu_op, accelerator))
         except AssertionError:
-            return []
+            return ()
 
 
 def _structure(value):
