@@ -25,9 +25,11 @@ DS_CNN_MACS = {0: 25 * 5 * 16 * 10 * 4, 1: 25 * 5 * 16 * 9, 2: 25 * 5 * 16 * 16,
                4: 25 * 5 * 16 * 16, 7: 16 * 12}
 
 
-def _summary_cycles(text: str) -> int:
-    (cycles,) = re.findall(r"^NPU: estimated (\d+) cycles per inference", text, re.MULTILINE)
-    return int(cycles)
+def _summary_cycles(text: str) -> tuple[int, int]:
+    """The summary's sum of the operations' cycles, and its elapsed figure."""
+    (figures,) = re.findall(r"^NPU: estimated (\d+) cycles per inference .*, (\d+) elapsed with weight DMAs", text,
+                            re.MULTILINE)
+    return int(figures[0]), int(figures[1])
 
 
 def _measured(module, model: bytes):
@@ -55,9 +57,11 @@ def test_factory_ds_cnn_rows(cascader):
     assert all(r.became.startswith("ethos_u_0 DMA, ethos_u_0 Npu")
                and r.cycles >= max(r.compute_cycles, r.memory_cycles) for r in rows[:8] if "DMA" in r.became)
     assert rows[8].became == "ethos_u_0 NpuElementWiseOperation x33, ethos_u_0 DMA"  # the softmax's sequence
-    assert sum(r.cycles for r in rows) == _summary_cycles(module.summary())
+    total, elapsed = _summary_cycles(module.summary())
+    assert sum(r.cycles for r in rows) == total
 
     cycles, macs, read, written = _measured(module, model)
+    assert elapsed == module.npu_cycles <= total  # what running it reports: the DMAs overlap the operations
     npu = rows
     assert sum(r.cycles for r in npu) == cycles
     assert sum(r.macs for r in npu) == macs
@@ -82,7 +86,7 @@ def test_two_launches_keep_their_operators():
         ("MUL", "ethos_u_1 NpuElementWiseOperation"), ("MAX_POOL_2D", "ethos_u_1 NpuPoolingOperation")]
     assert rows[0].macs == 8 * 8 * 4 * 3 * 3 * 4  # 3x3 convolution, 4 → 4 channels on 8x8
     assert all(r.cycles > 0 for r in rows)
-    assert sum(r.cycles for r in rows) == _summary_cycles(module.summary())
+    assert sum(r.cycles for r in rows) == _summary_cycles(module.summary())[0]
 
 
 def test_kws_csv_and_verbose_table(tmp_path, capsys):
@@ -99,7 +103,7 @@ def test_kws_csv_and_verbose_table(tmp_path, capsys):
     assert [r["target"] for r in rows] == ["NPU"] * 13
     assert [r["operator"] for r in rows[:3]] == ["CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D"]
     assert int(rows[0]["macs"]) == 25 * 5 * 64 * 10 * 4  # 49x10x1 → 25x5x64, 10x4 kernel
-    assert sum(int(r["cycles"]) for r in rows) == _summary_cycles(out)
+    assert sum(int(r["cycles"]) for r in rows) == _summary_cycles(out)[0]
 
     table = out[out.index("index  operator"):out.index("\nWrote ")].splitlines()
     assert len(table) == 1 + 13 + 1

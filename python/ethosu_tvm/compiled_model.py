@@ -131,8 +131,9 @@ class CompiledModel:
         if npu_steps:
             from .layer_report import npu_estimate
 
-            lines.append(f"NPU: estimated {npu_estimate([s.artifact for s in npu_steps])} cycles per inference (the "
-                         "cost model's sum over the NPU operations; per operator: --dump-per-layer)")
+            total, elapsed = npu_estimate([s.artifact for s in npu_steps])
+            lines.append(f"NPU: estimated {total} cycles per inference (the cost model's sum over the NPU operations;"
+                         f" per operator: --dump-per-layer), {elapsed} elapsed with weight DMAs overlapping them")
         for step in npu_steps:
             report = step.artifact.cascade
             if report is not None:
