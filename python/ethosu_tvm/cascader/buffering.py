@@ -40,40 +40,38 @@ class Buffering:
         return sum(self.cycles)
 
 
+def _step(choice: Choice, buffers: bool, previous: int) -> tuple[int, int, int]:
+    """One operation's (cycles, its wait for its transfer, cycles of it the next transfer can overlap), streaming or
+    buffering after an operation that leaves `previous` cycles to overlap."""
+    if not buffers:
+        return choice.streamed, 0, choice.overlap
+    stall = max(choice.buffer.transfer - previous, 0)
+    return choice.buffer.cycles + stall, stall, choice.buffer.cycles
+
+
 def choose_buffering(choices: Sequence[Choice], previous: int = 0) -> Buffering:
     """The buffering of `choices` (in execution order) with the fewest cycles, the first transfer overlapping
     `previous` cycles of the operation before them. Ties keep streaming (less memory)."""
-    # per state (streams, buffers) of the latest operation: (total cycles, decisions so far)
-    states: list[tuple[int, tuple[bool, ...]] | None] = [(0, ()), None]
-    overlaps_before = [previous, previous]
+    # per state of the latest operation (streams, buffers): (total cycles, decisions so far, overlap it leaves)
+    states: list[tuple[int, tuple[bool, ...], int] | None] = [(0, (), previous), None]
     for choice in choices:
         options = []
         for buffers in (False, True):
-            if buffers and choice.buffer is None:
-                options.append(None)
-                continue
             best = None
-            for before, state in enumerate(states):
-                if state is None:
-                    continue
-                own = (choice.buffer.cycles + max(choice.buffer.transfer - overlaps_before[before], 0) if buffers
-                       else choice.streamed)
-                if best is None or state[0] + own < best[0]:
-                    best = (state[0] + own, state[1] + (buffers,))
+            if not buffers or choice.buffer is not None:
+                for state in states:
+                    if state is None:
+                        continue
+                    cycles, _, overlap = _step(choice, buffers, state[2])
+                    if best is None or state[0] + cycles < best[0]:
+                        best = (state[0] + cycles, state[1] + (buffers,), overlap)
             options.append(best)
         states = options
-        overlaps_before = [choice.overlap, choice.buffer.cycles if choice.buffer is not None else 0]
     final = min((s for s in states if s is not None), key=lambda s: (s[0], sum(s[1])))
-    return _replay(choices, final[1], previous)
-
-
-def _replay(choices: Sequence[Choice], buffered: tuple[bool, ...], previous: int) -> Buffering:
     cycles, stalls, overlaps = [], [], []
-    for choice, buffers in zip(choices, buffered):
-        stall = max(choice.buffer.transfer - previous, 0) if buffers else 0
-        own = choice.buffer.cycles if buffers else choice.streamed
-        cycles.append(own + stall)
+    for choice, buffers in zip(choices, final[1]):
+        own, stall, previous = _step(choice, buffers, previous)
+        cycles.append(own)
         stalls.append(stall)
-        overlaps.append(own if buffers else choice.overlap)
-        previous = overlaps[-1]
-    return Buffering(tuple(buffered), tuple(cycles), tuple(stalls), tuple(overlaps))
+        overlaps.append(previous)
+    return Buffering(final[1], tuple(cycles), tuple(stalls), tuple(overlaps))
