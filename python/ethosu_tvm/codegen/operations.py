@@ -129,6 +129,12 @@ def _activation(clamp: Clamp, ofm: Operand) -> vapi.NpuActivation:
     return activation
 
 
+def _require_block_config(npu_op: vapi.NpuBlockOperation, what: str) -> vapi.NpuBlockOperation:
+    if npu_op.block_config is None:
+        raise CodegenError(f"{what}: no block configuration fits in this accelerator's SHRAM")
+    return npu_op
+
+
 def buffering_key(stripe: Stripe) -> tuple[int, int]:
     """How a stripe is named in a set of stripes that buffer their weights: (primitive index, first OFM row)."""
     return stripe.op, stripe.ofm.box[1].start
@@ -234,9 +240,7 @@ class OperationBuilder:
     def _with_block_config(self, npu_op: vapi.NpuBlockOperation, what: str,
                            depth: int | None = None) -> vapi.NpuBlockOperation:
         npu_op.block_config = choose_block_config(npu_op, self.accelerator, self.system, what, depth)
-        if npu_op.block_config is None:
-            raise CodegenError(f"{what}: no block configuration fits in this accelerator's SHRAM")
-        return npu_op
+        return _require_block_config(npu_op, what)
 
     def convolution(self, op: Conv2D, stripe: Stripe, what: str, region: int = CONSTANTS_REGION,
                     encode: bool = True) -> vapi.NpuBlockOperation:
@@ -251,54 +255,57 @@ class OperationBuilder:
         if isinstance(op, TransposeConv2D):
             npu_op.ifm_upscale = vapi.NpuResamplingMode.TRANSPOSE
         npu_op.rounding_mode = _ROUNDING[op.requant.rounding]
-        # Fixed per primitive, so all its stripes agree; it decides the valid block configs and the weight order.
-        traversal = performance.convolution_traversal(op)
         if not depthwise:
-            npu_op.block_traversal = traversal
+            npu_op.block_traversal = performance.convolution_traversal(op)
         # Weights and biases are encoded after the block config: the weight stream depends on its depth.
         npu_op.weights = [vapi.NpuAddressRange(CONSTANTS_REGION, 0, 0)]
         npu_op.biases = [vapi.NpuAddressRange(CONSTANTS_REGION, 0, 0)]
         channels = stripe.ofm.box[3]
-        encoded = self._encoded.setdefault((stripe.op, channels, traversal), {})
-        preferred = next(iter(encoded), None)
+        preferred = next(iter(self._encodings(op, stripe)), None)
         if region == CONSTANTS_REGION:
             self._block_op(npu_op, op, stripe, what, depth=preferred)
         else:
             self._operands(npu_op, op, stripe)
             npu_op.block_config = vela_call(what, performance.buffered_block_config, npu_op, op, channels.start,
                                             channels.stop, self.accelerator, preferred, self.system)
-            if npu_op.block_config is None:
-                raise CodegenError(f"{what}: no block configuration fits in this accelerator's SHRAM")
+            _require_block_config(npu_op, what)
+        weights, biases = vela_call(what, performance.encoded_stream_bytes, op, channels.start, channels.stop,
+                                    npu_op.block_config.depth, self.accelerator)
+        npu_op.weights = [vapi.NpuAddressRange(region, 0, weights)]
+        npu_op.biases = [vapi.NpuAddressRange(region, 0, biases)]
+        return self._encoded_streams(npu_op, op, stripe, what) if encode else npu_op
+
+    def _encodings(self, op: Conv2D, stripe: Stripe) -> dict[int, tuple[vapi.NpuAddressRange, vapi.NpuAddressRange]]:
+        """Block depth → the streams of the stripe's output channels already in the pool (in the primitive's
+        traversal, fixed per primitive, so all its stripes can share one weight stream)."""
+        return self._encoded.setdefault((stripe.op, stripe.ofm.box[3], performance.convolution_traversal(op)), {})
+
+    def _encoded_streams(self, npu_op: vapi.NpuBlockOperation, op: Conv2D, stripe: Stripe,
+                         what: str) -> vapi.NpuBlockOperation:
+        """The convolution with its streams, encoded for its block depth, in the pool (once per depth)."""
+        encoded = self._encodings(op, stripe)
         depth = npu_op.block_config.depth
-        if not encode:
-            weights, biases = vela_call(what, performance.encoded_stream_bytes, op, channels.start, channels.stop,
-                                        depth, self.accelerator)
-            npu_op.weights = [vapi.NpuAddressRange(region, 0, weights)]
-            npu_op.biases = [vapi.NpuAddressRange(region, 0, biases)]
-            return npu_op
         if depth not in encoded:
-            encoded[depth] = self._encode(op, channels, depth, what)
-        weights, biases = encoded[depth]
-        npu_op.weights, npu_op.biases = [weights], [biases]
+            encoded[depth] = self._encode(op, stripe.ofm.box[3], depth, what)
+        npu_op.weights, npu_op.biases = [encoded[depth][0]], [encoded[depth][1]]
         return npu_op
 
     def _convolution_stripe(self, op: Conv2D, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
         """A convolution stripe: with a DMA of its streams into its weight buffer first when it is in `buffered`
         and the memory plan placed the buffer (`_buffered`), else reading them from flash. Its options, streaming
-        or buffered, join `choices`."""
-        key = buffering_key(stripe)
-        copy = self.convolution(op, stripe, what, SCRATCH_REGION, encode=False)  # before any stream is encoded
-        streamed = self.convolution(op, stripe, what, encode=key not in self.buffered)
+        or buffered, join `choices`. Both are chosen before either is encoded, so that neither sways the other's
+        block depth."""
+        copy = self.convolution(op, stripe, what, SCRATCH_REGION, encode=False)
+        streamed = self.convolution(op, stripe, what, encode=False)
         cost = vela_call(what, performance.buffering_cost, streamed, copy, self.accelerator, self.system)
         self.choices.append(Choice(cost.streamed, cost.overlap, WeightBuffer(cost.nbytes, cost.dma, cost.buffered)))
         self.stripes.append(stripe)
-        if key not in self.buffered:
-            return [streamed]
-        name = weight_buffer(stripe)
-        self.weight_buffers[name] = cost.nbytes
-        if name not in self.placements:  # no room for it: the convolution streams
-            return [self.convolution(op, stripe, what)]
-        return self._buffered(self.convolution(op, stripe, what, SCRATCH_REGION), stripe, what)
+        if buffering_key(stripe) in self.buffered:
+            name = weight_buffer(stripe)
+            self.weight_buffers[name] = cost.nbytes
+            if name in self.placements:
+                return self._buffered(self._encoded_streams(copy, op, stripe, what), stripe, what)
+        return [self._encoded_streams(streamed, op, stripe, what)]  # it streams (no room for its buffer, if any)
 
     def _buffered(self, npu_op: vapi.NpuBlockOperation, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
         """A DMA of the convolution's weight and scale/bias streams (adjacent in the pool) into its SRAM weight
@@ -320,7 +327,8 @@ class OperationBuilder:
         """The weight stream (in the primitive's traversal, for blocks of `depth` output channels) and scale/bias
         stream of `channels`."""
         selected = slice(channels.start, channels.stop)
-        encoded = vela_call(what, performance.encode_weights, op, selected, depth, self.accelerator)
+        encoded = vela_call(what, performance.encoded_weights, op, channels.start, channels.stop, depth,
+                            self.accelerator)
         count = op.weights.shape[0]
         scale = np.broadcast_to(op.requant.scale, (count,))[selected]
         shift = np.broadcast_to(op.requant.shift, (count,))[selected]

@@ -595,11 +595,18 @@ def encode_weights(op: Conv2D, channels: slice, depth: int, accelerator: vapi.Np
                                              isinstance(op, DepthwiseConv2D), convolution_traversal(op)))
 
 
+@functools.lru_cache(maxsize=64)
+def encoded_weights(op: Conv2D, start: int, stop: int, depth: int, accelerator: vapi.NpuAccelerator) -> bytes:
+    """`encode_weights` of output channels start..stop−1, remembered for the latest streams: code generation costs a
+    convolution's stream (`encoded_stream_bytes`) just before it stores it."""
+    return encode_weights(op, slice(start, stop), depth, accelerator)
+
+
 @functools.lru_cache(maxsize=1 << 12)
 def encoded_stream_bytes(op: Conv2D, start: int, stop: int, depth: int,
                          accelerator: vapi.NpuAccelerator) -> tuple[int, int]:
     """The bytes of `op`'s weight stream (for blocks of `depth` channels) and scale/bias stream of output channels
     start..stop−1, as the constant pool stores them. Compression matters: flash traffic bounds many layers, and
     every stripe of a cascade reads the stream again."""
-    return (round_up(len(encode_weights(op, slice(start, stop), depth, accelerator))),
+    return (round_up(len(encoded_weights(op, start, stop, depth, accelerator))),
             round_up(_SCALE_BIAS_BYTES * (stop - start)))
