@@ -9,10 +9,10 @@ from dataclasses import dataclass, replace
 
 from ethosu.vela import api as vapi
 
+from ..cascader.buffering import Choice, choose_buffering
 from ..legalize.ops import NpuGraph
 from ..target import EthosuTarget
 from .in_place import Alias, candidates, write_in_place
-from ..cascader.buffering import choose_buffering
 from .memory import ConstantPool, Placement, nbytes, plan, weight_buffer
 from .operations import OperationBuilder, buffering_key
 from .schedule import ScheduleFn
@@ -87,6 +87,16 @@ def _summary(op, npu_ops) -> OpSummary:
     return OpSummary(op.op_name, op.source, type(npu_ops[-1]).__name__, config, count)
 
 
+def _joint_choice(options: list[tuple[Stripe, Choice]], left_out: set[str]
+                  ) -> tuple[frozenset[tuple[int, int]], dict[str, int]]:
+    """The stripes `choose_buffering` buffers, without the buffers named in `left_out`, and their buffers' sizes."""
+    choices = [replace(choice, buffer=None) if weight_buffer(stripe) in left_out else choice
+               for stripe, choice in options]
+    chosen = [option for option, buffers in zip(options, choose_buffering(choices).buffered) if buffers]
+    return (frozenset(buffering_key(stripe) for stripe, _ in chosen),
+            {weight_buffer(stripe): choice.buffer.nbytes for stripe, choice in chosen})
+
+
 def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarget,
                      io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None,
                      buffered: frozenset[tuple[int, int]] | None = None, aliases: dict[str, Alias] | None = None):
@@ -99,23 +109,14 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
     `in_place`)."""
     wanted: dict[str, int] = {}
     dropped: set[str] = set()
-    redecide = None
+    options = None  # each stripe's options, when the choice is ours
     if buffered is None:
         placements, scratch_size = plan(graph, stripes, io_in_scratch, aliases=aliases)
         pool = ConstantPool()
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system)
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
         options = list(zip(builder.stripes, builder.choices))
-
-        def joint(left_out: set[str]) -> tuple[frozenset[tuple[int, int]], dict[str, int]]:
-            choices = [replace(choice, buffer=None) if weight_buffer(stripe) in left_out else choice
-                       for stripe, choice in options]
-            chosen = [option for option, buffers in zip(options, choose_buffering(choices).buffered) if buffers]
-            return (frozenset(buffering_key(stripe) for stripe, _ in chosen),
-                    {weight_buffer(stripe): choice.buffer.nbytes for stripe, choice in chosen})
-
-        redecide = joint
-        buffered, wanted = joint(dropped)
+        buffered, wanted = _joint_choice(options, dropped)
         if not buffered:
             return per_stripe, pool, placements, scratch_size
     while True:
@@ -123,8 +124,8 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
         placements, scratch_size = plan(graph, stripes, io_in_scratch, chosen, aliases)
         if sram_limit is not None and scratch_size > sram_limit and chosen:
             dropped.add(max(chosen, key=lambda name: (chosen[name], name)))
-            if redecide is not None:
-                buffered, wanted = redecide(dropped)
+            if options is not None:
+                buffered, wanted = _joint_choice(options, dropped)
             continue
         pool = ConstantPool()
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system, buffered)
