@@ -25,7 +25,8 @@ import numpy as np
 from ethosu.vela import api as vapi
 
 from ...arch import LUT_BYTES, Accelerator, from_vela, round_up
-from ...arch.cycles import CostedFeatureMap, block_cost, constants_cycles, dma_cycles, vela_arch
+from ...arch.cycles import (CostedFeatureMap, block_cost, block_traffic, constants_cycles, dma_cycles, memory_cycles,
+                           vela_arch)
 from ...arch.system import DEFAULT_SYSTEM, System
 from ...arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from ...legalize.ops import (
@@ -192,6 +193,13 @@ class _Costing:
     streams: tuple[tuple[int, int], ...]
     lut_bytes: int
 
+    def least_cycles(self, block: vapi.NpuShape3D) -> int:
+        """A lower bound of `cost(block).cycles`: the memory cycles alone, without Vela's compute estimate (the
+        slow part)."""
+        traffic = block_traffic(self.kind, self.ifm, None if self.ifm2_scalar else self.ifm2, self.ofm, self.kernel,
+                                (block.height, block.width, block.depth), self.streams, self.lut_bytes)
+        return math.ceil(memory_cycles(self.system, traffic))
+
     def cost(self, block: vapi.NpuShape3D) -> OperationCost:
         estimate = block_cost(self.system, self.accelerator, self.kind, self.mode, self.fused, self.ifm, self.ifm2,
                               self.ifm2_scalar, self.ofm, self.kernel, (block.height, block.width, block.depth),
@@ -348,7 +356,16 @@ def _choose_block_config(signature: _Signature, accelerator: vapi.NpuAccelerator
         return (cost.cycles, cost.compute_cycles, cost.weight_bytes_fetched, blocks,
                 block.height * block.width * block.depth, tuple(block))
 
-    return min(configs, key=rank)
+    # Ranked in order of their memory cycles, a lower bound of their cycles: once that bound exceeds the best
+    # cycles found, no later config can win, and Vela's compute estimate is not asked for it.
+    best, best_rank = None, None
+    for bound, block in sorted(((costing.least_cycles(block), block) for block in configs), key=lambda c: c[0]):
+        if best_rank is not None and bound > best_rank[0]:
+            break
+        block_rank = rank(block)
+        if best_rank is None or block_rank < best_rank:
+            best, best_rank = block, block_rank
+    return best
 
 
 def buffered_block_config(npu_op: vapi.NpuBlockOperation, op: Conv2D, start: int, stop: int,
