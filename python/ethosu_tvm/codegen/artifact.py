@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 from ethosu.vela import api as vapi
 
+from ..arch.system import DEFAULT_SYSTEM, System
 from ..cascader.buffering import Choice, choose_buffering
 from ..legalize.ops import NpuGraph
 from ..target import EthosuTarget
@@ -61,7 +62,8 @@ class CascadeReport:
 class NpuArtifact:
     """Everything needed to run one NPU subgraph: base address table entries are described by `inputs`, `outputs`,
     region 0 (``constants``) and region 1 (``scratch_size`` bytes). `function` is the partitioned module's global
-    function the artifact implements; `cascade` says how the cascader scheduled it (None: it did not run)."""
+    function the artifact implements; `cascade` says how the cascader scheduled it (None: it did not run); `system`
+    is the system its cycles are estimated for (the target's)."""
 
     name: str
     function: str
@@ -74,6 +76,7 @@ class NpuArtifact:
     outputs: tuple[IoBinding, ...]
     ops: tuple[OpSummary, ...]
     cascade: CascadeReport | None = None
+    system: System = DEFAULT_SYSTEM
 
 
 def _binding(tensor, placement: Placement) -> IoBinding:
@@ -175,4 +178,5 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleF
         inputs=tuple(_binding(t, placements[t.name]) for t in graph.inputs),
         outputs=tuple(_binding(t, placements[t.name]) for t in graph.outputs),
         ops=tuple(_summary(graph.ops[stripe.op], ops) for stripe, ops in zip(stripes, per_stripe)),
+        system=target.system,
     )
