@@ -41,10 +41,14 @@ def _measured(module, model: bytes):
     return sum(op.cycles for op in ops), sum(op.macs for op in ops), read, written
 
 
-@pytest.mark.parametrize("cascader", [False, True])
-def test_factory_ds_cnn_rows(cascader):
+@pytest.mark.parametrize("cascader,system", [(False, "Ethos_U55_High_End_Embedded"),
+                                             (True, "Ethos_U55_High_End_Embedded"),
+                                             (False, "Ethos_U55_Deep_Embedded")])
+def test_factory_ds_cnn_rows(cascader, system):
+    """The rows, the summary and the simulator agree in the target's system (not only Vela's default one)."""
     model = models.make_graph("ds_cnn")
-    target = f"ethos-u -accelerator-config=ethos-u55-128{' -enable-cascader=1' if cascader else ''},c"
+    target = f"ethos-u -accelerator-config=ethos-u55-128 -system-config={system}" \
+             f"{' -enable-cascader=1' if cascader else ''},c"
     module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=target)
     rows = layer_rows(module)
     assert [(r.index, r.operator, r.target) for r in rows] == \

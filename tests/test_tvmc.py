@@ -106,6 +106,29 @@ def test_run_writes_outputs_by_model_name(tmp_path, capsys):
     assert y[0, 9] > y[0, 8] > y[0, 0]  # softmax is monotonic in its input
 
 
+def test_run_estimates_cycles_in_the_compiled_system(tmp_path, capsys):
+    """`tvmc run` reports the NPU cycles of the system the model was compiled for, as `module.run` does; flash at
+    half the speed (Deep_Embedded) costs the weight-bound convolution more."""
+    import ethosu_tvm
+
+    data = models.make("conv2d", seed=4, in_shape=(1, 32, 32, 16), out_channels=16)
+    model = _write(tmp_path, "m.tflite", data)
+    x = np.arange(32 * 32 * 16, dtype=np.int64).astype(np.int8).reshape(1, 32, 32, 16)
+    np.savez(tmp_path / "in.npz", input_0=x)
+    reported = {}
+    for system in ("Ethos_U55_High_End_Embedded", "Ethos_U55_Deep_Embedded"):
+        target = f"--target=ethos-u -accelerator-config=ethos-u55-128 -system-config={system},c"
+        assert tvmc(["compile", str(model), target, "-o", str(tmp_path / "m.tar")]) == 0
+        capsys.readouterr()
+        assert tvmc(["run", str(tmp_path / "m.tar"), "--inputs", str(tmp_path / "in.npz")]) == 0
+        (line,) = [s for s in capsys.readouterr().out.splitlines() if s.startswith("NPU: ")]
+        module = ethosu_tvm.build(ethosu_tvm.from_tflite(data), target=target.split("=", 1)[1])
+        module.run([x])
+        assert line == f"NPU: 1 launches on ethos-u55-128, estimated {module.npu_cycles} cycles ({system}, Shared_Sram)"
+        reported[system] = module.npu_cycles
+    assert reported["Ethos_U55_Deep_Embedded"] > reported["Ethos_U55_High_End_Embedded"]
+
+
 BAD_MODEL_CASES = {
     "missing file": (lambda tmp: tmp / "nope.tflite", r"^model file .*nope\.tflite does not exist$"),
     "directory": (lambda tmp: tmp, r"^model .* is not a file$"),

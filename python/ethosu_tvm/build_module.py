@@ -97,8 +97,7 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     report("memory planning")
     workspace = plan_workspace(program, list(config.pools), config.memory_planner, config.io_in_workspace)
     sources = generate(program, workspace, config.user_pools, MODULE)
-    accelerator = config.npu.accelerator if config.npu is not None else None
-    interface = interface_of(program, workspace, accelerator, config.user_pools)
+    interface = interface_of(program, workspace, config.npu, config.user_pools)
     return CompiledModel(config, partitioned, offload, program, workspace, sources, interface)
 
 

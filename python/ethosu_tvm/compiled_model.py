@@ -97,8 +97,7 @@ class CompiledModel:
                 self.export_model_library_format(root / "model.tar")
                 with tarfile.open(root / "model.tar") as tar:
                     tar.extractall(root / "mlf", filter="data")
-            self._runners[debug] = HostProgram(root / "mlf", root, debug,
-                                               self.config.npu.system if self.config.npu else None)
+            self._runners[debug] = HostProgram(root / "mlf", root, debug)
         self._runner = self._runners[debug]
         if not debug:
             return self._runner.run(inputs)

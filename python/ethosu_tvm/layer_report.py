@@ -51,8 +51,8 @@ COLUMNS = tuple(f.name for f in fields(LayerRow))
 
 
 def _launch_stats(artifact: NpuArtifact) -> stats.SimStats:
-    simulator = Simulator(artifact.accelerator)
-    return stats.estimate(simulator.commands(artifact.driver_payload), simulator.accelerator)
+    simulator = Simulator(artifact.accelerator, artifact.system)
+    return stats.estimate(simulator.commands(artifact.driver_payload), simulator.accelerator, simulator.system)
 
 
 def npu_operation_stats(artifact: NpuArtifact) -> list[stats.OpStats]:

@@ -1,6 +1,6 @@
 """The joint choice of which operations buffer their weights, against hand-computed sequences."""
 from ethosu_tvm.cascader import WeightBuffer
-from ethosu_tvm.cascader.buffering import Choice, choose_buffering
+from ethosu_tvm.cascader.buffering import Budget, Choice, choose_buffering
 
 # A depthwise-separable pair as KWS's on ethos-u55-256: the depthwise convolution computes as long reading its
 # weights from flash or from a copy, but streaming keeps the flash busy for all but 54 of its cycles; the 1x1
@@ -41,3 +41,33 @@ def test_ties_and_operations_without_a_buffer_stream():
     assert choose_buffering([same], previous=100).buffered == (True,)
     assert choose_buffering([Choice(7, 3)]).buffered == (False,)
     assert choose_buffering([]).buffered == ()
+
+
+def test_a_budget_keeps_the_fastest_buffers_that_fit():
+    """Two 8,000-byte feature maps live at every step (KWS's), 20,752 bytes at most: a 1x1 buffer fits (16,000 +
+    4,752) but not beside the depthwise buffer before it, which is live at the same step (16,000 + 1,328 + 4,752 =
+    22,080). Buffering the 1x1 convolutions alone is the fastest choice that fits: each DMA overlaps only 54 cycles
+    of the streaming depthwise one, 3,782 + 4,762 = 8,544 cycles instead of 9,504."""
+    choices = [DEPTHWISE, POINTWISE, DEPTHWISE, POINTWISE]
+    budget = Budget(20752, (16000,) * 4, (0, 1, 2, 3))
+    decision = choose_buffering(choices, budget=budget)
+    assert decision.buffered == (False, True, False, True)
+    assert decision.total == 2 * (4038 + 3782 + 4816 - 54) == 25164
+    assert choose_buffering(choices).total == 18588  # without the budget all four buffer
+    # One byte less and no 1x1 buffer fits; a depthwise buffer would, but it only ever pays for a 1x1 one's DMA.
+    assert choose_buffering(choices, budget=Budget(20751, (16000,) * 4, (0, 1, 2, 3))).buffered == (False,) * 4
+
+
+def test_a_buffer_is_live_at_the_step_before_its_operation():
+    """The 1x1 convolution runs at step 2; its buffer is filled during step 1, where 19,000 bytes are live, so it
+    does not fit in 20,752 although step 2 has room. With room at step 1 too both buffer, as without a budget:
+    the two buffers are never live at the same step."""
+    choices = [DEPTHWISE, POINTWISE]
+    assert choose_buffering(choices, budget=Budget(20752, (16000, 19000, 16000), (0, 2))).buffered == (False, False)
+    assert choose_buffering(choices, budget=Budget(20752, (16000, 16000, 16000), (0, 2))).buffered == (True, True)
+
+
+def test_everything_streams_when_nothing_fits():
+    """More than the limit is live without any buffer: no choice fits, so none is made (everything streams)."""
+    decision = choose_buffering([DEPTHWISE, POINTWISE], budget=Budget(20000, (16000, 21000), (0, 1)))
+    assert decision.buffered == (False, False) and decision.total == 4038 + 9504

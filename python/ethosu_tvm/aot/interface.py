@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+from ..arch.system import DEFAULT_SYSTEM, System, find_system
+from ..target import EthosuTarget
 from .program import Program
 from .workspace import Workspace
 
@@ -30,6 +32,13 @@ class ModelInterface:
     pools: tuple[tuple[str, int], ...]  # (name, size) of each workspace pool, in struct order
     user_pools: bool  # tvmgen_default_run takes a workspace_pools argument
     io_in_workspace: bool = False  # ... and no inputs/outputs arguments: I/O lives at `pool`/`offset`
+    system_config: str | None = None  # the system the NPU's cycles are estimated for (None: no NPU launches)
+    memory_mode: str | None = None
+
+    @property
+    def system(self) -> System:
+        """The target's system (Vela's default for tarballs that do not say)."""
+        return find_system(self.system_config, self.memory_mode) if self.system_config else DEFAULT_SYSTEM
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2) + "\n"
@@ -42,14 +51,16 @@ class ModelInterface:
                   for kind in ("inputs", "outputs")}
         return cls(fields["inputs"], fields["outputs"], data["accelerator"],
                    tuple((name, int(size)) for name, size in data["pools"]), bool(data["user_pools"]),
-                   bool(data["io_in_workspace"]))
+                   bool(data["io_in_workspace"]), data.get("system_config"), data.get("memory_mode"))
 
 
-def interface_of(program: Program, workspace: Workspace, accelerator: str | None, user_pools: bool) -> ModelInterface:
+def interface_of(program: Program, workspace: Workspace, npu: EthosuTarget | None, user_pools: bool) -> ModelInterface:
+    """The interface of a program compiled for `npu` (None: host only)."""
     def field(io):
         pool, offset = workspace.offset(io.tensor.name) if workspace.io_in_workspace else (None, None)
         return IOField(io.name, io.c_name, io.tensor.shape, io.tensor.dtype, pool, offset)
 
+    npu = npu if program.has_npu else None
     return ModelInterface(tuple(field(io) for io in program.inputs), tuple(field(io) for io in program.outputs),
-                          accelerator if program.has_npu else None,
-                          tuple(workspace.plan.pool_sizes.items()), user_pools, workspace.io_in_workspace)
+                          npu and npu.accelerator, tuple(workspace.plan.pool_sizes.items()), user_pools,
+                          workspace.io_in_workspace, npu and npu.system_config, npu and npu.memory_mode)

@@ -5,7 +5,9 @@ the transfer outlasts of that operation's `overlap` (the cycles in which it leav
 An operation reading its own weights from flash leaves little overlap, one reading them from a buffer leaves all
 of it; so buffering one operation can make buffering the next pay (Vela buffers every weight stream of a
 depthwise-separable network for this reason). Operation by operation, the cheaper choice given the previous one
-misses that; a two-state dynamic programme over the sequence does not.
+misses that; a two-state dynamic programme over the sequence does not. Under a memory budget it keeps to the
+choices whose buffers fit beside what else is live (`Budget`): a buffer is live during its operation and the one
+before, so whether it fits depends on its neighbours' choices only, which the programme's states hold.
 """
 from __future__ import annotations
 
@@ -23,6 +25,29 @@ class Choice:
     streamed: int
     overlap: int
     buffer: WeightBuffer | None = None
+
+
+@dataclass(frozen=True)
+class Budget:
+    """At most `limit` bytes live at each step of the schedule, where `live[j]` bytes other than weight buffers are
+    live at step j, and choice i is the operation at step `steps[i]` (increasing). A buffer is live at its
+    operation's step and the step before."""
+
+    limit: int
+    live: tuple[int, ...]
+    steps: tuple[int, ...]
+
+    def fits(self, before: tuple[int, int] | None, after: tuple[int, int] | None) -> bool:
+        """Do the steps from one choice's (`before`: its index and its buffer's bytes, 0 when it streams; None: from
+        the first step) up to the next one's (`after`, exclusive; None: to the last step) stay within the limit?"""
+        start = self.steps[before[0]] if before is not None else 0
+        stop = self.steps[after[0]] if after is not None else len(self.live)
+        for step in range(start, stop):
+            extra = before[1] if before is not None and step == start else 0
+            extra += after[1] if after is not None and step == stop - 1 else 0
+            if self.live[step] + extra > self.limit:
+                return False
+        return True
 
 
 @dataclass(frozen=True)
@@ -49,25 +74,37 @@ def _step(choice: Choice, buffers: bool, previous: int) -> tuple[int, int, int]:
     return choice.buffer.cycles + stall, stall, choice.buffer.cycles
 
 
-def choose_buffering(choices: Sequence[Choice], previous: int = 0) -> Buffering:
+def choose_buffering(choices: Sequence[Choice], previous: int = 0, budget: Budget | None = None) -> Buffering:
     """The buffering of `choices` (in execution order) with the fewest cycles, the first transfer overlapping
-    `previous` cycles of the operation before them. Ties keep streaming (less memory)."""
+    `previous` cycles of the operation before them, within `budget` (None: no limit; when nothing fits, not even
+    streaming everything, everything streams). Ties keep streaming (less memory)."""
+    def fits(index: int, previous_buffers: bool, buffers: bool | None) -> bool:
+        """Choice `index` buffering or not (None: past the last one) after the previous one's decision."""
+        if budget is None:
+            return True
+        before = (index - 1, choices[index - 1].buffer.nbytes if previous_buffers else 0) if index > 0 else None
+        after = (index, choices[index].buffer.nbytes if buffers else 0) if buffers is not None else None
+        return budget.fits(before, after)
+
     # per state of the latest operation (streams, buffers): (total cycles, decisions so far, overlap it leaves)
     states: list[tuple[int, tuple[bool, ...], int] | None] = [(0, (), previous), None]
-    for choice in choices:
+    for index, choice in enumerate(choices):
         options = []
         for buffers in (False, True):
             best = None
             if not buffers or choice.buffer is not None:
-                for state in states:
-                    if state is None:
+                for previous_buffers, state in enumerate(states):
+                    if state is None or not fits(index, bool(previous_buffers), buffers):
                         continue
                     cycles, _, overlap = _step(choice, buffers, state[2])
                     if best is None or state[0] + cycles < best[0]:
                         best = (state[0] + cycles, state[1] + (buffers,), overlap)
             options.append(best)
         states = options
-    final = min((s for s in states if s is not None), key=lambda s: (s[0], sum(s[1])))
+    feasible = [s for buffers, s in enumerate(states) if s is not None and fits(len(choices), bool(buffers), None)]
+    if not feasible:
+        return choose_buffering([Choice(c.streamed, c.overlap) for c in choices], previous)
+    final = min(feasible, key=lambda s: (s[0], sum(s[1])))
     cycles, stalls, overlaps = [], [], []
     for choice, buffers in zip(choices, final[1]):
         own, stall, previous = _step(choice, buffers, previous)

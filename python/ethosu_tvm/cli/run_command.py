@@ -107,7 +107,8 @@ def run(args) -> int:
         else:
             outputs = program.run(inputs)
     if program.stats:
-        print(f"NPU: {len(program.stats)} launches on {interface.accelerator}, estimated {program.npu_cycles} cycles")
+        print(f"NPU: {len(program.stats)} launches on {interface.accelerator}, estimated {program.npu_cycles} cycles "
+              f"({interface.system.config.name}, {interface.system.memory_mode})")
     for name, values in outputs.items():
         print(_top(name, values, args.print_top) if args.print_top else f"{name}: {values.dtype} {list(values.shape)}")
     if args.outputs:

@@ -9,11 +9,12 @@ from dataclasses import dataclass, replace
 
 from ethosu.vela import api as vapi
 
-from ..cascader.buffering import Choice, choose_buffering
+from ..arch.system import DEFAULT_SYSTEM, System
+from ..cascader.buffering import Budget, Choice, choose_buffering
 from ..legalize.ops import NpuGraph
 from ..target import EthosuTarget
 from .in_place import Alias, candidates, write_in_place
-from .memory import ConstantPool, Placement, nbytes, plan, weight_buffer
+from .memory import ConstantPool, Placement, live_bytes, nbytes, plan, weight_buffer
 from .operations import OperationBuilder, buffering_key
 from .schedule import ScheduleFn
 from .tir_to_npu import Stripe, translate
@@ -61,7 +62,8 @@ class CascadeReport:
 class NpuArtifact:
     """Everything needed to run one NPU subgraph: base address table entries are described by `inputs`, `outputs`,
     region 0 (``constants``) and region 1 (``scratch_size`` bytes). `function` is the partitioned module's global
-    function the artifact implements; `cascade` says how the cascader scheduled it (None: it did not run)."""
+    function the artifact implements; `cascade` says how the cascader scheduled it (None: it did not run); `system`
+    is the system its cycles are estimated for (the target's)."""
 
     name: str
     function: str
@@ -74,6 +76,7 @@ class NpuArtifact:
     outputs: tuple[IoBinding, ...]
     ops: tuple[OpSummary, ...]
     cascade: CascadeReport | None = None
+    system: System = DEFAULT_SYSTEM
 
 
 def _binding(tensor, placement: Placement) -> IoBinding:
@@ -87,12 +90,14 @@ def _summary(op, npu_ops) -> OpSummary:
     return OpSummary(op.op_name, op.source, type(npu_ops[-1]).__name__, config, count)
 
 
-def _joint_choice(options: list[tuple[Stripe, Choice]], left_out: set[str]
+def _joint_choice(options: list[tuple[Stripe, Choice]], left_out: set[str], budget: Budget | None
                   ) -> tuple[frozenset[tuple[int, int]], dict[str, int]]:
-    """The stripes `choose_buffering` buffers, without the buffers named in `left_out`, and their buffers' sizes."""
+    """The stripes `choose_buffering` buffers within `budget`, without the buffers named in `left_out`, and their
+    buffers' sizes."""
     choices = [replace(choice, buffer=None) if weight_buffer(stripe) in left_out else choice
                for stripe, choice in options]
-    chosen = [option for option, buffers in zip(options, choose_buffering(choices).buffered) if buffers]
+    chosen = [option for option, buffers in zip(options, choose_buffering(choices, budget=budget).buffered)
+              if buffers]
     return (frozenset(buffering_key(stripe) for stripe, _ in chosen),
             {weight_buffer(stripe): choice.buffer.nbytes for stripe, choice in chosen})
 
@@ -103,20 +108,25 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
     """The Vela operations of each stripe, the constant pool, placements and scratch size. A second pass when
     some convolution stripes buffer their weights (those in `buffered`, by primitive index and first OFM row, as
     the cascader chose them; None: the ones `choose_buffering` picks from a first pass that streams them all):
-    their buffers join the memory plan, and the operations use them. While the scratch exceeds `sram_limit` bytes,
-    the largest buffer is left out (its convolution streams), and a choice of our own is made again without it
-    (a buffer that only helped the left-out one's DMA goes too). `aliases` are the tensors written in place (see
-    `in_place`)."""
+    their buffers join the memory plan, and the operations use them. Our own choice keeps to `sram_limit` bytes
+    of scratch at every stripe, counting the bytes live there (`live_bytes`); while the planned scratch still
+    exceeds it (the planner may leave gaps), the largest buffer is left out (its convolution streams), and the
+    choice is made again without it. `aliases` are the tensors written in place (see `in_place`)."""
     wanted: dict[str, int] = {}
     dropped: set[str] = set()
     options = None  # each stripe's options, when the choice is ours
+    budget = None
     if buffered is None:
         placements, scratch_size = plan(graph, stripes, io_in_scratch, aliases=aliases)
         pool = ConstantPool()
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system)
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
         options = list(zip(builder.stripes, builder.choices))
-        buffered, wanted = _joint_choice(options, dropped)
+        if sram_limit is not None:
+            step = {id(stripe): index for index, stripe in enumerate(stripes)}
+            budget = Budget(sram_limit, live_bytes(graph, stripes, io_in_scratch, aliases),
+                            tuple(step[id(stripe)] for stripe, _ in options))
+        buffered, wanted = _joint_choice(options, dropped, budget)
         if not buffered:
             return per_stripe, pool, placements, scratch_size
     while True:
@@ -125,7 +135,7 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
         if sram_limit is not None and scratch_size > sram_limit and chosen:
             dropped.add(max(chosen, key=lambda name: (chosen[name], name)))
             if options is not None:
-                buffered, wanted = _joint_choice(options, dropped)
+                buffered, wanted = _joint_choice(options, dropped, budget)
             continue
         pool = ConstantPool()
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system, buffered)
@@ -175,4 +185,5 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleF
         inputs=tuple(_binding(t, placements[t.name]) for t in graph.inputs),
         outputs=tuple(_binding(t, placements[t.name]) for t in graph.outputs),
         ops=tuple(_summary(graph.ops[stripe.op], ops) for stripe, ops in zip(stripes, per_stripe)),
+        system=target.system,
     )

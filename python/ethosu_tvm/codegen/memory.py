@@ -82,11 +82,6 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[st
     touches it, so the stream's waits let the DMA into it run during that stripe (`sim.cycles.Timeline`). A tensor in
     `aliases` (see `in_place`) has no buffer of its own: it lives inside its root's, which lives from the first
     write of either. Returns (placements by tensor name, scratch size)."""
-    aliases = aliases or {}
-
-    def home(tensor: str) -> str:
-        return aliases[tensor].root if tensor in aliases else tensor
-
     placements: dict[str, Placement] = {}
     io = [t for t in graph.inputs if t.name not in io_in_scratch]
     io += [t for t in graph.outputs if t.name not in {i.name for i in graph.inputs} | io_in_scratch]
@@ -95,6 +90,33 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[st
                          " fit in the NPU's base-address table")
     for index, tensor in enumerate(io):
         placements[tensor.name] = Placement(FIRST_IO_REGION + index, 0)
+    buffers = _scratch_buffers(graph, stripes, io_in_scratch, set(placements), weight_buffers, aliases or {})
+    # The same planner as the model's workspace: the NPU's intermediates are buffers like any other.
+    scratch_plan = plan_memory(buffers, [PoolInfo("scratch")])
+    for allocation in scratch_plan.allocations:
+        placements[allocation.buffer.name] = Placement(SCRATCH_REGION, allocation.offset)
+    for tensor, alias in (aliases or {}).items():
+        root = placements[alias.root]
+        placements[tensor] = Placement(root.region, root.offset + alias.offset)
+    return placements, scratch_plan.pool_sizes["scratch"]
+
+
+def live_bytes(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[str] = frozenset(),
+               aliases: dict[str, Alias] | None = None) -> tuple[int, ...]:
+    """The bytes of the scratch buffers `plan` places (weight buffers aside) live during each stripe: a lower bound
+    of the scratch (the planner may leave gaps)."""
+    outside = {t.name for t in graph.inputs + graph.outputs if t.name not in io_in_scratch}
+    buffers = _scratch_buffers(graph, stripes, io_in_scratch, outside, None, aliases or {})
+    return tuple(sum(b.size for b in buffers if b.first_use <= index <= b.last_use) for index in range(len(stripes)))
+
+
+def _scratch_buffers(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[str], outside: set[str],
+                     weight_buffers: dict[str, int] | None, aliases: dict[str, Alias]) -> list[BufferInfo]:
+    """`plan`'s scratch buffers with their live ranges in stripes (the tensors in `outside` have regions of their
+    own)."""
+    def home(tensor: str) -> str:
+        return aliases[tensor].root if tensor in aliases else tensor
+
     last_use = {}
     for index, stripe in enumerate(stripes):
         for region in [*stripe.ifms, stripe.ofm]:  # a striped tensor is also written by later stripes
@@ -107,7 +129,7 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[st
     planned = {b.name for b in buffers}
     for index, stripe in enumerate(stripes):
         region, name = stripe.ofm, home(stripe.ofm.tensor)
-        if name in placements or name in planned:
+        if name in outside or name in planned:
             continue
         planned.add(name)
         size = round_up(math.prod(region.layout) * np.dtype(region.dtype).itemsize)
@@ -121,12 +143,4 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[st
         if weight_buffers and weight_buffer(stripe) in weight_buffers:
             buffers.append(BufferInfo(weight_buffer(stripe), weight_buffers[weight_buffer(stripe)], max(index - 1, 0),
                                       index, ALIGNMENT))
-    # The same planner as the model's workspace: the NPU's intermediates are buffers like any other.
-    scratch_plan = plan_memory(buffers, [PoolInfo("scratch")])
-    for allocation in scratch_plan.allocations:
-        placements[allocation.buffer.name] = Placement(SCRATCH_REGION, allocation.offset)
-    for tensor, alias in aliases.items():
-        root = placements[alias.root]
-        placements[tensor] = Placement(root.region, root.offset + alias.offset)
-    scratch = scratch_plan.pool_sizes["scratch"]
-    return placements, scratch
+    return buffers

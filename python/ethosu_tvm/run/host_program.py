@@ -19,7 +19,6 @@ import numpy as np
 
 from ..aot.interface import INTERFACE_PATH, ModelInterface
 from ..arch import ALIGNMENT, round_up
-from ..arch.system import DEFAULT_SYSTEM, System
 from ..sim import SimStats, Simulator
 
 SHIM = Path(__file__).with_name("shim")
@@ -73,10 +72,10 @@ def _struct(name: str, fields: Sequence[str]) -> type:
 
 class HostProgram:
     """An extracted MLF compiled for this PC; `run` executes tvmgen_default_run once. A `debug` build calls
-    `run`'s `after_step` after each step (NPU launch or kernel call). NPU cycles are estimated for `system` (the MLF
-    does not record the target's system; None: Vela's default, as `tvmc run` assumes)."""
+    `run`'s `after_step` after each step (NPU launch or kernel call). NPU cycles are estimated for the system the
+    model was compiled for (the interface records it)."""
 
-    def __init__(self, mlf: Path, workdir: Path, debug: bool = False, system: System | None = None):
+    def __init__(self, mlf: Path, workdir: Path, debug: bool = False):
         self.interface = ModelInterface.from_json((mlf / INTERFACE_PATH).read_text())
         library = compile_library(mlf, workdir / ("model_debug.so" if debug else "model.so"), debug)
         self._library = ctypes.CDLL(str(library))
@@ -84,7 +83,7 @@ class HostProgram:
         self._pool_symbols = _pool_symbols(library, self._library) if debug else {}
         self._run = self._library.tvmgen_default_run
         self._run.restype = ctypes.c_int32
-        self._simulator = (Simulator(self.interface.accelerator, system or DEFAULT_SYSTEM)
+        self._simulator = (Simulator(self.interface.accelerator, self.interface.system)
                            if self.interface.accelerator else None)
         self.stats: list[SimStats] = []
         self._error: BaseException | None = None
