@@ -204,8 +204,10 @@ def _tracking_converter(rewrites: _Rewrites):
             alone; with equal scales nothing shifts and it equals the rescaling kernel we build, otherwise not."""
             name = _op_name(self.model, op, self.builtin_names)
             options = {"ADD": tflite.AddOptions, "SUB": tflite.SubOptions}.get(name)
+            if options is None:
+                return
             tensors = self.get_input_tensors(op)[:2] + self.get_output_tensors(op)
-            if options is None or any(t.tensor.Type() != tflite.TensorType.INT16 for t in tensors):
+            if any(t.tensor.Type() != tflite.TensorType.INT16 for t in tensors):
                 return
             table, parsed = op.BuiltinOptions(), options()
             if table is not None:
