@@ -124,8 +124,13 @@ def _converted_view(model: tflite.Model, strip_float_io: bool) -> tuple[tflite.M
 
 
 def _check_tensors(graph: tflite.SubGraph) -> None:
-    """Reject dynamic shapes with one clear message."""
+    """Reject dynamic shapes with one clear message. An operator's intermediates (an integer LSTM's quantization
+    carriers) hold no data: TFLite writes them with shape [0]."""
+    operators = [graph.Operators(j) for j in range(graph.OperatorsLength())]
+    intermediates = {int(i) for op in operators if op.IntermediatesLength() for i in op.IntermediatesAsNumpy()}
     for i in range(graph.TensorsLength()):
+        if i in intermediates:
+            continue
         tensor = graph.Tensors(i)
         shape = tensor.ShapeAsNumpy() if tensor.ShapeLength() else np.zeros(0, np.int32)
         signature = tensor.ShapeSignatureAsNumpy() if tensor.ShapeSignatureLength() else shape
