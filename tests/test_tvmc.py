@@ -129,6 +129,13 @@ def test_run_estimates_cycles_in_the_compiled_system(tmp_path, capsys):
     assert reported["Ethos_U55_Deep_Embedded"] > reported["Ethos_U55_High_End_Embedded"]
 
 
+def _lstm_model() -> bytes:
+    """An integer LSTM: refused by the frontend (not for its zero-size intermediates, which are not dynamic)."""
+    net = models.Net()
+    net.output(net.lstm(net.input((1, 6, 5)), units=4))
+    return net.build()
+
+
 BAD_MODEL_CASES = {
     "missing file": (lambda tmp: tmp / "nope.tflite", r"^model file .*nope\.tflite does not exist$"),
     "directory": (lambda tmp: tmp, r"^model .* is not a file$"),
@@ -144,6 +151,8 @@ BAD_MODEL_CASES = {
                 r"^tensor 'x' has a dynamic shape \(1, -1, 8\): only static shapes can be compiled$"),
     "unsupported op": (lambda tmp: _write(tmp, "u.tflite", sin_model()),
                        r"^operator #0 SIN has no NPU or host kernel \(relax\.sin\)$"),
+    "integer lstm": (lambda tmp: _write(tmp, "l.tflite", _lstm_model()),
+                     r"^the TFLite frontend cannot convert operator #0 UNIDIRECTIONAL_SEQUENCE_LSTM: "),
 }
 
 

@@ -426,3 +426,44 @@ def test_batch_from_shape_reshape():
     assert tuple(graph.Tensors(0).ShapeSignatureAsNumpy()) == (-1, 4, 4, 8)
     inputs = random_inputs(model, 0)
     _assert_same(run_litert(model, inputs), [inputs[0].reshape(1, -1)])
+
+
+def _lstm(shape=(1, 20, 10), units=16, seed=0) -> bytes:
+    net = models.Net(seed=seed)
+    net.output(net.lstm(net.input(shape), units=units))
+    return net.build()
+
+
+def test_lstm_is_written_as_the_integer_kernels_need_it():
+    """UNIDIRECTIONAL_SEQUENCE_LSTM with its 24 inputs (peepholes, projection and layer norm omitted), the output and
+    cell states as variable tensors, and five intermediates of shape [0] (TFLite Micro refuses others); both
+    runtimes run it."""
+    model = _lstm(shape=(2, 6, 5), units=4)
+    graph = read_model(model).Subgraphs(0)
+    (op,) = [graph.Operators(i) for i in range(graph.OperatorsLength())]
+    inputs = [int(i) for i in op.InputsAsNumpy()]
+    assert len(inputs) == 24 and [i for i, t in enumerate(inputs) if t < 0] == [9, 10, 11, 16, 17, 20, 21, 22, 23]
+    states = [graph.Tensors(inputs[i]) for i in (18, 19)]
+    assert [t.IsVariable() for t in states] == [True, True]
+    assert [t.Type() for t in states] == [tflite.TensorType.INT8, tflite.TensorType.INT16]
+    assert states[1].Quantization().Scale(0) == 2.0 ** -11
+    intermediates = [graph.Tensors(int(i)) for i in op.IntermediatesAsNumpy()]
+    assert [tuple(t.ShapeAsNumpy()) for t in intermediates] == [(0,)] * 5
+    x = random_inputs(model, 0)
+    (tflm,), (litert,) = run_tflm(model, x), run_litert(model, x)
+    assert tflm.shape == litert.shape == (2, 6, 4) and tflm.dtype == np.int8
+    assert not np.array_equal(tflm, run_tflm(model, random_inputs(model, 1))[0])
+
+
+def test_lstm_reference_is_tflm():
+    """LiteRT's integer LSTM (gemmlowp's fixed-point sigmoid and tanh) and TFLite Micro's (the lookup-table int16
+    LOGISTIC and TANH, which the U55's activation functions compute and Vela's LSTM follows) differ by one LSB in
+    a few outputs: TFLite Micro, the runtime of Ethos-U systems, is the reference for an LSTM."""
+    model = _lstm()
+    differing = 0
+    for seed in range(5):
+        x = random_inputs(model, seed)
+        (tflm,), (litert,) = run_tflm(model, x), run_litert(model, x)
+        assert np.abs(tflm.astype(np.int32) - litert).max() <= 1
+        differing += int(np.count_nonzero(tflm != litert))
+    assert 0 < differing < 5 * tflm.size // 10

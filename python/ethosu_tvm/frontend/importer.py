@@ -124,8 +124,13 @@ def _converted_view(model: tflite.Model, strip_float_io: bool) -> tuple[tflite.M
 
 
 def _check_tensors(graph: tflite.SubGraph) -> None:
-    """Reject dynamic shapes with one clear message."""
+    """Reject dynamic shapes with one clear message. An operator's intermediates (an integer LSTM's quantization
+    carriers) hold no data: TFLite writes them with shape [0]."""
+    operators = [graph.Operators(j) for j in range(graph.OperatorsLength())]
+    intermediates = {int(i) for op in operators if op.IntermediatesLength() for i in op.IntermediatesAsNumpy()}
     for i in range(graph.TensorsLength()):
+        if i in intermediates:
+            continue
         tensor = graph.Tensors(i)
         shape = tensor.ShapeAsNumpy() if tensor.ShapeLength() else np.zeros(0, np.int32)
         signature = tensor.ShapeSignatureAsNumpy() if tensor.ShapeSignatureLength() else shape
@@ -204,8 +209,10 @@ def _tracking_converter(rewrites: _Rewrites):
             alone; with equal scales nothing shifts and it equals the rescaling kernel we build, otherwise not."""
             name = _op_name(self.model, op, self.builtin_names)
             options = {"ADD": tflite.AddOptions, "SUB": tflite.SubOptions}.get(name)
+            if options is None:
+                return
             tensors = self.get_input_tensors(op)[:2] + self.get_output_tensors(op)
-            if options is None or any(t.tensor.Type() != tflite.TensorType.INT16 for t in tensors):
+            if any(t.tensor.Type() != tflite.TensorType.INT16 for t in tensors):
                 return
             table, parsed = op.BuiltinOptions(), options()
             if table is not None:

@@ -40,6 +40,7 @@ class _Tensor:
     data: np.ndarray | None
     quantization: Quantization | None
     signature: tuple[int, ...] | None = None
+    variable: bool = False
 
 
 @dataclass
@@ -50,6 +51,7 @@ class _Operator:
     options_table: str | None
     options: dict = field(default_factory=dict)
     version: int = 1
+    intermediates: tuple[int, ...] = ()
 
 
 class ModelBuilder:
@@ -63,15 +65,17 @@ class ModelBuilder:
         self._tensors: list[_Tensor] = []
         self._operators: list[_Operator] = []
 
-    def add_tensor(self, name: str, shape, dtype, data=None, quantization: Quantization | None = None) -> int:
-        """Add a tensor (a constant when `data` is given) and return its index."""
+    def add_tensor(self, name: str, shape, dtype, data=None, quantization: Quantization | None = None,
+                   variable: bool = False) -> int:
+        """Add a tensor (a constant when `data` is given; a `variable` one is state the runtime keeps between
+        invocations, as an LSTM's) and return its index."""
         dtype = np.dtype(dtype)
         if dtype not in _TENSOR_TYPES:
             raise ValueError(f"unsupported tensor dtype {dtype}")
         shape = tuple(int(d) for d in shape)
         if data is not None:
             data = np.ascontiguousarray(np.asarray(data, dtype=dtype).reshape(shape))
-        self._tensors.append(_Tensor(name, shape, dtype, data, quantization))
+        self._tensors.append(_Tensor(name, shape, dtype, data, quantization, variable=variable))
         return len(self._tensors) - 1
 
     def tensor_shape(self, index: int) -> tuple[int, ...]:
@@ -85,13 +89,14 @@ class ModelBuilder:
         self._tensors[index].signature = tuple(int(d) for d in signature)
 
     def add_operator(self, builtin: int, inputs, outputs, options_table: str | None = None,
-                     options: dict | None = None, version: int = 1) -> None:
-        """Add an operator; `options` maps schema field names (e.g. "StrideW") to ints, floats, bools or int lists.
+                     options: dict | None = None, version: int = 1, intermediates=()) -> None:
+        """Add an operator; `options` maps schema field names (e.g. "StrideW") to ints, floats, bools or int lists;
+        `intermediates` are the tensors a kernel takes its internal quantization from (an integer LSTM's).
 
         An input index of -1 marks an omitted optional input, as in the schema.
         """
         self._operators.append(_Operator(builtin, tuple(inputs), tuple(outputs), options_table,
-                                         dict(options or {}), version))
+                                         dict(options or {}), version, tuple(intermediates)))
 
     def build(self, inputs: list[int], outputs: list[int], input_names: list[str],
               output_names: list[str]) -> bytes:
@@ -194,6 +199,8 @@ class ModelBuilder:
         table.AddName(fbb, name)
         if quant is not None:
             table.AddQuantization(fbb, quant)
+        if tensor.variable:
+            table.AddIsVariable(fbb, True)
         return table.End(fbb)
 
     @staticmethod
@@ -214,10 +221,14 @@ class ModelBuilder:
         options = self._options(fbb, op.options_table, op.options) if op.options_table else None
         inputs = fbb.CreateNumpyVector(np.array(op.inputs, dtype=np.int32))
         outputs = fbb.CreateNumpyVector(np.array(op.outputs, dtype=np.int32))
+        intermediates = fbb.CreateNumpyVector(np.array(op.intermediates, dtype=np.int32)) if op.intermediates \
+            else None
         table.Start(fbb)
         table.AddOpcodeIndex(fbb, code_index)
         table.AddInputs(fbb, inputs)
         table.AddOutputs(fbb, outputs)
+        if intermediates is not None:
+            table.AddIntermediates(fbb, intermediates)
         if options is not None:
             table.AddBuiltinOptionsType(fbb, getattr(tflite.BuiltinOptions, op.options_table))
             table.AddBuiltinOptions(fbb, options)
