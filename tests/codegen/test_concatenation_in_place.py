@@ -75,3 +75,15 @@ def test_only_what_qualifies_is_written_in_place(accelerator):
     assert _copies(artifact) == 2  # `shared` into `inner`, and `z` into the output
     # in scratch: only `shared` (the outputs have regions of their own; `pooled` and `inner` are inside output 0)
     assert artifact.scratch_size == _bytes((1, 6, 6, 8))
+
+
+def test_inputs_of_one_concatenation_are_tried_together():
+    """SPACE_TO_DEPTH by 3 regroups its 6x9x5 input (a copy into scratch), slices it three ways and concatenates
+    the slices. One slice in place would hold the output's buffer from its copy on while the other two still need
+    buffers of their own (736 bytes of scratch instead of 560), so alone none pays; the three together leave the
+    regrouped input and the output (544). The output is then copied into its own shape: a reshape reads it whole,
+    which does not keep its inputs from being placed in it."""
+    model = models.make("space_to_depth", 0, block_size=3, in_shape=(1, 6, 9, 5))
+    _, (artifact,) = compile_model(model, "ethos-u55-128")
+    assert _copies(artifact) == 0 and artifact.scratch_size == _bytes((1, 2, 9, 15), (1, 2, 3, 45)) == 544
+    assert_model_exact(model, "ethos-u55-128")

@@ -92,6 +92,31 @@ def test_mirror_pad(case, accelerator):
         assert_model_exact(models.make("mirror_pad", seed, **MIRROR_PADS[case]), accelerator)
 
 
+BLOCK_MOVES = {
+    "depth-to-space": ("depth_to_space", {}),
+    "depth-to-space-by-3": ("depth_to_space", dict(block_size=3, in_shape=(1, 3, 5, 18))),
+    "depth-to-space-by-4": ("depth_to_space", dict(block_size=4, in_shape=(1, 2, 3, 48))),
+    "space-to-depth": ("space_to_depth", {}),
+    "space-to-depth-by-3": ("space_to_depth", dict(block_size=3, in_shape=(1, 6, 9, 5))),
+    "space-to-depth-by-4": ("space_to_depth", dict(block_size=4, in_shape=(1, 8, 4, 3))),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", BLOCK_MOVES)
+def test_depth_to_space_and_back(case, accelerator):
+    """DEPTH_TO_SPACE and SPACE_TO_DEPTH (which Vela leaves on the CPU): one strided copy per block row, each into
+    its place in the output (the concatenation of the copies is written in place), then a copy into the output's
+    shape; SPACE_TO_DEPTH first regroups its input (a copy)."""
+    op, params = BLOCK_MOVES[case]
+    block = params.get("block_size", 2)
+    for seed in (0, 5):
+        assert_model_exact(models.make(op, seed, **params), accelerator)
+    _, (artifact,) = compile_model(models.make(op, 0, **params), accelerator)
+    regroup = ["ethosu.identity"] if op == "space_to_depth" else []
+    assert [o.op for o in artifact.ops] == regroup + ["ethosu.slice"] * block + ["ethosu.identity"]
+
+
 SLICES = {
     "slice": ("slice", {}),
     "slice-channels": ("slice", dict(in_shape=(1, 6, 7, 20), begin=(0, 0, 3, 5), size=(1, -1, 2, 11))),

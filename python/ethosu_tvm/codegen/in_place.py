@@ -16,6 +16,7 @@ read.
 """
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
@@ -60,9 +61,11 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
     """Every tensor that may be written in place, and where it goes: concatenation inputs into the output, then
     elementwise outputs into the input they overwrite (unless they are such a concatenation input)."""
     writers, readers = defaultdict(set), defaultdict(set)
-    # no region of the tensor is smaller than it (a ring as large as its tensor, as in a one-stripe cascade, never
-    # wraps)
+    # A tensor placed inside another is addressed in that one's layout: each of its regions must be laid out as the
+    # tensor itself (`unwrapped`; a ring as large as its tensor, as in a one-stripe cascade, never wraps). The
+    # tensor it goes into only needs a whole buffer (`whole`: no ring smaller than it; a reshape reads it as it is).
     unwrapped: dict[str, bool] = defaultdict(lambda: True)
+    whole: dict[str, bool] = defaultdict(lambda: True)
     shapes = _shapes(graph)
     for stripe in stripes:
         writers[stripe.ofm.tensor].add(stripe.op)
@@ -70,11 +73,13 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
             readers[region.tensor].add(stripe.op)
         for region in (stripe.ofm, *stripe.ifms):
             if region.tensor in shapes:
-                unwrapped[region.tensor] &= region.layout == shapes[region.tensor][0]
+                shape = shapes[region.tensor][0]
+                unwrapped[region.tensor] &= region.layout == shape
+                whole[region.tensor] &= math.prod(region.layout) >= math.prod(shape)
     boundary = {tensor.name for tensor in (*graph.inputs, *graph.outputs)}
     found: dict[str, Place] = {}
     for index, op in enumerate(graph.ops):
-        if not isinstance(op, Concatenate) or not unwrapped[op.ofm.tensor.name]:
+        if not isinstance(op, Concatenate) or not whole[op.ofm.tensor.name]:
             continue
         names = [operand.tensor.name for operand in op.inputs]
         for name, start in zip(names, op.offsets):
@@ -84,7 +89,7 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
                 found[name] = (op.ofm.tensor.name, op.axis, start)
     for index, name in elementwise_reuse(graph).items():
         output = graph.ops[index].ofm.tensor.name
-        if output not in found and unwrapped[output] and unwrapped[name]:
+        if output not in found and unwrapped[output] and whole[name]:
             found[output] = (name, 0, 0)
     return found
 
