@@ -55,6 +55,7 @@ def _npu_patterns(concat_arities: tuple[int, ...]) -> tuple[CompositePattern, ..
         reduction(f"{CODEGEN}.reduce_max", "relax.max"),
         reduction(f"{CODEGEN}.reduce_min", "relax.min"),
         arg_min_max(f"{CODEGEN}.arg_max", "relax.argmax"),
+        arg_min_max(f"{CODEGEN}.arg_min", "relax.argmin"),
         *(unary(f"{CODEGEN}.{kind}", core) for kind, core in UNARY_CORES.items()),
         hard_swish(f"{CODEGEN}.hard_swish"),
         prelu(f"{CODEGEN}.prelu"),
