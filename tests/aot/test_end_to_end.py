@@ -299,6 +299,21 @@ def test_resize_on_the_npu(case, accelerator, tmp_path):
     _assert_placed_on_the_npu(models.make(op, 4, **params), op.upper(), accelerator, tmp_path)
 
 
+NPU_CASTS = {  # widening CASTs (which Vela leaves on the CPU), each a MUL by 1 into the wider type
+    "int8-int32": {},
+    "int8-int16": dict(out_type="int16", in_shape=(5, 9)),
+    "int16-int32": dict(dtype="int16", in_shape=(1, 3, 4, 70)),
+    "int8-int8": dict(out_type="int8"),
+}
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+@pytest.mark.parametrize("case", NPU_CASTS)
+def test_cast_on_the_npu(case, accelerator, tmp_path):
+    _assert_placed_on_the_npu(models.make("cast", 3, **NPU_CASTS[case]), "CAST", accelerator, tmp_path,
+                              reference_runner("cast"))
+
+
 NPU_REDUCTIONS = {  # reductions beyond the factory defaults, each on the NPU
     "sum-depth": ("sum", dict(axis=(3,), keep_dims=False)),
     "sum-int16": ("sum", dict(dtype="int16", in_shape=(1, 6, 7, 12))),

@@ -430,6 +430,15 @@ def arg_max(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuO
     )
 
 
+def cast(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """A widening CAST (partitioning checks): the raw integers times 1 into the wider type."""
+    ifm = _raw(tensors[match["ifm"]])
+    one = Operand(Tensor(f"{ofm.name}_one", (1, 1, 1, 1), ifm.tensor.dtype), 0, 1.0)
+    clamp = Clamp(*DTYPE_RANGES[ofm.dtype]) if ofm.dtype in DTYPE_RANGES else INT32_CLAMP
+    return BinaryElementwise(operator="MUL", ifm=ifm, ifm2=one, ofm=_raw(ofm), requant=_unit(), clamp=clamp,
+                             source=source, ifm2_scalar=1)
+
+
 def _single(real: float) -> Requantize:
     return _scaled(*npu_scale_shift(real))
 
@@ -799,6 +808,7 @@ RULES: dict[str, Rule] = {
     "reduce_min": reduce_extreme,
     "arg_max": arg_max,
     "arg_min": arg_max,
+    "cast": cast,
     "relu": table,
     "clip": table,
     "abs": table,

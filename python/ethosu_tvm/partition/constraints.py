@@ -654,6 +654,26 @@ def check_arg_max(match: Match) -> str:
     return _first(lambda: _feature_map(match["ifm"], "IFM"), form)
 
 
+CAST_WIDENS = {"int8": ("int8", "int16", "int32"), "int16": ("int16", "int32")}
+
+
+def check_cast(match: Match) -> str:
+    """CAST of the raw integers to as many bits or more (a MUL by 1 into the wider type); narrowing wraps in C,
+    where the NPU saturates."""
+    ifm_type, ofm_type = dtype_of(match["ifm"]), dtype_of(match["cast"])
+
+    def widens() -> str:
+        if ofm_type not in CAST_WIDENS.get(ifm_type, ()):
+            return f"CAST from {ifm_type} to {ofm_type}; the NPU saturates where narrowing wraps"
+        return ""
+
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM", dtypes=COPY_DTYPES),
+        lambda: _feature_map(match["cast"], "OFM", dtypes=("int8", "int16", "int32")),
+        widens,
+    )
+
+
 def check_lookup(match: Match) -> str:
     """Unary int8 functions become a 256-entry table: only the feature maps and their quantization matter."""
     return _first(
@@ -1108,6 +1128,7 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "reduce_min": check_reduce_extreme,
     "arg_max": check_arg_max,
     "arg_min": check_arg_max,
+    "cast": check_cast,
     "relu": check_lookup,
     "clip": check_lookup,
     "abs": check_lookup,

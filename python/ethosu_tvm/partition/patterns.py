@@ -17,6 +17,7 @@ from ..qdq.patterns import (
     arg_min_max,
     batch_matmul,
     called_functions,
+    cast,
     concatenation,
     hard_swish,
     pack,
@@ -70,6 +71,7 @@ def _npu_patterns(concat_arities: tuple[int, ...]) -> tuple[CompositePattern, ..
         batch_matmul(f"{CODEGEN}.batch_matmul"),
         *(pattern for n in concat_arities
           for pattern in (concatenation(f"{CODEGEN}.concatenation", n), pack(f"{CODEGEN}.pack", n, COPY_DTYPES))),
+        cast(f"{CODEGEN}.cast"),  # after every pattern with an astype of its own; CAST operators only
     )
 
 
