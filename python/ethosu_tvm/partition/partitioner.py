@@ -37,8 +37,8 @@ def _fusion_pattern(pattern: CompositePattern, log: _CheckLog, owners: dict[str,
     def run(ctx) -> bool:
         names = [var.name for var in ctx.matched_bindings.keys()]
         sliced = next((owners[n] for n in names if owners.get(n) in _SLICED_OPS), None)
-        foreign = next((owners[n] for n in names if owners.get(n, _OWNED_PATTERNS.get(pattern.kind))
-                        != _OWNED_PATTERNS.get(pattern.kind, owners.get(n))), None)
+        owner = _OWNED_PATTERNS.get(pattern.kind)
+        foreign = next((owners[n] for n in names if owner is not None and owners.get(n, owner) != owner), None)
         if pattern.kind == "reshape" and sliced is not None:
             reason = f"no NPU pattern for {sliced}"
         elif foreign is not None:
