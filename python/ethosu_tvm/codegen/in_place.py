@@ -24,12 +24,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..legalize.ops import Concatenate, NpuGraph, Softmax, Transpose
+from ..legalize.ops import OWN_OFM_LAYOUT, Concatenate, NpuGraph
 from ..legalize.reuse import elementwise_reuse
 from .tir_to_npu import FeatureMapRegion, Stripe
 
-# Primitives whose code generation lays out the OFM itself instead of through its feature map's strides.
-_OWN_OFM_LAYOUT = (Softmax, Transpose)
 
 
 @dataclass(frozen=True)
@@ -106,7 +104,7 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
             producers = writers[name]
             fits = unwrapped[name] if whole[output] else ring_rows(name) == rows
             if (name not in boundary and names.count(name) == 1 and readers[name] == {index} and len(producers) == 1
-                    and fits and not isinstance(graph.ops[next(iter(producers))], _OWN_OFM_LAYOUT)):
+                    and fits and not isinstance(graph.ops[next(iter(producers))], OWN_OFM_LAYOUT)):
                 found[name] = (output, op.axis, start)
     for index, name in elementwise_reuse(graph).items():
         output = graph.ops[index].ofm.tensor.name
