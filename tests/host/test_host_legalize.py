@@ -84,7 +84,6 @@ HOST_CASES = [
     ("arg_max", dict(in_shape=(1, 4, 4, 128), output_type="int64")),  # more values than the NPU's index bits
     ("arg_max", dict(in_shape=(3, 10), axis=0)),
     ("arg_min", dict(axis=-3, output_type="int64")),
-    ("cast", {}),
     ("log_softmax", {}),
     ("add_n", {}),
     ("greater", dict(in2_scale=0.03, in2_zp=5)),
