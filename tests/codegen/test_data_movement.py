@@ -117,6 +117,22 @@ def test_depth_to_space_and_back(case, accelerator):
     assert [o.op for o in artifact.ops] == regroup + ["ethosu.slice"] * block + ["ethosu.identity"]
 
 
+GATHERS_ND = {  # constant indices: one slice per index tuple, concatenated (Vela leaves GATHER_ND on the CPU)
+    "rows": ("gather_nd", {}),
+    "rows-int16": ("gather_nd", dict(dtype="int16")),
+    "elements": ("gather_nd", dict(in_shape=(5, 4), indices=((4, 3), (0, 0), (2, 1), (4, 3)))),
+    "planes": ("gather_nd", dict(in_shape=(1, 4, 3, 5), indices=((0, 1), (0, 3), (0, 0)))),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", GATHERS_ND)
+def test_gather_nd_at_constant_indices(case, accelerator):
+    op, params = GATHERS_ND[case]
+    for seed in (0, 5):
+        assert_model_exact(models.make(op, seed, **params), accelerator)
+
+
 SLICES = {
     "slice": ("slice", {}),
     "slice-channels": ("slice", dict(in_shape=(1, 6, 7, 20), begin=(0, 0, 3, 5), size=(1, -1, 2, 11))),
