@@ -10,9 +10,9 @@ transpose lay their OFM out themselves), and either neither it nor the output li
 than the tensor (the slice is the input's whole buffer, at a fixed offset; a ring as large as its tensor, as in a
 cascade of one stripe, never wraps) or, inside a cascade, both are rings of the same rows and the concatenation
 joins them along the width or the depth (row y is ring row y mod R in both, so the input's producer writes each
-row where the concatenation would have copied it, in the same stripe). Code generation keeps each such input in place unless the memory plan
-grows (`codegen.artifact`). Concatenations have equal input and output quantizations (see
-`legalize.ops.Concatenate`), so the producer's arithmetic does not change; only where its bytes land. An
+row where the concatenation would have copied it, in the same stripe). Code generation keeps each such input in
+place unless the memory plan grows (`codegen.artifact`). Concatenations have equal input and output quantizations
+(see `legalize.ops.Concatenate`), so the producer's arithmetic does not change; only where its bytes land. An
 elementwise output qualifies under the same condition on rolling buffers: each stripe then writes the rows it has
 read.
 """
@@ -27,7 +27,6 @@ import numpy as np
 from ..legalize.ops import OWN_OFM_LAYOUT, Concatenate, NpuGraph
 from ..legalize.reuse import elementwise_reuse
 from .tir_to_npu import FeatureMapRegion, Stripe
-
 
 
 @dataclass(frozen=True)
