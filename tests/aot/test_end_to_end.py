@@ -299,6 +299,21 @@ def test_resize_on_the_npu(case, accelerator, tmp_path):
     _assert_placed_on_the_npu(models.make(op, 4, **params), op.upper(), accelerator, tmp_path)
 
 
+NPU_CASTS = {  # widening CASTs (which Vela leaves on the CPU), each a MUL by 1 into the wider type
+    "int8-int32": {},
+    "int8-int16": dict(out_type="int16", in_shape=(5, 9)),
+    "int16-int32": dict(dtype="int16", in_shape=(1, 3, 4, 70)),
+    "int8-int8": dict(out_type="int8"),
+}
+
+
+@pytest.mark.parametrize("accelerator", ALL_U55)
+@pytest.mark.parametrize("case", NPU_CASTS)
+def test_cast_on_the_npu(case, accelerator, tmp_path):
+    _assert_placed_on_the_npu(models.make("cast", 3, **NPU_CASTS[case]), "CAST", accelerator, tmp_path,
+                              reference_runner("cast"))
+
+
 NPU_REDUCTIONS = {  # reductions beyond the factory defaults, each on the NPU
     "sum-depth": ("sum", dict(axis=(3,), keep_dims=False)),
     "sum-int16": ("sum", dict(dtype="int16", in_shape=(1, 6, 7, 12))),
@@ -312,12 +327,17 @@ NPU_REDUCTIONS = {  # reductions beyond the factory defaults, each on the NPU
     "arg_max-depth-127": ("arg_max", dict(in_shape=(1, 3, 5, 127))),
     "arg_max-int64": ("arg_max", dict(output_type="int64")),  # int32 pairs: the index, then 0
     "arg_max-int64-rows": ("arg_max", dict(in_shape=(7, 100), output_type="int64", in_zp=-128)),
+    "arg_min": ("arg_min", {}),  # ARG_MAX's operations on the values' complement
+    "arg_min-1d": ("arg_min", dict(in_shape=(37,))),
+    "arg_min-3d": ("arg_min", dict(in_shape=(4, 6, 20))),
+    "arg_min-depth-127": ("arg_min", dict(in_shape=(1, 3, 5, 127))),
+    "arg_min-int64-rows": ("arg_min", dict(in_shape=(7, 100), output_type="int64", in_zp=127)),
     "mean-width": ("mean", dict(axis=(2,), keep_dims=False)),
     "mean-requantizing": ("mean", dict(out_scale=0.05, out_zp=9)),
     "mean-depth": ("mean", dict(in_shape=(1, 5, 5, 20), axis=(3,))),
 }
 _OPERATORS = {"sum": "SUM", "reduce_max": "REDUCE_MAX", "reduce_min": "REDUCE_MIN", "arg_max": "ARG_MAX",
-              "mean": "MEAN"}
+              "arg_min": "ARG_MIN", "mean": "MEAN"}
 
 
 @pytest.mark.parametrize("accelerator", ALL_U55)
@@ -329,9 +349,10 @@ def test_reduction_on_the_npu(case, accelerator, tmp_path):
 
 
 @pytest.mark.parametrize("accelerator", ("ethos-u55-32", "ethos-u55-256"))
-@pytest.mark.parametrize("op", ("arg_max", "reduce_min"))
+@pytest.mark.parametrize("op", ("arg_max", "arg_min", "reduce_min"))
 def test_reduction_ties_on_the_npu(op, accelerator, tmp_path):
-    """Inputs of three values, so that most rows hold the extreme more than once: ARG_MAX takes the first."""
+    """Inputs of three values, so that most rows hold the extreme more than once: ARG_MAX and ARG_MIN take the
+    first."""
     model = models.make(op, 0, in_shape=(1, 5, 6, 9))
     rng = np.random.default_rng(7)
     ties = [[rng.choice(np.array([-128, 3, 127], dtype=np.int8), size=(1, 5, 6, 9))] for _ in range(3)]
@@ -346,6 +367,7 @@ NPU_REJECTED_REDUCTIONS = {
     "sum-batch": ("sum", dict(in_shape=(2, 4, 4, 8), axis=(3,)), "IFM has batch size 2; the IFM batch size must be 1"),
     "arg_max-depth-128": ("arg_max", dict(in_shape=(1, 4, 4, 128)),
                           "ARG_MAX over 128 values; the IFM depth must be at most 127"),
+    "arg_min-height": ("arg_min", dict(axis=1), "ARG_MIN over axis 1 of a 4-D tensor; only over the last (depth) axis"),
 }
 
 
@@ -363,7 +385,6 @@ def test_reduction_the_npu_rejects_runs_on_the_host(case, tmp_path):
 
 HOST_VARIANTS = {  # forms of host-only ops the factory defaults do not reach
     "arg_max-int64": ("arg_max", dict(axis=1, output_type="int64")),
-    "arg_min-1d": ("arg_min", dict(in_shape=(37,))),
     "cast-int16-to-int8": ("cast", dict(dtype="int16", out_type="int8")),
     "batch_matmul-adj-constant-lhs": ("batch_matmul", dict(in_shape=(2, 8, 6), constant_lhs=(8, 4), adj_x=True)),
     "batch_matmul-broadcast-adj-y": ("batch_matmul", dict(in_shape=(2, 3, 5), in2_shape=(4, 1, 7, 5), adj_y=True)),

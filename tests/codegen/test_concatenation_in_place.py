@@ -3,7 +3,9 @@ those inputs, and the scratch no larger than the concatenation's output plus wha
 import numpy as np
 import pytest
 
+import ethosu_tvm
 from ethosu_tvm.testing import models
+from ethosu_tvm.testing.reference import random_inputs, run_litert
 
 from sim_support import ACCELERATORS, assert_model_exact, compile_model
 
@@ -75,3 +77,31 @@ def test_only_what_qualifies_is_written_in_place(accelerator):
     assert _copies(artifact) == 2  # `shared` into `inner`, and `z` into the output
     # in scratch: only `shared` (the outputs have regions of their own; `pooled` and `inner` are inside output 0)
     assert artifact.scratch_size == _bytes((1, 6, 6, 8))
+
+
+def test_inputs_of_one_concatenation_are_tried_together():
+    """SPACE_TO_DEPTH by 3 regroups its 6x9x5 input (a copy into scratch), slices it three ways and concatenates
+    the slices. One slice in place would hold the output's buffer from its copy on while the other two still need
+    buffers of their own (736 bytes of scratch instead of 560), so alone none pays; the three together leave the
+    regrouped input and the output (544). The output is then copied into its own shape: a reshape reads it whole,
+    which does not keep its inputs from being placed in it."""
+    model = models.make("space_to_depth", 0, block_size=3, in_shape=(1, 6, 9, 5))
+    _, (artifact,) = compile_model(model, "ethos-u55-128")
+    assert _copies(artifact) == 0 and artifact.scratch_size == _bytes((1, 2, 9, 15), (1, 2, 3, 45)) == 544
+    assert_model_exact(model, "ethos-u55-128")
+
+
+def test_a_ring_input_joins_a_ring_output_of_as_many_rows():
+    """UNet's smallest cascade runs its last five operators in 12 stripes of one row: the 3x3 convolution's
+    output (a ring of one 16x8 row) is concatenated along the depth into another ring of one row. Written in place,
+    its 128-byte ring and its 12 copies go (7,328 bytes and 48 copies of the two concatenations' four inputs
+    before); the stripes still equal LiteRT's."""
+    model = models.make_graph("unet")
+    target = "ethos-u -accelerator-config=ethos-u55-128 -enable-cascader=1 -enable-striping=1,c"
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=target, cascader_sram_limit=7200)
+    (artifact,) = [step.artifact for step in module.program.steps if hasattr(step, "artifact")]
+    assert artifact.cascade.index == 0 and artifact.scratch_size == artifact.cascade.proposal.memory == 7328 - 16 * 8
+    assert _copies(artifact) == 12 * 3
+    for seed in (0, 1):
+        inputs = random_inputs(model, seed)
+        assert np.array_equal(list(module.run(inputs).values())[0], run_litert(model, inputs)[0])

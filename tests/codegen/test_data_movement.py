@@ -92,6 +92,47 @@ def test_mirror_pad(case, accelerator):
         assert_model_exact(models.make("mirror_pad", seed, **MIRROR_PADS[case]), accelerator)
 
 
+BLOCK_MOVES = {
+    "depth-to-space": ("depth_to_space", {}),
+    "depth-to-space-by-3": ("depth_to_space", dict(block_size=3, in_shape=(1, 3, 5, 18))),
+    "depth-to-space-by-4": ("depth_to_space", dict(block_size=4, in_shape=(1, 2, 3, 48))),
+    "space-to-depth": ("space_to_depth", {}),
+    "space-to-depth-by-3": ("space_to_depth", dict(block_size=3, in_shape=(1, 6, 9, 5))),
+    "space-to-depth-by-4": ("space_to_depth", dict(block_size=4, in_shape=(1, 8, 4, 3))),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", BLOCK_MOVES)
+def test_depth_to_space_and_back(case, accelerator):
+    """DEPTH_TO_SPACE and SPACE_TO_DEPTH (which Vela leaves on the CPU): one strided copy per block row, each into
+    its place in the output (the concatenation of the copies is written in place), then a copy into the output's
+    shape; SPACE_TO_DEPTH first regroups its input (a copy)."""
+    op, params = BLOCK_MOVES[case]
+    block = params.get("block_size", 2)
+    for seed in (0, 5):
+        assert_model_exact(models.make(op, seed, **params), accelerator)
+    _, (artifact,) = compile_model(models.make(op, 0, **params), accelerator)
+    regroup = ["ethosu.identity"] if op == "space_to_depth" else []
+    assert [o.op for o in artifact.ops] == regroup + ["ethosu.slice"] * block + ["ethosu.identity"]
+
+
+GATHERS_ND = {  # constant indices: one slice per index tuple, concatenated (Vela leaves GATHER_ND on the CPU)
+    "rows": ("gather_nd", {}),
+    "rows-int16": ("gather_nd", dict(dtype="int16")),
+    "elements": ("gather_nd", dict(in_shape=(5, 4), indices=((4, 3), (0, 0), (2, 1), (4, 3)))),
+    "planes": ("gather_nd", dict(in_shape=(1, 4, 3, 5), indices=((0, 1), (0, 3), (0, 0)))),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", GATHERS_ND)
+def test_gather_nd_at_constant_indices(case, accelerator):
+    op, params = GATHERS_ND[case]
+    for seed in (0, 5):
+        assert_model_exact(models.make(op, seed, **params), accelerator)
+
+
 SLICES = {
     "slice": ("slice", {}),
     "slice-channels": ("slice", dict(in_shape=(1, 6, 7, 20), begin=(0, 0, 3, 5), size=(1, -1, 2, 11))),

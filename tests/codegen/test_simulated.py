@@ -414,10 +414,11 @@ def test_reduction_sweep(op, shape_axes, keep_dims, in_zp, out_zp, ratio, accele
 @REDUCTION_SWEEP
 @given(shape=st.lists(st.integers(1, 9), min_size=0, max_size=3), depth=st.integers(1, 127),
        accelerator=accelerators, seed=st.integers(0, 1000))
-def test_arg_max_sweep(shape, depth, accelerator, seed):
-    """ARG_MAX over the last axis of 1- to 4-D inputs (batch 1), int32 indices, equal to LiteRT's."""
+@pytest.mark.parametrize("op", ("arg_max", "arg_min"))
+def test_arg_max_sweep(op, shape, depth, accelerator, seed):
+    """ARG_MAX and ARG_MIN over the last axis of 1- to 4-D inputs (batch 1), int32 indices, equal to LiteRT's."""
     in_shape = ((1,) + tuple(shape[1:]) if len(shape) == 3 else tuple(shape)) + (depth,)
-    assert_model_exact(models.make("arg_max", seed=seed, in_shape=in_shape), accelerator)
+    assert_model_exact(models.make(op, seed=seed, in_shape=in_shape), accelerator)
 
 
 @pytest.mark.parametrize("accelerator", ["ethos-u55-128", "ethos-u55-256"])

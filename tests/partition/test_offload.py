@@ -197,6 +197,10 @@ CONSTRAINT_CASES = {
         "TRANSPOSE_CONV from 8x8 to 15x15 with kernel 1x1 and stride 2x2 needs IFM padding (top, left, bottom,"
         " right) (0, 0, -1, -1); each must be in the range [0, kernel size - 1]",
     ),
+    "narrowing cast": (
+        models.make("cast", dtype="int16", out_type="int8"),
+        "CAST from int16 to int8; the NPU saturates where narrowing wraps",
+    ),
     "conv scale beyond the shift range": (
         models.make("conv2d", in_scale=1.0, w_scales=[1.0] * 8, out_scale=1e-12),
         "effective output scale 1e+12 is outside what the NPU's 32-bit scale and 6-bit shift can represent",

@@ -95,6 +95,9 @@ class Part:
     `stripable` is False for parts whose output cannot be produced in row stripes (a reshape that needs its
     whole input laid out as one buffer); they only run whole, outside any cascade. `reuses` names the input whose
     buffer the output takes when neither is a ring (an elementwise output over an input nothing else reads).
+    `joins` names the inputs of a concatenation its output may hold in place (each its only input of that name,
+    produced by a part that writes its output through strides); inside a cascade one does when it is read by the
+    concatenation alone and kept in a ring of as many rows as the output's (`codegen.in_place`).
     """
 
     name: str
@@ -106,6 +109,7 @@ class Part:
     buffer: StripeBuffer | None = None
     overlap: StripeCost | None = None  # the cycles of a stripe a weight transfer issued after it can run in
     reuses: str | None = None
+    joins: tuple[str, ...] = ()
     row_maps: tuple[RowMap | None, ...] = field(init=False, repr=False)
 
     def __post_init__(self):

@@ -209,8 +209,10 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
                for choice, buffers in zip(choices, decision.buffered)]  # each operation's weight buffer bytes
     configs = tuple(TensorConfig(t, TensorState.INTERIOR, mode, min(ring[t.name], t.shape[ROW_AXIS]))
                     for t in interior)
+    joined = _joined(graph, configs)
     base = (liveness.boundary_bytes(first, stop, names, options)
-            + sum(options.align(c.buffer_size) for c in configs if c.tensor.name in graph.scratch))
+            + sum(options.align(c.buffer_size) for c in configs
+                  if c.tensor.name in graph.scratch and c.tensor.name not in joined))
     memory, exit_memory = base + max(a + b for a, b in zip([0] + buffers, buffers)), base + buffers[-1]
     if warmup == 0 and rows >= height and len(parts) > 1:
         memory, exit_memory = _one_stripe_memory(graph, first, stop, order, configs, buffers, liveness, options)
@@ -219,6 +221,20 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
     return Plan(tuple(range(first, stop)), config, mode, configs, memory, decision.total, warmup, tuple(buffered),
                 entry_buffer=buffers[0], entry_transfer=decision.stalls[0], exit_memory=exit_memory,
                 exit_cycles=decision.overlaps[-1])
+
+
+def _joined(graph: CascaderGraph, configs) -> set[str]:
+    """The interior tensors a concatenation's ring holds in place (`Part.joins`): read by it alone, in a ring of
+    as many rows as its output's."""
+    rows = {c.tensor.name: c.rows for c in configs}
+    joined = set()
+    for config in configs:
+        readers = graph.consumers(config.tensor)
+        if len(readers) == 1:
+            reader = graph.parts[readers[0]]
+            if config.tensor.name in reader.joins and rows.get(reader.output.name) == config.rows:
+                joined.add(config.tensor.name)
+    return joined
 
 
 def _row_choices(part: Part, options: CascaderOptions) -> list[int]:

@@ -146,16 +146,23 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
 
 
 def written_in_place(graph: NpuGraph, stripes: list[Stripe], io_in_scratch: frozenset[str]):
-    """`write_in_place` of each candidate (a concatenation input, an elementwise output) in turn, kept unless it
-    makes the planned scratch larger: a concatenation input produced long before the others would hold the whole
-    output's buffer in the meantime."""
+    """`write_in_place` of the candidates (concatenation inputs, elementwise outputs), kept unless they make the
+    planned scratch larger: a concatenation input produced long before the others would hold the whole output's
+    buffer in the meantime. The inputs of one concatenation are tried together first (each alone may hold the
+    output's buffer for nothing while the others still need buffers of their own), then one at a time."""
     chosen: dict = {}
     best = plan(graph, stripes, io_in_scratch)[1]
+    groups: dict[str, dict] = {}
     for name, place in candidates(graph, stripes).items():
-        kept, aliases = write_in_place(graph, stripes, {**chosen, name: place})
-        size = plan(graph, kept, io_in_scratch, aliases=aliases)[1]
-        if size <= best:
-            chosen, best = {**chosen, name: place}, size
+        groups.setdefault(place[0], {})[name] = place
+    for group in groups.values():
+        for trial in [group] + ([{name: place} for name, place in group.items()] if len(group) > 1 else []):
+            if not trial.keys() - chosen.keys():
+                continue
+            kept, aliases = write_in_place(graph, stripes, {**chosen, **trial})
+            size = plan(graph, kept, io_in_scratch, aliases=aliases)[1]
+            if size <= best:
+                chosen, best = {**chosen, **trial}, size
     return write_in_place(graph, stripes, chosen)
 
 

@@ -4,29 +4,29 @@ Concatenations: an input's producer writes its OFM straight into its slice of th
 copy of that input disappears. Elementwise operations: the output lives in the buffer of an input that nothing
 else reads (`legalize.reuse`), at the same offset and strides.
 
-An input qualifies when the concatenation is its only reader, one NPU primitive of the subgraph writes it, neither
-it nor the output lives in a rolling buffer smaller than the tensor (the slice is the input's whole buffer, at a
-fixed offset; a ring as large as its tensor, as in a cascade of one stripe, never wraps), it is not
-a subgraph input or output, and its producer writes its OFM through the feature map's strides (a softmax and a
-transpose lay their OFM out themselves). Code generation keeps each such input in place unless the memory plan
-grows (`codegen.artifact`). Concatenations have equal input and output quantizations (see
-`legalize.ops.Concatenate`), so the producer's arithmetic does not change; only where its bytes land. An
+An input qualifies when the concatenation is its only reader, one NPU primitive of the subgraph writes it, it is
+not a subgraph input or output, its producer writes its OFM through the feature map's strides (a softmax and a
+transpose lay their OFM out themselves), and either neither it nor the output lives in a rolling buffer smaller
+than the tensor (the slice is the input's whole buffer, at a fixed offset; a ring as large as its tensor, as in a
+cascade of one stripe, never wraps) or, inside a cascade, both are rings of the same rows and the concatenation
+joins them along the width or the depth (row y is ring row y mod R in both, so the input's producer writes each
+row where the concatenation would have copied it, in the same stripe). Code generation keeps each such input in
+place unless the memory plan grows (`codegen.artifact`). Concatenations have equal input and output quantizations
+(see `legalize.ops.Concatenate`), so the producer's arithmetic does not change; only where its bytes land. An
 elementwise output qualifies under the same condition on rolling buffers: each stripe then writes the rows it has
 read.
 """
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..legalize.ops import Concatenate, NpuGraph, Softmax, Transpose
+from ..legalize.ops import OWN_OFM_LAYOUT, Concatenate, NpuGraph
 from ..legalize.reuse import elementwise_reuse
 from .tir_to_npu import FeatureMapRegion, Stripe
-
-# Primitives whose code generation lays out the OFM itself instead of through its feature map's strides.
-_OWN_OFM_LAYOUT = (Softmax, Transpose)
 
 
 @dataclass(frozen=True)
@@ -60,9 +60,12 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
     """Every tensor that may be written in place, and where it goes: concatenation inputs into the output, then
     elementwise outputs into the input they overwrite (unless they are such a concatenation input)."""
     writers, readers = defaultdict(set), defaultdict(set)
-    # no region of the tensor is smaller than it (a ring as large as its tensor, as in a one-stripe cascade, never
-    # wraps)
+    # A tensor placed inside another is addressed in that one's layout: each of its regions must be laid out as the
+    # tensor itself (`unwrapped`; a ring as large as its tensor, as in a one-stripe cascade, never wraps). The
+    # tensor it goes into only needs a whole buffer (`whole`: no ring smaller than it; a reshape reads it as it is).
     unwrapped: dict[str, bool] = defaultdict(lambda: True)
+    whole: dict[str, bool] = defaultdict(lambda: True)
+    layouts: dict[str, set] = defaultdict(set)
     shapes = _shapes(graph)
     for stripe in stripes:
         writers[stripe.ofm.tensor].add(stripe.op)
@@ -70,21 +73,41 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
             readers[region.tensor].add(stripe.op)
         for region in (stripe.ofm, *stripe.ifms):
             if region.tensor in shapes:
-                unwrapped[region.tensor] &= region.layout == shapes[region.tensor][0]
+                shape = shapes[region.tensor][0]
+                unwrapped[region.tensor] &= region.layout == shape
+                whole[region.tensor] &= math.prod(region.layout) >= math.prod(shape)
+                layouts[region.tensor].add(region.layout)
+
+    def ring_rows(name: str) -> int | None:
+        """The rows of the ring every region of `name` is laid out in (None: not one ring of rows)."""
+        if len(layouts[name]) != 1:
+            return None
+        (layout,), shape = layouts[name], shapes[name][0]
+        same_else = layout[0] == shape[0] and layout[2:] == shape[2:]
+        return layout[1] if same_else and layout[1] < shape[1] else None
+
     boundary = {tensor.name for tensor in (*graph.inputs, *graph.outputs)}
     found: dict[str, Place] = {}
     for index, op in enumerate(graph.ops):
-        if not isinstance(op, Concatenate) or not unwrapped[op.ofm.tensor.name]:
+        if not isinstance(op, Concatenate):
+            continue
+        output = op.ofm.tensor.name
+        # Into a whole buffer, or, when the output is a ring of rows (inside a cascade) joined along the width or
+        # the depth, from a ring of as many rows: row y of both is ring row y mod R, so the input's rows land
+        # where the concatenation would have copied them, in the same stripe.
+        rows = ring_rows(output) if op.axis in (2, 3) else None
+        if not whole[output] and rows is None:
             continue
         names = [operand.tensor.name for operand in op.inputs]
         for name, start in zip(names, op.offsets):
             producers = writers[name]
+            fits = unwrapped[name] if whole[output] else ring_rows(name) == rows
             if (name not in boundary and names.count(name) == 1 and readers[name] == {index} and len(producers) == 1
-                    and unwrapped[name] and not isinstance(graph.ops[next(iter(producers))], _OWN_OFM_LAYOUT)):
-                found[name] = (op.ofm.tensor.name, op.axis, start)
+                    and fits and not isinstance(graph.ops[next(iter(producers))], OWN_OFM_LAYOUT)):
+                found[name] = (output, op.axis, start)
     for index, name in elementwise_reuse(graph).items():
         output = graph.ops[index].ofm.tensor.name
-        if output not in found and unwrapped[output] and unwrapped[name]:
+        if output not in found and unwrapped[output] and whole[name]:
             found[output] = (name, 0, 0)
     return found
 
@@ -94,19 +117,25 @@ def write_in_place(graph: NpuGraph, stripes: list[Stripe], chosen: dict[str, Pla
     """The stripes without the copies of the `chosen` concatenation inputs, every region of a chosen tensor laid
     out as the buffer it lives in; and where each of them lives (nested places resolve to the outermost buffer)."""
     shapes = _shapes(graph)
+    # The layout each buffer is written in (a ring's rows; else its own shape, even where reshapes read it).
+    storage = {stripe.ofm.tensor: stripe.ofm.layout for stripe in stripes}
+
+    def layout_of(root: str) -> tuple[int, ...]:
+        return storage.get(root, shapes[root][0])
 
     def resolve(name: str) -> Alias:
         if name not in chosen:
             return Alias(name, 0)
         outer, axis, start = chosen[name]
         alias = resolve(outer)
-        return Alias(alias.root, alias.offset + start * _byte_strides(*shapes[alias.root])[axis])
+        strides = _byte_strides(layout_of(alias.root), shapes[alias.root][1])
+        return Alias(alias.root, alias.offset + start * strides[axis])
 
     aliases = {name: resolve(name) for name in chosen}
 
     def laid_out(region: FeatureMapRegion) -> FeatureMapRegion:
         alias = aliases.get(region.tensor)
-        return region if alias is None else replace(region, layout=shapes[alias.root][0])
+        return region if alias is None else replace(region, layout=layout_of(alias.root))
 
     kept = [Stripe(stripe.op, laid_out(stripe.ofm), tuple(laid_out(region) for region in stripe.ifms))
             for stripe in stripes

@@ -438,16 +438,31 @@ def _tracking_converter(rewrites: _Rewrites):
             return self._block_move(op, _options(op, tflite.SpaceToDepthOptions).BlockSize(), to_depth=True)
 
         def _block_move(self, op, block: int, to_depth: bool):
-            """DEPTH_TO_SPACE and SPACE_TO_DEPTH as reshape → transpose → reshape, each step a host copy in the
-            output's quantization (TVM's converters nest the three, which leaves the inner two unquantized)."""
+            """DEPTH_TO_SPACE and SPACE_TO_DEPTH as `block` slices concatenated, between reshapes that only
+            regroup the elements (each slice then a strided copy into its place in the output, as the NPU
+            copies). With rows h·block + i and columns w·block + j, DEPTH_TO_SPACE reads its input as
+            (1, (n, h), w, (i, j, c)), slices it by i along the channels and concatenates the slices along the
+            width into (1, (n, h), (i, w), (j, c)), the output's element order; SPACE_TO_DEPTH slices
+            (1, (n, h), (i, w), (j, c)) by i along the width and concatenates along the channels. Every step is in
+            the output's quantization (TVM's converters nest a transpose in reshapes, which leaves the inner ones
+            unquantized)."""
             (data,) = self.get_input_tensors(op)
             (output,) = self.get_output_tensors(op)
             n, h, w, c = self._shape(data)
-            blocks = (n, h // block, block, w // block, block, c) if to_depth else (n, h, w, block, block,
-                                                                                      c // (block * block))
-            x = self._copy(relax.op.reshape(self.get_tensor_expr(data), blocks), output)
-            x = self._copy(relax.op.permute_dims(x, [0, 1, 3, 2, 4, 5]), output)
-            return relax.op.reshape(x, list(self._shape(output)))
+            if to_depth:
+                source, sliced, joined = (1, n * h // block, block * (w // block), block * c), 2, 3
+            else:
+                source, sliced, joined = (1, n * h, w, c), 3, 2
+            x = self.get_tensor_expr(data)
+            if source != (n, h, w, c):
+                x = self._copy(relax.op.reshape(x, source), output)
+            parts = []
+            for i in range(block):
+                ranges = [range(d) for d in source]
+                step = source[sliced] // block
+                ranges[sliced] = range(i * step, (i + 1) * step)
+                parts.append(_strided_slice(x, ranges, source))
+            return relax.op.reshape(self._concat(parts, joined, output), list(self._shape(output)))
 
         def convert_mirror_pad(self, op):
             # TVM's converter refuses SYMMETRIC and emits a reflect pad that has no host kernel: per axis, a

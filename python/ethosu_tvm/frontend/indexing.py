@@ -41,6 +41,24 @@ class IndexingConverters:
                              f"{len(self._shape(params))}")
         if self.has_expr(indices.tensor_idx):
             index = relax.op.astype(self.get_tensor_expr(indices), "int64")
-        else:
-            index = relax.const(self.get_tensor_value(indices).astype(np.int64), "int64")
-        return relax.op.gather_nd(self.get_tensor_expr(params), index)
+            return relax.op.gather_nd(self.get_tensor_expr(params), index)
+        return self._constant_gather_nd(params, self.get_tensor_value(indices).astype(np.int64), depth,
+                                        self.get_output_tensors(op)[0])
+
+    def _constant_gather_nd(self, params, indices: np.ndarray, depth: int, output):
+        """GATHER_ND at constant indices: one slice of `params` per index (the whole trailing axes at that point of
+        the leading ones), concatenated in index order, then the output's shape; the copies the NPU makes."""
+        from tvm import relax
+
+        from .importer import _strided_slice
+
+        shape = self._shape(params)
+        points = indices.reshape(-1, depth)
+        if np.any((points < 0) | (points >= np.array(shape[:depth]))):
+            raise ValueError(f"indices {indices.tolist()} are out of range for {list(shape)}")
+        x = self.get_tensor_expr(params)
+        row = [1, *shape[depth:]]
+        parts = [relax.op.reshape(_strided_slice(x, [range(int(i), int(i) + 1) for i in point]
+                                                 + [range(d) for d in shape[depth:]], shape), row)
+                 for point in points]
+        return relax.op.reshape(self._concat(parts, 0, output), list(self._shape(output)))

@@ -385,13 +385,16 @@ def arg_max(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuO
     max pool takes each row's m, a copy gives it the OFM's shape. m = 128·q + C − 1 − i with q = ⌊m / 128⌋ (a
     division by 2^7 with truncation, m ≥ 0), so i = 128·q − (m − (C − 1)): a MUL by 128, then a SUB whose IFM2
     zero point is C − 1, written as int32. int64 indices (an OFM of int32 pairs, see `ofm_type`) are those int32
-    ones concatenated with zeros along the pairs' axis (a MUL by 0)."""
+    ones concatenated with zeros along the pairs' axis (a MUL by 0). ARG_MIN packs 128·(127 − x) instead (IFM zero
+    point 127, weight −128): the first largest of the complement is the first smallest x."""
     ifm = tensors[match["ifm"]]
     depth = ifm.shape[3]
     rows = ifm.shape[1] * ifm.shape[2]
     int16_clamp = Clamp(*DTYPE_RANGES["int16"])
     pairs = dtype_of(match["cast"]) == "int64"
     indices = Tensor(f"{ofm.name}_low", ofm.shape[:3] + (1,), "int32") if pairs else ofm
+    # (x − zero point)·(weight − its zero point): 128·(x + 128) for ARG_MAX, 128·(127 − x) for ARG_MIN
+    ifm_zero_point, weight, weight_zero_point = (-128, 127, -1) if match.kind == "arg_max" else (127, -128, 0)
 
     def int16(name: str, shape: tuple[int, ...]) -> Operand:
         return Operand(Tensor(f"{ofm.name}_{name}", shape, "int16"), 0, 1.0)
@@ -408,9 +411,10 @@ def arg_max(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuO
     else:
         words = ()
     return (
-        DepthwiseConv2D(ifm=Operand(ifm, -128, 1.0), ofm=packed, weights=np.full((depth, 1, 1, 1), 127, np.int8),
-                        weight_zero_point=-1, bias=np.arange(depth - 1, -1, -1, dtype=np.int64), requant=_unit(),
-                        clamp=int16_clamp, source=source),
+        DepthwiseConv2D(ifm=Operand(ifm, ifm_zero_point, 1.0), ofm=packed,
+                        weights=np.full((depth, 1, 1, 1), weight, np.int8), weight_zero_point=weight_zero_point,
+                        bias=np.arange(depth - 1, -1, -1, dtype=np.int64), requant=_unit(), clamp=int16_clamp,
+                        source=source),
         Identity(ifm=packed, ofm=rows_view, source=source),
         Pooling(pooling_type="MAX", ifm=rows_view, ofm=best, pool_shape=(1, depth), clamp=int16_clamp,
                 source=source),
@@ -424,6 +428,15 @@ def arg_max(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuO
                           ofm=_raw(indices), requant=_unit(), clamp=INT32_CLAMP, source=source),
         *words,
     )
+
+
+def cast(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
+    """A widening CAST (partitioning checks): the raw integers times 1 into the wider type."""
+    ifm = _raw(tensors[match["ifm"]])
+    one = Operand(Tensor(f"{ofm.name}_one", (1, 1, 1, 1), ifm.tensor.dtype), 0, 1.0)
+    clamp = Clamp(*DTYPE_RANGES[ofm.dtype]) if ofm.dtype in DTYPE_RANGES else INT32_CLAMP
+    return BinaryElementwise(operator="MUL", ifm=ifm, ifm2=one, ofm=_raw(ofm), requant=_unit(), clamp=clamp,
+                             source=source, ifm2_scalar=1)
 
 
 def _single(real: float) -> Requantize:
@@ -644,7 +657,7 @@ def ofm_type(match: Match, var: relax.Var) -> tuple[tuple[int, int, int, int], s
     if match.kind == "pack":
         concat = match["concat"]
         return pack_view(shape_of(concat), int(concat.attrs.axis) % len(shape_of(concat)))[0], dtype_of(var)
-    if match.kind == "arg_max" and dtype_of(var) == "int64":
+    if match.kind in ("arg_max", "arg_min") and dtype_of(var) == "int64":
         return npu_shape(shape_of(var) + (2,)), "int32"
     return npu_shape(shape_of(var)), dtype_of(var)
 
@@ -794,6 +807,8 @@ RULES: dict[str, Rule] = {
     "reduce_max": reduce_extreme,
     "reduce_min": reduce_extreme,
     "arg_max": arg_max,
+    "arg_min": arg_max,
+    "cast": cast,
     "relu": table,
     "clip": table,
     "abs": table,

@@ -634,23 +634,44 @@ ARG_MAX_DEPTH = 127  # the reversed index takes the low 7 bits below the value
 
 
 def check_arg_max(match: Match) -> str:
-    """int8 ARG_MAX over the depth axis into int32 or int64 indices: each value shifted left by 7 bits with its
-    reversed index below (so ties go to the first index), a max pool over the depth, and the index recovered from
-    the low bits (int64 ones written as int32 pairs, the high word 0)."""
+    """int8 ARG_MAX (and ARG_MIN, on the values' complement) over the depth axis into int32 or int64 indices: each
+    value shifted left by 7 bits with its reversed index below (so ties go to the first index), a max pool over the
+    depth, and the index recovered from the low bits (int64 ones written as int32 pairs, the high word 0)."""
     shape = shape_of(match["ifm"])
     axis, index_dtype = int(match["arg"].attrs.axis) % len(shape), dtype_of(match["cast"])
+    name = match.kind.upper()
 
     def form() -> str:
         if axis != len(shape) - 1:
-            return f"ARG_MAX over axis {axis} of a {len(shape)}-D tensor; only over the last (depth) axis"
+            return f"{name} over axis {axis} of a {len(shape)}-D tensor; only over the last (depth) axis"
         if shape[-1] > ARG_MAX_DEPTH:
-            return f"ARG_MAX over {shape[-1]} values; the IFM depth must be at most {ARG_MAX_DEPTH}"
+            return f"{name} over {shape[-1]} values; the IFM depth must be at most {ARG_MAX_DEPTH}"
         if index_dtype not in ("int32", "int64"):
-            return f"ARG_MAX with {index_dtype} indices; the NPU writes int32 ones (int64 as int32 pairs)"
+            return f"{name} with {index_dtype} indices; the NPU writes int32 ones (int64 as int32 pairs)"
         rows, high = int(np.prod(shape[:-1])), TENSOR_DIM_RANGE[1]
-        return "" if rows <= high else f"ARG_MAX over {rows} rows (all but the depth axis); at most {high}"
+        return "" if rows <= high else f"{name} over {rows} rows (all but the depth axis); at most {high}"
 
     return _first(lambda: _feature_map(match["ifm"], "IFM"), form)
+
+
+CAST_WIDENS = {"int8": ("int8", "int16", "int32"), "int16": ("int16", "int32")}
+
+
+def check_cast(match: Match) -> str:
+    """CAST of the raw integers to as many bits or more (a MUL by 1 into the wider type); narrowing wraps in C,
+    where the NPU saturates."""
+    ifm_type, ofm_type = dtype_of(match["ifm"]), dtype_of(match["cast"])
+
+    def widens() -> str:
+        if ofm_type not in CAST_WIDENS.get(ifm_type, ()):
+            return f"CAST from {ifm_type} to {ofm_type}; the NPU saturates where narrowing wraps"
+        return ""
+
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM", dtypes=COPY_DTYPES),
+        lambda: _feature_map(match["cast"], "OFM", dtypes=("int8", "int16", "int32")),
+        widens,
+    )
 
 
 def check_lookup(match: Match) -> str:
@@ -1106,6 +1127,8 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "reduce_max": check_reduce_extreme,
     "reduce_min": check_reduce_extreme,
     "arg_max": check_arg_max,
+    "arg_min": check_arg_max,
+    "cast": check_cast,
     "relu": check_lookup,
     "clip": check_lookup,
     "abs": check_lookup,

@@ -26,6 +26,8 @@ class _CheckLog:
 # Operators whose import ends in a reshape of a strided slice (shrunk or new axes): the host kernel of the slice
 # writes the reshaped tensor too, so the NPU leaves that reshape alone.
 _SLICED_OPS = frozenset({"STRIDED_SLICE", "UNPACK"})
+# Patterns that stand for one operator only: an astype is a CAST's, not what a rejected pattern leaves behind.
+_OWNED_PATTERNS = {"cast": "CAST"}
 
 
 def _fusion_pattern(pattern: CompositePattern, log: _CheckLog, owners: dict[str, str]) -> FusionPattern:
@@ -35,8 +37,12 @@ def _fusion_pattern(pattern: CompositePattern, log: _CheckLog, owners: dict[str,
     def run(ctx) -> bool:
         names = [var.name for var in ctx.matched_bindings.keys()]
         sliced = next((owners[n] for n in names if owners.get(n) in _SLICED_OPS), None)
+        owner = _OWNED_PATTERNS.get(pattern.kind)
+        foreign = next((owners[n] for n in names if owner is not None and owners.get(n, owner) != owner), None)
         if pattern.kind == "reshape" and sliced is not None:
             reason = f"no NPU pattern for {sliced}"
+        elif foreign is not None:
+            reason = f"no NPU pattern for {foreign}"
         else:
             reason = check(match_from_context(pattern, ctx))
         if reason:

@@ -17,6 +17,7 @@ from ..qdq.patterns import (
     arg_min_max,
     batch_matmul,
     called_functions,
+    cast,
     concatenation,
     hard_swish,
     pack,
@@ -55,6 +56,7 @@ def _npu_patterns(concat_arities: tuple[int, ...]) -> tuple[CompositePattern, ..
         reduction(f"{CODEGEN}.reduce_max", "relax.max"),
         reduction(f"{CODEGEN}.reduce_min", "relax.min"),
         arg_min_max(f"{CODEGEN}.arg_max", "relax.argmax"),
+        arg_min_max(f"{CODEGEN}.arg_min", "relax.argmin"),
         *(unary(f"{CODEGEN}.{kind}", core) for kind, core in UNARY_CORES.items()),
         hard_swish(f"{CODEGEN}.hard_swish"),
         prelu(f"{CODEGEN}.prelu"),
@@ -69,6 +71,7 @@ def _npu_patterns(concat_arities: tuple[int, ...]) -> tuple[CompositePattern, ..
         batch_matmul(f"{CODEGEN}.batch_matmul"),
         *(pattern for n in concat_arities
           for pattern in (concatenation(f"{CODEGEN}.concatenation", n), pack(f"{CODEGEN}.pack", n, COPY_DTYPES))),
+        cast(f"{CODEGEN}.cast"),  # after every pattern with an astype of its own; CAST operators only
     )
 
 

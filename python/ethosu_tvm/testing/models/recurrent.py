@@ -57,8 +57,8 @@ class RecurrentOps(NetBase):
                   cell_state, -1, -1, -1, -1]
         self.builder.add_operator(_OP.UNIDIRECTIONAL_SEQUENCE_LSTM, inputs, [y.index],
                                   "UnidirectionalSequenceLSTMOptions",
-                                  dict(FusedActivationFunction=tflite.ActivationFunctionType.TANH, CellClip=cell_clip, ProjClip=0.0,
-                                       TimeMajor=False),
+                                  dict(FusedActivationFunction=tflite.ActivationFunctionType.TANH,
+                                       CellClip=cell_clip, ProjClip=0.0, TimeMajor=False),
                                   intermediates=[*gates, hidden])
         return y
 
