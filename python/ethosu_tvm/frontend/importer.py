@@ -38,6 +38,11 @@ VALUE_MOVING_OPS = frozenset({"PAD", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "SLI
                               "GATHER_ND"})
 
 
+# Quantized operators TVM's converter refuses, met in real models: what to tell the user instead of TVM's text.
+_NOT_SUPPORTED_YET = dict.fromkeys(("LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM"),
+                                   "integer LSTMs are not supported yet")
+
+
 class ModelImportError(ValueError):
     """Base of the typed errors for models the NPU flow cannot import."""
 
@@ -242,9 +247,9 @@ def _tracking_converter(rewrites: _Rewrites):
                     op = self.subgraph.Operators(j)
                     name = _op_name(self.model, op, self.builtin_names)
                     if f"'{name}'" in str(err):
+                        reason = _NOT_SUPPORTED_YET.get(name, _first_line(err))
                         raise UnsupportedModelError(f"the TFLite frontend cannot convert operator "
-                                                    f"#{self.position_to_index[op._tab.Pos]} {name}: "
-                                                    f"{_first_line(err)}") from err
+                                                    f"#{self.position_to_index[op._tab.Pos]} {name}: {reason}") from err
                 raise
 
         def get_tensors(self, tensors_idx_list):
