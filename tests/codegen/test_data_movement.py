@@ -7,6 +7,7 @@ or 8 as copies with the NPU's NEAREST upscaling (with corners aligned, then a sl
 (H-1)·k+1 x (W-1)·k+1 with corners aligned) as an average pool reading its IFM upscaled, after such copies for the
 doublings before the last; TRANSPOSE of two axes (unit axes aside) as a copy with the IFM's row and column strides
 swapped. And the constraints that keep the rest on the host."""
+import numpy as np
 import pytest
 
 from ethosu_tvm.frontend.importer import from_tflite
@@ -115,6 +116,14 @@ def test_depth_to_space_and_back(case, accelerator):
     _, (artifact,) = compile_model(models.make(op, 0, **params), accelerator)
     regroup = ["ethosu.identity"] if op == "space_to_depth" else []
     assert [o.op for o in artifact.ops] == regroup + ["ethosu.slice"] * block + ["ethosu.identity"]
+
+
+def test_gather_of_a_thousand_indices():
+    """GATHER at 1,100 uneven constant indices: 1,100 slices concatenated, whose definition nests one select per
+    input; reading the loads of that TIR recursed once per input and exceeded Python's recursion limit."""
+    indices = np.random.default_rng(1).integers(0, 40, size=1100)
+    assert_model_exact(models.make("gather", 0, in_shape=(1, 40, 4, 8), axis=1, indices=indices), "ethos-u55-128",
+                       seeds=(0,))
 
 
 GATHERS_ND = {  # constant indices: one slice per index tuple, concatenated (Vela leaves GATHER_ND on the CPU)

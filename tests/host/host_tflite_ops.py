@@ -169,11 +169,13 @@ def host_op(model: bytes) -> spec.HostOp:
         return spec.Select(*shapes, op.output.dtype, **_constants(op, ("condition", "x", "y")))
     if code == _OP.FILL:
         return spec.Fill(op.output.shape, op.output.dtype)
-    if code == _OP.GATHER_ND:  # run-time indices (constant ones are slices and a concatenation)
+    if code == _OP.GATHER_ND:  # constant indices as the importer holds them, int64
         params, indices = (op.graph.Tensors(i) for i in op.inputs)
+        values = op.constant(1) if op.model.Buffers(indices.Buffer()).DataLength() else None
         return spec.GatherNd(op.input.shape, tuple(int(d) for d in indices.ShapeAsNumpy()), op.input.dtype,
-                             str(TFLITE_DTYPES[indices.Type()]),
-                             params_values=op.constant(0) if op.model.Buffers(params.Buffer()).DataLength() else None)
+                             "int64" if values is not None else str(TFLITE_DTYPES[indices.Type()]),
+                             params_values=op.constant(0) if op.model.Buffers(params.Buffer()).DataLength() else None,
+                             indices_values=None if values is None else values.astype(np.int64))
     if code == _OP.ADD_N:
         return spec.AddN(tuple(op.tensor(i) for i in op.inputs), op.output)
     if code == _OP.PACK:

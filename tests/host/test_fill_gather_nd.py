@@ -1,6 +1,6 @@
-"""FILL and GATHER_ND (int8, int16): bit-exact with LiteRT over shapes, index depths and constant or run-time
-indices (the host kernel takes run-time ones; constant ones are slices and a concatenation, on the host or the NPU);
-constant indices LiteRT fails on are refused."""
+"""FILL and GATHER_ND (int8, int16) on the host: bit-exact with LiteRT over shapes, index depths and constant or
+run-time indices; indices LiteRT fails on are refused when constant. The importer slices and concatenates GATHER_ND at
+a few constant index tuples (so the NPU can copy them) and keeps more as one gather."""
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, reject, settings
@@ -9,7 +9,8 @@ from host_harness import assert_bit_exact, assert_plain_c
 from host_tflite_ops import host_op
 
 from ethosu_tvm.frontend.importer import UnsupportedModelError, from_tflite
-from ethosu_tvm.host import build_kernel, fuse_host_ops, host_functions, host_spec
+from ethosu_tvm.frontend.indexing import GATHER_SLICES
+from ethosu_tvm.host import UnsupportedHostOp, build_kernel, fuse_host_ops, host_functions, host_spec
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import random_inputs, run_litert
 
@@ -29,31 +30,18 @@ def test_fill_sweep(shape, dtype, compile_kernel):
     assert_bit_exact(models.make("fill", seed=len(shape), dtype=dtype, shape=shape), compile_kernel, SEEDS)
 
 
-def _assert_imported_exact(model: bytes, target: str) -> None:
-    """The model through the importer and a build for `target` equals LiteRT for every seed."""
-    import ethosu_tvm
-
-    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=target)
-    for seed in SEEDS:
-        inputs = random_inputs(model, seed)
-        (expected,) = run_litert(model, inputs)
-        np.testing.assert_array_equal(list(module.run(inputs).values())[0], expected, err_msg=f"seed {seed}")
-
-
 @SWEEP
 @given(params_shape=st.lists(st.integers(1, 5), min_size=1, max_size=4).map(tuple),
        lead=st.lists(st.integers(1, 3), min_size=0, max_size=2).map(tuple), depth=st.integers(1, 4),
        dtype=st.sampled_from(["int8", "int16"]), seed=st.integers(0, 1000))
-def test_gather_nd_constant_indices_sweep(params_shape, lead, depth, dtype, seed):
-    """Constant indices: one slice per index tuple, concatenated (host copies here)."""
+def test_gather_nd_constant_indices_sweep(params_shape, lead, depth, dtype, seed, compile_kernel):
     if depth > len(params_shape):
         reject()
     indices = np.random.default_rng(seed).integers(0, np.array(params_shape[:depth]), size=lead + (depth,))
-    _assert_imported_exact(models.make("gather_nd", seed=seed, dtype=dtype, in_shape=params_shape, indices=indices),
-                           "c")
+    assert_bit_exact(models.make("gather_nd", seed=seed, dtype=dtype, in_shape=params_shape, indices=indices),
+                     compile_kernel, SEEDS)
 
 
-@pytest.mark.parametrize("target", ["c", "ethos-u -accelerator-config=ethos-u55-128,c"])
 @pytest.mark.parametrize("params", [
     {},
     dict(dtype="int16"),
@@ -61,8 +49,8 @@ def test_gather_nd_constant_indices_sweep(params_shape, lead, depth, dtype, seed
     dict(in_shape=(5, 4), indices=(((1,), (3,)), ((0,), (4,)))),  # rows, a 3-D index array
     dict(dtype="int16", in_shape=(2, 3, 4, 5), indices=((1, 2, 3, 4),)),
 ])
-def test_gather_nd_constant_indices(params, target):
-    _assert_imported_exact(models.make("gather_nd", seed=3, **params), target)
+def test_gather_nd_constant_indices(params, compile_kernel):
+    assert_bit_exact(models.make("gather_nd", seed=3, **params), compile_kernel, SEEDS)
 
 
 @SWEEP
@@ -117,21 +105,13 @@ def test_gather_nd_runtime_indices_of_both_dtypes(indices_dtype, constant_params
 
 
 def test_gather_nd_constant_indices_litert_fails_on_are_refused():
-    """LiteRT fails the invocation on an index outside its axis; the importer refuses such constant indices."""
-    import tflite
-
-    from ethosu_tvm.testing.tflite_builder import ModelBuilder, Quantization
-
-    builder = ModelBuilder()
-    quantization = Quantization((0.1,), (0,))
-    params = builder.add_tensor("params", (3, 4), np.int8, quantization=quantization)
-    indices = builder.add_tensor("indices", (2, 2), np.int32, np.array([[1, 1], [2, 4]], np.int32))
-    y = builder.add_tensor("y", (2,), np.int8, quantization=quantization)
-    builder.add_operator(tflite.BuiltinOperator.GATHER_ND, [params, indices], [y])
-    model = builder.build([params], [y], ["input_0"], ["output_0"])
-    with pytest.raises(UnsupportedModelError, match=r"GATHER_ND: indices \[\[1, 1\], \[2, 4\]\] are out of range for "
-                                                    r"\[3, 4\]$"):
-        from_tflite(model)
+    model = models.make("gather_nd", in_shape=(3, 4), indices=((0, 0), (0, 0)))
+    op = host_op(model)
+    op = type(op)(op.params_shape, op.indices_shape, op.dtype, op.indices_dtype,
+                  indices_values=np.array([[1, 1], [2, 4]], np.int64))
+    with pytest.raises(UnsupportedHostOp, match=r"^gather_nd: index \[\[2, 4\]\] is outside the params \(3, 4\) "
+                                                r"\(LiteRT fails on it\)$"):
+        build_kernel(op)
 
 
 def test_fill_of_a_constant_is_refused():
@@ -171,3 +151,39 @@ def test_fill_with_another_output_quantization_copies_the_integer(compile_kernel
     expected = run_tflm(model, [x])[0]
     assert np.all(expected == -77)
     np.testing.assert_array_equal(compile_kernel(build_kernel(host_op(model)))(x).reshape(3, 5), expected)
+
+
+@pytest.mark.parametrize("target", ["c", "ethos-u -accelerator-config=ethos-u55-128,c"])
+@pytest.mark.parametrize("count", [3, GATHER_SLICES, GATHER_SLICES + 1])
+def test_gather_nd_constant_indices_through_the_importer(count, target):
+    """Up to GATHER_SLICES index tuples become slices and a concatenation (on the NPU with an NPU target), more one
+    host gather; either way LiteRT's outputs."""
+    import ethosu_tvm
+
+    indices = [(i % 9, (i * 5) % 8) for i in range(count)]
+    model = models.make("gather_nd", seed=count, in_shape=(9, 8, 3), indices=indices)
+    module = ethosu_tvm.build(from_tflite(model), target=target)
+    on_npu = target != "c" and count <= GATHER_SLICES
+    assert module.offload.counts() == {"ethos-u" if on_npu else "host": 1}
+    for seed in SEEDS:
+        inputs = random_inputs(model, seed)
+        np.testing.assert_array_equal(list(module.run(inputs).values())[0], run_litert(model, inputs)[0])
+
+
+def test_gather_nd_few_constant_indices_out_of_range_are_refused_at_import():
+    """LiteRT fails the invocation on an index outside its axis; the importer, which slices a few constant ones,
+    refuses such indices naming them."""
+    import tflite
+
+    from ethosu_tvm.testing.tflite_builder import ModelBuilder, Quantization
+
+    builder = ModelBuilder()
+    quantization = Quantization((0.1,), (0,))
+    params = builder.add_tensor("params", (3, 4), np.int8, quantization=quantization)
+    indices = builder.add_tensor("indices", (2, 2), np.int32, np.array([[1, 1], [2, 4]], np.int32))
+    y = builder.add_tensor("y", (2,), np.int8, quantization=quantization)
+    builder.add_operator(tflite.BuiltinOperator.GATHER_ND, [params, indices], [y])
+    model = builder.build([params], [y], ["input_0"], ["output_0"])
+    with pytest.raises(UnsupportedModelError, match=r"GATHER_ND: indices \[\[1, 1\], \[2, 4\]\] are out of range for "
+                                                    r"\[3, 4\]$"):
+        from_tflite(model)

@@ -84,6 +84,9 @@ HOST_CASES = [
     ("arg_max", dict(in_shape=(1, 4, 4, 128), output_type="int64")),  # more values than the NPU's index bits
     ("arg_max", dict(in_shape=(3, 10), axis=0)),
     ("arg_min", dict(axis=-3, output_type="int64")),
+    # more constant index tuples than the importer slices (frontend.indexing.GATHER_SLICES): one host gather
+    ("gather_nd", dict(in_shape=(9, 8, 3), indices=[(i, j) for i in range(9) for j in range(8)])),
+    ("gather_nd", dict(I16, in_shape=(70, 5), indices=[[i % 70] for i in range(0, 260, 4)])),
     ("log_softmax", {}),
     ("add_n", {}),
     ("greater", dict(in2_scale=0.03, in2_zp=5)),

@@ -48,28 +48,31 @@ class Access:
 
 
 def _loads(expr, found: list[Access]) -> None:
-    """Append the loads in `expr`; only the expression kinds the TE definitions produce are expected."""
-    if isinstance(expr, ir.expr.TensorLoad):
-        found.append(Access(expr.source, tuple(expr.indices)))
-        children = expr.indices
-    elif isinstance(expr, (prim.BinaryOpExpr, prim.CmpExpr, prim.And, prim.Or)):
-        children = (expr.a, expr.b)
-    elif isinstance(expr, prim.Not):
-        children = (expr.a,)
-    elif isinstance(expr, prim.Cast):
-        children = (expr.value,)
-    elif isinstance(expr, prim.Select):
-        children = (expr.condition, expr.true_value, expr.false_value)
-    elif isinstance(expr, prim.Let):  # the TE definitions bind values used more than once
-        children = (expr.value, expr.body)
-    elif isinstance(expr, ir.Call):
-        children = expr.args
-    elif isinstance(expr, (prim.IntImm, prim.FloatImm, prim.Var)):
-        children = ()
-    else:
-        raise CodegenError(f"unexpected {type(expr).__name__} in an NPU primitive's TIR: {expr}")
-    for child in children:
-        _loads(child, found)
+    """Append the loads in `expr` in depth-first order; only the expression kinds the TE definitions produce are
+    expected. Walked with a stack of its own: a concatenation of many inputs nests one select per input."""
+    pending = [expr]
+    while pending:
+        expr = pending.pop()
+        if isinstance(expr, ir.expr.TensorLoad):
+            found.append(Access(expr.source, tuple(expr.indices)))
+            children = expr.indices
+        elif isinstance(expr, (prim.BinaryOpExpr, prim.CmpExpr, prim.And, prim.Or)):
+            children = (expr.a, expr.b)
+        elif isinstance(expr, prim.Not):
+            children = (expr.a,)
+        elif isinstance(expr, prim.Cast):
+            children = (expr.value,)
+        elif isinstance(expr, prim.Select):
+            children = (expr.condition, expr.true_value, expr.false_value)
+        elif isinstance(expr, prim.Let):  # the TE definitions bind values used more than once
+            children = (expr.value, expr.body)
+        elif isinstance(expr, ir.Call):
+            children = expr.args
+        elif isinstance(expr, (prim.IntImm, prim.FloatImm, prim.Var)):
+            children = ()
+        else:
+            raise CodegenError(f"unexpected {type(expr).__name__} in an NPU primitive's TIR: {expr}")
+        pending.extend(reversed(list(children)))
 
 
 def _stores(block: s_tir.SBlock) -> list[tirx.BufferStore]:

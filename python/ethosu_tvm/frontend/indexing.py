@@ -11,6 +11,11 @@ import numpy as np
 from .tflite_file import TFLITE_DTYPES
 
 
+# GATHER_ND at up to this many constant index tuples is sliced and concatenated (each slice an NPU copy); more stay
+# one gather, a host kernel (a concatenation's definition and its host kernel grow with its inputs).
+GATHER_SLICES = 64
+
+
 class IndexingConverters:
     def convert_fill(self, op):
         """A full of the output's static shape; the dims must be a constant (or folded at import), the value a
@@ -41,13 +46,17 @@ class IndexingConverters:
                              f"{len(self._shape(params))}")
         if self.has_expr(indices.tensor_idx):
             index = relax.op.astype(self.get_tensor_expr(indices), "int64")
-            return relax.op.gather_nd(self.get_tensor_expr(params), index)
-        return self._constant_gather_nd(params, self.get_tensor_value(indices).astype(np.int64), depth,
-                                        self.get_output_tensors(op)[0])
+        else:
+            values = self.get_tensor_value(indices).astype(np.int64)
+            if values.size // depth <= GATHER_SLICES:
+                return self._constant_gather_nd(params, values, depth, self.get_output_tensors(op)[0])
+            index = relax.const(values, "int64")
+        return relax.op.gather_nd(self.get_tensor_expr(params), index)
 
     def _constant_gather_nd(self, params, indices: np.ndarray, depth: int, output):
-        """GATHER_ND at constant indices: one slice of `params` per index (the whole trailing axes at that point of
-        the leading ones), concatenated in index order, then the output's shape; the copies the NPU makes."""
+        """GATHER_ND at a few constant indices: one slice of `params` per index (the whole trailing axes at that
+        point of the leading ones), concatenated in index order, then the output's shape; the copies the NPU
+        makes."""
         from tvm import relax
 
         from .importer import _strided_slice

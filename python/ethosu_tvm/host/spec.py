@@ -330,16 +330,16 @@ class Fill:
 
 @dataclass(frozen=True, eq=False)
 class GatherNd:
-    """GATHER_ND at run-time indices: for each index tuple (the last axis of `indices_shape`, int32 or int64
-    `indices_dtype`), the slice of the int8/int16 params it starts; the output shape is indices_shape[:-1] +
-    params_shape[depth:]. The integers are copied whatever the quantizations. `params_values`: the params are a
-    model constant (an embedding table). Constant indices never get here: the importer slices and concatenates."""
+    """GATHER_ND: for each index tuple (the last axis of `indices_shape`, int32 or int64 `indices_dtype`), the slice
+    of the int8/int16 params it starts; the output shape is indices_shape[:-1] + params_shape[depth:]. The integers
+    are copied whatever the quantizations. Operands with values are model constants (one at most)."""
 
     params_shape: tuple[int, ...]
     indices_shape: tuple[int, ...]
     dtype: str
     indices_dtype: str
     params_values: Optional[np.ndarray] = None
+    indices_values: Optional[np.ndarray] = None
 
 
 @dataclass(frozen=True)

@@ -221,12 +221,13 @@ def _fill(c: _Composite) -> spec.Fill:
 
 
 def _gather_nd(c: _Composite) -> spec.GatherNd:
-    """Run-time indices keep their dtype and come first (their cast precedes the gather); the params may be a
-    constant."""
-    c.operands("indices", "params", constants=1)
+    """Constant indices were imported as int64 (the kernel holds their positions); run-time ones keep their dtype
+    and come first (their cast precedes the gather)."""
+    c.operands(*(("params", "indices") if c.get("cast") is None else ("indices", "params")), constants=1)
     params, indices = c["params"], c["indices"]
-    values = np.asarray(const_value(params)) if is_constant(params) else None
-    return spec.GatherNd(shape_of(params), shape_of(indices), dtype_of(params), dtype_of(indices), values)
+    values = {f"{role}_values": np.asarray(const_value(c[role])) for role in ("params", "indices")
+              if is_constant(c[role])}
+    return spec.GatherNd(shape_of(params), shape_of(indices), dtype_of(params), dtype_of(indices), **values)
 
 
 def _cast(c: _Composite) -> spec.Cast:
