@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from ethosu_tvm.frontend.importer import from_tflite
+from ethosu_tvm.frontend.indexing import GATHER_SLICES
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import output_infos
@@ -118,12 +119,28 @@ def test_depth_to_space_and_back(case, accelerator):
     assert [o.op for o in artifact.ops] == regroup + ["ethosu.slice"] * block + ["ethosu.identity"]
 
 
-def test_gather_of_a_thousand_indices():
-    """GATHER at 1,100 uneven constant indices: 1,100 slices concatenated, whose definition nests one select per
-    input; reading the loads of that TIR recursed once per input and exceeded Python's recursion limit."""
-    indices = np.random.default_rng(1).integers(0, 40, size=1100)
-    assert_model_exact(models.make("gather", 0, in_shape=(1, 40, 4, 8), axis=1, indices=indices), "ethos-u55-128",
-                       seeds=(0,))
+def test_mirror_pad_of_a_thousand_columns():
+    """MIRROR_PAD of 1,000 reflected columns: one slice per column, concatenated, whose definition nests one
+    select per input; reading the loads of that TIR recursed once per input and exceeded Python's recursion
+    limit."""
+    model = models.make("mirror_pad", 0, in_shape=(1, 2, 1050, 2), paddings=((0, 0), (0, 0), (1000, 0), (0, 0)))
+    assert_model_exact(model, "ethos-u55-128", seeds=(0,))
+
+
+@pytest.mark.parametrize("count", [GATHER_SLICES, GATHER_SLICES + 1])
+def test_gather_at_many_uneven_indices(count):
+    """GATHER at up to GATHER_SLICES uneven constant indices is that many slices concatenated, on the NPU; more
+    are one host gather (GATHER_ND over the axes up to the gathered one), whose build does not grow with them."""
+    import ethosu_tvm
+    from ethosu_tvm.testing.reference import random_inputs, run_litert
+
+    indices = np.random.default_rng(count).integers(0, 40, size=count)
+    model = models.make("gather", 0, in_shape=(1, 40, 4, 8), axis=1, indices=indices)
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target="ethos-u -accelerator-config=ethos-u55-128,c")
+    assert module.offload.counts() == {"ethos-u" if count <= GATHER_SLICES else "host": 1}
+    for seed in (0, 1):
+        inputs = random_inputs(model, seed)
+        assert np.array_equal(list(module.run(inputs).values())[0], run_litert(model, inputs)[0])
 
 
 GATHERS_ND = {  # constant indices: one slice per index tuple, concatenated (Vela leaves GATHER_ND on the CPU)

@@ -18,7 +18,7 @@ from ..qdq.values import const_value, dtype_of, is_const
 from .dilated_conv import DilatedConv, find_dilated_convs
 from .float_io import float_edges
 from .graph_view import view
-from .indexing import IndexingConverters
+from .indexing import GATHER_SLICES, IndexingConverters
 from .normalization import NormalizationConverters
 from .model_check import ModelConsistencyError, check_inputs_defined
 from .shape_folding import fold_shapes
@@ -502,7 +502,8 @@ def _tracking_converter(rewrites: _Rewrites):
 
         def convert_gather(self, op):
             # TVM's converter emits a take, which has no host kernel: with constant indices, a strided slice when
-            # they step evenly, else a concatenation of one slice per index; then the output's shape.
+            # they step evenly, else a concatenation of one slice per index (up to GATHER_SLICES of them; more are
+            # one GATHER_ND over the axes up to `axis`, a host gather); then the output's shape.
             data, indices = self.get_input_tensors(op)
             (output,) = self.get_output_tensors(op)
             if self.has_expr(indices.tensor_idx):
@@ -521,6 +522,12 @@ def _tracking_converter(rewrites: _Rewrites):
                 ranges[axis] = range(picks[0], picks[-1] + step, step)
                 return self._slice(data, ranges, self._shape(output), output)
             x = self.get_tensor_expr(data)
+            if len(picks) > GATHER_SLICES:
+                leading = np.indices(shape[:axis] + (len(picks),)).reshape(axis + 1, -1).T
+                leading[:, axis] = np.asarray(picks)[leading[:, axis]]
+                tuples = leading.reshape(shape[:axis] + (len(picks), axis + 1))
+                return relax.op.reshape(relax.op.gather_nd(x, relax.const(tuples.astype(np.int64), "int64")),
+                                        list(self._shape(output)))
             x = self._concat([self._take(x, shape, axis, range(i, i + 1)) for i in picks], axis, output)
             return relax.op.reshape(x, list(self._shape(output)))
 

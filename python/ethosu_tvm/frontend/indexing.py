@@ -11,8 +11,9 @@ import numpy as np
 from .tflite_file import TFLITE_DTYPES
 
 
-# GATHER_ND at up to this many constant index tuples is sliced and concatenated (each slice an NPU copy); more stay
-# one gather, a host kernel (a concatenation's definition and its host kernel grow with its inputs).
+# GATHER and GATHER_ND at up to this many uneven constant indices (index tuples) are sliced and concatenated (each
+# slice an NPU copy); more stay one gather, a host kernel (a concatenation's definition and its host kernel grow with
+# its inputs).
 GATHER_SLICES = 64
 
 
