@@ -136,6 +136,28 @@ def _lstm_model() -> bytes:
     return net.build()
 
 
+def test_run_refuses_a_system_it_does_not_know(tmp_path, capsys):
+    """A tarball whose interface names a system config this version lacks (written by another one, or edited):
+    one line, exit 2, before anything is built."""
+    import io
+    import tarfile
+
+    model = _write(tmp_path, "m.tflite", models.make("conv2d", 0))
+    assert tvmc(["compile", str(model), TARGET, "-o", str(tmp_path / "m.tar")]) == 0
+    with tarfile.open(tmp_path / "m.tar") as source, tarfile.open(tmp_path / "edited.tar", "w") as edited:
+        for member in source.getmembers():
+            data = source.extractfile(member).read() if member.isfile() else None
+            if member.name.endswith("src/interface.json"):
+                data = json.dumps(dict(json.loads(data), system_config="Ethos_U55_Tiny")).encode()
+                member.size = len(data)
+            edited.addfile(member, io.BytesIO(data) if data is not None else None)
+    capsys.readouterr()
+    assert tvmc(["run", str(tmp_path / "edited.tar")]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"tvmc: error: {tmp_path / 'edited.tar'}: its src/interface.json cannot be read: unknown system config "
+        "'Ethos_U55_Tiny'; expected one of Ethos_U55_High_End_Embedded, Ethos_U55_Deep_Embedded"]
+
+
 BAD_MODEL_CASES = {
     "missing file": (lambda tmp: tmp / "nope.tflite", r"^model file .*nope\.tflite does not exist$"),
     "directory": (lambda tmp: tmp, r"^model .* is not a file$"),

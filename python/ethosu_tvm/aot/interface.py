@@ -49,9 +49,12 @@ class ModelInterface:
         fields = {kind: tuple(IOField(f["name"], f["c_name"], tuple(f["shape"]), f["dtype"], f["pool"], f["offset"])
                               for f in data[kind])
                   for kind in ("inputs", "outputs")}
-        return cls(fields["inputs"], fields["outputs"], data["accelerator"],
-                   tuple((name, int(size)) for name, size in data["pools"]), bool(data["user_pools"]),
-                   bool(data["io_in_workspace"]), data.get("system_config"), data.get("memory_mode"))
+        interface = cls(fields["inputs"], fields["outputs"], data["accelerator"],
+                        tuple((name, int(size)) for name, size in data["pools"]), bool(data["user_pools"]),
+                        bool(data["io_in_workspace"]), data.get("system_config"), data.get("memory_mode"))
+        if interface.system_config is not None:  # a system this version does not know: ValueError, here
+            find_system(interface.system_config, interface.memory_mode)
+        return interface
 
 
 def interface_of(program: Program, workspace: Workspace, npu: EthosuTarget | None, user_pools: bool) -> ModelInterface:

@@ -95,9 +95,8 @@ class Part:
     `stripable` is False for parts whose output cannot be produced in row stripes (a reshape that needs its
     whole input laid out as one buffer); they only run whole, outside any cascade. `reuses` names the input whose
     buffer the output takes when neither is a ring (an elementwise output over an input nothing else reads).
-    `joins` names the inputs of a concatenation its output may hold in place (each its only input of that name,
-    produced by a part that writes its output through strides); inside a cascade one does when it is read by the
-    concatenation alone and kept in a ring of as many rows as the output's (`codegen.in_place`).
+    `joins` names the inputs of a concatenation its output may hold in place (`legalize.reuse.concatenation_joins`);
+    inside a cascade one does when it is kept in a ring of as many rows as the output's (`codegen.in_place`).
     """
 
     name: str

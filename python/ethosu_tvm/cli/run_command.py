@@ -98,7 +98,10 @@ def run(args) -> int:
         _extract(Path(args.module), root / "mlf")
         if not (root / "mlf" / INTERFACE_PATH).is_file():
             raise CommandError(f"{args.module} is not an MLF tarball from ethosu-tvm (no {INTERFACE_PATH})")
-        interface = ModelInterface.from_json((root / "mlf" / INTERFACE_PATH).read_text())
+        try:
+            interface = ModelInterface.from_json((root / "mlf" / INTERFACE_PATH).read_text())
+        except (ValueError, KeyError) as err:
+            raise CommandError(f"{args.module}: its {INTERFACE_PATH} cannot be read: {err}") from None
         inputs = _inputs(args, interface)
         tensors = _debug_map(root / "mlf", args.module) if args.debug_layers else None
         program = HostProgram(root / "mlf", root, debug=bool(args.debug_layers))

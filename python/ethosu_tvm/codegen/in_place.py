@@ -4,9 +4,9 @@ Concatenations: an input's producer writes its OFM straight into its slice of th
 copy of that input disappears. Elementwise operations: the output lives in the buffer of an input that nothing
 else reads (`legalize.reuse`), at the same offset and strides.
 
-An input qualifies when the concatenation is its only reader, one NPU primitive of the subgraph writes it, it is
-not a subgraph input or output, its producer writes its OFM through the feature map's strides (a softmax and a
-transpose lay their OFM out themselves), and either neither it nor the output lives in a rolling buffer smaller
+An input qualifies when `legalize.reuse.concatenation_joins` allows it (the concatenation is its only reader, an
+NPU primitive of the subgraph writing its OFM through strides produces it, it is not a subgraph input or output)
+and either neither it nor the output lives in a rolling buffer smaller
 than the tensor (the slice is the input's whole buffer, at a fixed offset; a ring as large as its tensor, as in a
 cascade of one stripe, never wraps) or, inside a cascade, both are rings of the same rows and the concatenation
 joins them along the width or the depth (row y is ring row y mod R in both, so the input's producer writes each
@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..legalize.ops import OWN_OFM_LAYOUT, Concatenate, NpuGraph
-from ..legalize.reuse import elementwise_reuse
+from ..legalize.ops import Concatenate, NpuGraph
+from ..legalize.reuse import concatenation_joins, elementwise_reuse
 from .tir_to_npu import FeatureMapRegion, Stripe
 
 
@@ -59,7 +59,6 @@ Place = tuple[str, int, int]
 def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
     """Every tensor that may be written in place, and where it goes: concatenation inputs into the output, then
     elementwise outputs into the input they overwrite (unless they are such a concatenation input)."""
-    writers, readers = defaultdict(set), defaultdict(set)
     # A tensor placed inside another is addressed in that one's layout: each of its regions must be laid out as the
     # tensor itself (`unwrapped`; a ring as large as its tensor, as in a one-stripe cascade, never wraps). The
     # tensor it goes into only needs a whole buffer (`whole`: no ring smaller than it; a reshape reads it as it is).
@@ -68,9 +67,6 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
     layouts: dict[str, set] = defaultdict(set)
     shapes = _shapes(graph)
     for stripe in stripes:
-        writers[stripe.ofm.tensor].add(stripe.op)
-        for region in stripe.ifms:
-            readers[region.tensor].add(stripe.op)
         for region in (stripe.ofm, *stripe.ifms):
             if region.tensor in shapes:
                 shape = shapes[region.tensor][0]
@@ -86,11 +82,9 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
         same_else = layout[0] == shape[0] and layout[2:] == shape[2:]
         return layout[1] if same_else and layout[1] < shape[1] else None
 
-    boundary = {tensor.name for tensor in (*graph.inputs, *graph.outputs)}
     found: dict[str, Place] = {}
-    for index, op in enumerate(graph.ops):
-        if not isinstance(op, Concatenate):
-            continue
+    for index, joins in concatenation_joins(graph).items():
+        op = graph.ops[index]
         output = op.ofm.tensor.name
         # Into a whole buffer, or, when the output is a ring of rows (inside a cascade) joined along the width or
         # the depth, from a ring of as many rows: row y of both is ring row y mod R, so the input's rows land
@@ -98,12 +92,9 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
         rows = ring_rows(output) if op.axis in (2, 3) else None
         if not whole[output] and rows is None:
             continue
-        names = [operand.tensor.name for operand in op.inputs]
-        for name, start in zip(names, op.offsets):
-            producers = writers[name]
-            fits = unwrapped[name] if whole[output] else ring_rows(name) == rows
-            if (name not in boundary and names.count(name) == 1 and readers[name] == {index} and len(producers) == 1
-                    and fits and not isinstance(graph.ops[next(iter(producers))], OWN_OFM_LAYOUT)):
+        for operand, start in zip(op.inputs, op.offsets):
+            name = operand.tensor.name
+            if name in joins and (unwrapped[name] if whole[output] else ring_rows(name) == rows):
                 found[name] = (output, op.axis, start)
     for index, name in elementwise_reuse(graph).items():
         output = graph.ops[index].ofm.tensor.name

@@ -523,11 +523,10 @@ def _tracking_converter(rewrites: _Rewrites):
                 return self._slice(data, ranges, self._shape(output), output)
             x = self.get_tensor_expr(data)
             if len(picks) > GATHER_SLICES:
-                leading = np.indices(shape[:axis] + (len(picks),)).reshape(axis + 1, -1).T
-                leading[:, axis] = np.asarray(picks)[leading[:, axis]]
-                tuples = leading.reshape(shape[:axis] + (len(picks), axis + 1))
-                return relax.op.reshape(relax.op.gather_nd(x, relax.const(tuples.astype(np.int64), "int64")),
-                                        list(self._shape(output)))
+                grid = np.indices(shape[:axis] + (len(picks),))  # every point of the leading axes, every pick
+                grid[axis] = np.asarray(picks)[grid[axis]]
+                tuples = np.moveaxis(grid, 0, -1).astype(np.int64)
+                return relax.op.reshape(relax.op.gather_nd(x, relax.const(tuples, "int64")), list(self._shape(output)))
             x = self._concat([self._take(x, shape, axis, range(i, i + 1)) for i in picks], axis, output)
             return relax.op.reshape(x, list(self._shape(output)))
 

@@ -287,9 +287,6 @@ class Transpose(_SingleInput):
 
 NpuOp = (Conv2D | DepthwiseConv2D | TransposeConv2D | Pooling | BinaryElementwise | Identity | Softmax | Concatenate
          | Pad | Slice | Upscale | Transpose)
-# Primitives whose code generation lays out the OFM itself instead of through its feature map's strides: their
-# output cannot be written into another tensor's buffer in place.
-OWN_OFM_LAYOUT = (Softmax, Transpose)
 
 
 @dataclass(frozen=True, eq=False)

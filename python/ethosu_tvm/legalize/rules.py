@@ -378,7 +378,7 @@ def reduce_extreme(match: Match, tensors: dict, ofm: Tensor, source: str) -> tup
     return _reduction(match, tensors, ofm, source, core, _COMPLEMENT if match.kind == "reduce_min" else None)
 
 
-def arg_max(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
+def arg_min_max(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
     """int8 ARG_MAX over depth C ≤ 127 (partitioning checks) in seven operations on 16-bit values. A 1x1
     depthwise convolution packs v = 128·(x + 128) + (C − 1 − i) (IFM zero point −128, weight 127 of zero point
     −1, bias the reversed index): v orders as x does, equal values by lowest index. A copy views v as (rows, C), a
@@ -806,8 +806,8 @@ RULES: dict[str, Rule] = {
     "sum": reduce_sum,
     "reduce_max": reduce_extreme,
     "reduce_min": reduce_extreme,
-    "arg_max": arg_max,
-    "arg_min": arg_max,
+    "arg_max": arg_min_max,
+    "arg_min": arg_min_max,
     "cast": cast,
     "relu": table,
     "clip": table,

@@ -633,7 +633,7 @@ def check_reduce_extreme(match: Match) -> str:
 ARG_MAX_DEPTH = 127  # the reversed index takes the low 7 bits below the value
 
 
-def check_arg_max(match: Match) -> str:
+def check_arg_min_max(match: Match) -> str:
     """int8 ARG_MAX (and ARG_MIN, on the values' complement) over the depth axis into int32 or int64 indices: each
     value shifted left by 7 bits with its reversed index below (so ties go to the first index), a max pool over the
     depth, and the index recovered from the low bits (int64 ones written as int32 pairs, the high word 0)."""
@@ -1126,8 +1126,8 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "sum": check_sum,
     "reduce_max": check_reduce_extreme,
     "reduce_min": check_reduce_extreme,
-    "arg_max": check_arg_max,
-    "arg_min": check_arg_max,
+    "arg_max": check_arg_min_max,
+    "arg_min": check_arg_min_max,
     "cast": check_cast,
     "relu": check_lookup,
     "clip": check_lookup,

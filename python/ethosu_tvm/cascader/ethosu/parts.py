@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ...legalize.ops import (
-    OWN_OFM_LAYOUT,
     BinaryElementwise,
     Concatenate,
     Conv2D,
@@ -27,7 +26,7 @@ from ...legalize.ops import (
     TransposeConv2D,
     Upscale,
 )
-from ...legalize.reuse import elementwise_reuse
+from ...legalize.reuse import concatenation_joins, elementwise_reuse
 from ...te import te_graph
 from ..derive import (
     binary_elementwise_propagator,
@@ -78,17 +77,6 @@ def definition(op, operand: Operand) -> Propagator:
     raise TypeError(f"no propagator for {type(op).__name__}")
 
 
-def joinable(graph: NpuGraph, op) -> tuple[str, ...]:
-    """The inputs a concatenation's output may hold in place (see `Part.joins`): each of its inputs once, produced by
-    a primitive that writes its OFM through strides."""
-    if not isinstance(op, Concatenate):
-        return ()
-    names = [o.tensor.name for o in op.inputs]
-    producers = {other.ofm.tensor.name: other for other in graph.ops}
-    return tuple(name for name in names if names.count(name) == 1 and name in producers
-                 and not isinstance(producers[name], OWN_OFM_LAYOUT))
-
-
 def _tensor(tensor) -> Tensor:
     return Tensor(tensor.name, tuple(tensor.shape), np.dtype(tensor.dtype).itemsize)
 
@@ -101,7 +89,7 @@ def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[s
     inputs/outputs named in `in_scratch`; `buffer` gives the weight buffer options of a primitive's stripes (None:
     no part has any) and `overlap` the cycles of a stripe a weight transfer can run in (None: all)."""
     built = te_graph(graph)
-    reused = elementwise_reuse(graph)
+    reused, joins = elementwise_reuse(graph), concatenation_joins(graph)
     parts = []
     for index in (range(len(graph.ops)) if order is None else order):
         op = graph.ops[index]
@@ -127,7 +115,7 @@ def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[s
             buffer=None if buffer is None else lambda out_shape, in_shapes, op=op: buffer(op, out_shape, in_shapes),
             overlap=None if overlap is None else lambda out_shape, in_shapes, op=op: overlap(op, out_shape, in_shapes),
             reuses=reused.get(index),
-            joins=joinable(graph, op),
+            joins=joins.get(index, ()),
         ))
     io = {t.name for t in graph.inputs + graph.outputs}
     scratch = frozenset({p.output.name for p in parts if p.output.name not in io} | set(in_scratch))
