@@ -65,6 +65,20 @@ def test_lstm_sequence(variant, target, tmp_path):
     _assert_sequence(model, HostProgram(mlf, tmp_path))
 
 
+@pytest.mark.parametrize("target", [npu_target("ethos-u55-128"), npu_target("ethos-u55-32"), "c"])
+def test_stacked_lstms(target, tmp_path):
+    """Two LSTM layers, one NPU launch: an input, four states before and the output are more than its five I/O
+    regions, so the states after the run live in its scratch and the runner copies states before it there too."""
+    net = models.Net(seed=4)
+    net.output(net.lstm(net.lstm(net.input((1, 3, 5)), units=6), units=4, state_zp=3))
+    model = net.build()
+    archive = compile_model(model, tmp_path, target)
+    runner = members(archive)["./codegen/host/src/default_lib0.c"].decode()
+    copied_in = re.findall(r"memcpy\(\(pool_workspace \+ \d+\), tvmgen_default_state_(\w+),", runner)
+    assert len(copied_in) == (0 if target == "c" else 1), copied_in
+    _assert_sequence(model, HostProgram(extract(archive, tmp_path / "mlf"), tmp_path))
+
+
 def test_the_variants_take_their_paths():
     """The clipped variant's clip binds (without it TFLite Micro's outputs differ), and the saturating variant's
     gates saturate: a quarter or more of its outputs are exactly 0 (output gates at 0)."""
@@ -150,3 +164,13 @@ def test_steps_share_their_weights():
     one, four = constants(1), constants(4)
     assert one > 8 * 8 * 4  # every gate's two weight matrices are there
     assert four == one
+
+
+def test_layer_dump_names_the_lstm_output_once(tmp_path):
+    """The layer dump holds the LSTM's output under its TFLite name, and not the states after the run (no output of
+    the operator), which the NPU launch also writes."""
+    from ethosu_tvm.debug_layers import layer_tensors
+    import ethosu_tvm
+
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(_lstm()), target=npu_target("ethos-u55-128"))
+    assert [(t.name, t.shape) for t in layer_tensors(module)] == [("output_0", (2, 3, 8))]  # 8 units: the default

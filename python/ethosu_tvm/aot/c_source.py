@@ -149,10 +149,12 @@ class _Runner:
         if not workspace.io_in_workspace:
             self.io = {io.tensor.name: f"inputs->{io.c_name}" for io in program.inputs}
             self.io.update({io.tensor.name: f"outputs->{io.c_name}" for io in program.outputs})
-        self.io.update({state.before.name: _state_buffer(state.c_name) for state in program.states})
+        self.states_before = {state.before.name: _state_buffer(state.c_name) for state in program.states}
+        self.io.update(self.states_before)
 
-    def pointer(self, buffer: str) -> str:
-        if buffer in self.io:
+    def pointer(self, buffer: str, planned: bool = False) -> str:
+        """Where `buffer` is: an I/O field or a state's static buffer, else (or if `planned`) its place in a pool."""
+        if buffer in self.io and not planned:
             return f"(uint8_t*){self.io[buffer]}"
         pool, offset = self.workspace.offset(buffer)
         self.used_pools.add(pool)
@@ -177,8 +179,12 @@ class _Runner:
             regions[CONSTANTS_REGION] = (weights, len(artifact.constants))
         for scratch in self.workspace.scratch[index]:
             regions[SCRATCH_REGION] = (self.pointer(scratch), artifact.scratch_size)
+        copies = []
         for binding, tensor in zip(artifact.inputs + artifact.outputs, step.inputs + step.outputs):
             if binding.region == SCRATCH_REGION:  # held inside the scratch, which is already mapped
+                if tensor in self.states_before:  # a state the launch reads there: copied in first
+                    state = self.states_before[tensor]
+                    copies.append(f"    memcpy({self.pointer(tensor, planned=True)}, {state}, sizeof({state}));")
                 continue
             if binding.offset != 0:
                 raise CodegenError(f"{artifact.name}: I/O tensor {binding.name} is not at the start of its region")
@@ -189,6 +195,7 @@ class _Runner:
         sizes = ", ".join(str(regions[r][1]) if r in regions else "0" for r in range(count))
         ops = ", ".join(dict.fromkeys(op.source.split(":")[0] for op in artifact.ops))
         self.body += [f"  {{ /* step {index}: {artifact.name} on the NPU ({len(artifact.ops)} operations: {ops}) */",
+                      *copies,
                       f"    uint64_t base_addrs[{count}] = {{{addresses}}};",
                       f"    size_t base_addr_sizes[{count}] = {{{sizes}}};",
                       f"    if (ethosu_tvm_npu_invoke(npu, {stream}, sizeof({stream}), base_addrs, "

@@ -27,13 +27,14 @@ class ScratchIo:
 
 def io_in_scratch(mod: tvm.IRModule, io_in_workspace: bool, states: int = 0) -> dict[str, ScratchIo]:
     """Which inputs and outputs of each NPU call live in its scratch, by function (main's last `states` parameters
-    are states before the run, static buffers of the runner, and never do).
+    are the states before the run, static buffers of the runner).
 
     With I/O in the workspace: the model inputs that one NPU call alone reads, and the model outputs that one NPU
     call produces and nothing else reads; they then share memory with its intermediates (inputs once read, outputs
     until they are written). And where a call has more inputs and outputs than the NPU's base-address table has
-    regions for (an LSTM's input, states and output): tensors of the program between steps, outputs first, as many
-    as it takes (the workspace plan holds them inside the call's scratch)."""
+    regions for (an LSTM's input, states and output): tensors of the program between steps, outputs first, then
+    states before the run, as many as it takes (the workspace plan holds them inside the call's scratch; the
+    runner copies a state there before the launch)."""
     main = mod["main"]
     uses: dict = {}
     calls = []
@@ -71,8 +72,9 @@ def io_in_scratch(mod: tvm.IRModule, io_in_workspace: bool, states: int = 0) -> 
         movable_outputs = [j for j, out in enumerate(outputs) if j not in scratch.outputs and out is not None
                            and out not in model_outputs][:max(excess, 0)]
         excess -= len(movable_outputs)
-        movable_inputs = [i for i, arg in enumerate(call.args)
-                          if i not in scratch.inputs and arg not in main.params][:max(excess, 0)]
+        # inputs between steps first, then states before the run (the runner copies those in before the launch)
+        movable_inputs = sorted((i for i, arg in enumerate(call.args) if i not in scratch.inputs and arg not in params),
+                                key=lambda i: call.args[i] in main.params)[:max(excess, 0)]
         chosen[call.op.name_hint] = ScratchIo(scratch.inputs | frozenset(movable_inputs),
                                               scratch.outputs | frozenset(movable_outputs))
     return chosen
