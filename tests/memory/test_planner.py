@@ -10,7 +10,6 @@ from ethosu_tvm.memory import (ALGORITHMS, Allocation, BufferInfo, MemoryPlan, M
                                PoolInfo, plan_memory, verify_plan)
 from ethosu_tvm.memory.algorithms import extents
 from ethosu_tvm.memory.placement import Replacer, conflict_map, peak_live_bytes, place
-from ethosu_tvm.memory.planner import HILL_CLIMB_MAX_BUFFERS
 
 # Live sets: t0 {a,e}=112, t1 {c,e}=128, t2-3 {c,d}=112, t4 {b,d}=112, so no plan is below 128 bytes, and
 # e@0 c@64 d@0 b@64 a@64 reaches it. Largest-first places e@0 c@64 b@0 a@64 and then d (live with b and c)
@@ -222,26 +221,8 @@ def test_peak_live_bytes_counts_every_step(buffers):
 
 
 def test_verifier_finds_an_overlap_past_a_buffer_between():
-    """The verifier walks buffers in address order: b lies between a and c in memory (not live with either), and
-    a and c still overlap."""
+    """b lies between a and c in memory and is live with neither; a and c overlap while both are live."""
     a, b, c = BufferInfo("a", 128, 0, 5), BufferInfo("b", 16, 10, 11), BufferInfo("c", 16, 2, 3)
     plan = _plan(Allocation(a, "w", 0), Allocation(b, "w", 16), Allocation(c, "w", 64), sizes={"w": 128})
     with pytest.raises(MemoryPlanError, match=r"a \[0, 128\) and c \[64, 80\) overlap"):
         verify_plan(plan, [a, b, c], [PoolInfo("w")])
-
-
-def test_auto_leaves_hill_climbing_out_above_its_limit(monkeypatch):
-    """HAND repeated over time: neither greedy order reaches the live-bytes bound, so auto climbs for up to
-    HILL_CLIMB_MAX_BUFFERS buffers and not beyond."""
-    def repeated(copies):
-        return [BufferInfo(f"{b.name}{k}", b.size, b.first_use + 10 * k, b.last_use + 10 * k)
-                for k in range(copies) for b in HAND]
-
-    def climbing(*args, **kwargs):
-        raise AssertionError("hill climbing ran")
-
-    monkeypatch.setitem(ALGORITHMS, "hill_climb", climbing)
-    assert HILL_CLIMB_MAX_BUFFERS == 100
-    with pytest.raises(AssertionError, match="hill climbing ran"):
-        plan_memory(repeated(20))
-    assert plan_memory(repeated(21)).pool_sizes["workspace"] > peak_live_bytes(repeated(21))

@@ -9,10 +9,6 @@ from .verify import verify_plan
 
 # Below this many buffers the exact search is cheap enough to run by default.
 EXACT_MAX_BUFFERS = 10
-# Above this many, "auto" leaves hill climbing out: its swaps cost about n² placements (1.6 s a plan at 170 buffers,
-# an unrolled LSTM's NPU scratch, for 16 of 512 bytes), and code generation plans the scratch once per in-place
-# candidate.
-HILL_CLIMB_MAX_BUFFERS = 100
 DEFAULT_POOL = PoolInfo("workspace")
 
 
@@ -21,8 +17,7 @@ def plan_memory(buffers: list[BufferInfo], pools: list[PoolInfo] | None = None,
     """Place every buffer at a fixed offset in one of `pools` (filled in the given order).
 
     `algorithm` is one of ALGORITHMS or "auto": the exact search for small problems, else the smallest of the
-    heuristics (hill climbing only up to HILL_CLIMB_MAX_BUFFERS buffers). Raises PlanDoesNotFit (user error) when
-    the pools are too small, naming the pool and the need.
+    heuristics. Raises PlanDoesNotFit (user error) when the pools are too small, naming the pool and the need.
     """
     pools = list(pools or [DEFAULT_POOL])
     names = [b.name for b in buffers]
@@ -54,8 +49,7 @@ def _run(buffers, pools, algorithm) -> tuple[str, Result]:
     # later (slower) heuristics are skipped then, as they could only tie.
     lower_bound = peak_live_bytes(buffers) if len(pools) == 1 else 0
     best = None
-    heuristics = ("greedy_by_size", "greedy_by_conflicts", "hill_climb")
-    for name in heuristics if len(buffers) <= HILL_CLIMB_MAX_BUFFERS else heuristics[:2]:
+    for name in ("greedy_by_size", "greedy_by_conflicts", "hill_climb"):
         result = ALGORITHMS[name](buffers, pools)
         cost = sum(extents(result.allocations).values())
         if best is None or cost < best[0]:
