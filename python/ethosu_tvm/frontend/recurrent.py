@@ -124,10 +124,12 @@ class _Step:
     def gate(self, x_t, h, index: int, function):
         """LOGISTIC or TANH of the saturating sum of the input's and the output state's fully connected ops."""
         present = self.present
+        from_state = self.fully_connected(h, self.state_quant, present[_RECURRENT_WEIGHTS[index]], None)
         from_input = self.fully_connected(x_t, self.input_quant, present[_INPUT_WEIGHTS[index]],
                                           present[_BIASES[index]])
-        from_state = self.fully_connected(h, self.state_quant, present[_RECURRENT_WEIGHTS[index]], None)
-        total = self.q(self.add(from_input, from_state, _GATE_SCALE), _GATE_SCALE, 0, "int16")
+        # The sum is exact either way round; the state first makes the TIR's depth-first order finish each step
+        # before the next one's input (otherwise every step's input product is computed first and held).
+        total = self.q(self.add(from_state, from_input, _GATE_SCALE), _GATE_SCALE, 0, "int16")
         return self.activated(total, function, _GATE_SCALE)
 
     def add(self, a, b, scale: float):
