@@ -2,10 +2,11 @@
 """Benchmark: the operators ethosu_tvm leaves on the host beside those Vela leaves on the CPU (issue 14's table).
 
 Every factory op model (`ethosu_tvm.testing.models.OPS`, int8, and int16 where the op has an int16 variant), every
-factory graph (`models.GRAPHS`) and the MLPerf Tiny models are compiled for one accelerator by both tools. Ours:
-`ethosu_tvm.build`, counting the entries of its offload report whose target is the host (a build that fails is
-"ours failed"). Vela (`--optimise Performance`): every operator of its `_vela.tflite` other than the `ethos-u`
-custom operator (a Vela failure is "vela failed"). The goal is ours <= Vela's on every row.
+factory graph (`models.GRAPHS`), an integer LSTM (`models.Net.lstm`) and the MLPerf Tiny models are compiled for
+one accelerator by both tools. Ours: `ethosu_tvm.build`, counting the entries of its offload report whose target
+is the host (a build that fails is "ours failed"). Vela (`--optimise Performance`): every operator of its
+`_vela.tflite` other than the `ethos-u` custom operator (a Vela failure is "vela failed"). The goal is ours <= Vela's
+on every row.
 
     .venv/bin/python benchmarks/host_ops.py [--accelerator CONFIG] [--only NAME ...] [--models-dir DIR]
                                             [--out-dir DIR]
@@ -134,8 +135,18 @@ def benchmark_models(models_dir: Path):
         yield name, lambda op=op, params=params: models.make(op, 0, **params)
     for graph in models.GRAPHS:
         yield f"graph {graph}", lambda graph=graph: models.make_graph(graph, 0)
+    yield "unidirectional_sequence_lstm int8", _lstm
     for file in DEFAULT_MODELS:
         yield Path(file).stem, lambda file=file: (models_dir / file).read_bytes()
+
+
+def _lstm() -> bytes:
+    """An integer LSTM as a Keras LSTM converts (`models.Net.lstm`): 8 steps of 10 features, 16 units."""
+    from ethosu_tvm.testing import models
+
+    net = models.Net(0)
+    net.output(net.lstm(net.input((1, 8, 10)), units=16))
+    return net.build()
 
 
 def measure_row(name: str, model: bytes, accelerator: str, work_dir: Path) -> HostOpsRow:

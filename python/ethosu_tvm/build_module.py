@@ -33,7 +33,7 @@ from .cascader import Proposal
 from .codegen import compile_npu_graphs, io_in_scratch
 from .codegen.cascade import cascade_proposals
 from .compiled_model import CompiledModel
-from .frontend.importer import model_io_names
+from .frontend.importer import model_io_names, model_states
 from .host import build_host_kernels, fuse_host_ops
 from .legalize import legalize
 from .legalize.ops import NpuGraph
@@ -85,7 +85,7 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     graphs = _npu_graphs(fused, config)
     artifacts = []
     if config.npu is not None:
-        scratch_io = io_in_scratch(fused) if config.io_in_workspace else None
+        scratch_io = io_in_scratch(fused, config.io_in_workspace, len(model_states(mod)))
         artifacts = compile_npu_graphs(graphs, config.npu, scratch_io, config.cascader, report,
                                        npu_pool_limit(config.pools))
         report("code generation: checking the NPU command streams in the simulator")
@@ -93,7 +93,7 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
             check_artifact(artifact)
     report("code generation: host kernels")
     kernels = build_host_kernels(fused, config.host, PREFIX)
-    program = build_program(fused, artifacts, kernels, *model_io_names(mod))
+    program = build_program(fused, artifacts, kernels, *model_io_names(mod), model_states(mod))
     report("memory planning")
     workspace = plan_workspace(program, list(config.pools), config.memory_planner, config.io_in_workspace)
     sources = generate(program, workspace, config.user_pools, MODULE)
@@ -109,7 +109,7 @@ def cascader_frontiers(mod: tvm.IRModule, target: str = "ethos-u -accelerator-co
     if config.cascader is None:
         raise BuildError("the cascader's frontiers need the cascader: add -enable-cascader=1 to the ethos-u target")
     fused = fuse_host_ops(_partition(mod, config)[0])
-    scratch_io = io_in_scratch(fused) if config.io_in_workspace else {}
+    scratch_io = io_in_scratch(fused, config.io_in_workspace, len(model_states(mod)))
     frontiers = {}
     for graph in _npu_graphs(fused, config):
         in_scratch = scratch_io[graph.function].names(graph) if graph.function in scratch_io else frozenset()

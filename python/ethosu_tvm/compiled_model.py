@@ -84,9 +84,10 @@ class CompiledModel:
         return export_model_library_format(self.mlf_module(debug_info), path)
 
     def run(self, inputs, debug_layers=None) -> dict:
-        """Run the generated C on this PC (NPU launches in the simulator); outputs by model output name. With
-        `debug_layers` (a directory), a debug build of the same C also writes every materialised intermediate
-        tensor there (see `ethosu_tvm.debug_layers`)."""
+        """Run the generated C on this PC (NPU launches in the simulator); outputs by model output name. A model with
+        states (an LSTM's) carries them from one call to the next, as the firmware does (each of the plain and debug
+        builds its own), until `reset`. With `debug_layers` (a directory), a debug build of the same C also writes
+        every materialised intermediate tensor there (see `ethosu_tvm.debug_layers`)."""
         debug = debug_layers is not None
         if debug not in self._runners:
             from .run.host_program import HostProgram
@@ -105,6 +106,12 @@ class CompiledModel:
         outputs, dumped = run_dumping(self._runner, inputs, tensors)
         write_dump(Path(debug_layers), tensors, dumped)
         return outputs
+
+    def reset(self) -> None:
+        """Set the model's states (an LSTM's, which `run` carries from one call to the next) back to their initial
+        values."""
+        for runner in self._runners.values():
+            runner.reset()
 
     @property
     def npu_cycles(self) -> int:

@@ -59,6 +59,7 @@ def layer_tensors(module) -> tuple[LayerTensor, ...]:
         raise ValueError("layer dumps name TFLite tensors: build a module imported with ethosu_tvm.from_tflite")
     kinds = {entry.index: entry.op for entry in module.offload.ops}
     model_outputs = {io.tensor.name: io.name for io in module.program.outputs}
+    states = {state.after.name for state in module.program.states}  # an LSTM's states: no output of its operator
     fused = fuse_host_ops(module.partitioned)
     result = []
     for index, (step, claims) in enumerate(zip(module.program.steps, operator_claims(module, fused))):
@@ -66,7 +67,7 @@ def layer_tensors(module) -> tuple[LayerTensor, ...]:
             [None if p is None else claims[p] for p in output_primitives(fused[step.artifact.function])]
         for name, claim in zip(step.outputs, producers):
             operator = None if claim is None else max(claim)  # a primitive's operators end with its output's
-            if operator is None or len(outputs[operator]) != 1:
+            if operator is None or len(outputs[operator]) != 1 or name in states:
                 continue
             tensor, source = module.program.tensors[name], outputs[operator][0]
             where = {"output": model_outputs[name]} if name in model_outputs and \

@@ -13,9 +13,12 @@ from ethosu_tvm.frontend.importer import (
     ModelImportError,
     UnsupportedModelError,
     from_tflite,
+    model_io_names,
+    model_states,
     source_ops,
     tensor_quant,
 )
+from ethosu_tvm.frontend.recurrent import State
 from ethosu_tvm.frontend.tflite_file import ModelFormatError
 from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.invalid_models import dynamic_shape_model, float_model
@@ -253,3 +256,30 @@ def test_vela_compiled_model_is_named():
     with pytest.raises(UnsupportedModelError, match=r"^operator #0 CUSTOM 'ethos-u' cannot be compiled: the model "
                                                     r"was already compiled by Vela; compile the model Vela was given$"):
         from_tflite(shared_model("tflm_person_detect_vela_u55_256.tflite"))
+
+
+def test_lstm_states_become_the_last_inputs_and_outputs():
+    """An LSTM's variable tensors (output state, cell state) are main's last parameters (their values before the
+    inference) and results (after), recorded with the byte TFLite resets them to; the model's own I/O is unchanged.
+    Each step's gates are two int8 → int16 fully connected ops at the gates' scale 2^-12 and their sum."""
+    net = models.Net()
+    net.output(net.lstm(net.input((2, 3, 5)), units=4, state_zp=-2))
+    mod = from_tflite(net.build())
+    assert model_io_names(mod) == (["input_0"], ["output_0"])
+    assert model_states(mod) == [State("output_state_13", 0xFE), State("cell_state_14", 0)]
+    main = mod["main"]
+    assert [(p.name, tuple(p.ty.shape), p.ty.dtype) for p in main.params] == [
+        ("input_0", (2, 3, 5), "int8"), ("output_state_13", (2, 4), "int8"), ("cell_state_14", (2, 4), "int16")]
+    assert [(tuple(f.shape), f.dtype) for f in main.body.body.ty.fields] == [((2, 3, 4), "int8"), ((2, 4), "int8"),
+                                                                         ((2, 4), "int16")]
+    matmuls = [line for line in main.script().splitlines() if "R.matmul(" in line]
+    assert len(matmuls) == 3 * 8 and all('dtype="float32") = R.matmul' in line for line in matmuls)
+    assert str(main).count('R.const(0.000244140625, "float32"), R.const(0, "int32"), out_dtype="int16"') >= 3 * 12
+
+
+def test_lstm_variants_the_kernel_lacks_are_refused():
+    net = models.Net()
+    net.output(net.lstm(net.input((1, 3, 5)), units=4, cell_scale_log2=-11.5))
+    with pytest.raises(UnsupportedModelError, match=r"operator #0 UNIDIRECTIONAL_SEQUENCE_LSTM: the cell state's "
+                                                    r"scale 0\.000345267 is not a power of two$"):
+        from_tflite(net.build())

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from ethosu_tvm.memory import (ALGORITHMS, Allocation, BufferInfo, MemoryPlan, MemoryPlanError, PlanDoesNotFit,
                                PoolInfo, plan_memory, verify_plan)
 from ethosu_tvm.memory.algorithms import extents
-from ethosu_tvm.memory.placement import Replacer, conflict_map, place
+from ethosu_tvm.memory.placement import Replacer, conflict_map, peak_live_bytes, place
 
 # Live sets: t0 {a,e}=112, t1 {c,e}=128, t2-3 {c,d}=112, t4 {b,d}=112, so no plan is below 128 bytes, and
 # e@0 c@64 d@0 b@64 a@64 reaches it. Largest-first places e@0 c@64 b@0 a@64 and then d (live with b and c)
@@ -210,3 +210,19 @@ def test_json_and_svg_reports():
              is not None]
     assert sorted(r.find("{http://www.w3.org/2000/svg}title").text.split(" ")[0] for r in boxes) == \
         sorted(b.name for b in buffers)
+
+
+@settings(max_examples=100)
+@given(_buffers)
+def test_peak_live_bytes_counts_every_step(buffers):
+    steps = range(max(b.last_use for b in buffers) + 1)
+    assert peak_live_bytes(buffers) == max(sum(b.size for b in buffers if b.first_use <= t <= b.last_use)
+                                           for t in steps)
+
+
+def test_verifier_finds_an_overlap_past_a_buffer_between():
+    """b lies between a and c in memory and is live with neither; a and c overlap while both are live."""
+    a, b, c = BufferInfo("a", 128, 0, 5), BufferInfo("b", 16, 10, 11), BufferInfo("c", 16, 2, 3)
+    plan = _plan(Allocation(a, "w", 0), Allocation(b, "w", 16), Allocation(c, "w", 64), sizes={"w": 128})
+    with pytest.raises(MemoryPlanError, match=r"a \[0, 128\) and c \[64, 80\) overlap"):
+        verify_plan(plan, [a, b, c], [PoolInfo("w")])

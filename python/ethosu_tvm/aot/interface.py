@@ -34,6 +34,7 @@ class ModelInterface:
     io_in_workspace: bool = False  # ... and no inputs/outputs arguments: I/O lives at `pool`/`offset`
     system_config: str | None = None  # the system the NPU's cycles are estimated for (None: no NPU launches)
     memory_mode: str | None = None
+    states: tuple[IOField, ...] = ()  # kept by the runner between runs (tvmgen_default_reset sets them back)
 
     @property
     def system(self) -> System:
@@ -47,11 +48,12 @@ class ModelInterface:
     def from_json(cls, text: str) -> "ModelInterface":
         data = json.loads(text)
         fields = {kind: tuple(IOField(f["name"], f["c_name"], tuple(f["shape"]), f["dtype"], f["pool"], f["offset"])
-                              for f in data[kind])
-                  for kind in ("inputs", "outputs")}
+                              for f in data.get(kind, ()))
+                  for kind in ("inputs", "outputs", "states")}
         interface = cls(fields["inputs"], fields["outputs"], data["accelerator"],
                         tuple((name, int(size)) for name, size in data["pools"]), bool(data["user_pools"]),
-                        bool(data["io_in_workspace"]), data.get("system_config"), data.get("memory_mode"))
+                        bool(data["io_in_workspace"]), data.get("system_config"), data.get("memory_mode"),
+                        fields["states"])
         if interface.system_config is not None:  # a system this version does not know: ValueError, here
             find_system(interface.system_config, interface.memory_mode)
         return interface
@@ -64,6 +66,7 @@ def interface_of(program: Program, workspace: Workspace, npu: EthosuTarget | Non
         return IOField(io.name, io.c_name, io.tensor.shape, io.tensor.dtype, pool, offset)
 
     npu = npu if program.has_npu else None
+    states = tuple(IOField(s.name, s.c_name, s.before.shape, s.before.dtype) for s in program.states)
     return ModelInterface(tuple(field(io) for io in program.inputs), tuple(field(io) for io in program.outputs),
                           npu and npu.accelerator, tuple(workspace.plan.pool_sizes.items()), user_pools,
-                          workspace.io_in_workspace, npu and npu.system_config, npu and npu.memory_mode)
+                          workspace.io_in_workspace, npu and npu.system_config, npu and npu.memory_mode, states)

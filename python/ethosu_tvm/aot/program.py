@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Union
 
@@ -12,6 +13,7 @@ import tvm
 from tvm import relax
 
 from ..codegen import NpuArtifact
+from ..frontend.recurrent import State
 from ..host import HostKernel, ScratchBuffer, UnsupportedHostOp
 
 MODULE = "default"
@@ -38,6 +40,19 @@ class ModelIO:
     name: str
     c_name: str
     tensor: TensorRef
+
+
+@dataclass(frozen=True)
+class StateIO:
+    """A variable tensor (an LSTM's state) that persists from one run to the next: the runner keeps it in a static
+    buffer of `fill` bytes at first (and after a reset), which `before` points to during a run; `after`, the value
+    the run computes, is copied into it at the run's end."""
+
+    name: str
+    c_name: str
+    fill: int
+    before: TensorRef
+    after: TensorRef
 
 
 @dataclass(frozen=True)
@@ -88,12 +103,13 @@ Step = Union[NpuStep, HostStep]
 
 @dataclass(frozen=True)
 class Program:
-    """Steps in execution order; tensors by name; the model's inputs and outputs in model order."""
+    """Steps in execution order; tensors by name; the model's inputs and outputs in model order; its states."""
 
     tensors: dict[str, TensorRef]
     inputs: tuple[ModelIO, ...]
     outputs: tuple[ModelIO, ...]
     steps: tuple[Step, ...]
+    states: tuple[StateIO, ...] = ()
 
     @property
     def io_names(self) -> set[str]:
@@ -168,17 +184,21 @@ class _Builder:
 
 
 def build_program(mod: tvm.IRModule, artifacts: list[NpuArtifact], kernels: dict[str, HostKernel],
-                  input_names: list[str], output_names: list[str]) -> Program:
+                  input_names: list[str], output_names: list[str], states: Sequence[State] = ()) -> Program:
     """The program of `mod` (partitioned, host ops fused), with NPU functions implemented by `artifacts` and host
-    composites by `kernels` (by function name). `input_names`/`output_names` are the source model's names, in order."""
+    composites by `kernels` (by function name). `input_names`/`output_names` are the source model's names, in order;
+    main's last parameters and results are the `states` before and after the run."""
     builder = _Builder({a.function: a for a in artifacts}, kernels)
     main = mod["main"]
     io_names: set[str] = set()
-    inputs = []
-    for param, name in zip(main.params, input_names):
+    inputs, befores = [], []
+    for param, name in zip(main.params, [*input_names, *(state.name for state in states)]):
         tensor = builder.new_tensor(param.name, param.ty)
         builder.values[param] = tensor
-        inputs.append(ModelIO(name, c_identifier(name, io_names), builder.tensors[tensor]))
+        if len(inputs) < len(input_names):
+            inputs.append(ModelIO(name, c_identifier(name, io_names), builder.tensors[tensor]))
+        else:
+            befores.append(builder.tensors[tensor])
     for block in main.body.blocks:
         for binding in block.bindings:
             builder.bind(binding.var, binding.value)
@@ -187,10 +207,13 @@ def build_program(mod: tvm.IRModule, artifacts: list[NpuArtifact], kernels: dict
         tuple(builder.values[f] for f in result.fields)
     results = list(value) if isinstance(value, tuple) else [value]
     produced = [name for step in builder.steps for name in step.outputs]
-    outputs = []
+    outputs: list[ModelIO] = []
     for tensor, name in zip(results, output_names):
         if tensor not in produced or any(o.tensor.name == tensor for o in outputs):
             raise UnsupportedHostOp(f"model output {name!r} is not computed by an operator of its own (it repeats "
                                     "an input or another output); this is not supported")
         outputs.append(ModelIO(name, c_identifier(name, io_names), builder.tensors[tensor]))
-    return Program(dict(builder.tensors), tuple(inputs), tuple(outputs), tuple(builder.steps))
+    state_names: set[str] = set()
+    kept = [StateIO(state.name, c_identifier(state.name, state_names), state.fill, before, builder.tensors[after])
+            for state, before, after in zip(states, befores, results[len(output_names):])]
+    return Program(dict(builder.tensors), tuple(inputs), tuple(outputs), tuple(builder.steps), tuple(kept))

@@ -4,9 +4,11 @@ Step i of the program uses its input tensors, output tensors and its own scratch
 not a model input or output is a buffer from the step producing it to the last step reading it; NPU scratch
 (region 1) and every scratch buffer a host kernel declares are buffers of one step, so the scratch of different
 steps shares memory. With `io_in_workspace` the model's inputs (live from the start to their last reader) and
-outputs (from their producer to the end) are buffers too. Everything is 16-byte aligned (the NPU's requirement,
-and enough for every host type), or more where a kernel's scratch asks for it. A buffer may only go to pools that
-all the targets touching it can reach (the NPU for NPU steps, the CPU for host kernels and for the application's I/O).
+outputs (from their producer to the end) are buffers too. A state's value before the run lives in the runner's
+static buffer; its value after the run is a buffer until the end, when the runner copies it there. Everything is
+16-byte aligned (the NPU's requirement, and enough for every host type), or more where a kernel's scratch asks for
+it. A buffer may only go to pools that all the targets touching it can reach (the NPU for NPU steps, the CPU for
+host kernels and for the application's I/O).
 """
 from __future__ import annotations
 
@@ -104,8 +106,11 @@ def program_buffers(program: Program, pools: list[PoolInfo], io_in_workspace: bo
         inventory.use(io.tensor.name, 0, HOST_TARGET)
     for io in program.outputs:  # ... and reads outputs after the last
         inventory.use(io.tensor.name, last_step, HOST_TARGET)
+    for state in program.states:  # the runner copies the new states into its static ones after the last step
+        inventory.use(state.after.name, last_step, HOST_TARGET)
     aliases = scratch_aliases(program) if aliases is None else aliases
-    excluded = (set() if io_in_workspace else program.io_names) | {tensor for tensor, _, _ in aliases}
+    excluded = ((set() if io_in_workspace else program.io_names) | {tensor for tensor, _, _ in aliases}
+                | {state.before.name for state in program.states})
     buffers = [BufferInfo(name, program.tensors[name].nbytes, inventory.first[name], inventory.last[name], ALIGNMENT,
                           _allowed(name, inventory.targets[name], pools), inventory.producer.get(name, "input"))
                for name in program.tensors if name in inventory.first and name not in excluded]

@@ -39,17 +39,21 @@ class Placement:
 
 
 class ConstantPool:
-    """The read-only blob of region 0, built by appending 16-byte aligned chunks."""
+    """The read-only blob of region 0, built by appending 16-byte aligned chunks, each distinct chunk once (an
+    unrolled LSTM's steps share their weights; softmax sequences repeat their tables)."""
 
     def __init__(self):
         self._data = bytearray()
+        self._chunks: dict[bytes, tuple[int, int]] = {}
 
     def add(self, data: bytes) -> tuple[int, int]:
-        """Append one chunk; returns (offset, length) with the length padded to 16 bytes."""
-        offset = len(self._data)
-        length = round_up(len(data))
-        self._data += bytes(data) + bytes(length - len(data))
-        return offset, length
+        """The (offset, length) of the chunk, the length padded to 16 bytes; appended unless already there."""
+        data = bytes(data)
+        if data not in self._chunks:
+            length = round_up(len(data))
+            self._chunks[data] = (len(self._data), length)
+            self._data += data + bytes(length - len(data))
+        return self._chunks[data]
 
     def data(self) -> bytes:
         return bytes(self._data)

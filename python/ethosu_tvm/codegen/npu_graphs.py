@@ -11,6 +11,7 @@ from ..partition.patterns import CODEGEN
 from ..target import EthosuTarget
 from .artifact import NpuArtifact, compile_npu_graph
 from .cascade import CascaderSettings, compile_cascaded
+from .memory import FIRST_IO_REGION, MAX_REGIONS
 
 
 @dataclass(frozen=True)
@@ -24,16 +25,28 @@ class ScratchIo:
         return frozenset([graph.inputs[i].name for i in self.inputs] + [graph.outputs[i].name for i in self.outputs])
 
 
-def io_in_scratch(mod: tvm.IRModule) -> dict[str, ScratchIo]:
-    """For I/O in the workspace: the model inputs that one NPU call alone reads, and the model outputs that one NPU
-    call produces and nothing else reads, by function. The NPU then keeps them in its scratch, where they share
-    memory with its intermediates (inputs once read, outputs until they are written)."""
+def io_in_scratch(mod: tvm.IRModule, io_in_workspace: bool, states: int = 0) -> dict[str, ScratchIo]:
+    """Which inputs and outputs of each NPU call live in its scratch, by function (main's last `states` parameters
+    are the states before the run, static buffers of the runner).
+
+    With I/O in the workspace: the model inputs that one NPU call alone reads, and the model outputs that one NPU
+    call produces and nothing else reads; they then share memory with its intermediates (inputs once read, outputs
+    until they are written). And where a call has more inputs and outputs than the NPU's base-address table has
+    regions for (an LSTM's input, states and output): tensors of the program between steps, outputs first, then
+    states before the run, as many as it takes (the workspace plan holds them inside the call's scratch; the
+    runner copies a state there before the launch)."""
     main = mod["main"]
     uses: dict = {}
     calls = []
+    fields: dict[tuple, tvm.relax.Var] = {}  # (NPU call's var, position) -> the var bound to that output
+    tuples = {}
     for block in main.body.blocks:
         for binding in block.bindings:
             value = binding.value
+            if isinstance(value, tvm.relax.Tuple):
+                tuples[binding.var] = value
+            if isinstance(value, tvm.relax.TupleGetItem):
+                fields[(value.tuple_value, value.index)] = binding.var
             args = value.args if isinstance(value, tvm.relax.Call) else getattr(value, "fields", [value])
             for arg in args:
                 uses[arg] = uses.get(arg, 0) + 1
@@ -41,16 +54,30 @@ def io_in_scratch(mod: tvm.IRModule) -> dict[str, ScratchIo]:
                 attrs = mod[value.op].attrs or {}
                 if attrs.get("Codegen") == CODEGEN:
                     calls.append((binding.var, value))
-    result = main.body.body
-    results = set(getattr(result, "fields", [result]))
-    for output in results:
+    result = tuples.get(main.body.body, main.body.body)
+    ordered = list(getattr(result, "fields", [result]))
+    results, model_outputs = set(ordered), set(ordered[:len(ordered) - states])
+    for output in ordered:
         uses[output] = uses.get(output, 0) + 1
-    params = set(main.params)
-    return {call.op.name_hint: ScratchIo(
-                frozenset(i for i, arg in enumerate(call.args) if arg in params and uses[arg] == 1),
-                frozenset({0}) if var in results and uses[var] == 1 and isinstance(var.ty, tvm.relax.TensorType)
-                else frozenset())
-            for var, call in calls}
+    params = set(main.params[:len(main.params) - states])
+    chosen = {}
+    for var, call in calls:
+        count = len(var.ty.fields) if isinstance(var.ty, tvm.relax.TupleType) else 1
+        outputs = [fields.get((var, j)) for j in range(count)] if count > 1 else [var]
+        scratch = ScratchIo()
+        if io_in_workspace:
+            scratch = ScratchIo(frozenset(i for i, arg in enumerate(call.args) if arg in params and uses[arg] == 1),
+                                frozenset({0}) if var in results and uses[var] == 1 and count == 1 else frozenset())
+        excess = len(call.args) + count - len(scratch.inputs) - len(scratch.outputs) - (MAX_REGIONS - FIRST_IO_REGION)
+        movable_outputs = [j for j, out in enumerate(outputs) if j not in scratch.outputs and out is not None
+                           and out not in model_outputs][:max(excess, 0)]
+        excess -= len(movable_outputs)
+        # inputs between steps first, then states before the run (the runner copies those in before the launch)
+        movable_inputs = sorted((i for i, arg in enumerate(call.args) if i not in scratch.inputs and arg not in params),
+                                key=lambda i: call.args[i] in main.params)[:max(excess, 0)]
+        chosen[call.op.name_hint] = ScratchIo(scratch.inputs | frozenset(movable_inputs),
+                                              scratch.outputs | frozenset(movable_outputs))
+    return chosen
 
 
 def compile_npu_graphs(graphs: list[NpuGraph], target: EthosuTarget, scratch_io: dict[str, ScratchIo] | None = None,

@@ -161,7 +161,6 @@ class OperationBuilder:
         self.system = system
         self.placements = placements
         self.pool = pool
-        self._shared: dict[bytes, vapi.NpuAddressRange] = {}
         # (primitive index, output channels, traversal) → {block depth: (weights, scale/bias)} already in the pool
         self._encoded: dict[tuple[int, Interval, vapi.NpuBlockTraversal],
                             dict[int, tuple[vapi.NpuAddressRange, vapi.NpuAddressRange]]] = {}
@@ -173,15 +172,9 @@ class OperationBuilder:
         return _feature_map(operand, region, self.placements[region.tensor])
 
     def constant(self, data: bytes) -> vapi.NpuAddressRange:
+        """A constant in the pool (which stores each distinct one once)."""
         offset, length = self.pool.add(data)
         return vapi.NpuAddressRange(region=CONSTANTS_REGION, address=offset, length=length)
-
-    def shared_constant(self, data: bytes) -> vapi.NpuAddressRange:
-        """A constant stored once however often it is asked for (the softmax sequences' tables and scalars, repeated
-        within a sequence and in every stripe)."""
-        if data not in self._shared:
-            self._shared[data] = self.constant(data)
-        return self._shared[data]
 
     def build(self, op, stripe: Stripe) -> list[vapi.NpuOperation]:
         """The Vela operations of one stripe of a primitive (the last one produces its OFM)."""
@@ -419,7 +412,7 @@ class OperationBuilder:
         scratch = self.placements[softmax_scratch(stripe)]
         npu_ops = []
         for ifm, ofm in row_segments(self.fm(op.ifm, stripe.ifms[0]), self.fm(op.ofm, stripe.ofm)):
-            npu_ops += SoftmaxSequence(op, ifm, ofm, (scratch.region, scratch.offset), self.shared_constant,
+            npu_ops += SoftmaxSequence(op, ifm, ofm, (scratch.region, scratch.offset), self.constant,
                                        from_vela(self.accelerator).lut_base, what).operations()
         for npu_op in npu_ops:
             if isinstance(npu_op, vapi.NpuBlockOperation):

@@ -20,6 +20,7 @@ from .float_io import float_edges
 from .graph_view import view
 from .indexing import GATHER_SLICES, IndexingConverters
 from .normalization import NormalizationConverters
+from .recurrent import RecurrentConverters, State, state_of, variable_states
 from .model_check import ModelConsistencyError, check_inputs_defined
 from .shape_folding import fold_shapes
 from .slicing import SliceSpec, strided_slice_ranges
@@ -38,9 +39,10 @@ VALUE_MOVING_OPS = frozenset({"PAD", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "SLI
                               "GATHER_ND"})
 
 
+STATES_ATTR = "ethosu.states"
 # Quantized operators TVM's converter refuses, met in real models: what to tell the user instead of TVM's text.
-_NOT_SUPPORTED_YET = dict.fromkeys(("LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM"),
-                                   "integer LSTMs are not supported yet")
+_NOT_SUPPORTED_YET = dict.fromkeys(("LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM"),
+                                   "of the integer LSTMs only UNIDIRECTIONAL_SEQUENCE_LSTM is supported")
 
 
 class ModelImportError(ValueError):
@@ -94,6 +96,7 @@ class _Rewrites:
 
     folded: dict[int, np.ndarray]
     dilated: dict[int, DilatedConv]
+    states: tuple[int, ...]  # variable tensors: model inputs and outputs of the view (the last ones of each)
 
 
 def _converted_view(model: tflite.Model, strip_float_io: bool) -> tuple[tflite.Model, _Rewrites]:
@@ -124,8 +127,11 @@ def _converted_view(model: tflite.Model, strip_float_io: bool) -> tuple[tflite.M
         inputs, outputs = edges.inputs, edges.outputs
     else:
         inputs, outputs = graph.InputsAsNumpy(), graph.OutputsAsNumpy()
-    rewrites = _Rewrites(folded.values, dilated)
-    return (view(model, frozenset(hidden), inputs, outputs) if hidden else model), rewrites
+    states = tuple(variable_states(model, kinds))
+    rewrites = _Rewrites(folded.values, dilated, states)
+    if not hidden and not states:
+        return model, rewrites
+    return view(model, frozenset(hidden), [*inputs, *states], [*outputs, *states]), rewrites
 
 
 def _check_tensors(graph: tflite.SubGraph) -> None:
@@ -156,7 +162,7 @@ def _tracking_converter(rewrites: _Rewrites):
 
     folded = rewrites.folded
 
-    class _Converter(IndexingConverters, NormalizationConverters, OperatorConverter):
+    class _Converter(IndexingConverters, NormalizationConverters, RecurrentConverters, OperatorConverter):
         # These converters only move values (PAD pads with the zero point), so they are exact on quantized
         # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's, ELU's, BATCH_MATMUL's,
         # ARG_MAX's, ARG_MIN's, CAST's and ADD_N's are ours (below), FILL's and GATHER_ND's in .indexing,
@@ -164,7 +170,7 @@ def _tracking_converter(rewrites: _Rewrites):
         # its RELU_N1_TO_1 one does, but TVM leaves it off the list.
         _SUPPORTED_QUANTIZED_OPS = (OperatorConverter._SUPPORTED_QUANTIZED_OPS | VALUE_MOVING_OPS
                                     | {"PRELU", "ELU", "BATCH_MATMUL", "ARG_MAX", "ARG_MIN", "CAST", "ADD_N",
-                                       "L2_NORMALIZATION", "RELU_0_TO_1"})
+                                       "L2_NORMALIZATION", "RELU_0_TO_1", "UNIDIRECTIONAL_SEQUENCE_LSTM"})
 
         def __init__(self, model, subgraph, exp_tab, bb):
             super().__init__(model, subgraph, exp_tab, bb)
@@ -176,7 +182,9 @@ def _tracking_converter(rewrites: _Rewrites):
             self.input_override: tuple[int, relax.Expr] | None = None
             self.convert_map = {name: self._tracked(func) for name, func in
                                 (self.convert_map | {"NEG": self.convert_neg, "ARG_MAX": self.convert_arg_max,
-                                                     "ARG_MIN": self.convert_arg_min}).items()}
+                                                     "ARG_MIN": self.convert_arg_min,
+                                                     "UNIDIRECTIONAL_SEQUENCE_LSTM":
+                                                         self.convert_unidirectional_sequence_lstm}).items()}
 
         def _tracked(self, convert):
             def run(op):
@@ -803,12 +811,22 @@ def from_tflite(model: str | Path | bytes, strip_float_io: bool = False):
         mod = tvm_from_tflite(parsed, op_converter=make_converter)
     except (tvm.error.OpNotImplemented, tvm.error.OpAttributeInvalid, tvm.error.OpAttributeUnImplemented) as err:
         raise UnsupportedModelError(f"the TFLite frontend cannot convert the model: {_first_line(err)}") from err
+    except ModelImportError:
+        # A converter refused an operator inside TVM's function scope, which leaves the block it began open: close
+        # it, or TVM warns about it on stderr when the builder is freed.
+        if instances:
+            instances[0].bb._end_block()
+        raise
     ops = _attribute_bindings(mod, parsed, instances[0].outputs_by_op)
     mod = mod.with_attr(SOURCE_OPS_ATTR, json.dumps([[op.index, op.op, list(op.bindings)] for op in ops]))
     mod = mod.with_attr(TENSOR_QUANT_ATTR, json.dumps(instances[0].quant_by_name))
     graph = parsed.Subgraphs(0)
-    names = {kind: [graph.Tensors(int(i)).Name().decode() for i in indices]
+    count = len(rewrites.states)
+    names = {kind: [graph.Tensors(int(i)).Name().decode() for i in indices[:len(indices) - count]]
              for kind, indices in (("inputs", graph.InputsAsNumpy()), ("outputs", graph.OutputsAsNumpy()))}
+    if count:
+        mod = mod.with_attr(STATES_ATTR, json.dumps([[s.name, s.fill] for s in map(state_of, map(graph.Tensors,
+                                                                                                 rewrites.states))]))
     mod = mod.with_attr(OP_OUTPUTS_ATTR, json.dumps([[[out.name, list(out.scales), list(out.zero_points)]
                                                       for out in outputs] for outputs in _op_outputs(original)]))
     return mod.with_attr(MODEL_IO_ATTR, json.dumps(names))
@@ -862,6 +880,12 @@ def model_io_names(mod) -> tuple[list[str], list[str]]:
     result = main.body.body.ty
     count = len(result.fields) if isinstance(result, relax.TupleType) else 1
     return [p.name for p in main.params], [f"output_{i}" for i in range(count)]
+
+
+def model_states(mod) -> list[State]:
+    """The variable tensors :func:`from_tflite` made the last inputs and outputs of main, in that order."""
+    text = mod.attrs[STATES_ATTR] if mod.attrs is not None and STATES_ATTR in mod.attrs else "[]"
+    return [State(str(name), int(fill)) for name, fill in json.loads(str(text))]
 
 
 def source_ops(mod) -> list[SourceOp]:

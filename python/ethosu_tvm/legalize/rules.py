@@ -30,6 +30,7 @@ from ..quantization import (
     fully_connected_multipliers,
     mul_multiplier,
     multiply_by_quantized_multiplier,
+    narrowing_mul,
     npu_scale_shift,
     per_channel_scale_shift,
     prelu_multipliers,
@@ -41,6 +42,7 @@ from ..quantization import (
     softmax_exp_lut,
     softmax_int16_input_scaling,
     softmax_int16_tables,
+    widening_fully_connected,
 )
 from .ops import (
     BinaryElementwise,
@@ -186,7 +188,8 @@ def _convolution(op_type: type[Conv2D], match: Match, tensors: dict, ofm: Tensor
 
 def fully_connected(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     """A 1x1 convolution over the (1, 1, batch, inputs) IFM; LiteRT's FC rounds once, so NATURAL rounding, with the
-    32-bit multiplier for 16x8 too."""
+    32-bit multiplier for 16x8 too. An int8 → int16 one (an integer LSTM's gate) rounds twice (TFL), as TFLite
+    Micro's LSTM does."""
     ifm_q, w_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["weights_dq"]), quant_of(match["quantize"])
     raw = np.asarray(const_value(match["weights"]))  # TFLite [units, inputs]
     channels = raw.shape[0]
@@ -197,7 +200,8 @@ def fully_connected(match: Match, tensors: dict, ofm: Tensor, source: str) -> Np
         weights=np.ascontiguousarray(raw.reshape(channels, 1, 1, raw.shape[1]).astype(np.int8)),
         weight_zero_point=w_q.scalar_zero_point,
         bias=_bias(match, channels),
-        requant=_requant(multipliers, channels, "NATURAL"),
+        requant=_requant(multipliers, channels,
+                         "TFL" if widening_fully_connected(tensors[match["ifm"]].dtype, ofm.dtype) else "NATURAL"),
         clamp=_int_clamp(match, ofm.dtype),
         source=source,
     )
@@ -458,7 +462,8 @@ def _binary(operator: str) -> Rule:
                 input_shift=input_shift,
             )
         elif operator == "MUL":
-            params.update(requant=_single(mul_multiplier(s1, s2, so)))
+            in_double = narrowing_mul(dtype_of(match["lhs"]), ofm.dtype)
+            params.update(requant=_single(mul_multiplier(s1, s2, so, in_double)))
         if is_const(match["lhs"]) or is_const(match["rhs"]):
             return _with_constant(operator, match, tensors, ofm, source, params)
         return BinaryElementwise(

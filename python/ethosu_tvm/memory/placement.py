@@ -153,6 +153,14 @@ def conflict_map(buffers: list[BufferInfo]) -> dict[str, list[BufferInfo]]:
 
 
 def peak_live_bytes(buffers: list[BufferInfo]) -> int:
-    """The largest total size of buffers live at one step: no plan in a single pool can be smaller."""
-    events = sorted({b.first_use for b in buffers})
-    return max((sum(b.size for b in buffers if b.first_use <= t <= b.last_use) for t in events), default=0)
+    """The largest total size of buffers live at one step: no plan in a single pool can be smaller (a sweep over
+    the steps where buffers start and end)."""
+    changes: dict[int, int] = {}
+    for b in buffers:
+        changes[b.first_use] = changes.get(b.first_use, 0) + b.size
+        changes[b.last_use + 1] = changes.get(b.last_use + 1, 0) - b.size
+    live = peak = 0
+    for step in sorted(changes):
+        live += changes[step]
+        peak = max(peak, live)
+    return peak

@@ -6,7 +6,8 @@ from .buffers import BufferInfo, MemoryPlan, MemoryPlanError, PoolInfo
 
 def verify_plan(plan: MemoryPlan, buffers: list[BufferInfo], pools: list[PoolInfo]) -> None:
     """Every buffer placed once, in an allowed pool, aligned, within the pool's hint and reported size, and no
-    two buffers live at the same time overlapping in the same pool. Checked pairwise, without the planner's code.
+    two buffers live at the same time overlapping in the same pool. Checked over the pairs live together, without
+    the planner's code.
     """
     problems: list[str] = []
     by_name = {a.buffer.name: a for a in plan.allocations}
@@ -29,12 +30,14 @@ def verify_plan(plan: MemoryPlan, buffers: list[BufferInfo], pools: list[PoolInf
             problems.append(f"{b.name} ends at {a.end}, beyond pool {a.pool!r}'s {hints[a.pool]} bytes")
         if a.end > plan.pool_sizes.get(a.pool, 0):
             problems.append(f"{b.name} ends at {a.end}, beyond the reported size of pool {a.pool!r}")
-    allocations = sorted(plan.allocations, key=lambda a: a.buffer.name)
-    for i, a in enumerate(allocations):
-        for b in allocations[i + 1:]:
-            live_together = a.buffer.first_use <= b.buffer.last_use and b.buffer.first_use <= a.buffer.last_use
-            if a.pool == b.pool and live_together and a.offset < b.end and b.offset < a.end:
+    # Pairs live together, found by a sweep over first uses: each buffer against those still live when it starts.
+    live: list = []
+    for b in sorted(plan.allocations, key=lambda a: (a.buffer.first_use, a.buffer.name)):
+        live = [a for a in live if a.buffer.last_use >= b.buffer.first_use]
+        for a in live:
+            if a.pool == b.pool and a.offset < b.end and b.offset < a.end:
                 problems.append(f"{a.buffer.name} [{a.offset}, {a.end}) and {b.buffer.name} [{b.offset}, {b.end}) "
                                 f"overlap in pool {a.pool!r} while both are live")
+        live.append(b)
     if problems:
         raise MemoryPlanError("invalid memory plan: " + "; ".join(problems))

@@ -16,6 +16,7 @@ from ..quantization import (
     conv_multipliers,
     fully_connected_multipliers,
     mean_multiplier,
+    narrowing_mul,
     per_channel_scale_shift,
     prelu_multipliers,
     quantize_multiplier,
@@ -24,6 +25,7 @@ from ..quantization import (
     softmax_int16_input_scaling,
     sigmoid_input_rescale,
     squared_difference_multipliers,
+    widening_fully_connected,
 )
 
 TENSOR_DIM_RANGE = (1, 65535)
@@ -121,9 +123,12 @@ def _weights(weights: np.ndarray, zero_point: np.ndarray, axes: tuple[int, ...])
     return ""
 
 
-def _same_type(match: Match) -> str:
+def _same_type(match: Match, widening: bool = False) -> str:
+    """IFM and OFM of one type; `widening` also allows int8 → int16 (an integer LSTM's gates)."""
     types = dtype_of(match["ifm"]), dtype_of(match["quantize"])
-    return "" if types[0] == types[1] else f"IFM type {types[0]} and OFM type {types[1]}; they must be the same"
+    if types[0] == types[1] or (widening and widening_fully_connected(*types)):
+        return ""
+    return f"IFM type {types[0]} and OFM type {types[1]}; they must be the same"
 
 
 def _worst_case(bound: np.ndarray, scale: np.ndarray, shift: np.ndarray, wide_product: bool) -> str:
@@ -286,7 +291,7 @@ def check_fully_connected(match: Match) -> str:
         lambda: _feature_map(match["ifm"], "IFM", batch_one=False, dtypes=WEIGHTED_DTYPES),
         lambda: "" if len(shape_of(match["ifm"])) == 2 else f"IFM is {len(shape_of(match['ifm']))}-D, expected 2-D",
         lambda: _feature_map(match["quantize"], "OFM", batch_one=False, dtypes=WEIGHTED_DTYPES),
-        lambda: _same_type(match),
+        lambda: _same_type(match, widening=True),
         lambda: _activation_quant(ifm_q, "IFM"),
         lambda: _activation_quant(ofm_q, "OFM"),
         lambda: _weights(weights, w_q.zero_point, (1,)),
@@ -456,7 +461,9 @@ def _binary(match: Match, same_quant: bool) -> str:
 
     def same_type() -> str:
         types = [dtype_of(match[role]) for role in ("lhs", "rhs", "quantize")]
-        return "" if len(set(types)) == 1 else f"operand and result types {', '.join(types)}; they must be the same"
+        if len(set(types)) == 1 or (match.kind == "multiply" and types[0] == types[1] and narrowing_mul(*types[1:])):
+            return ""
+        return f"operand and result types {', '.join(types)}; they must be the same"
 
     return _first(
         lambda: _constant_operand(match),

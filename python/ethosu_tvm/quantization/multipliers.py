@@ -108,10 +108,24 @@ def squared_difference_multipliers(lhs_scale: float, rhs_scale: float, out_scale
     return lhs, rhs, twice_max * twice_max / ((1 << 2 * SQUARED_DIFFERENCE_LEFT_SHIFT) * float(out_scale))
 
 
-def mul_multiplier(lhs_scale: float, rhs_scale: float, out_scale: float) -> float:
+def mul_multiplier(lhs_scale: float, rhs_scale: float, out_scale: float, in_double: bool = False) -> float:
     """MUL's real multiplier s1·s2/s_out: LiteRT computes it in float32, the scales' type (double arithmetic is off
-    by 1 LSB on rare products close to a rounding tie)."""
+    by 1 LSB on rare products close to a rounding tie); TFLite Micro's integer LSTM in double (`in_double`)."""
+    if in_double:
+        return float(np.float64(np.float32(lhs_scale)) * np.float32(rhs_scale) / np.float32(out_scale))
     return float(np.float32(lhs_scale) * np.float32(rhs_scale) / np.float32(out_scale))
+
+
+def widening_fully_connected(input_dtype: str, output_dtype: str) -> bool:
+    """An int8 → int16 FULLY_CONNECTED: one of TFLite's integer LSTM's gates (TFLite Micro refuses it alone), so it
+    takes that kernel's arithmetic: TFLite Micro's, requantized with the double-rounding multiply."""
+    return input_dtype == "int8" and output_dtype == "int16"
+
+
+def narrowing_mul(lhs_dtype: str, output_dtype: str) -> bool:
+    """An int16 · int16 → int8 MUL: TFLite has one only inside its integer LSTM (the output state's update), so it
+    takes that kernel's arithmetic: TFLite Micro's, the multiplier in double."""
+    return lhs_dtype == "int16" and output_dtype == "int8"
 
 
 def prelu_multipliers(in_scale: float, alpha_scale: float, out_scale: float) -> tuple[float, float]:

@@ -73,7 +73,8 @@ def _struct(name: str, fields: Sequence[str]) -> type:
 class HostProgram:
     """An extracted MLF compiled for this PC; `run` executes tvmgen_default_run once. A `debug` build calls
     `run`'s `after_step` after each step (NPU launch or kernel call). NPU cycles are estimated for the system the
-    model was compiled for (the interface records it)."""
+    model was compiled for (the interface records it). A model with states (an LSTM's) carries them from one `run`
+    to the next, as the firmware does, until `reset`."""
 
     def __init__(self, mlf: Path, workdir: Path, debug: bool = False):
         self.interface = ModelInterface.from_json((mlf / INTERFACE_PATH).read_text())
@@ -186,6 +187,11 @@ class HostProgram:
                                                       np.dtype(f.dtype).itemsize), dtype=f.dtype).reshape(f.shape)
                        for f in interface.outputs]
         return {f.name: o for f, o in zip(interface.outputs, outputs)}
+
+    def reset(self) -> None:
+        """Set the model's states back to their initial values (tvmgen_default_reset); nothing without states."""
+        if self.interface.states:
+            self._library.tvmgen_default_reset()
 
     @property
     def npu_cycles(self) -> int:

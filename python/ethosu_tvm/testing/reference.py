@@ -110,6 +110,15 @@ def run_tflm(model: bytes, inputs: list[np.ndarray], arena_size: int = 4 << 20) 
     return _tflm_invoke(_tflm_interpreter(model, arena_size), inputs, len(output_infos(model)))
 
 
+def run_tflm_sequence(model: bytes, sequence: list[list[np.ndarray]],
+                      arena_size: int = 4 << 20) -> list[list[np.ndarray]]:
+    """The outputs of one TFLite Micro interpreter invoked on each inputs of `sequence` in turn: a model with
+    variable tensors (an LSTM's states) carries them from one invocation to the next."""
+    interp = _tflm_interpreter(model, arena_size)
+    count = len(output_infos(model))
+    return [_tflm_invoke(interp, _check_inputs(model, inputs), count) for inputs in sequence]
+
+
 def _tflm_runs(model: bytes, arena_size: int, inputs: list[np.ndarray], n_outputs: int) -> bool:
     """Whether TFLite Micro runs the model in `arena_size` bytes.
 

@@ -16,6 +16,7 @@ from tvm import te, tirx
 from ...quantization import (
     SQUARED_DIFFERENCE_LEFT_SHIFT,
     mul_multiplier,
+    narrowing_mul,
     quantize_multiplier,
     rescaled_operands,
     squared_difference_multipliers,
@@ -87,8 +88,10 @@ def _add_or_sub(op: Binary, a, b):
 
 
 def _mul(op: Binary, a, b):
-    """(x1 − zp1)·(x2 − zp2) requantized by LiteRT's float32 multiplier."""
-    scale = quantize_multiplier(mul_multiplier(op.lhs.scale, op.rhs.scale, op.output.scale))
+    """(x1 − zp1)·(x2 − zp2) requantized by LiteRT's float32 multiplier (an int16 · int16 → int8 one by TFLite
+    Micro's LSTM's, in double)."""
+    scale = quantize_multiplier(mul_multiplier(op.lhs.scale, op.rhs.scale, op.output.scale,
+                                               narrowing_mul(op.lhs.dtype, op.output.dtype)))
     return lambda *i: saturate(_requantized(
         (a(*i).astype("int32") - op.lhs.zero_point) * (b(*i).astype("int32") - op.rhs.zero_point), scale),
         op.output, op.clamp)
@@ -163,8 +166,10 @@ def define(op: Binary) -> TeKernel:
     if op.kind not in _KINDS:
         raise UnsupportedHostOp(f"{op.kind}: no host kernel for this elementwise op")
     require_dtype(op.kind, op.output, _DTYPES.get(op.kind, ("int8", "int16")))
-    require_dtype(op.kind, op.lhs, (op.output.dtype,))
-    require_dtype(op.kind, op.rhs, (op.output.dtype,))
+    operands = ("int16",) if op.kind == "mul" and narrowing_mul(op.lhs.dtype, op.output.dtype) else \
+        (op.output.dtype,)
+    require_dtype(op.kind, op.lhs, operands)
+    require_dtype(op.kind, op.rhs, operands)
     try:
         broadcast = np.broadcast_shapes(op.lhs.shape, op.rhs.shape)
     except ValueError:

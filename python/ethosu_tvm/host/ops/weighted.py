@@ -11,11 +11,12 @@ from ..te_kernel import Constant, constant, require_dtype
 ACCUMULATORS = {"int8": "int32", "int16": "int64"}
 
 
-def accumulator_dtype(op: Weighted) -> str:
-    """The accumulator dtype, after checking the op's dtypes."""
+def accumulator_dtype(op: Weighted, widening: bool = False) -> str:
+    """The accumulator dtype, after checking the op's dtypes; `widening` also allows an int8 → int16 op (a fully
+    connected one of an integer LSTM's gates)."""
     name = op_name(op)
     require_dtype(name, op.input, tuple(ACCUMULATORS))
-    require_dtype(name, op.output, (op.input.dtype,))
+    require_dtype(name, op.output, (op.input.dtype, "int16") if widening else (op.input.dtype,))
     if op.weights.dtype != np.int8:
         raise UnsupportedHostOp(f"{name}: weights must be int8, got {op.weights.dtype}")
     return ACCUMULATORS[op.input.dtype]

@@ -15,18 +15,19 @@ _GATE_SCALE = 2.0 ** -12
 
 
 class RecurrentOps(NetBase):
-    def lstm(self, x: QTensor, units: int = 8, cell_scale_log2: int = -11, cell_clip: float = 10.0,
-             w_scale: float | None = None, state_scale: float = 1 / 128, state_zp: int = -2) -> QTensor:
-        """UNIDIRECTIONAL_SEQUENCE_LSTM over x [batch, time, features] (batch-major), without peepholes,
-        projection or layer normalisation (a Keras LSTM as TFLite's converter writes it): four input and four
-        recurrent int8 weight matrices (per-tensor, symmetric), int32 gate biases at the input's scale times the
-        weights', an int8 output state (`state_scale`, `state_zp`, shared with the output) and an int16 cell
-        state of scale 2^`cell_scale_log2` as variable tensors, and the five intermediates the integer kernels
-        need (the gates' Q3.12 scale, and the hidden state's quantization). Returns the [batch, time, units]
-        output."""
+    def lstm(self, x: QTensor, units: int = 8, cell_scale_log2: float = -11, cell_clip: float = 10.0,
+             w_scale: float | None = None, state_scale: float = 1 / 128, state_zp: int = -2,
+             time_major: bool = False) -> QTensor:
+        """UNIDIRECTIONAL_SEQUENCE_LSTM over x [batch, time, features] ([time, batch, features] when
+        `time_major`), without peepholes, projection or layer normalisation (a Keras LSTM as TFLite's converter
+        writes it): four input and four recurrent int8 weight matrices (per-tensor, symmetric), int32 gate biases
+        at the input's scale times the weights', an int8 output state (`state_scale`, `state_zp`, shared with the
+        output) and an int16 cell state of scale 2^`cell_scale_log2` as variable tensors, and the five
+        intermediates the integer kernels need (the gates' Q3.12 scale, and the hidden state's quantization).
+        Returns the [batch, time, units] output ([time, batch, units] when `time_major`)."""
         if x.dtype != np.int8 or len(x.shape) != 3:
-            raise ValueError("lstm takes an int8 input of shape [batch, time, features]")
-        batch, _, features = x.shape
+            raise ValueError("lstm takes a 3-D int8 input")
+        batch, features = x.shape[1 if time_major else 0], x.shape[2]
         # Gate pre-activations of about 2 in Q3.12: the weights' scale from the accumulation's spread (random int8
         # weights have a standard deviation of about 73).
         w_scale = w_scale if w_scale is not None else 2.0 / (73.0 * math.sqrt(features + units) * max(x.rms, 0.25))
@@ -52,13 +53,13 @@ class RecurrentOps(NetBase):
                  for gate in ("input", "forget", "cell", "output")]
         hidden = self.builder.add_tensor(self._name("effective_hidden_scale_intermediate"), (0,), np.int8,
                                          quantization=state)
-        y = self._activation((batch, x.shape[1], units), np.int8, state_scale, state_zp)
+        y = self._activation((*x.shape[:2], units), np.int8, state_scale, state_zp)
         inputs = [x.index, *input_weights, *recurrent_weights, -1, -1, -1, *biases, -1, -1, output_state,
                   cell_state, -1, -1, -1, -1]
         self.builder.add_operator(_OP.UNIDIRECTIONAL_SEQUENCE_LSTM, inputs, [y.index],
                                   "UnidirectionalSequenceLSTMOptions",
                                   dict(FusedActivationFunction=tflite.ActivationFunctionType.TANH,
-                                       CellClip=cell_clip, ProjClip=0.0, TimeMajor=False),
+                                       CellClip=cell_clip, ProjClip=0.0, TimeMajor=time_major),
                                   intermediates=[*gates, hidden])
         return y
 
