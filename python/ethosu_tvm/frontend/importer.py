@@ -164,13 +164,14 @@ def _tracking_converter(rewrites: _Rewrites):
 
     class _Converter(IndexingConverters, NormalizationConverters, RecurrentConverters, OperatorConverter):
         # These converters only move values (PAD pads with the zero point), so they are exact on quantized
-        # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's, ELU's, BATCH_MATMUL's,
-        # ARG_MAX's, ARG_MIN's, CAST's and ADD_N's are ours (below), FILL's and GATHER_ND's in .indexing,
-        # L2_NORMALIZATION's in .normalization. TVM's RELU_0_TO_1 converter dequantizes, clips and quantizes, as
+        # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's, ELU's, GELU's,
+        # BATCH_MATMUL's, ARG_MAX's, ARG_MIN's, CAST's and ADD_N's are ours (below), FILL's and GATHER_ND's in
+        # .indexing, L2_NORMALIZATION's in .normalization, UNIDIRECTIONAL_SEQUENCE_LSTM's in .recurrent. TVM's RELU_0_TO_1 converter dequantizes, clips and quantizes, as
         # its RELU_N1_TO_1 one does, but TVM leaves it off the list.
         _SUPPORTED_QUANTIZED_OPS = (OperatorConverter._SUPPORTED_QUANTIZED_OPS | VALUE_MOVING_OPS
                                     | {"PRELU", "ELU", "BATCH_MATMUL", "ARG_MAX", "ARG_MIN", "CAST", "ADD_N",
-                                       "L2_NORMALIZATION", "RELU_0_TO_1", "UNIDIRECTIONAL_SEQUENCE_LSTM"})
+                                       "L2_NORMALIZATION", "RELU_0_TO_1", "UNIDIRECTIONAL_SEQUENCE_LSTM",
+                                       "GELU"})
 
         def __init__(self, model, subgraph, exp_tab, bb):
             super().__init__(model, subgraph, exp_tab, bb)
@@ -331,6 +332,16 @@ def _tracking_converter(rewrites: _Rewrites):
             below = relax.op.subtract(relax.op.exp(x), relax.const(1.0, "float32"))
             out = relax.op.where(relax.op.less(x, relax.const(0.0, "float32")), below, x)
             return self.quantize(out, output)
+
+        def convert_gelu(self, op):
+            # TVM's converter refuses quantized GELU: dequantize, GELU (its tanh form when `approximate`), quantize.
+            (data,) = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            if not data.qnn_params:
+                return super().convert_gelu(op)
+            approximate = op.BuiltinOptions() is not None and _options(op, tflite.GeluOptions).Approximate()
+            function = relax.op.nn.gelu_tanh if approximate else relax.op.nn.gelu
+            return self.quantize(function(self.dequantize(self.get_tensor_expr(data), data)), output)
 
         def convert_batch_matmul(self, op):
             # TVM's converter has no quantized form: dequantize both operands, swap the last two axes of the ones
