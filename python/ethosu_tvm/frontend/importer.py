@@ -166,8 +166,9 @@ def _tracking_converter(rewrites: _Rewrites):
         # These converters only move values (PAD pads with the zero point), so they are exact on quantized
         # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's, ELU's, GELU's,
         # BATCH_MATMUL's, ARG_MAX's, ARG_MIN's, CAST's and ADD_N's are ours (below), FILL's and GATHER_ND's in
-        # .indexing, L2_NORMALIZATION's in .normalization, UNIDIRECTIONAL_SEQUENCE_LSTM's in .recurrent. TVM's RELU_0_TO_1 converter dequantizes, clips and quantizes, as
-        # its RELU_N1_TO_1 one does, but TVM leaves it off the list.
+        # .indexing, L2_NORMALIZATION's in .normalization, UNIDIRECTIONAL_SEQUENCE_LSTM's in .recurrent. TVM's
+        # RELU_0_TO_1 converter dequantizes, clips and quantizes, as its RELU_N1_TO_1 one does, but TVM leaves it off
+        # the list.
         _SUPPORTED_QUANTIZED_OPS = (OperatorConverter._SUPPORTED_QUANTIZED_OPS | VALUE_MOVING_OPS
                                     | {"PRELU", "ELU", "BATCH_MATMUL", "ARG_MAX", "ARG_MIN", "CAST", "ADD_N",
                                        "L2_NORMALIZATION", "RELU_0_TO_1", "UNIDIRECTIONAL_SEQUENCE_LSTM",
