@@ -334,6 +334,17 @@ def _tracking_converter(rewrites: _Rewrites):
             out = relax.op.where(relax.op.less(x, relax.const(0.0, "float32")), below, x)
             return self.quantize(out, output)
 
+        def _matrices_transposed(self, tensor) -> relax.Var:
+            """The integers of `tensor` (rank 2 or more) with its last two axes swapped, as copies the NPU makes:
+            one transpose of two axes per matrix (sliced off the batch axes), concatenated."""
+            *batch, rows, columns = self._shape(tensor)
+            count = int(np.prod(batch, dtype=np.int64))
+            x = self._copy(relax.op.reshape(self.get_tensor_expr(tensor), [count, rows, columns]), tensor)
+            parts = [relax.op.permute_dims(_strided_slice(x, [range(i, i + 1), range(rows), range(columns)],
+                                                          (count, rows, columns)), [0, 2, 1]) for i in range(count)]
+            joined = self._copy(parts[0], tensor) if count == 1 else self._concat(parts, 0, tensor)
+            return self._copy(relax.op.reshape(joined, [*batch, columns, rows]), tensor)
+
         def convert_gelu(self, op):
             # TVM's converter refuses quantized GELU: dequantize, GELU (its tanh form when `approximate`), quantize.
             (data,) = self.get_input_tensors(op)
@@ -346,7 +357,9 @@ def _tracking_converter(rewrites: _Rewrites):
 
         def convert_batch_matmul(self, op):
             # TVM's converter has no quantized form: dequantize both operands, swap the last two axes of the ones
-            # adj_x/adj_y name, matmul (batch axes broadcast), quantize.
+            # adj_x/adj_y name, matmul (batch axes broadcast), quantize. A left operand computed at run time is
+            # transposed before, its integers copied (see `_matrices_transposed`), since the NPU reads the
+            # left-hand rows as they are.
             lhs, rhs = self.get_input_tensors(op)
             (output,) = self.get_output_tensors(op)
             if not lhs.qnn_params:
@@ -354,11 +367,13 @@ def _tracking_converter(rewrites: _Rewrites):
             options = _options(op, tflite.BatchMatMulOptions)
             operands = []
             for tensor, adjoint in ((lhs, options.AdjX()), (rhs, options.AdjY())):
-                value = self.dequantize(self.get_tensor_expr(tensor), tensor)
-                if adjoint:
-                    rank = len(self._shape(tensor))
-                    value = relax.op.permute_dims(value, [*range(rank - 2), rank - 1, rank - 2])
-                operands.append(value)
+                rank = len(self._shape(tensor))
+                swap = [*range(rank - 2), rank - 1, rank - 2]
+                value = self.get_tensor_expr(tensor)
+                if adjoint and tensor is lhs and self.has_expr(tensor.tensor_idx):
+                    value, adjoint = self._matrices_transposed(tensor), False
+                value = self.dequantize(value, tensor)
+                operands.append(relax.op.permute_dims(value, swap) if adjoint else value)
             return self.quantize(relax.op.matmul(*operands), output)
 
         # ARG_MAX and ARG_MIN: the order of the raw integers is the order of the real values, so TVM's argmax and
