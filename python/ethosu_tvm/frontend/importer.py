@@ -345,6 +345,14 @@ def _tracking_converter(rewrites: _Rewrites):
             joined = self._copy(parts[0], tensor) if count == 1 else self._concat(parts, 0, tensor)
             return self._copy(relax.op.reshape(joined, [*batch, columns, rows]), tensor)
 
+        def _batches_repeated(self, value, tensor, count: int, matrix: list[int]) -> relax.Var:
+            """`value` (the integers of `tensor`, one matrix of `matrix` rows and columns, or its transposed copy)
+            repeated `count` times along the batch axis: copies concatenated, each a tensor of its own (a host
+            concatenation takes distinct inputs)."""
+            copies = [self._copy(relax.op.reshape(value, [1, *matrix]), tensor) for _ in range(count)]
+            joined = relax.op.concat([self.dequantize(copy, tensor) for copy in copies], 0)
+            return self._copy(self.quantize(joined, tensor), tensor)
+
         def convert_gelu(self, op):
             # TVM's converter refuses quantized GELU: dequantize, GELU (its tanh form when `approximate`), quantize.
             (data,) = self.get_input_tensors(op)
@@ -357,21 +365,28 @@ def _tracking_converter(rewrites: _Rewrites):
 
         def convert_batch_matmul(self, op):
             # TVM's converter has no quantized form: dequantize both operands, swap the last two axes of the ones
-            # adj_x/adj_y name, matmul (batch axes broadcast), quantize. A left operand computed at run time is
-            # transposed before, its integers copied (see `_matrices_transposed`), since the NPU reads the
-            # left-hand rows as they are.
+            # adj_x/adj_y name, matmul (batch axes broadcast), quantize. Operands computed at run time have their
+            # integers copied first where the NPU needs them otherwise: the left one transposed (it reads the
+            # left-hand rows as they are; `_matrices_transposed`), and each repeated to the output's batch axis (it
+            # takes equal batch axes; `_batches_repeated`; with more batch axes the copies would be a concatenation
+            # along the NPU's batch axis, so those broadcast on the host).
             lhs, rhs = self.get_input_tensors(op)
             (output,) = self.get_output_tensors(op)
             if not lhs.qnn_params:
                 return super().convert_batch_matmul(op)
             options = _options(op, tflite.BatchMatMulOptions)
+            batch = np.broadcast_shapes(self._shape(lhs)[:-2], self._shape(rhs)[:-2])
             operands = []
             for tensor, adjoint in ((lhs, options.AdjX()), (rhs, options.AdjY())):
                 rank = len(self._shape(tensor))
                 swap = [*range(rank - 2), rank - 1, rank - 2]
-                value = self.get_tensor_expr(tensor)
+                value, matrix = self.get_tensor_expr(tensor), list(self._shape(tensor)[-2:])
                 if adjoint and tensor is lhs and self.has_expr(tensor.tensor_idx):
-                    value, adjoint = self._matrices_transposed(tensor), False
+                    value, adjoint, matrix = self._matrices_transposed(tensor), False, matrix[::-1]
+                if self.has_expr(tensor.tensor_idx) and self._shape(tensor)[:-2] != batch and len(batch) == 1:
+                    value = self._batches_repeated(value, tensor, batch[0], matrix)
+                    rank = len(batch) + 2
+                    swap = [*range(rank - 2), rank - 1, rank - 2]
                 value = self.dequantize(value, tensor)
                 operands.append(relax.op.permute_dims(value, swap) if adjoint else value)
             return self.quantize(relax.op.matmul(*operands), output)
