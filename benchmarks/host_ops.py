@@ -37,6 +37,8 @@ VARIANTS = {
     "conv2d per-tensor int8": ("conv2d", dict(per_channel=False)),
     "depthwise_conv2d per-tensor int8": ("depthwise_conv2d", dict(per_channel=False)),
     "arg_max int64 int8": ("arg_max", dict(output_type="int64")),  # TensorFlow's default index type
+    "batch_matmul adj_x int8": ("batch_matmul", dict(adj_x=True)),  # attention's Q·Kᵀ written the other way
+    "batch_matmul broadcast int8": ("batch_matmul", dict(in_shape=(2, 4, 6), in2_shape=(1, 6, 5))),
     # and the resize factors Vela offloads beyond the factory's 2
     "resize_nearest_neighbor by 4 int8": ("resize_nearest_neighbor", dict(size=(32, 32))),
     "resize_nearest_neighbor aligned by 2 int8": ("resize_nearest_neighbor", dict(size=(15, 15), align_corners=True)),

@@ -179,6 +179,8 @@ BATCH_MATMUL_CONSTANT_RHS = {
     "batches-adj-y": dict(in_shape=(3, 4, 6), constant_rhs=(1, 5, 6), adj_y=True, in_zp=40),
     "2-D": dict(in_shape=(7, 9), constant_rhs=(9, 3), out_scale=0.3, out_zp=-20),
     "deep": dict(in_shape=(2, 5, 100), constant_rhs=(100, 24)),
+    # the left operand transposed first (a 2-D transpose per matrix, concatenated)
+    "adj-x": dict(in_shape=(2, 6, 4), constant_rhs=(6, 5), adj_x=True),
 }
 
 
@@ -192,6 +194,11 @@ BATCH_MATMUL_RUN_TIME = {
     "run-time-depth-1": dict(in_shape=(1, 1, 1), in2_shape=(1, 1, 9)),
     "run-time-extreme-zero-points": dict(in_shape=(2, 1, 300), in2_shape=(2, 300, 3), in_zp=-128, in2_zp=127),
     "run-time-adj-y-wide": dict(in_shape=(1, 16, 8), in2_shape=(1, 20, 8), adj_y=True),
+    "run-time-adj-x": dict(in_shape=(2, 6, 4), adj_x=True),
+    "run-time-adj-x-and-y": dict(in_shape=(1, 1, 5, 7), in2_shape=(1, 1, 3, 5), adj_x=True, adj_y=True, in_zp=9),
+    # an operand with one batch (or none) repeated to the other's batches first
+    "run-time-broadcast-batches": dict(in_shape=(2, 4, 6), in2_shape=(1, 6, 5)),
+    "run-time-broadcast-transposed": dict(in_shape=(6, 4), in2_shape=(3, 6, 5), adj_x=True, in2_zp=4),
 }
 BATCH_MATMUL_ON_THE_NPU = {**BATCH_MATMUL_CONSTANT_RHS, **BATCH_MATMUL_RUN_TIME}
 
@@ -208,12 +215,8 @@ def test_batch_matmul_on_the_npu(case, accelerator, tmp_path):
 
 
 BATCH_MATMUL_ON_THE_HOST = {
-    "run-time-adj-x": (dict(in_shape=(2, 6, 4), adj_x=True),
-                       "a constant or transposed (adj_x) left operand; the NPU reads the left-hand rows as they are"),
-    "run-time-broadcast-batches": (dict(in_shape=(2, 4, 6), in2_shape=(1, 6, 5)),
-                                   "batch axes (2,) and (1,) differ; the NPU does not broadcast them"),
-    "adj-x": (dict(in_shape=(2, 6, 4), constant_rhs=(6, 5), adj_x=True),
-              "a constant or transposed (adj_x) left operand; the NPU reads the left-hand rows as they are"),
+    "run-time-broadcast-two-batch-axes": (dict(in_shape=(2, 1, 3, 6), in2_shape=(4, 6, 5)),
+                                          "batch axes (2, 1) and (4,) differ; the NPU does not broadcast them"),
     "4-D-batches": (dict(in_shape=(2, 3, 4, 6), constant_rhs=(1, 6, 5)),
                     "IFM has batch size 2; the IFM batch size must be 1"),
     "batches-of-constants": (dict(in_shape=(2, 4, 6), constant_rhs=(2, 6, 5)),

@@ -145,6 +145,9 @@ def host_op(model: bytes) -> spec.HostOp:
         return _TABLES[code](op.input, op.output)
     if code in _FLOAT_FUNCTIONS:
         return spec.FloatFunction(op.input, op.output, _FLOAT_FUNCTIONS[code])
+    if code == _OP.GELU:
+        approximate = op.options(tflite.GeluOptions).Approximate()
+        return spec.FloatFunction(op.input, op.output, "gelu_tanh" if approximate else "gelu")
     if code == _OP.QUANTIZE:
         return spec.Requantize(op.input, op.output)
     if code in _RELUS:

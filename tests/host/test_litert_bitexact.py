@@ -24,6 +24,8 @@ CASES = [
     ("exp", "int8", dict(in_scale=0.05, in_zp=100, out_scale=0.01, out_zp=-128)),
     ("log", "int8", {}),
     ("log", "int8", dict(in_scale=0.3, in_zp=20, out_scale=0.02, out_zp=-50)),  # log of x <= 0: the lowest value
+    ("gelu", "int8", {}),
+    ("gelu", "int8", dict(approximate=True, in_scale=0.08, in_zp=30, out_scale=0.004, out_zp=-100)),
     ("rsqrt", "int8", {}),
     ("abs", "int8", {}),
     ("abs", "int8", dict(in_zp=60, out_scale=0.01, out_zp=-128)),
@@ -99,7 +101,7 @@ def test_matches_litert(op, dtype, params, compile_kernel):
     ("tanh", "int16", 1 / 2048), ("tanh", "int16", 2e-5), ("quantize", "int8", 0.3), ("quantize", "int16", 0.002),
     ("hard_swish", "int8", 0.03), ("hard_swish", "int8", 0.15), ("exp", "int8", 0.01), ("exp", "int8", 0.02),
     ("log", "int8", 0.05), ("log", "int8", 0.7), ("rsqrt", "int8", 0.01), ("rsqrt", "int8", 0.3),
-    ("abs", "int8", 0.02),
+    ("abs", "int8", 0.02), ("gelu", "int8", 0.03), ("gelu", "int8", 0.2),
 ])
 def test_every_input_value(op, dtype, scale, compile_kernel):
     """Elementwise kernels on every value of their input type at once."""

@@ -51,3 +51,13 @@ def test_neg_and_sqrt_tables_exhaustive(op, in_scale, in_zp, seed):
     zero point −128, as LiteRT refuses inputs below it."""
     in_zp = in_zp if op == "neg" else -128
     _assert_npu_table_exact(models.make(op, seed=seed, in_shape=(1, 16, 16, 1), in_scale=in_scale, in_zp=in_zp))
+
+
+@settings(max_examples=60, deadline=None)
+@given(approximate=st.booleans(), in_scale=st.floats(0.003, 0.5), in_zp=st.integers(-128, 127),
+       out_scale=st.floats(0.0003, 0.1), out_zp=st.integers(-128, 127), seed=st.integers(0, 100))
+def test_gelu_table_exhaustive(approximate, in_scale, in_zp, out_scale, out_zp, seed):
+    """GELU, exact and approximate, on the NPU: TFLite's table of the float32 function on every int8 input, for
+    any quantization (the output's too: its rounding decides the entries)."""
+    _assert_npu_table_exact(models.make("gelu", seed=seed, in_shape=(1, 16, 16, 1), in_scale=in_scale, in_zp=in_zp,
+                                        out_scale=out_scale, out_zp=out_zp, approximate=approximate))

@@ -25,6 +25,7 @@ TFLM_LACKS = {
     "log": "TFLite Micro's LOG kernel accepts float32 only",
     "sqrt": "TFLite Micro's SQRT kernel accepts float32 only",
     "neg": "TFLite Micro's NEG kernel accepts float32 only",
+    "gelu": "TFLite Micro registers no GELU kernel",
 }
 # (op, dtype) where TFLite Micro rounds differently from LiteRT's reference kernel (by one LSB at most);
 # test_int16_fully_connected_rounding shows LiteRT's result is TFLite's double-rounding requantization.

@@ -164,13 +164,15 @@ def _tracking_converter(rewrites: _Rewrites):
 
     class _Converter(IndexingConverters, NormalizationConverters, RecurrentConverters, OperatorConverter):
         # These converters only move values (PAD pads with the zero point), so they are exact on quantized
-        # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's, ELU's, BATCH_MATMUL's,
-        # ARG_MAX's, ARG_MIN's, CAST's and ADD_N's are ours (below), FILL's and GATHER_ND's in .indexing,
-        # L2_NORMALIZATION's in .normalization. TVM's RELU_0_TO_1 converter dequantizes, clips and quantizes, as
-        # its RELU_N1_TO_1 one does, but TVM leaves it off the list.
+        # tensors; TVM lists them as unsupported for quantized models all the same. PRELU's, ELU's, GELU's,
+        # BATCH_MATMUL's, ARG_MAX's, ARG_MIN's, CAST's and ADD_N's are ours (below), FILL's and GATHER_ND's in
+        # .indexing, L2_NORMALIZATION's in .normalization, UNIDIRECTIONAL_SEQUENCE_LSTM's in .recurrent. TVM's
+        # RELU_0_TO_1 converter dequantizes, clips and quantizes, as its RELU_N1_TO_1 one does, but TVM leaves it off
+        # the list.
         _SUPPORTED_QUANTIZED_OPS = (OperatorConverter._SUPPORTED_QUANTIZED_OPS | VALUE_MOVING_OPS
                                     | {"PRELU", "ELU", "BATCH_MATMUL", "ARG_MAX", "ARG_MIN", "CAST", "ADD_N",
-                                       "L2_NORMALIZATION", "RELU_0_TO_1", "UNIDIRECTIONAL_SEQUENCE_LSTM"})
+                                       "L2_NORMALIZATION", "RELU_0_TO_1", "UNIDIRECTIONAL_SEQUENCE_LSTM",
+                                       "GELU"})
 
         def __init__(self, model, subgraph, exp_tab, bb):
             super().__init__(model, subgraph, exp_tab, bb)
@@ -332,21 +334,61 @@ def _tracking_converter(rewrites: _Rewrites):
             out = relax.op.where(relax.op.less(x, relax.const(0.0, "float32")), below, x)
             return self.quantize(out, output)
 
+        def _matrices_transposed(self, tensor) -> relax.Var:
+            """The integers of `tensor` (rank 2 or more) with its last two axes swapped, as copies the NPU makes:
+            one transpose of two axes per matrix (sliced off the batch axes), concatenated."""
+            *batch, rows, columns = self._shape(tensor)
+            count = int(np.prod(batch, dtype=np.int64))
+            x = self._copy(relax.op.reshape(self.get_tensor_expr(tensor), [count, rows, columns]), tensor)
+            parts = [relax.op.permute_dims(_strided_slice(x, [range(i, i + 1), range(rows), range(columns)],
+                                                          (count, rows, columns)), [0, 2, 1]) for i in range(count)]
+            joined = self._copy(parts[0], tensor) if count == 1 else self._concat(parts, 0, tensor)
+            return self._copy(relax.op.reshape(joined, [*batch, columns, rows]), tensor)
+
+        def _batches_repeated(self, value, tensor, count: int, matrix: list[int]) -> relax.Var:
+            """`value` (the integers of `tensor`, one matrix of `matrix` rows and columns, or its transposed copy)
+            repeated `count` times along the batch axis: copies concatenated, each a tensor of its own (a host
+            concatenation takes distinct inputs)."""
+            copies = [self._copy(relax.op.reshape(value, [1, *matrix]), tensor) for _ in range(count)]
+            joined = relax.op.concat([self.dequantize(copy, tensor) for copy in copies], 0)
+            return self._copy(self.quantize(joined, tensor), tensor)
+
+        def convert_gelu(self, op):
+            # TVM's converter refuses quantized GELU: dequantize, GELU (its tanh form when `approximate`), quantize.
+            (data,) = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            if not data.qnn_params:
+                return super().convert_gelu(op)
+            approximate = op.BuiltinOptions() is not None and _options(op, tflite.GeluOptions).Approximate()
+            function = relax.op.nn.gelu_tanh if approximate else relax.op.nn.gelu
+            return self.quantize(function(self.dequantize(self.get_tensor_expr(data), data)), output)
+
         def convert_batch_matmul(self, op):
             # TVM's converter has no quantized form: dequantize both operands, swap the last two axes of the ones
-            # adj_x/adj_y name, matmul (batch axes broadcast), quantize.
+            # adj_x/adj_y name, matmul (batch axes broadcast), quantize. Operands computed at run time have their
+            # integers copied first where the NPU needs them otherwise: the left one transposed (it reads the
+            # left-hand rows as they are; `_matrices_transposed`), and each repeated to the output's batch axis (it
+            # takes equal batch axes; `_batches_repeated`; with more batch axes the copies would be a concatenation
+            # along the NPU's batch axis, so those broadcast on the host).
             lhs, rhs = self.get_input_tensors(op)
             (output,) = self.get_output_tensors(op)
             if not lhs.qnn_params:
                 return super().convert_batch_matmul(op)
             options = _options(op, tflite.BatchMatMulOptions)
+            batch = np.broadcast_shapes(self._shape(lhs)[:-2], self._shape(rhs)[:-2])
             operands = []
             for tensor, adjoint in ((lhs, options.AdjX()), (rhs, options.AdjY())):
-                value = self.dequantize(self.get_tensor_expr(tensor), tensor)
-                if adjoint:
-                    rank = len(self._shape(tensor))
-                    value = relax.op.permute_dims(value, [*range(rank - 2), rank - 1, rank - 2])
-                operands.append(value)
+                rank = len(self._shape(tensor))
+                swap = [*range(rank - 2), rank - 1, rank - 2]
+                value, matrix = self.get_tensor_expr(tensor), list(self._shape(tensor)[-2:])
+                if adjoint and tensor is lhs and self.has_expr(tensor.tensor_idx):
+                    value, adjoint, matrix = self._matrices_transposed(tensor), False, matrix[::-1]
+                if self.has_expr(tensor.tensor_idx) and self._shape(tensor)[:-2] != batch and len(batch) == 1:
+                    value = self._batches_repeated(value, tensor, batch[0], matrix)
+                    rank = len(batch) + 2
+                    swap = [*range(rank - 2), rank - 1, rank - 2]
+                value = self.dequantize(value, tensor)
+                operands.append(relax.op.permute_dims(value, swap) if adjoint else value)
             return self.quantize(relax.op.matmul(*operands), output)
 
         # ARG_MAX and ARG_MIN: the order of the raw integers is the order of the real values, so TVM's argmax and

@@ -50,7 +50,7 @@ HOST = "host"
 QUANT_ATTR = "ethosu.quantization"  # the TFLite quantization of a raw-integer op's tensors (JSON [scale, zp])
 SOURCE_ATTR = "ethosu.source_op"  # the source operator, for messages
 _UNARY_KINDS = ("relu", "clip", "leaky_relu", "requantize", "tanh", "logistic", "exp", "log", "rsqrt",
-                "abs", "elu", "sqrt", "neg")
+                "abs", "elu", "sqrt", "neg", "gelu", "gelu_tanh")
 
 
 def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:

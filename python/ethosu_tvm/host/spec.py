@@ -91,8 +91,8 @@ class Tanh(Unary):
 
 @dataclass(frozen=True)
 class FloatFunction(Unary):
-    """EXP, LOG or ELU (`function`, a key of quantization.FLOAT32_FUNCTIONS): int8 kernels that TFLite evaluates as
-    a table of the float32 function."""
+    """EXP, LOG, ELU or GELU (`function`, a key of quantization.FLOAT32_FUNCTIONS): int8 kernels that TFLite
+    evaluates as a table of the float32 function."""
 
     function: str = "exp"
 

@@ -440,7 +440,8 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "tanh": _unary(lambda x, y, _: spec.Tanh(x, y)),
     "logistic": _unary(lambda x, y, _: spec.Logistic(x, y)),
     "hard_swish": _unary(lambda x, y, _: spec.HardSwish(x, y)),
-    **{kind: _unary(lambda x, y, c: spec.FloatFunction(x, y, c.match.kind)) for kind in ("exp", "log", "elu")},
+    **{kind: _unary(lambda x, y, c: spec.FloatFunction(x, y, c.match.kind))
+       for kind in ("exp", "log", "elu", "gelu", "gelu_tanh")},
     "rsqrt": _unary(lambda x, y, _: spec.Rsqrt(x, y)),
     "abs": _unary(lambda x, y, _: spec.Abs(x, y)),
     "sqrt": _unary(lambda x, y, _: spec.Sqrt(x, y)),

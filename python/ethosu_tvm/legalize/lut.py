@@ -40,7 +40,7 @@ INTEGER_TABLES = {"abs": abs_lut, "hard_swish": hard_swish_lut, "rsqrt": rsqrt_l
 
 def lookup_table(match: Match) -> np.ndarray:
     """The int8 table of a unary composite (relu, clip, abs, leaky_relu, requantize, hard_swish, tanh, logistic,
-    exp, log, rsqrt, sqrt, neg)."""
+    exp, log, rsqrt, sqrt, neg, elu, gelu)."""
     ifm, ofm = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
     if match.kind in FLOAT_FUNCTIONS:
         return float32_lut(FLOAT_FUNCTIONS[match.kind], ifm.scalar_scale, ifm.scalar_zero_point, ofm.scalar_scale,

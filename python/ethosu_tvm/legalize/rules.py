@@ -827,6 +827,8 @@ RULES: dict[str, Rule] = {
     "sqrt": table,
     "neg": table,
     "elu": table,
+    "gelu": table,
+    "gelu_tanh": table,
     "hard_swish": table,
     "reshape": reshape,
     "prelu": prelu,

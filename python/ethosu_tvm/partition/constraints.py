@@ -1149,6 +1149,8 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "sqrt": check_lookup,
     "neg": check_lookup,
     "elu": check_lookup,
+    "gelu": check_lookup,
+    "gelu_tanh": check_lookup,
     "hard_swish": check_lookup,
     "reshape": check_reshape,
     "prelu": check_prelu,

@@ -358,6 +358,9 @@ UNARY_CORES: dict[str, Callable[[DFPattern], DFPattern]] = {
     "rsqrt": lambda x: is_op("relax.rsqrt")(x),
     "sqrt": lambda x: is_op("relax.sqrt")(x),
     "neg": lambda x: is_op("relax.negative")(x),
+    # our importer's GELU (exact or approximate)
+    "gelu": lambda x: is_op("relax.nn.gelu")(x),
+    "gelu_tanh": lambda x: is_op("relax.nn.gelu_tanh")(x),
     # our importer's ELU: where(x < 0, exp(x) − 1, x)
     "elu": lambda x: is_op("relax.where")(is_op("relax.less")(x, is_const()),
                                           is_op("relax.subtract")(is_op("relax.exp")(x), is_const()), x),

@@ -62,6 +62,7 @@ _SINGLE = {
     "exp": (Net.exp, 1, (1, 8, 8, 8)),
     "log": (Net.log, 1, (1, 8, 8, 8)),
     "elu": (Net.elu, 1, (1, 8, 8, 8)),
+    "gelu": (Net.gelu, 1, (1, 8, 8, 8)),
     "rsqrt": (Net.rsqrt, 1, (1, 8, 8, 8)),
     "prelu": (Net.prelu, 1, (1, 8, 8, 8)),
     "squared_difference": (Net.squared_difference, 2, (1, 8, 8, 8)),

@@ -69,6 +69,13 @@ class UnaryOps(NetBase):
         self.builder.add_operator(_OP.ELU, [x.index], [y.index])
         return y
 
+    def gelu(self, x: QTensor, approximate: bool = False, out_scale=None, out_zp=None) -> QTensor:
+        """GELU, x·Φ(x) (`approximate`: its tanh form); TFLite's int8 kernel is a table of the float function. The
+        output covers [−0.17, hi] (GELU's minimum is about −0.17, at x ≈ −0.75)."""
+        lo, hi = x.real_range
+        y = self._result(x, x.shape, -0.17 if lo < 0 else 0.0, max(hi, 0.0), out_scale, out_zp)
+        return self._unary(_OP.GELU, "GeluOptions", x, y, dict(Approximate=bool(approximate)))
+
     def log(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
         """LOG over the positive part of the input's range (LiteRT gives the lowest value for the rest)."""
         lo, hi = x.real_range
