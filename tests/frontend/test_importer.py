@@ -285,3 +285,34 @@ def test_lstm_variants_the_kernel_lacks_are_refused():
     with pytest.raises(UnsupportedModelError, match=r"operator #0 UNIDIRECTIONAL_SEQUENCE_LSTM: the cell state's "
                                                     r"scale 0\.000345267 is not a power of two$"):
         from_tflite(net.build())
+
+
+def test_lstm_shapes_are_checked_and_steps_bounded():
+    """Shapes as TFLite Micro's kernel checks them (met by benchmarks/fuzz.py: a mutated time axis of 14,942,211
+    steps, unrolled, took all the memory), and at most MAX_STEPS steps."""
+    from ethosu_tvm.frontend.recurrent import MAX_STEPS
+
+    net = models.Net()
+    net.output(net.lstm(net.input((1, MAX_STEPS + 1, 3)), units=2))
+    with pytest.raises(UnsupportedModelError, match=rf"UNIDIRECTIONAL_SEQUENCE_LSTM: {MAX_STEPS + 1} time steps; "
+                                                    rf"LSTMs are unrolled per step, at most {MAX_STEPS}$"):
+        from_tflite(net.build())
+    net = models.Net()
+    y = net.lstm(net.input((1, 3, 5)), units=4)
+    net.builder._tensors[y.index].shape = (1, 4, 4)
+    net.output(y)
+    with pytest.raises(UnsupportedModelError, match=r"the output has shape \[1, 4, 4\], expected \[1, 3, 4\]$"):
+        from_tflite(net.build())
+
+
+def test_scalar_model_input_is_refused():
+    """A model input without a shape (met by benchmarks/fuzz.py; TVM's frontend failed reading its shape)."""
+    from ethosu_tvm.testing.tflite_builder import ModelBuilder, Quantization
+
+    builder = ModelBuilder()
+    x = builder.add_tensor("x", (), np.int8, quantization=Quantization((0.1,), (0,)))
+    y = builder.add_tensor("y", (), np.int8, quantization=Quantization((0.1,), (0,)))
+    builder.add_operator(tflite.BuiltinOperator.RELU, [x], [y])
+    with pytest.raises(UnsupportedModelError, match=r"^model input 'x' is a scalar \(it has no shape\); only tensors "
+                                                    r"can be model inputs$"):
+        from_tflite(builder.build([x], [y], ["x"], ["y"]))
