@@ -17,6 +17,13 @@ from ethosu_tvm.testing.fuzz import fuzz
 KWS = "mlperf_tiny_kws_dscnn_int8.tflite"
 
 
+def _lstm() -> bytes:
+    """A small integer LSTM (its 24 inputs, variable states and intermediates are more to mutate)."""
+    net = models.Net(0)
+    net.output(net.lstm(net.input((1, 3, 5)), units=4))
+    return net.build()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=2000, help="mutations to compile (default 2000)")
@@ -24,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     originals = {"conv2d": models.make("conv2d", 0), "ds_cnn": models.make_graph("ds_cnn"),
                  "add": models.make("add", 0, in2_shape=(1, 1, 1, 8)),
-                 "mobilenet_v2": models.make_graph("mobilenet_v2")}
+                 "mobilenet_v2": models.make_graph("mobilenet_v2"), "lstm": _lstm()}
     if (shared_models_dir() / KWS).is_file():
         originals["kws"] = (shared_models_dir() / KWS).read_bytes()
     start = time.perf_counter()

@@ -285,3 +285,36 @@ def test_lstm_variants_the_kernel_lacks_are_refused():
     with pytest.raises(UnsupportedModelError, match=r"operator #0 UNIDIRECTIONAL_SEQUENCE_LSTM: the cell state's "
                                                     r"scale 0\.000345267 is not a power of two$"):
         from_tflite(net.build())
+
+
+def test_lstm_shapes_are_checked_and_steps_bounded():
+    """Shapes as TFLite Micro's kernel checks them (met by benchmarks/fuzz.py: a mutated time axis of 14,942,211
+    steps, unrolled, took all the memory), and at most MAX_STEPS steps."""
+    from ethosu_tvm.frontend.recurrent import MAX_STEPS
+
+    net = models.Net()
+    net.output(net.lstm(net.input((1, MAX_STEPS + 1, 3)), units=2))
+    with pytest.raises(UnsupportedModelError, match=rf"UNIDIRECTIONAL_SEQUENCE_LSTM: {MAX_STEPS + 1} time steps; "
+                                                    rf"LSTMs are unrolled per step, at most {MAX_STEPS}$"):
+        from_tflite(net.build())
+    net = models.Net()
+    y = net.lstm(net.input((1, 3, 5)), units=4)
+    net.builder._tensors[y.index].shape = (1, 4, 4)
+    net.output(y)
+    with pytest.raises(UnsupportedModelError, match=r"the output has shape \[1, 4, 4\], expected \[1, 3, 4\]$"):
+        from_tflite(net.build())
+
+
+def test_model_input_without_a_shape_is_refused():
+    """A model input without a shape vector (met by benchmarks/fuzz.py; TVM's frontend failed reading it). A scalar
+    input, with an empty shape, is fine (FILL's value)."""
+    from ethosu_tvm.testing.tflite_builder import ModelBuilder, Quantization
+
+    builder = ModelBuilder()
+    x = builder.add_tensor("x", (1, 4), np.int8, quantization=Quantization((0.1,), (0,)))
+    y = builder.add_tensor("y", (1, 4), np.int8, quantization=Quantization((0.1,), (0,)))
+    builder.add_operator(tflite.BuiltinOperator.RELU, [x], [y])
+    builder._tensors[x].shape = None
+    with pytest.raises(UnsupportedModelError,
+                       match=r"^model input 'x' has no shape \(not even a scalar's empty one\)$"):
+        from_tflite(builder.build([x], [y], ["x"], ["y"]))

@@ -57,6 +57,31 @@ def _conv(stride: int) -> bytes:
     return builder.build([x], [y], ["x"], ["y"])
 
 
+def _relu_model_with(tensor_field: str, value) -> bytes:
+    """x → RELU → y with one field of the tensor x changed before it is written; a `dtype` not in the builder's
+    table is written with type code 99, which no TFLite TensorType has."""
+    from ethosu_tvm.testing import tflite_builder
+
+    builder = ModelBuilder()
+    x = builder.add_tensor("x", (1, 8), np.int8, quantization=Q)
+    y = builder.add_tensor("y", (1, 8), np.int8, quantization=Q)
+    builder.add_operator(tflite.BuiltinOperator.RELU, [x], [y])
+    setattr(builder._tensors[x], tensor_field, value)
+    with pytest.MonkeyPatch.context() as patch:
+        if tensor_field == "dtype":
+            patch.setitem(tflite_builder._TENSOR_TYPES, value, 99)
+        return builder.build([x], [y], ["x"], ["y"])
+
+
+def _no_inputs() -> bytes:
+    """A RELU of a constant: a model without inputs."""
+    builder = ModelBuilder()
+    c = builder.add_tensor("c", (1, 8), np.int8, data=np.ones((1, 8)), quantization=Q)
+    y = builder.add_tensor("y", (1, 8), np.int8, quantization=Q)
+    builder.add_operator(tflite.BuiltinOperator.RELU, [c], [y])
+    return builder.build([], [y], [], ["y"])
+
+
 def _root_outside(model: bytes) -> bytes:
     return struct.pack("<I", len(model) + 64) + model[4:]
 
@@ -88,6 +113,12 @@ CASES = {
                         r"operator #0 reads tensor 1 \('b'\), which is neither a model input, a constant nor written "
                         r"by an earlier operator"),
     "stride": (lambda: _conv(0), r"operator #0 has StrideW 0; it must be in \[1, 65536\]"),
+    # met by benchmarks/fuzz.py --count 2000 --seed 14 (internal errors before)
+    "no name": (lambda: _relu_model_with("name", ""), r"tensor 0 has no name; the compiler refers to tensors by name"),
+    "no inputs": (lambda: _no_inputs(), r"the model has no inputs \(the compiled interface passes them\)"),
+    "operator without inputs": (lambda: _operators(([0], [1]), ([], [2])), r"operator #1 has no inputs"),
+    "type code": (lambda: _relu_model_with("dtype", "no such type"),
+                  r"tensor 0 \('x'\) has type 99, which is no TFLite tensor type"),
 }
 
 

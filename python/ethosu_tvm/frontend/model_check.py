@@ -30,6 +30,7 @@ _WINDOW_OPTIONS = {
 }
 MAX_WINDOW = 1 << 16
 _BUILTIN_CODES = frozenset(v for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_"))
+_TENSOR_TYPES = frozenset(v for k, v in vars(tflite.TensorType).items() if not k.startswith("_"))
 
 
 _INTEGER_DTYPES = {tflite.TensorType.INT8: np.int8, tflite.TensorType.UINT8: np.uint8, tflite.TensorType.INT16: np.int16,
@@ -55,7 +56,11 @@ def _check_utf8(name: bytes | None, what: str) -> None:
 def _check_tensor(model, graph, index: int) -> None:
     tensor = graph.Tensors(index)
     what = _tensor_name(graph, index)
+    if not tensor.Name():
+        raise ModelConsistencyError(f"{what} has no name; the compiler refers to tensors by name")
     _check_utf8(tensor.Name(), what)
+    if tensor.Type() not in _TENSOR_TYPES:
+        raise ModelConsistencyError(f"{what} has type {tensor.Type()}, which is no TFLite tensor type")
     shape = [int(d) for d in tensor.ShapeAsNumpy()] if tensor.ShapeLength() else []
     if any(d < -1 for d in shape):
         raise ModelConsistencyError(f"{what} has a negative dimension in its shape {shape}")
@@ -118,8 +123,9 @@ def _check_operators(model, graph, subgraph: int) -> None:
         if not 0 <= op.OpcodeIndex() < model.OperatorCodesLength():
             raise ModelConsistencyError(f"{what} has opcode index {op.OpcodeIndex()}, but the model has "
                                         f"{model.OperatorCodesLength()} operator codes")
-        inputs = op.InputsAsNumpy() if op.InputsLength() else []
-        outputs = op.OutputsAsNumpy() if op.OutputsLength() else []
+        if not op.InputsLength() or not op.OutputsLength():
+            raise ModelConsistencyError(f"{what} has no {'inputs' if not op.InputsLength() else 'outputs'}")
+        inputs, outputs = op.InputsAsNumpy(), op.OutputsAsNumpy()
         _check_indices(inputs, count, f"{what} input", optional=True)
         _check_indices(outputs, count, f"{what} output", optional=False)
         _check_options(op, what)
@@ -174,6 +180,10 @@ def check_model(model: tflite.Model) -> None:
         if builtin not in _BUILTIN_CODES:
             raise ModelConsistencyError(f"operator code {index} has builtin code {builtin}, which is no TFLite "
                                         "operator")
+    main = model.Subgraphs(0)
+    for kind, length in (("inputs", main.InputsLength()), ("outputs", main.OutputsLength())):
+        if not length:
+            raise ModelConsistencyError(f"the model has no {kind} (the compiled interface passes them)")
     for subgraph in range(model.SubgraphsLength()):
         graph = model.Subgraphs(subgraph)
         count = graph.TensorsLength()

@@ -30,6 +30,9 @@ LSTM = "UNIDIRECTIONAL_SEQUENCE_LSTM"
 _INPUT_WEIGHTS, _RECURRENT_WEIGHTS, _PEEPHOLES, _BIASES = range(1, 5), range(5, 9), range(9, 12), range(12, 16)
 _PROJECTION, _OUTPUT_STATE, _CELL_STATE, _LAYER_NORMS = range(16, 18), 18, 19, range(20, 24)
 _GATE_SCALE = 2.0 ** -12  # Q3.12: the gates before their activation, fixed by the kernel
+# Each step is unrolled into about 35 operators: longer sequences would take minutes to compile (49 steps of 64 units
+# take 18 s) and their command streams megabytes.
+MAX_STEPS = 256
 _ACTIVATED_SCALE = 2.0 ** -15  # Q0.15: after LOGISTIC or TANH
 
 
@@ -62,6 +65,33 @@ def _quant(tensor) -> tuple[float, int]:
     if quant is None or quant.ScaleLength() != 1:
         raise ValueError(f"tensor {tensor.tensor.Name().decode()!r} is not quantized per tensor")
     return float(quant.Scale(0)), int(quant.ZeroPoint(0))
+
+
+def _dims(tensor) -> tuple[int, ...]:
+    return tuple(int(d) for d in tensor.tensor.ShapeAsNumpy()) if tensor.tensor.ShapeLength() else ()
+
+
+def _shapes(present: dict, output, time_major: bool) -> tuple[int, int, int, int]:
+    """(batch, steps, features, units), after checking every shape as TFLite Micro's kernel does."""
+    shape = _dims(present[0])
+    if len(shape) != 3:
+        raise ValueError(f"the input has shape {list(shape)}; an LSTM takes [batch, time, features]")
+    batch, steps = (shape[1], shape[0]) if time_major else (shape[0], shape[1])
+    features, units = shape[2], _dims(present[_RECURRENT_WEIGHTS[0]])[0]
+    expected = {**{p: (units, features) for p in _INPUT_WEIGHTS}, **{p: (units, units) for p in _RECURRENT_WEIGHTS},
+                **{p: (units,) for p in _BIASES}}
+    for position, dims in expected.items():
+        if _dims(present[position]) != dims:
+            raise ValueError(f"input {position} has shape {list(_dims(present[position]))}, expected {list(dims)}")
+    for position in (_OUTPUT_STATE, _CELL_STATE):
+        if math.prod(_dims(present[position])) != batch * units:
+            raise ValueError(f"the state (input {position}) has shape {list(_dims(present[position]))}, expected "
+                             f"{batch * units} values")
+    if _dims(output) != (shape[0], shape[1], units):
+        raise ValueError(f"the output has shape {list(_dims(output))}, expected {[shape[0], shape[1], units]}")
+    if steps > MAX_STEPS:
+        raise ValueError(f"{steps} time steps; LSTMs are unrolled per step, at most {MAX_STEPS}")
+    return batch, steps, features, units
 
 
 def _check(present: dict, output, options) -> None:
@@ -182,11 +212,10 @@ class RecurrentConverters:
         (output,) = self.get_output_tensors(op)
         options = _options(op, tflite.UnidirectionalSequenceLSTMOptions)
         _check(present, output, options)
-        step = _Step(self, present, options)
         batch_major = not options.TimeMajor()
+        batch, steps, features, units = _shapes(present, output, not batch_major)
+        step = _Step(self, present, options)
         shape = self._shape(present[0])
-        (batch, steps), features = (shape[:2] if batch_major else shape[1::-1]), shape[2]
-        units = self._shape(present[_RECURRENT_WEIGHTS[0]])[0]
         x, h, c = (self.get_tensor_expr(present[p]) for p in (0, _OUTPUT_STATE, _CELL_STATE))
         rows = []
         for t in range(steps):

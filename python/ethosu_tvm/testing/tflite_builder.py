@@ -187,11 +187,12 @@ class ModelBuilder:
     def _tensor(self, fbb, tensor: _Tensor, buffer_index: int) -> int:
         table = _schema("Tensor")
         quant = self._quantization(fbb, tensor.quantization) if tensor.quantization else None
-        shape = fbb.CreateNumpyVector(np.array(tensor.shape, dtype=np.int32))
+        shape = None if tensor.shape is None else fbb.CreateNumpyVector(np.array(tensor.shape, dtype=np.int32))
         signature = None if tensor.signature is None else fbb.CreateNumpyVector(np.array(tensor.signature, np.int32))
         name = fbb.CreateString(tensor.name)
         table.Start(fbb)
-        table.AddShape(fbb, shape)
+        if shape is not None:  # None: no shape vector at all (a damaged file)
+            table.AddShape(fbb, shape)
         if signature is not None:
             table.AddShapeSignature(fbb, signature)
         table.AddType(fbb, _TENSOR_TYPES[tensor.dtype])
