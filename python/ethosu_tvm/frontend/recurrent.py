@@ -14,7 +14,7 @@ one inference to the next. The import makes each state a model input (its value 
 output (its value after) and records them (module attribute ``ethosu.states``), so that the runner keeps them in
 static buffers of its own between calls (:mod:`ethosu_tvm.aot`).
 
-A mixin of the importer's converter class: it uses the converter's tensor readers, `_shape` and `_copy`.
+A mixin of the importer's converter class: it uses the converter's tensor readers, `_shape` and `_concat`.
 """
 from __future__ import annotations
 
@@ -30,10 +30,10 @@ LSTM = "UNIDIRECTIONAL_SEQUENCE_LSTM"
 _INPUT_WEIGHTS, _RECURRENT_WEIGHTS, _PEEPHOLES, _BIASES = range(1, 5), range(5, 9), range(9, 12), range(12, 16)
 _PROJECTION, _OUTPUT_STATE, _CELL_STATE, _LAYER_NORMS = range(16, 18), 18, 19, range(20, 24)
 _GATE_SCALE = 2.0 ** -12  # Q3.12: the gates before their activation, fixed by the kernel
+_ACTIVATED_SCALE = 2.0 ** -15  # Q0.15: after LOGISTIC or TANH
 # Each step is unrolled into about 35 operators: longer sequences would take minutes to compile (49 steps of 64 units
 # take 18 s) and their command streams megabytes.
 MAX_STEPS = 256
-_ACTIVATED_SCALE = 2.0 ** -15  # Q0.15: after LOGISTIC or TANH
 
 
 @dataclass(frozen=True)
@@ -65,33 +65,6 @@ def _quant(tensor) -> tuple[float, int]:
     if quant is None or quant.ScaleLength() != 1:
         raise ValueError(f"tensor {tensor.tensor.Name().decode()!r} is not quantized per tensor")
     return float(quant.Scale(0)), int(quant.ZeroPoint(0))
-
-
-def _dims(tensor) -> tuple[int, ...]:
-    return tuple(int(d) for d in tensor.tensor.ShapeAsNumpy()) if tensor.tensor.ShapeLength() else ()
-
-
-def _shapes(present: dict, output, time_major: bool) -> tuple[int, int, int, int]:
-    """(batch, steps, features, units), after checking every shape as TFLite Micro's kernel does."""
-    shape = _dims(present[0])
-    if len(shape) != 3:
-        raise ValueError(f"the input has shape {list(shape)}; an LSTM takes [batch, time, features]")
-    batch, steps = (shape[1], shape[0]) if time_major else (shape[0], shape[1])
-    features, units = shape[2], _dims(present[_RECURRENT_WEIGHTS[0]])[0]
-    expected = {**{p: (units, features) for p in _INPUT_WEIGHTS}, **{p: (units, units) for p in _RECURRENT_WEIGHTS},
-                **{p: (units,) for p in _BIASES}}
-    for position, dims in expected.items():
-        if _dims(present[position]) != dims:
-            raise ValueError(f"input {position} has shape {list(_dims(present[position]))}, expected {list(dims)}")
-    for position in (_OUTPUT_STATE, _CELL_STATE):
-        if math.prod(_dims(present[position])) != batch * units:
-            raise ValueError(f"the state (input {position}) has shape {list(_dims(present[position]))}, expected "
-                             f"{batch * units} values")
-    if _dims(output) != (shape[0], shape[1], units):
-        raise ValueError(f"the output has shape {list(_dims(output))}, expected {[shape[0], shape[1], units]}")
-    if steps > MAX_STEPS:
-        raise ValueError(f"{steps} time steps; LSTMs are unrolled per step, at most {MAX_STEPS}")
-    return batch, steps, features, units
 
 
 def _check(present: dict, output, options) -> None:
@@ -200,6 +173,30 @@ def _const(value, dtype: str):
 
 
 class RecurrentConverters:
+    def _lstm_shapes(self, present: dict, output, time_major: bool) -> tuple[int, int, int, int]:
+        """(batch, steps, features, units), after checking every shape as TFLite Micro's kernel does."""
+        shape = self._shape(present[0])
+        if len(shape) != 3:
+            raise ValueError(f"the input has shape {list(shape)}; an LSTM takes [batch, time, features]")
+        batch, steps = (shape[1], shape[0]) if time_major else (shape[0], shape[1])
+        features, units = shape[2], self._shape(present[_RECURRENT_WEIGHTS[0]])[0]
+        expected = {**{p: (units, features) for p in _INPUT_WEIGHTS}, **{p: (units, units) for p in _RECURRENT_WEIGHTS},
+                    **{p: (units,) for p in _BIASES}}
+        for position, dims in expected.items():
+            if self._shape(present[position]) != dims:
+                raise ValueError(f"input {position} has shape {list(self._shape(present[position]))}, expected "
+                                 f"{list(dims)}")
+        for position in (_OUTPUT_STATE, _CELL_STATE):
+            if math.prod(self._shape(present[position])) != batch * units:
+                raise ValueError(f"the state (input {position}) has shape {list(self._shape(present[position]))}, "
+                                 f"expected {batch * units} values")
+        if self._shape(output) != (shape[0], shape[1], units):
+            raise ValueError(f"the output has shape {list(self._shape(output))}, expected "
+                             f"{[shape[0], shape[1], units]}")
+        if steps > MAX_STEPS:
+            raise ValueError(f"{steps} time steps; LSTMs are unrolled per step, at most {MAX_STEPS}")
+        return batch, steps, features, units
+
     def convert_unidirectional_sequence_lstm(self, op):
         """Every time step unrolled (see the module's docstring); the output is the concatenation of the steps'
         output states, the state tensors' names bound to the last ones."""
@@ -213,7 +210,7 @@ class RecurrentConverters:
         options = _options(op, tflite.UnidirectionalSequenceLSTMOptions)
         _check(present, output, options)
         batch_major = not options.TimeMajor()
-        batch, steps, features, units = _shapes(present, output, not batch_major)
+        batch, steps, features, units = self._lstm_shapes(present, output, not batch_major)
         step = _Step(self, present, options)
         shape = self._shape(present[0])
         x, h, c = (self.get_tensor_expr(present[p]) for p in (0, _OUTPUT_STATE, _CELL_STATE))

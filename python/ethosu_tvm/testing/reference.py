@@ -106,8 +106,7 @@ def reference_runner(op: str):
 
 def run_tflm(model: bytes, inputs: list[np.ndarray], arena_size: int = 4 << 20) -> list[np.ndarray]:
     """Run the model with TFLite Micro's Python interpreter (its reference kernels)."""
-    inputs = _check_inputs(model, inputs)
-    return _tflm_invoke(_tflm_interpreter(model, arena_size), inputs, len(output_infos(model)))
+    return run_tflm_sequence(model, [inputs], arena_size)[0]
 
 
 def run_tflm_sequence(model: bytes, sequence: list[list[np.ndarray]],
