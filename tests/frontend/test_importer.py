@@ -318,3 +318,27 @@ def test_model_input_without_a_shape_is_refused():
     with pytest.raises(UnsupportedModelError,
                        match=r"^model input 'x' has no shape \(not even a scalar's empty one\)$"):
         from_tflite(builder.build([x], [y], ["x"], ["y"]))
+
+
+def test_empty_or_huge_computed_tensors_are_refused():
+    """Shapes TVM derives from an operator's attributes (met by benchmarks/fuzz.py: a pooling window wider than its
+    mutated input, an internal error in the host kernel's schedule; paddings of 83,886,080, a TIR literal beyond
+    int32). The file's own output shapes are left as declared, so only the computed ones are wrong."""
+    from ethosu_tvm.frontend.model_check import MAX_ELEMENTS
+
+    net = models.Net()
+    x = net.input((1, 4, 4, 8))
+    net.output(net.avg_pool2d(x, pool=(4, 4), stride=(4, 4)))
+    net.builder._tensors[x.index].shape = (1, 4, 3, 8)
+    with pytest.raises(UnsupportedModelError, match=r"^operator #0 AVERAGE_POOL_2D computes a tensor of shape "
+                                                    r"\(1, 1, 0, 8\), which has no elements$"):
+        from_tflite(net.build())
+    net = models.Net()
+    y = net.pad(net.input((1, 4, 4, 8)), paddings=((0, 0), (0, 20_000), (0, 20_000), (0, 0)))
+    net.builder._tensors[y.index].shape = (1, 4, 4, 8)
+    net.output(y)
+    assert 20_004 * 20_004 * 8 > MAX_ELEMENTS
+    with pytest.raises(UnsupportedModelError, match=r"^operator #0 PAD computes a tensor of shape \(1, 20004, 20004, "
+                                                    rf"8\), which has 3,201,280,128 elements; the limit is "
+                                                    rf"{MAX_ELEMENTS:,}$"):
+        from_tflite(net.build())

@@ -21,7 +21,7 @@ from .graph_view import view
 from .indexing import GATHER_SLICES, IndexingConverters
 from .normalization import NormalizationConverters
 from .recurrent import RecurrentConverters, State, state_of, variable_states
-from .model_check import ModelConsistencyError, check_inputs_defined
+from .model_check import MAX_ELEMENTS, ModelConsistencyError, check_inputs_defined
 from .shape_folding import fold_shapes
 from .slicing import SliceSpec, strided_slice_ranges
 from .tflite_file import TFLITE_DTYPES, ModelFormatError, read_model
@@ -825,6 +825,35 @@ def _attribute_bindings(mod, model: tflite.Model, outputs_by_op: dict[int, list[
             for j, i in enumerate(bindings)]
 
 
+def _tensor_shapes(ty) -> list[tuple[int, ...]]:
+    """The static shapes in a binding's type (a tuple's fields each)."""
+    from tvm import relax
+
+    if isinstance(ty, relax.TupleType):
+        return [shape for field in ty.fields for shape in _tensor_shapes(field)]
+    if isinstance(ty, relax.TensorType) and isinstance(ty.shape, relax.ShapeExpr):
+        return [tuple(int(d) for d in ty.shape.values)]
+    return []
+
+
+def _check_computed_sizes(mod, ops: list[SourceOp]) -> None:
+    """Refuse a tensor that the operators' attributes make empty or larger than the file's tensors may be (a window
+    larger than its input, paddings of millions), naming the operator that computes it. The file's own shapes were
+    checked before conversion; these are the shapes TVM derived from them."""
+    owner = {name: op for op in ops for name in op.bindings}
+    for block in mod["main"].body.blocks:
+        for binding in block.bindings:
+            for shape in _tensor_shapes(binding.var.ty):
+                elements = int(np.prod(shape, dtype=object))
+                problem = ("has no elements" if elements == 0 else
+                           f"has {elements:,} elements; the limit is {MAX_ELEMENTS:,}" if elements > MAX_ELEMENTS
+                           else None)
+                if problem:
+                    op = owner.get(binding.var.name)
+                    where = f"operator #{op.index} {op.op}" if op else "the model"
+                    raise UnsupportedModelError(f"{where} computes a tensor of shape {shape}, which {problem}")
+
+
 def from_tflite(model: str | Path | bytes, strip_float_io: bool = False):
     """Import a TFLite file or flatbuffer into a QDQ Relax IRModule (with the source-op map attached).
 
@@ -865,6 +894,7 @@ def from_tflite(model: str | Path | bytes, strip_float_io: bool = False):
             instances[0].bb._end_block()
         raise
     ops = _attribute_bindings(mod, parsed, instances[0].outputs_by_op)
+    _check_computed_sizes(mod, ops)
     mod = mod.with_attr(SOURCE_OPS_ATTR, json.dumps([[op.index, op.op, list(op.bindings)] for op in ops]))
     mod = mod.with_attr(TENSOR_QUANT_ATTR, json.dumps(instances[0].quant_by_name))
     graph = parsed.Subgraphs(0)
