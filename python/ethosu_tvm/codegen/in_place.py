@@ -48,7 +48,7 @@ def _shapes(graph: NpuGraph) -> dict[str, tuple[tuple[int, ...], str]]:
 
 def _byte_strides(shape: tuple[int, ...], dtype: str) -> tuple[int, ...]:
     element = np.dtype(dtype).itemsize
-    return tuple(int(np.prod(shape[axis + 1:], dtype=np.int64)) * element for axis in range(len(shape)))
+    return tuple(math.prod(shape[axis + 1:]) * element for axis in range(len(shape)))
 
 
 # (the buffer's tensor, its axis, where the tensor starts along it): a concatenation's output and where an input
@@ -128,7 +128,11 @@ def write_in_place(graph: NpuGraph, stripes: list[Stripe], chosen: dict[str, Pla
         alias = aliases.get(region.tensor)
         return region if alias is None else replace(region, layout=layout_of(alias.root))
 
-    kept = [Stripe(stripe.op, laid_out(stripe.ofm), tuple(laid_out(region) for region in stripe.ifms))
-            for stripe in stripes
+    def relaid(stripe: Stripe) -> Stripe:
+        if stripe.ofm.tensor not in aliases and not any(region.tensor in aliases for region in stripe.ifms):
+            return stripe
+        return Stripe(stripe.op, laid_out(stripe.ofm), tuple(laid_out(region) for region in stripe.ifms))
+
+    kept = [relaid(stripe) for stripe in stripes
             if not (isinstance(graph.ops[stripe.op], Concatenate) and stripe.ifms[0].tensor in aliases)]
     return kept, aliases
