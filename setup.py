@@ -28,5 +28,5 @@ setup(
             "tflite-micro==0.dev20261023182759",
         ],
     },
-    entry_points={"console_scripts": ["tvmc = ethosu_tvm.cli:command"]},
+    entry_points={"console_scripts": ["tvmc = ethosu_tvm.process:command"]},
 )

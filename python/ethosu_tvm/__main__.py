@@ -1,4 +1,4 @@
 """`python -m ethosu_tvm` is the same command as `tvmc`."""
-from .cli import command
+from .process import command
 
 command()

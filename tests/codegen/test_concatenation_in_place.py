@@ -105,3 +105,30 @@ def test_a_ring_input_joins_a_ring_output_of_as_many_rows():
     for seed in (0, 1):
         inputs = random_inputs(model, seed)
         assert np.array_equal(list(module.run(inputs).values())[0], run_litert(model, inputs)[0])
+
+
+def _skip_connection(seed: int, reader: str):
+    """A pool's output concatenated with what `reader` makes of it (a U-Net's skip connection): a convolution,
+    which reads through strides, or a reshape, which reads it as laid out in its own shape."""
+    net = models.Net(seed)
+    x = net.input((1, 8, 8, 8), scale=0.05, zero_point=2)
+    skip = net.max_pool2d(x, pool=(3, 3), stride=(1, 1), padding="SAME")
+    if reader == "conv2d":
+        deep = net.conv2d(skip, out_channels=8, **SHARED)
+    else:
+        deep = net.reshape(net.reshape(skip, (1, 64, 8)), (1, 8, 8, 8))
+    net.output(net.max_pool2d(net.concatenation([skip, deep], axis=3)))
+    return net.build()
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+def test_an_input_a_convolution_also_reads_is_written_in_place(accelerator):
+    """The convolution reads the pool's output in its place in the concatenation's output (an unrolled LSTM's
+    output states are read by the next step and concatenated in the same way); a reshape cannot, so there the
+    pool's output is copied."""
+    model = _skip_connection(5, "conv2d")
+    assert_model_exact(model, accelerator, seeds=(0, 1, 2))
+    assert _copies(compile_model(model, accelerator)[1][0]) == 0
+    model = _skip_connection(5, "reshape")
+    assert_model_exact(model, accelerator, seeds=(0, 1))
+    assert _copies(compile_model(model, accelerator)[1][0]) == 1

@@ -99,14 +99,17 @@ def _area(region):
     return MemArea.OffChipFlash if region == 0 else MemArea.Sram
 
 
-def _blocks(size: int, block: int) -> list[int]:
-    """The extents of the blocks that cover `size` elements in blocks of `block`."""
-    return [min(block, size - start) for start in range(0, size, block)]
+def _block_count(size: int, block: int) -> int:
+    """How many blocks of `block` elements cover `size` elements."""
+    return -(-size // block)
 
 
 def _window_sum(ofm_size: int, ifm_size: int, block: int, stride: int, extent: int) -> int:
-    """IFM rows (or columns) read over all OFM blocks along one axis: each block's window, within the IFM."""
-    return sum(min((rows - 1) * stride + extent, ifm_size) for rows in _blocks(ofm_size, block))
+    """IFM rows (or columns) read over all OFM blocks along one axis: each block's window, within the IFM. All
+    blocks but the last are whole; the last has the remaining rows."""
+    whole, rest = divmod(ofm_size, block)
+    window = min((block - 1) * stride + extent, ifm_size) * whole
+    return window + (min((rest - 1) * stride + extent, ifm_size) if rest else 0)
 
 
 def block_traffic(kind: str, ifm: CostedFeatureMap, ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap,
@@ -131,9 +134,9 @@ def block_traffic(kind: str, ifm: CostedFeatureMap, ifm2: CostedFeatureMap | Non
         rows = _window_sum(oh, ifm.shape[0], block_h, kernel.stride_y, kernel.extent_h)
         columns = _window_sum(ow, ifm.shape[1], block_w, kernel.stride_x, kernel.extent_w)
         sub_kernels = -(-kernel.height // _SUB_KERNEL_TAPS) * -(-kernel.width // _SUB_KERNEL_TAPS)
-        depth_slices = len(_blocks(od, block_d)) if kind == CONV else 1  # each slice reads the whole IFM depth
+        depth_slices = _block_count(od, block_d) if kind == CONV else 1  # each slice reads the whole IFM depth
         read[ifm.region] += rows * columns * ifm.stored_depth * sub_kernels * depth_slices * ifm.bits // 8
-        blocks_hw = len(_blocks(oh, block_h)) * len(_blocks(ow, block_w))
+        blocks_hw = _block_count(oh, block_h) * _block_count(ow, block_w)
         for region, length in streams:
             read[region] += length * blocks_hw
     if lut_bytes:

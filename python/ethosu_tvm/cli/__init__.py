@@ -48,14 +48,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tvmc: internal error: {type(err).__name__}: {one_line(err)} (set ETHOSU_TVM_DEBUG=1 for the "
               "traceback)", file=sys.stderr)
         return 1
-
-
-def command() -> None:
-    """The `tvmc` and `python -m ethosu_tvm` process: `main`, then an immediate exit with its status. Finalizing
-    an interpreter that has TVM loaded takes 0.1-0.3 s, about as long as Vela's whole compile of a small model, and
-    once `main` returns nothing is left to clean up: its files are written, the progress display has stopped, and
-    the simulator's weight decoder process ends when its request pipe closes."""
-    status = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(status)

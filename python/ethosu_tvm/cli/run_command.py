@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import process
 from .errors import CommandError
 from ..output_files import check_writable, write_atomically
 from .files import read_input_file
@@ -87,6 +88,8 @@ def _run_dumping(program, inputs, tensors, directory: Path) -> dict[str, np.ndar
 def run(args) -> int:
     from ..aot.interface import INTERFACE_PATH, ModelInterface
     from ..run.host_program import HostProgram
+
+    process.resume()
 
     if args.outputs:
         check_writable(Path(args.outputs))

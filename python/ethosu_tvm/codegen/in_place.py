@@ -4,22 +4,22 @@ Concatenations: an input's producer writes its OFM straight into its slice of th
 copy of that input disappears. Elementwise operations: the output lives in the buffer of an input that nothing
 else reads (`legalize.reuse`), at the same offset and strides.
 
-An input qualifies when `legalize.reuse.concatenation_joins` allows it (the concatenation is its only reader, an
-NPU primitive of the subgraph writing its OFM through strides produces it, it is not a subgraph input or output)
-and either neither it nor the output lives in a rolling buffer smaller
-than the tensor (the slice is the input's whole buffer, at a fixed offset; a ring as large as its tensor, as in a
-cascade of one stripe, never wraps) or, inside a cascade, both are rings of the same rows and the concatenation
-joins them along the width or the depth (row y is ring row y mod R in both, so the input's producer writes each
-row where the concatenation would have copied it, in the same stripe). Code generation keeps each such input in
-place unless the memory plan grows (`codegen.artifact`). Concatenations have equal input and output quantizations
-(see `legalize.ops.Concatenate`), so the producer's arithmetic does not change; only where its bytes land. An
-elementwise output qualifies under the same condition on rolling buffers: each stripe then writes the rows it has
-read.
+An input qualifies when `legalize.reuse.concatenation_joins` allows it (it is concatenated once, other readers
+read through strides, an NPU primitive of the subgraph writing its OFM through strides produces it, it is not a
+subgraph input or output) and either neither it nor the output lives in a rolling buffer smaller than the tensor
+(the slice is the input's whole buffer, at a fixed offset; a ring as large as its tensor, as in a cascade of one
+stripe, never wraps) or, inside a cascade, the concatenation is its only reader, both are rings of the same rows
+and the concatenation joins them along the width or the depth (row y is ring row y mod R in both, so the input's
+producer writes each row where the concatenation would have copied it, in the same stripe). Code generation keeps
+each such input in place unless the memory plan grows (`codegen.artifact`). Concatenations have equal input and
+output quantizations (see `legalize.ops.Concatenate`), so the producer's arithmetic does not change; only where its
+bytes land. An elementwise output qualifies under the same condition on rolling buffers: each stripe then writes
+the rows it has read.
 """
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -48,7 +48,7 @@ def _shapes(graph: NpuGraph) -> dict[str, tuple[tuple[int, ...], str]]:
 
 def _byte_strides(shape: tuple[int, ...], dtype: str) -> tuple[int, ...]:
     element = np.dtype(dtype).itemsize
-    return tuple(int(np.prod(shape[axis + 1:], dtype=np.int64)) * element for axis in range(len(shape)))
+    return tuple(math.prod(shape[axis + 1:]) * element for axis in range(len(shape)))
 
 
 # (the buffer's tensor, its axis, where the tensor starts along it): a concatenation's output and where an input
@@ -82,19 +82,21 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
         same_else = layout[0] == shape[0] and layout[2:] == shape[2:]
         return layout[1] if same_else and layout[1] < shape[1] else None
 
+    reads = Counter(operand.tensor.name for op in graph.ops for operand in op.inputs)
     found: dict[str, Place] = {}
     for index, joins in concatenation_joins(graph).items():
         op = graph.ops[index]
         output = op.ofm.tensor.name
         # Into a whole buffer, or, when the output is a ring of rows (inside a cascade) joined along the width or
         # the depth, from a ring of as many rows: row y of both is ring row y mod R, so the input's rows land
-        # where the concatenation would have copied them, in the same stripe.
+        # where the concatenation would have copied them, in the same stripe (an input other primitives read too
+        # only into a whole buffer: their stripes may read rows the ring has dropped).
         rows = ring_rows(output) if op.axis in (2, 3) else None
         if not whole[output] and rows is None:
             continue
         for operand, start in zip(op.inputs, op.offsets):
             name = operand.tensor.name
-            if name in joins and (unwrapped[name] if whole[output] else ring_rows(name) == rows):
+            if name in joins and (unwrapped[name] if whole[output] else ring_rows(name) == rows and reads[name] == 1):
                 found[name] = (output, op.axis, start)
     for index, name in elementwise_reuse(graph).items():
         output = graph.ops[index].ofm.tensor.name
@@ -128,7 +130,11 @@ def write_in_place(graph: NpuGraph, stripes: list[Stripe], chosen: dict[str, Pla
         alias = aliases.get(region.tensor)
         return region if alias is None else replace(region, layout=layout_of(alias.root))
 
-    kept = [Stripe(stripe.op, laid_out(stripe.ofm), tuple(laid_out(region) for region in stripe.ifms))
-            for stripe in stripes
+    def relaid(stripe: Stripe) -> Stripe:
+        if stripe.ofm.tensor not in aliases and not any(region.tensor in aliases for region in stripe.ifms):
+            return stripe
+        return Stripe(stripe.op, laid_out(stripe.ofm), tuple(laid_out(region) for region in stripe.ifms))
+
+    kept = [relaid(stripe) for stripe in stripes
             if not (isinstance(graph.ops[stripe.op], Concatenate) and stripe.ifms[0].tensor in aliases)]
     return kept, aliases

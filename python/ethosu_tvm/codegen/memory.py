@@ -75,7 +75,7 @@ def weight_buffer(stripe: Stripe) -> str:
 
 
 def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[str] = frozenset(),
-         weight_buffers: dict[str, int] | None = None, aliases: dict[str, Alias] | None = None
+         weight_buffers: dict[str, int] | None = None, aliases: dict[str, Alias] | None = None, verify: bool = True
          ) -> tuple[dict[str, Placement], int]:
     """Place I/O in their regions and intermediates in scratch, planned by the memory planner over live ranges counted
     in NPU operations (a tensor lives from its first write to its last read), each buffer as large as the TIR
@@ -85,7 +85,8 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[st
     buffers by `weight_buffer` name, each live during its stripe and the one before: no operation of that stripe
     touches it, so the stream's waits let the DMA into it run during that stripe (`sim.cycles.Timeline`). A tensor in
     `aliases` (see `in_place`) has no buffer of its own: it lives inside its root's, which lives from the first
-    write of either. Returns (placements by tensor name, scratch size)."""
+    write of either. Returns (placements by tensor name, scratch size); `verify=False` for a trial that only wants
+    the size (`plan_memory`)."""
     placements: dict[str, Placement] = {}
     io = [t for t in graph.inputs if t.name not in io_in_scratch]
     io += [t for t in graph.outputs if t.name not in {i.name for i in graph.inputs} | io_in_scratch]
@@ -96,7 +97,7 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[st
         placements[tensor.name] = Placement(FIRST_IO_REGION + index, 0)
     buffers = _scratch_buffers(graph, stripes, io_in_scratch, set(placements), weight_buffers, aliases or {})
     # The same planner as the model's workspace: the NPU's intermediates are buffers like any other.
-    scratch_plan = plan_memory(buffers, [PoolInfo("scratch")])
+    scratch_plan = plan_memory(buffers, [PoolInfo("scratch")], verify=verify)
     for allocation in scratch_plan.allocations:
         placements[allocation.buffer.name] = Placement(SCRATCH_REGION, allocation.offset)
     for tensor, alias in (aliases or {}).items():

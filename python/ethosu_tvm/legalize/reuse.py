@@ -7,20 +7,26 @@ input's buffer once nothing else reads it: the two tensors then take the memory 
 this operation is its only reader in the subgraph (no other operation sees it overwritten) and neither it nor the
 output is a subgraph input or output (those live where the application put them).
 
-A concatenation's input may be written by its producer straight into its place in the output, under the same
-conditions, when it is concatenated once and its producer writes its OFM through the feature map's strides (a
-softmax and a transpose lay their OFM out themselves). Whether it is, depends on the buffers the schedule gives
-the two (`codegen.in_place`; the cascader counts it as code generation does).
+A concatenation's input may be written by its producer straight into its place in the output when it is
+concatenated once, is not a subgraph input or output, and its producer writes its OFM through the feature map's
+strides (a softmax and a transpose lay their OFM out themselves). Other primitives may read it too where they read
+through the feature map's strides (`_STRIDED_READERS`): they then find it in its place in the output (an unrolled
+LSTM's output state at each step, read by the next step and concatenated into the sequence). Whether it is
+written in place depends on the buffers the schedule gives the two (`codegen.in_place`; the cascader counts it as
+code generation does).
 """
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 
-from .ops import BinaryElementwise, Concatenate, NpuGraph, Softmax, Transpose
+from .ops import BinaryElementwise, Concatenate, Conv2D, DepthwiseConv2D, NpuGraph, Pooling, Softmax, Transpose
 
 # Primitives whose code generation lays out the OFM itself instead of through its feature map's strides: their
 # output cannot be written into another tensor's buffer in place.
 _OWN_OFM_LAYOUT = (Softmax, Transpose)
+# Primitives whose IFMs are read through their feature maps' strides, so that an input may live inside another
+# tensor's buffer.
+_STRIDED_READERS = (Conv2D, DepthwiseConv2D, Pooling, BinaryElementwise)
 
 
 def elementwise_reuse(graph: NpuGraph) -> dict[int, str]:
@@ -43,17 +49,34 @@ def elementwise_reuse(graph: NpuGraph) -> dict[int, str]:
 def concatenation_joins(graph: NpuGraph) -> dict[int, tuple[str, ...]]:
     """Primitive index → the inputs that may be written into their places in its output, for each concatenation
     with any."""
-    reads = Counter(operand.tensor.name for op in graph.ops for operand in op.inputs)
+    readers = defaultdict(list)  # one entry per operand that reads the tensor
+    for op in graph.ops:
+        for operand in op.inputs:
+            readers[operand.tensor.name].append(op)
     boundary = {tensor.name for tensor in (*graph.inputs, *graph.outputs)}
     producers = {op.ofm.tensor.name: op for op in graph.ops}
+
+    overwritten = set(elementwise_reuse(graph).values())
+
+    def joinable(name: str) -> bool:
+        concatenated = [op for op in readers[name] if isinstance(op, Concatenate)]
+        if len(concatenated) != 1 or name in boundary or name not in producers \
+                or isinstance(producers[name], _OWN_OFM_LAYOUT):
+            return False
+        if len(readers[name]) == 1:
+            return True
+        # Other readers find it in the output's buffer: only where they read through strides, and where that
+        # buffer keeps it as long as they may read it (no elementwise output takes it over, and it goes into no
+        # further concatenation, whose buffer might).
+        output = concatenated[0].ofm.tensor.name
+        return (all(op is concatenated[0] or type(op) in _STRIDED_READERS for op in readers[name])
+                and output not in overwritten and not any(isinstance(op, Concatenate) for op in readers[output]))
+
     found = {}
     for index, op in enumerate(graph.ops):
         if not isinstance(op, Concatenate):
             continue
-        joins = tuple(operand.tensor.name for operand in op.inputs
-                      if reads[operand.tensor.name] == 1 and operand.tensor.name not in boundary
-                      and operand.tensor.name in producers
-                      and not isinstance(producers[operand.tensor.name], _OWN_OFM_LAYOUT))
+        joins = tuple(operand.tensor.name for operand in op.inputs if joinable(operand.tensor.name))
         if joins:
             found[index] = joins
     return found

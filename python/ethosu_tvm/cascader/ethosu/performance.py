@@ -276,22 +276,46 @@ def buffering_cost(streamed: vapi.NpuBlockOperation, copy: vapi.NpuBlockOperatio
 
 
 def find_block_configs(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator) -> list[vapi.NpuShape3D]:
-    """Vela's valid block configs for the operation (it depends on a convolution's block_traversal, not on where
-    its weights are); empty when no block's buffers fit in SHRAM (Vela asserts then)."""
-    shape_only = copy.copy(npu_op)
-    if isinstance(npu_op, (vapi.NpuConv2DOperation, vapi.NpuConvDepthWiseOperation)):
-        shape_only.weights, shape_only.biases = [], []
-    return list(_find_block_configs(_Signature(shape_only), accelerator))
+    """Vela's valid block configs for the operation; empty when no block's buffers fit in SHRAM (Vela asserts
+    then)."""
+    return list(_find_block_configs(_BlockSearch(npu_op), accelerator))
 
 
 @functools.lru_cache(maxsize=1 << 12)
-def _find_block_configs(signature: "_Signature", accelerator: vapi.NpuAccelerator) -> tuple[vapi.NpuShape3D, ...]:
-    """find_block_configs, once per operation shape (a convolution is searched streaming and buffered)."""
+def _find_block_configs(search: "_BlockSearch", accelerator: vapi.NpuAccelerator) -> tuple[vapi.NpuShape3D, ...]:
+    """find_block_configs, once per search key (a convolution is searched streaming and buffered, and networks
+    repeat layer shapes with other weights and quantization)."""
     with contextlib.redirect_stdout(io.StringIO()):  # Vela's first call announces its default configuration
         try:
-            return tuple(vapi.npu_find_block_configs(signature.npu_op, accelerator))
+            return tuple(vapi.npu_find_block_configs(search.npu_op, accelerator))
         except AssertionError:
             return ()
+
+
+class _BlockSearch:
+    """A block operation, compared by what Vela's block-config search reads of it: the block type and traversal,
+    the feature maps' shapes, the IFM's element size and upscaling, the kernel, whether a LUT takes SHRAM, whether
+    every feature map is quantized and whether IFM2 is a scalar. Not weights, addresses, scales or names."""
+
+    def __init__(self, npu_op: vapi.NpuBlockOperation):
+        self.npu_op = npu_op
+        kernel = npu_op.kernel
+        fms = (npu_op.ifm, npu_op.ifm2, npu_op.ofm)
+        self.key = (
+            type(npu_op).__name__, getattr(npu_op, "sub_op_type", None), getattr(npu_op, "block_traversal", None),
+            tuple(tuple(fm.shape) if fm is not None else None for fm in fms),
+            npu_op.ifm.data_type.size_in_bits(), npu_op.ifm_upscale,
+            None if kernel is None else (kernel.width, kernel.height, kernel.stride_x, kernel.stride_y,
+                                         kernel.dilation_x, kernel.dilation_y),
+            npu_op.activation is not None and npu_op.activation.op_type == vapi.NpuActivationOp.TABLE_LOOKUP,
+            all(fm is None or fm.quantization is not None for fm in fms), npu_op.ifm2_scalar is not None,
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _BlockSearch) and self.key == other.key
 
 
 def _structure(value):
