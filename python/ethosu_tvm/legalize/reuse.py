@@ -105,9 +105,9 @@ def reshape_views(graph: NpuGraph) -> dict[int, str]:
     The input is written by a primitive of the subgraph, is no subgraph input or output, and takes no other place
     (it is no concatenation input that may be written in place, no elementwise output that may take its input's
     buffer, no concatenation output with inputs written into it). Where the output may be written into a
-    concatenation's output, its place there is one run of bytes, and that output goes into no further one. When other primitives read the input too, they
-    find it in the output's buffer, which must keep it: the output is no elementwise output's buffer, and a
-    concatenation output it goes into keeps its bytes (`_kept_whole`)."""
+    concatenation's output, its place there is one run of bytes, and that output goes into no further one. When
+    other primitives read the input too, they find it in the output's buffer, which must keep it: the output is no
+    elementwise output's buffer, and a concatenation output it goes into keeps its bytes (`_kept_whole`)."""
     readers = defaultdict(list)
     for op in graph.ops:
         for operand in op.inputs:
