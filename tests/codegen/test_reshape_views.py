@@ -55,3 +55,16 @@ def test_an_input_others_read_is_viewed_only_where_its_place_is_kept(accelerator
         model = _shared_input(overwrite)
         assert_model_exact(model, accelerator, seeds=(0, 1))
         assert _count(compile_model(model, accelerator)[1][0], "ethosu.identity") == identities
+
+
+def test_an_input_two_reshapes_read_is_viewed_by_neither():
+    """An input has one place: read by two reshapes, it stays in its own buffer and both copy it (the cascader
+    costs both copies, as code generation issues them)."""
+    net = models.Net(6)
+    x = net.input((1, 6, 6, 8), scale=0.05, zero_point=2)
+    pooled = net.max_pool2d(x, pool=(3, 3), stride=(1, 1), padding="SAME")
+    net.output(net.avg_pool2d(net.reshape(pooled, (1, 12, 3, 8)), pool=(2, 1), stride=(2, 1)))
+    net.output(net.avg_pool2d(net.reshape(pooled, (1, 3, 12, 8)), pool=(1, 2), stride=(1, 2)))
+    model = net.build()
+    assert_model_exact(model, "ethos-u55-128", seeds=(0,))
+    assert _count(compile_model(model, "ethos-u55-128")[1][0], "ethosu.identity") == 2

@@ -102,12 +102,13 @@ def reshape_views(graph: NpuGraph) -> dict[int, str]:
     table, no function) whose input may be written straight into its output's buffer in its own layout (the same
     bytes in the same order, so the identity's operation goes; Vela's compiler makes such reshapes views too).
 
-    The input is written by a primitive of the subgraph, is no subgraph input or output, and takes no other place
-    (it is no concatenation input that may be written in place, no elementwise output that may take its input's
-    buffer, no concatenation output with inputs written into it). Where the output may be written into a
-    concatenation's output, its place there is one run of bytes, and that output goes into no further one. When
-    other primitives read the input too, they find it in the output's buffer, which must keep it: the output is no
-    elementwise output's buffer, and a concatenation output it goes into keeps its bytes (`_kept_whole`)."""
+    The input is written by a primitive of the subgraph, is no subgraph input or output, is read by no other
+    identity, and takes no other place (it is no concatenation input that may be written in place, no elementwise
+    output that may take its input's buffer, no concatenation output with inputs written into it). Where the
+    output may be written into a concatenation's output, its place there is one run of bytes, and that output goes
+    into no further one. When other primitives read the input too, they find it in the output's buffer, which must
+    keep it: the output is no elementwise output's buffer, and a concatenation output it goes into keeps its bytes
+    (`_kept_whole`)."""
     readers = defaultdict(list)
     for op in graph.ops:
         for operand in op.inputs:
@@ -128,7 +129,8 @@ def reshape_views(graph: NpuGraph) -> dict[int, str]:
             continue
         name, output = op.ifm.tensor.name, op.ofm.tensor.name
         if (name in boundary or name not in producers or name in placed
-                or op.ifm.tensor.dtype != op.ofm.tensor.dtype):
+                or op.ifm.tensor.dtype != op.ofm.tensor.dtype
+                or sum(isinstance(reader, Identity) for reader in readers[name]) > 1):  # one place per input
             continue
         if output in join_of and (join_of[output].ofm.tensor.name in join_of
                                   or not contiguous(op.ofm.tensor.shape, join_of[output].ofm.tensor.shape)):
