@@ -22,6 +22,7 @@ from .codegen import NpuArtifact
 from .frontend.importer import source_ops
 from .host import fuse_host_ops
 from .legalize import legalize
+from .legalize.ops import Concatenate, Identity
 from .sim import Simulator, stats
 
 FLASH_REGION = 0
@@ -194,10 +195,19 @@ class _Layer:
         return LayerRow(index, operator, target, became, *self.totals, "; ".join(self.cascades))
 
 
+_IN_PLACE = {Identity: "no operation: its input is written where its output goes (a view)",
+             Concatenate: "no operation: its inputs are written in their places"}
+
+
 def _npu_step(layers: dict[int, _Layer], step: NpuStep, graph, claims: list[set[int]]) -> None:
     """Add one launch's operations to the layers of the operators its primitives came from."""
     sources = [op.source for op in graph.ops]
     cascades = _cascades(step.artifact)
+    issued = {sources.index(summary.source) for summary in step.artifact.ops}
+    for primitive, op in enumerate(graph.ops):  # written in place: no operation of its own
+        if primitive not in issued and isinstance(op, (Identity, Concatenate)):
+            layers.setdefault(min(claims[primitive]), _Layer()).add(_IN_PLACE[type(op)],
+                                                                   cascade=cascades.get(primitive, ""))
     for summary, operations in _operations(step.artifact):
         primitive = sources.index(summary.source)
         layer = layers.setdefault(min(claims[primitive]), _Layer())  # fused operators count with the first

@@ -211,11 +211,13 @@ def test_mlperf_middle_schedule_is_bit_exact(name, tmp_path):
 
 def test_smallest_kws_schedule_is_one_deep_cascade_of_rolling_rows(tmp_path):
     """KWS's nine convolutions at the smallest limit: one cascade in single-row stripes whose rings hold 3 rows
-    (before a 3x3 depthwise) or 1 row (before a 1x1 convolution) of the 25-row feature maps."""
+    (before a 3x3 depthwise) or 1 row (before a 1x1 convolution) of the 25-row feature maps. The pool, the
+    reshape (a view: no operation) and the FC after them run once, as a cascade of one stripe."""
     model = shared_model(MLPERF["kws"])
     (graph,) = npu_graphs(model)
     smallest = cascade_proposals(graph, EthosuTarget(ACCELERATOR))[0]
-    (plan,) = smallest.cascades
+    plan, tail = smallest.cascades
+    assert tail.parts == (9, 10, 11) and tail.stripes == 1
     assert plan.parts == tuple(range(9)) and plan.rows == 1 and plan.buffer_mode.value == "rolling"
     assert [c.rows for c in plan.interior] == [3, 1] * 4
     assert [c.tensor.shape[1] for c in plan.interior] == [25] * 8

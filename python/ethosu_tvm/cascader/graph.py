@@ -97,6 +97,8 @@ class Part:
     buffer the output takes when neither is a ring (an elementwise output over an input nothing else reads).
     `joins` names the inputs of a concatenation its output may hold in place (`legalize.reuse.concatenation_joins`);
     inside a cascade one does when it is kept in a ring of as many rows as the output's (`codegen.in_place`).
+    `view` marks an identity whose input is written in its output's place (`legalize.reuse.reshape_views`): where
+    both are whole, it costs no operation.
     """
 
     name: str
@@ -109,6 +111,7 @@ class Part:
     overlap: StripeCost | None = None  # the cycles of a stripe a weight transfer issued after it can run in
     reuses: str | None = None
     joins: tuple[str, ...] = ()
+    view: bool = False
     row_maps: tuple[RowMap | None, ...] = field(init=False, repr=False)
 
     def __post_init__(self):

@@ -52,7 +52,8 @@ class Plan:
     live at once (each lives during its operation and the one before, whose compute its transfer overlaps).
     `cycles` sums the estimated cycles of every operation the plan issues (each part once per stripe it
     computes rows in), and of what each weight transfer adds beyond the operation before it. The `entry_*` and
-    `exit_*` fields are what joins the plan to its neighbours in a proposal (`Proposal.then`).
+    `exit_*` fields are what joins the plan to its neighbours in a proposal (`Proposal.then`). A plan of no
+    operation (`empty`: a view that code generation leaves out) joins its neighbours to each other.
     """
 
     parts: tuple[int, ...]
@@ -67,6 +68,7 @@ class Plan:
     entry_transfer: int = 0  # its transfer, counted in full in `cycles` (no operation before it in the plan)
     exit_memory: int = 0  # budgeted bytes live during the last operation
     exit_cycles: int = 0  # the last operation's cycles that the next plan's first transfer can run in
+    empty: bool = False  # no operation (see `search._written_in_place`)
 
     @property
     def rows(self) -> int:
@@ -100,9 +102,9 @@ class Proposal:
     def then(self, plan: Plan) -> Proposal:
         """This proposal followed by `plan`: the plan's first weight transfer overlaps this one's last operation,
         and its weight buffer is live during it."""
-        if not self.plans:
-            return Proposal((plan,), plan.memory, plan.cycles)
-        last = self.plans[-1]
+        last = next((p for p in reversed(self.plans) if not p.empty), None)
+        if last is None or plan.empty:
+            return Proposal(self.plans + (plan,), max(self.memory, plan.memory), self.cycles + plan.cycles)
         return Proposal(self.plans + (plan,), max(self.memory, plan.memory, last.exit_memory + plan.entry_buffer),
                         self.cycles + plan.cycles - min(plan.entry_transfer, last.exit_cycles))
 

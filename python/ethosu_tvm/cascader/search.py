@@ -126,13 +126,14 @@ def _stripe_order(parts, first: int) -> list[tuple[int, Part]]:
     return placed
 
 
-def _one_stripe_memory(graph: CascaderGraph, first: int, stop: int, order, configs, buffers: list[int],
+def _one_stripe_memory(graph: CascaderGraph, first: int, stop: int, order, configs, buffers: dict[int, int],
                        liveness: _Liveness, options: CascaderOptions) -> tuple[int, int]:
     """The peak of budgeted bytes of a plan computed in one stripe, and those live during its last operation: each
     part runs once, in `order`, so a tensor is live from the operation writing it (or the plan's start) to the last
     one of the plan reading it (or the plan's end), as the memory planner places it, instead of every interior
     tensor for the whole plan; a reused input's buffer passes to the output taking it over. Operation k also holds
-    its weight buffer and the next one's, whose transfer it overlaps."""
+    its weight buffer and the next one's, whose transfer it overlaps (`buffers`: bytes by part; a view left out
+    has no operation, so no buffer, and the transfer after it overlaps the operation before it)."""
     position = {index: k for k, (index, _) in enumerate(order)}
     sizes = {c.tensor.name: options.align(c.buffer_size) for c in configs}
     last = len(order) - 1
@@ -146,8 +147,14 @@ def _one_stripe_memory(graph: CascaderGraph, first: int, stop: int, order, confi
         if liveness.shares(tensor.name, first, stop, set()):
             end = position[liveness.reused_by[tensor.name]] - 1
         spans.append((start, end, sizes.get(tensor.name, options.align(tensor.size))))
-    live = [sum(size for start, end, size in spans if start <= k <= end) + buffers[k] for k in range(len(order))]
-    return max(bytes_ + following for bytes_, following in zip(live, buffers[1:] + [0])), live[-1]
+    held = [buffers.get(index, 0) for index, _ in order]
+    following, after = [], 0
+    for index, _ in reversed(order):  # the next operation's weight buffer, from each position on
+        following.append(after)
+        after = buffers.get(index, after)
+    following.reverse()
+    live = [sum(size for start, end, size in spans if start <= k <= end) + held[k] for k in range(len(order))]
+    return max(bytes_ + next_ for bytes_, next_ in zip(live, following)), live[-1]
 
 
 def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: BufferMode,
@@ -192,7 +199,7 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
             lo, hi = max(lo, 0), min(hi, part.output.shape[ROW_AXIS])
             if mode is BufferMode.ROLLING and part.output.name in names:
                 lo = max(lo, written[part.output.name])
-            if lo >= hi:
+            if lo >= hi or _written_in_place(part, lo, hi, names, rows >= height):
                 continue
             for tensor, (read_lo, _) in zip(part.inputs, part.input_rows(lo, hi)):
                 if tensor.name in names:
@@ -203,24 +210,39 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
             operations.append((index, lo))
             if part.output.name in names:
                 written[part.output.name] = max(written[part.output.name], hi)
+    configs = tuple(TensorConfig(t, TensorState.INTERIOR, mode, min(ring[t.name], t.shape[ROW_AXIS]))
+                    for t in interior)
+    stripe_shape = output.shape[:ROW_AXIS] + (rows,) + output.shape[ROW_AXIS + 1:]
+    config = StripeConfig.for_tensor(output.shape, stripe_shape)
+    if not operations:  # a view alone
+        base = liveness.boundary_bytes(first, stop, names, options)
+        return Plan(tuple(range(first, stop)), config, mode, configs, base, 0, exit_memory=base, empty=True)
     decision = choose_buffering(choices)
     buffered = [operation for operation, buffers in zip(operations, decision.buffered) if buffers]
     buffers = [options.align(choice.buffer.nbytes) if buffers else 0
                for choice, buffers in zip(choices, decision.buffered)]  # each operation's weight buffer bytes
-    configs = tuple(TensorConfig(t, TensorState.INTERIOR, mode, min(ring[t.name], t.shape[ROW_AXIS]))
-                    for t in interior)
     joined = _joined(graph, configs)
     base = (liveness.boundary_bytes(first, stop, names, options)
             + sum(options.align(c.buffer_size) for c in configs
                   if c.tensor.name in graph.scratch and c.tensor.name not in joined))
     memory, exit_memory = base + max(a + b for a, b in zip([0] + buffers, buffers)), base + buffers[-1]
     if warmup == 0 and rows >= height and len(parts) > 1:
-        memory, exit_memory = _one_stripe_memory(graph, first, stop, order, configs, buffers, liveness, options)
-    stripe_shape = output.shape[:ROW_AXIS] + (rows,) + output.shape[ROW_AXIS + 1:]
-    config = StripeConfig.for_tensor(output.shape, stripe_shape)
+        by_part = {index: nbytes for (index, _), nbytes in zip(operations, buffers)}
+        memory, exit_memory = _one_stripe_memory(graph, first, stop, order, configs, by_part, liveness, options)
     return Plan(tuple(range(first, stop)), config, mode, configs, memory, decision.total, warmup, tuple(buffered),
                 entry_buffer=buffers[0], entry_transfer=decision.stalls[0], exit_memory=exit_memory,
                 exit_cycles=decision.overlaps[-1])
+
+
+def _written_in_place(part: Part, lo: int, hi: int, interior: set[str], one_stripe: bool) -> bool:
+    """Whether `part` is a view (`Part.view`) computed whole from a whole input, which code generation leaves out:
+    its input is written in its output's place (`codegen.in_place`). A tensor of one row, or any in a cascade of
+    one stripe, is whole even as a ring."""
+    def whole(tensor) -> bool:
+        return tensor.name not in interior or one_stripe or tensor.shape[ROW_AXIS] == 1
+
+    return (part.view and lo == 0 and hi == part.output.shape[ROW_AXIS]
+            and whole(part.inputs[0]) and whole(part.output))
 
 
 def _joined(graph: CascaderGraph, configs) -> set[str]:

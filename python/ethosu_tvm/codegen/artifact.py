@@ -13,7 +13,7 @@ from ..arch.system import DEFAULT_SYSTEM, System
 from ..cascader.buffering import Budget, Choice, choose_buffering
 from ..legalize.ops import NpuGraph
 from ..target import EthosuTarget
-from .in_place import Alias, candidates, write_in_place
+from .in_place import VIEW, Alias, candidates, write_in_place
 from .memory import ConstantPool, Placement, live_bytes, nbytes, plan, weight_buffer
 from .operations import OperationBuilder, buffering_key
 from .schedule import ScheduleFn
@@ -146,15 +146,20 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
 
 
 def written_in_place(graph: NpuGraph, stripes: list[Stripe], io_in_scratch: frozenset[str]):
-    """`write_in_place` of the candidates (concatenation inputs, elementwise outputs), kept unless they make the
-    planned scratch larger: a concatenation input produced long before the others would hold the whole output's
-    buffer in the meantime. The inputs of one concatenation are tried together first (each alone may hold the
-    output's buffer for nothing while the others still need buffers of their own), then one at a time."""
-    chosen: dict = {}
-    best = plan(graph, stripes, io_in_scratch, verify=False)[1]
+    """`write_in_place` of the candidates: identity inputs in their outputs' places always (the identity's copy
+    goes, and the two tensors' buffers become one, live where either was: never more bytes live at once; the
+    cascader counts them so too), concatenation inputs and elementwise outputs unless they make the planned scratch
+    larger: a concatenation input produced long before the others would hold the whole output's buffer in the
+    meantime. The inputs of one concatenation are tried together first (each alone may hold the output's buffer
+    for nothing while the others still need buffers of their own), then one at a time."""
+    found = candidates(graph, stripes)
+    chosen = {name: place for name, place in found.items() if place[1] == VIEW}
+    kept, aliases = write_in_place(graph, stripes, chosen)
+    best = plan(graph, kept, io_in_scratch, aliases=aliases, verify=False)[1]
     groups: dict[str, dict] = {}
-    for name, place in candidates(graph, stripes).items():
-        groups.setdefault(place[0], {})[name] = place
+    for name, place in found.items():
+        if name not in chosen:
+            groups.setdefault(place[0], {})[name] = place
     for group in groups.values():
         for trial in [group] + ([{name: place} for name, place in group.items()] if len(group) > 1 else []):
             if not trial.keys() - chosen.keys():

@@ -24,17 +24,19 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..legalize.ops import Concatenate, NpuGraph
-from ..legalize.reuse import concatenation_joins, elementwise_reuse
+from ..legalize.ops import Concatenate, Identity, NpuGraph
+from ..legalize.reuse import concatenation_joins, elementwise_reuse, reshape_views
 from .tir_to_npu import FeatureMapRegion, Stripe
 
 
 @dataclass(frozen=True)
 class Alias:
-    """A tensor that lives inside `root`'s buffer, `offset` bytes from its start, laid out with `root`'s strides."""
+    """A tensor that lives inside `root`'s buffer, `offset` bytes from its start, laid out with `root`'s strides,
+    or in its own layout when it is a `view` (an identity's input written where its output goes)."""
 
     root: str
     offset: int
+    view: bool = False
 
 
 def _shapes(graph: NpuGraph) -> dict[str, tuple[tuple[int, ...], str]]:
@@ -52,8 +54,10 @@ def _byte_strides(shape: tuple[int, ...], dtype: str) -> tuple[int, ...]:
 
 
 # (the buffer's tensor, its axis, where the tensor starts along it): a concatenation's output and where an input
-# starts along its axis, or an elementwise input the output overwrites (axis and start 0)
+# starts along its axis, an elementwise input the output overwrites (axis and start 0), or the output of an identity
+# whose input is written in its place (axis VIEW, start 0)
 Place = tuple[str, int, int]
+VIEW = -1
 
 
 def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
@@ -66,6 +70,10 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
     whole: dict[str, bool] = defaultdict(lambda: True)
     layouts: dict[str, set] = defaultdict(set)
     shapes = _shapes(graph)
+    views = reshape_views(graph)
+    # As `unwrapped`, without the identities' reads of their inputs (a reshape reads it in its own shape), which go
+    # when the input is written in the identity's output's place.
+    unwrapped_elsewhere: dict[str, bool] = defaultdict(lambda: True)
     for stripe in stripes:
         for region in (stripe.ofm, *stripe.ifms):
             if region.tensor in shapes:
@@ -73,6 +81,8 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
                 unwrapped[region.tensor] &= region.layout == shape
                 whole[region.tensor] &= math.prod(region.layout) >= math.prod(shape)
                 layouts[region.tensor].add(region.layout)
+                if region is stripe.ofm or stripe.op not in views:
+                    unwrapped_elsewhere[region.tensor] &= region.layout == shape
 
     def ring_rows(name: str) -> int | None:
         """The rows of the ring every region of `name` is laid out in (None: not one ring of rows)."""
@@ -102,6 +112,11 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
         output = graph.ops[index].ofm.tensor.name
         if output not in found and unwrapped[output] and whole[name]:
             found[output] = (name, 0, 0)
+    # Identity inputs written in their outputs' places in their own layout, where both are laid out whole.
+    for index, name in views.items():
+        output = graph.ops[index].ofm.tensor.name
+        if unwrapped_elsewhere[name] and unwrapped[output] and whole[output]:
+            found[name] = (output, VIEW, 0)
     return found
 
 
@@ -121,6 +136,8 @@ def write_in_place(graph: NpuGraph, stripes: list[Stripe], chosen: dict[str, Pla
             return Alias(name, 0)
         outer, axis, start = chosen[name]
         alias = resolve(outer)
+        if axis == VIEW:
+            return Alias(alias.root, alias.offset, view=True)
         strides = _byte_strides(layout_of(alias.root), shapes[alias.root][1])
         return Alias(alias.root, alias.offset + start * strides[axis])
 
@@ -128,13 +145,20 @@ def write_in_place(graph: NpuGraph, stripes: list[Stripe], chosen: dict[str, Pla
 
     def laid_out(region: FeatureMapRegion) -> FeatureMapRegion:
         alias = aliases.get(region.tensor)
-        return region if alias is None else replace(region, layout=layout_of(alias.root))
+        return region if alias is None or alias.view else replace(region, layout=layout_of(alias.root))
+
+    def copied(stripe: Stripe) -> bool:
+        """A concatenation's copy of an input written in place, or an identity whose input is written in place of
+        its output."""
+        op = graph.ops[stripe.op]
+        if isinstance(op, Concatenate):
+            return stripe.ifms[0].tensor in aliases
+        return isinstance(op, Identity) and chosen.get(op.ifm.tensor.name) == (op.ofm.tensor.name, VIEW, 0)
 
     def relaid(stripe: Stripe) -> Stripe:
         if stripe.ofm.tensor not in aliases and not any(region.tensor in aliases for region in stripe.ifms):
             return stripe
         return Stripe(stripe.op, laid_out(stripe.ofm), tuple(laid_out(region) for region in stripe.ifms))
 
-    kept = [relaid(stripe) for stripe in stripes
-            if not (isinstance(graph.ops[stripe.op], Concatenate) and stripe.ifms[0].tensor in aliases)]
+    kept = [relaid(stripe) for stripe in stripes if not copied(stripe)]
     return kept, aliases

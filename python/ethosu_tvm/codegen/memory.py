@@ -132,13 +132,21 @@ def _scratch_buffers(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: 
     buffers = [BufferInfo(t.name, round_up(nbytes(t)), 0, last_use.get(t.name, 0), ALIGNMENT)
                for t in graph.inputs if t.name in io_in_scratch]
     planned = {b.name for b in buffers}
+    # A buffer is as large as the layout its writers write (a view writes its own layout at its offset).
+    sizes: dict[str, int] = {}
+    first_write: dict[str, int] = {}
     for index, stripe in enumerate(stripes):
         region, name = stripe.ofm, home(stripe.ofm.tensor)
         if name in outside or name in planned:
             continue
-        planned.add(name)
-        size = round_up(math.prod(region.layout) * np.dtype(region.dtype).itemsize)
-        buffers.append(BufferInfo(name, size, index, max(index, last_use.get(name, index)), ALIGNMENT))
+        alias = aliases.get(region.tensor)
+        extent = (alias.offset if alias is not None and alias.view else 0) + \
+            math.prod(region.layout) * np.dtype(region.dtype).itemsize
+        sizes[name] = max(sizes.get(name, 0), extent)
+        first_write.setdefault(name, index)
+    for name, index in first_write.items():
+        buffers.append(BufferInfo(name, round_up(sizes[name]), index, max(index, last_use.get(name, index)),
+                                  ALIGNMENT))
     for index, stripe in enumerate(stripes):
         if isinstance(graph.ops[stripe.op], Softmax):
             _, height, width, depth = stripe.ofm.shape

@@ -6,6 +6,7 @@ performance model's estimate for one operation computing that stripe.
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -26,7 +27,7 @@ from ...legalize.ops import (
     TransposeConv2D,
     Upscale,
 )
-from ...legalize.reuse import concatenation_joins, elementwise_reuse
+from ...legalize.reuse import concatenation_joins, elementwise_reuse, reshape_views
 from ...te import te_graph
 from ..derive import (
     binary_elementwise_propagator,
@@ -89,7 +90,8 @@ def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[s
     inputs/outputs named in `in_scratch`; `buffer` gives the weight buffer options of a primitive's stripes (None:
     no part has any) and `overlap` the cycles of a stripe a weight transfer can run in (None: all)."""
     built = te_graph(graph)
-    reused, joins = elementwise_reuse(graph), concatenation_joins(graph)
+    reused, joins, views = elementwise_reuse(graph), concatenation_joins(graph), reshape_views(graph)
+    reads = Counter(operand.tensor.name for op in graph.ops for operand in op.inputs)
     parts = []
     for index in (range(len(graph.ops)) if order is None else order):
         op = graph.ops[index]
@@ -114,8 +116,10 @@ def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[s
             stripable=not whole,
             buffer=None if buffer is None else lambda out_shape, in_shapes, op=op: buffer(op, out_shape, in_shapes),
             overlap=None if overlap is None else lambda out_shape, in_shapes, op=op: overlap(op, out_shape, in_shapes),
-            reuses=reused.get(index),
+            # A view's output takes its input's buffer, as an elementwise output does, where nothing else reads it.
+            reuses=reused.get(index, views[index] if index in views and reads[views[index]] == 1 else None),
             joins=joins.get(index, ()),
+            view=index in views,
         ))
     io = {t.name for t in graph.inputs + graph.outputs}
     scratch = frozenset({p.output.name for p in parts if p.output.name not in io} | set(in_scratch))
