@@ -98,6 +98,8 @@ CASES = {
                    r"tensor 0 \('x'\) has quantization scale\(s\) \[0\.0\]: they must be positive and finite"),
     "scale count": (lambda: _relu_model(quant=Quantization((0.1, 0.2, 0.3), (0, 0, 0), 3)),
                     r"tensor 0 \('x'\) has 3 scales along dimension 3 of shape \[1, 4, 4, 8\]"),
+    "zero points without scales": (lambda: _relu_model(quant=Quantization(None, (0,))),
+                                   r"tensor 0 \('x'\) has 1 zero point\(s\) but no scale"),
     "zero point range": (lambda: _relu_model(quant=Quantization((0.1,), (300,))),
                          r"tensor 0 \('x'\) has zero point\(s\) \[300\] outside the range of its int8 values"),
     "absurd size": (lambda: _relu_model(shape=(1, 1 << 15, 1 << 14, 1)),

@@ -77,6 +77,8 @@ def _check_tensor(model, graph, index: int) -> None:
         raise ModelConsistencyError(f"{what}: its buffer holds {data} bytes, but shape {shape} of type "
                                     f"{tensor.Type()} needs {elements * item}")
     quant = tensor.Quantization()
+    if quant is not None and quant.ScaleIsNone() and quant.ZeroPointLength():
+        raise ModelConsistencyError(f"{what} has {quant.ZeroPointLength()} zero point(s) but no scale")
     if quant is None or quant.ScaleIsNone():
         return
     if not quant.ScaleLength():

@@ -44,6 +44,9 @@ MAX_AVG_KERNEL_AREA = MAX_DILATED_KERNEL_AREA
 # (rounded half away from zero) for every N up to 504 taps; 505 is the first count where it differs (checked over
 # every int16 window sum). Padded pools divide in hardware, exactly.
 MAX_INT16_AVG_TAPS = 504
+# Vela takes an operation's clamp as real values, (q - zero point) · scale in float32; with |q - zero point| up to
+# 65535 (int16), larger scales overflow it.
+MAX_ACTIVATION_SCALE = float(np.finfo(np.float32).max) / 65535
 SUPPORTED_DTYPES = ("int8",)
 ELEMENTWISE_DTYPES = ("int8", "int16")  # binary elementwise operators
 # Convolutions and fully connected layers: int8, or TFLite's 16x8 kernels (int16 activations, int8 weights).
@@ -94,6 +97,9 @@ def _activation_quant(quant: Quant, what: str) -> str:
         return f"{what} has per-axis quantization; per-axis quantization is only supported on weights"
     if not np.all(np.isfinite(quant.scale)) or not np.all(quant.scale > 0):
         return f"{what} has scale {quant.scale.tolist()}; quantization scales must be finite and positive"
+    if np.any(quant.scale > MAX_ACTIVATION_SCALE):
+        return (f"{what} has scale {float(np.max(quant.scale)):.3g}; the NPU's clamps are given to Vela as real "
+                f"values in float32, which overflow above a scale of {MAX_ACTIVATION_SCALE:.3g}")
     return ""
 
 

@@ -25,9 +25,10 @@ def _schema(table: str):
 
 @dataclass(frozen=True)
 class Quantization:
-    """Affine quantization of a tensor; several scales mean per-axis quantization along `axis`."""
+    """Affine quantization of a tensor; several scales mean per-axis quantization along `axis`. `scales` None
+    writes no scale vector (a damaged file)."""
 
-    scales: tuple[float, ...]
+    scales: tuple[float, ...] | None
     zero_points: tuple[int, ...]
     axis: int = 0
 
@@ -175,12 +176,13 @@ class ModelBuilder:
 
     def _quantization(self, fbb, quant: Quantization) -> int:
         table = _schema("QuantizationParameters")
-        scales = fbb.CreateNumpyVector(np.array(quant.scales, dtype=np.float32))
+        scales = None if quant.scales is None else fbb.CreateNumpyVector(np.array(quant.scales, dtype=np.float32))
         zero_points = fbb.CreateNumpyVector(np.array(quant.zero_points, dtype=np.int64))
         table.Start(fbb)
-        table.AddScale(fbb, scales)
+        if scales is not None:
+            table.AddScale(fbb, scales)
         table.AddZeroPoint(fbb, zero_points)
-        per_tensor = len(quant.scales) == 1 and self.per_tensor_axis is not None
+        per_tensor = quant.scales is not None and len(quant.scales) == 1 and self.per_tensor_axis is not None
         table.AddQuantizedDimension(fbb, self.per_tensor_axis if per_tensor else quant.axis)
         return table.End(fbb)
 
