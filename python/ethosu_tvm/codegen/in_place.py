@@ -2,7 +2,9 @@
 
 Concatenations: an input's producer writes its OFM straight into its slice of the concatenation's output, and the
 copy of that input disappears. Elementwise operations: the output lives in the buffer of an input that nothing
-else reads (`legalize.reuse`), at the same offset and strides.
+else reads (`legalize.reuse`), at the same offset and strides. Identities (reshapes, copies): the input's producer
+writes it where the output goes, in the input's own layout (a view), and the identity disappears; views are
+always taken, as the cascader counts them (`legalize.reuse.reshape_views`).
 
 An input qualifies when `legalize.reuse.concatenation_joins` allows it (it is concatenated once, other readers
 read through strides, an NPU primitive of the subgraph writing its OFM through strides produces it, it is not a
