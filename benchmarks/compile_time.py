@@ -31,7 +31,8 @@ VELA = Path(sys.executable).with_name("vela")
 # Prints the seconds its imports took, then those of the compile after them.
 PHASES = ("import sys, time; start = time.perf_counter(); import ethosu_tvm.process; ethosu_tvm.process.pause(); "
           "import ethosu_tvm.cli.compile_command, ethosu_tvm.build_module; imported = time.perf_counter(); "
-          "from ethosu_tvm.cli import main; main(sys.argv[1:]); print(imported - start, time.perf_counter() - imported)")
+          "from ethosu_tvm.cli import main; main(sys.argv[1:]); "
+          "print(imported - start, time.perf_counter() - imported)")
 
 
 def timed(name: str, command: list[str]) -> dict[str, float]:

@@ -488,3 +488,12 @@ def test_data_movement_around_the_npu(target, tmp_path):
     (on the host with --target=c)."""
     model = _nchw_model()
     assert_bit_exact(model, compile_model(model, tmp_path, target), tmp_path)
+
+
+def test_output_scale_beyond_velas_float32_clamp_runs_on_the_host(tmp_path):
+    """A convolution whose output scale (1.66e38, a flipped byte benchmarks/fuzz.py met) makes the clamp overflow
+    float32 in Vela: it stays on the host, equal to LiteRT (every output at the zero point)."""
+    model = models.make("conv2d", out_scale=1.66e38)
+    archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
+    assert _placement(archive, "CONV_2D").startswith("host OFM has scale 1.66e+38")
+    assert_bit_exact(model, archive, tmp_path)

@@ -3,7 +3,7 @@ import itertools
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ethosu_tvm.memory import (ALGORITHMS, Allocation, BufferInfo, MemoryPlan, MemoryPlanError, PlanDoesNotFit,
@@ -61,6 +61,10 @@ _buffers = st.lists(st.tuples(st.integers(1, 100), st.integers(0, 6), st.integer
 
 @settings(max_examples=150)
 @given(_buffers)
+# Found by a random run: the hill-climbing plan is 113 bytes (128 in the pool), the optimum 98 (112); the exact
+# search found it but returned the plan it started from, claiming it optimal.
+@example([BufferInfo(f"b{i}", size, start, start + length, alignment) for i, (size, start, length, alignment)
+          in enumerate([(17, 1, 1, 16), (39, 2, 0, 1), (42, 0, 0, 1), (42, 2, 0, 1), (49, 0, 1, 16)])])
 def test_against_brute_force(buffers):
     optimum = _brute_force_optimum(buffers)
     exact = plan_memory(buffers, algorithm="exact")

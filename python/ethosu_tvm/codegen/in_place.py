@@ -21,13 +21,13 @@ the rows it has read.
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..legalize.ops import Concatenate, Identity, NpuGraph
-from ..legalize.reuse import concatenation_joins, elementwise_reuse, reshape_views
+from ..legalize.reuse import concatenation_joins, elementwise_reuse, readers, reshape_views
 from .tir_to_npu import FeatureMapRegion, Stripe
 
 
@@ -94,7 +94,7 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
         same_else = layout[0] == shape[0] and layout[2:] == shape[2:]
         return layout[1] if same_else and layout[1] < shape[1] else None
 
-    reads = Counter(operand.tensor.name for op in graph.ops for operand in op.inputs)
+    reads = readers(graph)
     found: dict[str, Place] = {}
     for index, joins in concatenation_joins(graph).items():
         op = graph.ops[index]
@@ -108,7 +108,7 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
             continue
         for operand, start in zip(op.inputs, op.offsets):
             name = operand.tensor.name
-            if name in joins and (unwrapped[name] if whole[output] else ring_rows(name) == rows and reads[name] == 1):
+            if name in joins and (unwrapped[name] if whole[output] else ring_rows(name) == rows and len(reads[name]) == 1):
                 found[name] = (output, op.axis, start)
     for index, name in elementwise_reuse(graph).items():
         output = graph.ops[index].ofm.tensor.name

@@ -8,6 +8,7 @@ var name: ops the frontend imports on raw integers (pools, pad, reshape) carry n
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -844,7 +845,7 @@ def _check_computed_sizes(mod, ops: list[SourceOp]) -> None:
     for block in mod["main"].body.blocks:
         for binding in block.bindings:
             for shape in _tensor_shapes(binding.var.ty):
-                elements = int(np.prod(shape, dtype=object))
+                elements = math.prod(shape)
                 problem = ("has no elements" if elements == 0 else
                            f"has {elements:,} elements; the limit is {MAX_ELEMENTS:,}" if elements > MAX_ELEMENTS
                            else None)

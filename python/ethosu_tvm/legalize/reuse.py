@@ -17,7 +17,7 @@ on the buffers the schedule gives the two (`codegen.in_place`; the cascader coun
 """
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 
 from .ops import (BinaryElementwise, Concatenate, Conv2D, DepthwiseConv2D, Identity, NpuGraph, Pooling, Softmax,
                   Transpose)
@@ -30,9 +30,18 @@ _OWN_OFM_LAYOUT = (Softmax, Transpose)
 _STRIDED_READERS = (Conv2D, DepthwiseConv2D, Pooling, BinaryElementwise)
 
 
+def readers(graph: NpuGraph) -> dict[str, list]:
+    """Tensor name → the primitives that read it, once per operand (an operation reading it twice is there twice)."""
+    found = defaultdict(list)
+    for op in graph.ops:
+        for operand in op.inputs:
+            found[operand.tensor.name].append(op)
+    return found
+
+
 def elementwise_reuse(graph: NpuGraph) -> dict[int, str]:
     """Primitive index → the input whose buffer its output may take, for each elementwise primitive with one."""
-    reads = Counter(operand.tensor.name for op in graph.ops for operand in op.inputs)
+    reads = readers(graph)
     boundary = {tensor.name for tensor in (*graph.inputs, *graph.outputs)}
     found = {}
     for index, op in enumerate(graph.ops):
@@ -41,7 +50,7 @@ def elementwise_reuse(graph: NpuGraph) -> dict[int, str]:
         for operand in op.inputs:
             tensor = operand.tensor
             if (tensor.shape == op.ofm.tensor.shape and tensor.dtype == op.ofm.tensor.dtype
-                    and reads[tensor.name] == 1 and tensor.name not in boundary):
+                    and len(reads[tensor.name]) == 1 and tensor.name not in boundary):
                 found[index] = tensor.name
                 break
     return found
@@ -50,26 +59,23 @@ def elementwise_reuse(graph: NpuGraph) -> dict[int, str]:
 def concatenation_joins(graph: NpuGraph) -> dict[int, tuple[str, ...]]:
     """Primitive index → the inputs that may be written into their places in its output, for each concatenation
     with any."""
-    readers = defaultdict(list)  # one entry per operand that reads the tensor
-    for op in graph.ops:
-        for operand in op.inputs:
-            readers[operand.tensor.name].append(op)
+    reads = readers(graph)
     boundary = {tensor.name for tensor in (*graph.inputs, *graph.outputs)}
     producers = {op.ofm.tensor.name: op for op in graph.ops}
 
     overwritten = set(elementwise_reuse(graph).values())
-    kept = _kept_whole(graph, readers, overwritten)
+    kept = _kept_whole(graph, reads, overwritten)
 
     def joinable(name: str) -> bool:
-        concatenated = [op for op in readers[name] if isinstance(op, Concatenate)]
+        concatenated = [op for op in reads[name] if isinstance(op, Concatenate)]
         if len(concatenated) != 1 or name in boundary or name not in producers \
                 or isinstance(producers[name], _OWN_OFM_LAYOUT):
             return False
-        if len(readers[name]) == 1:
+        if len(reads[name]) == 1:
             return True
         # Other readers find it in the output's buffer: only where they read through strides, and where that
         # buffer keeps it as long as they may read it.
-        return (all(op is concatenated[0] or type(op) in _STRIDED_READERS for op in readers[name])
+        return (all(op is concatenated[0] or type(op) in _STRIDED_READERS for op in reads[name])
                 and concatenated[0].ofm.tensor.name in kept)
 
     found = {}
@@ -82,12 +88,12 @@ def concatenation_joins(graph: NpuGraph) -> dict[int, tuple[str, ...]]:
     return found
 
 
-def _kept_whole(graph: NpuGraph, readers: dict, overwritten: set[str]) -> set[str]:
+def _kept_whole(graph: NpuGraph, reads: dict, overwritten: set[str]) -> set[str]:
     """Tensors whose buffer holds their bytes until the buffer's end: no elementwise output takes it over, and
     they go into no concatenation (whose buffer might be taken over, or go into another)."""
     return {op.ofm.tensor.name for op in graph.ops
             if op.ofm.tensor.name not in overwritten
-            and not any(isinstance(reader, Concatenate) for reader in readers[op.ofm.tensor.name])}
+            and not any(isinstance(reader, Concatenate) for reader in reads[op.ofm.tensor.name])}
 
 
 def contiguous(shape: tuple[int, ...], layout: tuple[int, ...]) -> bool:
@@ -109,15 +115,12 @@ def reshape_views(graph: NpuGraph) -> dict[int, str]:
     into no further one. When other primitives read the input too, they find it in the output's buffer, which must
     keep it: the output is no elementwise output's buffer, and a concatenation output it goes into keeps its bytes
     (`_kept_whole`)."""
-    readers = defaultdict(list)
-    for op in graph.ops:
-        for operand in op.inputs:
-            readers[operand.tensor.name].append(op)
+    reads = readers(graph)
     boundary = {tensor.name for tensor in (*graph.inputs, *graph.outputs)}
     producers = {op.ofm.tensor.name for op in graph.ops}
     reuse = elementwise_reuse(graph)
     overwritten = set(reuse.values())
-    kept = _kept_whole(graph, readers, overwritten)
+    kept = _kept_whole(graph, reads, overwritten)
     joins = concatenation_joins(graph)
     placed = ({graph.ops[index].ofm.tensor.name for index in reuse}  # elementwise outputs over an input
               | {name for names in joins.values() for name in names}  # concatenation inputs into the output
@@ -130,13 +133,13 @@ def reshape_views(graph: NpuGraph) -> dict[int, str]:
         name, output = op.ifm.tensor.name, op.ofm.tensor.name
         if (name in boundary or name not in producers or name in placed
                 or op.ifm.tensor.dtype != op.ofm.tensor.dtype
-                or sum(isinstance(reader, Identity) for reader in readers[name]) > 1):  # one place per input
+                or sum(isinstance(reader, Identity) for reader in reads[name]) > 1):  # one place per input
             continue
         if output in join_of and (join_of[output].ofm.tensor.name in join_of
                                   or not contiguous(op.ofm.tensor.shape, join_of[output].ofm.tensor.shape)):
             continue
-        if len(readers[name]) > 1:
-            concatenations = [reader for reader in readers[output] if isinstance(reader, Concatenate)]
+        if len(reads[name]) > 1:
+            concatenations = [reader for reader in reads[output] if isinstance(reader, Concatenate)]
             if output in overwritten or not all(c.ofm.tensor.name in kept for c in concatenations):
                 continue
         found[index] = name

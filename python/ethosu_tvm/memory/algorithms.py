@@ -110,7 +110,8 @@ def exact(buffers: list[BufferInfo], pools: list[PoolInfo], node_budget: int = 2
                 return False
         return True
 
-    return Result(best, proven_optimal=search(_size_order(buffers), {}, {}))
+    proven = search(_size_order(buffers), {}, {})  # before reading `best`, which the search improves
+    return Result(best, proven_optimal=proven)
 
 
 ALGORITHMS: dict[str, Callable[..., Result]] = {

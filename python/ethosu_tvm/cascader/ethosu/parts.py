@@ -6,7 +6,6 @@ performance model's estimate for one operation computing that stripe.
 """
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -27,7 +26,7 @@ from ...legalize.ops import (
     TransposeConv2D,
     Upscale,
 )
-from ...legalize.reuse import concatenation_joins, elementwise_reuse, reshape_views
+from ...legalize.reuse import concatenation_joins, elementwise_reuse, readers, reshape_views
 from ...te import te_graph
 from ..derive import (
     binary_elementwise_propagator,
@@ -91,7 +90,7 @@ def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[s
     no part has any) and `overlap` the cycles of a stripe a weight transfer can run in (None: all)."""
     built = te_graph(graph)
     reused, joins, views = elementwise_reuse(graph), concatenation_joins(graph), reshape_views(graph)
-    reads = Counter(operand.tensor.name for op in graph.ops for operand in op.inputs)
+    reads = readers(graph)
     parts = []
     for index in (range(len(graph.ops)) if order is None else order):
         op = graph.ops[index]
@@ -117,7 +116,7 @@ def cascader_graph(graph: NpuGraph, cost: PrimitiveCost, in_scratch: frozenset[s
             buffer=None if buffer is None else lambda out_shape, in_shapes, op=op: buffer(op, out_shape, in_shapes),
             overlap=None if overlap is None else lambda out_shape, in_shapes, op=op: overlap(op, out_shape, in_shapes),
             # A view's output takes its input's buffer, as an elementwise output does, where nothing else reads it.
-            reuses=reused.get(index, views[index] if index in views and reads[views[index]] == 1 else None),
+            reuses=reused.get(index, views[index] if index in views and len(reads[views[index]]) == 1 else None),
             joins=joins.get(index, ()),
             view=index in views,
         ))
