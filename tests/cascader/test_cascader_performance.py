@@ -166,7 +166,12 @@ def test_no_block_config_when_nothing_fits(monkeypatch, unremembered_block_confi
     assert choose_block_config(npu_op, U55_128) is None
 
 
-def test_block_config_is_remembered_for_operations_that_differ_only_in_addresses_and_names():
+def _choice_key(npu_op):
+    """What choose_block_config remembers its choice by."""
+    return (performance._BlockSearch(npu_op), performance._costing(npu_op, U55_128, performance.DEFAULT_SYSTEM))
+
+
+def test_block_config_is_remembered_for_operations_that_differ_only_in_what_the_choice_does_not_read():
     _, npu_ops, _ = codegen_operations(models.make("conv2d", seed=2, **SINGLE_OPS["conv3x3_depth32"][1]),
                                        "ethos-u55-128")
     (npu_op,) = [op for op in npu_ops if isinstance(op, vapi.NpuBlockOperation)]
@@ -176,22 +181,24 @@ def test_block_config_is_remembered_for_operations_that_differ_only_in_addresses
     moved.ifm.tiles = moved.ifm.tiles._replace(addresses=[a + 4096 for a in moved.ifm.tiles.addresses])
     moved.ofm.name, moved.ifm.name = "elsewhere", "another"
     moved.weights = [r._replace(address=r.address + 64) for r in moved.weights]
-    assert performance._Signature(moved) == performance._Signature(npu_op)
-    assert performance._choose_block_config.__wrapped__(
-        performance._Signature(moved), U55_128, None, performance.DEFAULT_SYSTEM) == chosen
-    # Everything else the choice may read tells operations apart: regions, shapes, strides, kernels, lengths.
+    moved.ofm.quantization = vapi.NpuQuantization(scale_f32=0.25, zero_point=3)  # another layer of the same shape
+    moved.activation = vapi.NpuActivation(vapi.NpuActivationOp.NONE_OR_RELU)
+    moved.activation.min, moved.activation.max = 0.0, 6.0
+    assert _choice_key(moved) == _choice_key(npu_op)
+    assert performance._choose_block_config.__wrapped__(*_choice_key(moved), U55_128, None) == chosen
+    # Everything the choice reads tells operations apart: regions, shapes, kernels, stream lengths, traversal.
     changes = [
         lambda op: setattr(op.ifm, "region", op.ifm.region + 1),
         lambda op: setattr(op.ofm, "shape", op.ofm.shape._replace(width=op.ofm.shape.width - 1)),
-        lambda op: setattr(op.ifm, "strides", op.ifm.strides._replace(height=op.ifm.strides.height * 2)),
         lambda op: setattr(op.kernel, "stride_x", 2),
         lambda op: setattr(op, "weights", [r._replace(length=r.length + 16) for r in op.weights]),
         lambda op: setattr(op, "block_traversal", PART_KERNEL),
+        lambda op: setattr(op, "activation", vapi.NpuActivation(vapi.NpuActivationOp.TABLE_LOOKUP)),
     ]
     for change in changes:
         other = copy.deepcopy(npu_op)
         change(other)
-        assert performance._Signature(other) != performance._Signature(npu_op)
+        assert _choice_key(other) != _choice_key(npu_op)
 
 
 @pytest.mark.parametrize("kernel,depth,bits,expected", [

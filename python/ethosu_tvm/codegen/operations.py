@@ -325,10 +325,9 @@ class OperationBuilder:
         count = op.weights.shape[0]
         scale = np.broadcast_to(op.requant.scale, (count,))[selected]
         shift = np.broadcast_to(op.requant.shift, (count,))[selected]
-        scale_bias = b"".join(
-            bytes(vela_call(what, vapi.npu_encode_bias, np.int64(b), int(m), int(n)))
-            for b, m, n in zip(op.bias[selected], scale, shift)
-        )
+        scale_bias = vela_call(what, lambda: b"".join(
+            bytes(vapi.npu_encode_bias(np.int64(b), int(m), int(n))) for b, m, n in zip(op.bias[selected], scale, shift)
+        ))  # one call for all channels: each call silences stdout afresh
         return self.constant(encoded), self.constant(scale_bias)
 
     def pooling(self, op: Pooling, stripe: Stripe, what: str) -> vapi.NpuOperation:

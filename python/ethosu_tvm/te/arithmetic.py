@@ -45,8 +45,8 @@ def rounding_divide_by_pot(value, exponent):
     one, zero = tirx.const(1, INT64), tirx.const(0, INT64)
     mask = tirx.shift_left(one, exponent) - one
     remainder = tirx.bitwise_and(value, mask)
-    threshold = tirx.shift_right(mask, one) + tirx.if_then_else(value < zero, one, zero)
-    return tirx.shift_right(value, exponent) + tirx.if_then_else(remainder > threshold, one, zero)
+    threshold = tirx.shift_right(mask, one) + (value < zero).astype(INT64)
+    return tirx.shift_right(value, exponent) + (remainder > threshold).astype(INT64)
 
 
 def _round_half_up_shift(product, shift):

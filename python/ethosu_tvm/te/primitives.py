@@ -232,21 +232,25 @@ def binary_elementwise(op: BinaryElementwise, lhs: te.Tensor, rhs: te.Tensor | N
             value = value + op.ofm.zero_point
         return clamp_to(value, op.clamp.min, op.clamp.max, op.ofm.tensor.dtype)
 
+    shape = op.ofm.tensor.shape
+    if op.operator in ("ADD", "SUB") and op.ifm_requant is not None:
+        # The rescaled sum is a stage of its own: the output's requantization reads it several times, and copies
+        # of its tree in each read made te.create_prim_func, which simplifies every copy, take most of ResNet-8's
+        # compile time (a Let around the body instead trips TVM's simplifier when built for the host).
+        total = te.compute(shape, lambda *index: added(rescaled(lhs, op.ifm, op.ifm_requant, index),
+                                                       rescaled(rhs, op.ifm2, op.ifm2_requant, index)),
+                           name=f"{name}_sum", attrs=attrs)
+        return te.compute(shape, lambda *index: result(total[index]), name=name, attrs=attrs)
+
     def output(*index):
-        if op.operator in ("ADD", "SUB") and op.ifm_requant is None:
-            return result(added(centred(lhs, op.ifm, index), centred(rhs, op.ifm2, index)))
         if op.operator in ("ADD", "SUB"):
-            # Both rescaled operands are bound (Lets around the whole body): the output's requantization uses
-            # their sum several times, and copies of their trees in each use made te.create_prim_func, which
-            # simplifies every copy, take most of ResNet-8's compile time.
-            return bind(rescaled(lhs, op.ifm, op.ifm_requant, index), lambda a: bind(
-                rescaled(rhs, op.ifm2, op.ifm2_requant, index), lambda b: result(added(a, b))))
+            return result(added(centred(lhs, op.ifm, index), centred(rhs, op.ifm2, index)))
         if op.operator == "MUL":
             return result(centred(lhs, op.ifm, index) * centred(rhs, op.ifm2, index))
         a, b = raw(lhs, index), raw(rhs, index)
         return result(tirx.min(a, b) if op.operator == "MIN" else tirx.max(a, b))
 
-    return te.compute(op.ofm.tensor.shape, output, name=name, attrs=attrs)
+    return te.compute(shape, output, name=name, attrs=attrs)
 
 
 def identity(op: Identity, ifm: te.Tensor, lut: te.Tensor | None, name: str, attrs: dict) -> te.Tensor:
@@ -257,12 +261,11 @@ def identity(op: Identity, ifm: te.Tensor, lut: te.Tensor | None, name: str, att
     if op.function:
         scale = op.input_scale
 
-        def value(*i):
-            rescaled = requantize(i64(ifm[i]) - op.ifm.zero_point, int(scale.scale[0]), int(scale.shift[0]),
-                                  scale.rounding)
-            return sigmoid_int16(op.function, rescaled.astype(INT32), lut)
-
-        return te.compute(out_shape, value, name=name, attrs=attrs)
+        # The rescaled input is a stage of its own: the function reads it several times (see binary_elementwise).
+        rescaled = te.compute(out_shape, lambda *i: requantize(i64(ifm[i]) - op.ifm.zero_point, int(scale.scale[0]),
+                                                               int(scale.shift[0]), scale.rounding).astype(INT32),
+                              name=f"{name}_rescaled", attrs=attrs)
+        return te.compute(out_shape, lambda *i: sigmoid_int16(op.function, rescaled[i], lut), name=name, attrs=attrs)
 
     def element(*index):
         if tuple(in_shape) == tuple(out_shape):
@@ -358,7 +361,7 @@ def _high_mul(a, b):
 
 def _leading_zeros(value):
     """Leading zeros of a positive int32: 31 less the index of its top bit."""
-    return 31 - sum(tirx.if_then_else(value >= (1 << bit), 1, 0) for bit in range(1, 31)).astype("int64")
+    return 31 - sum((value >= (1 << bit)).astype("int64") for bit in range(1, 31))
 
 
 # int16 constants of TFLite's kernel: the offset of x − max into exp's table; the normalised sum's right shift to

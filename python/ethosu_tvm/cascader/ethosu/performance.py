@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
-import enum
 import functools
 import io
 import math
@@ -318,36 +317,6 @@ class _BlockSearch:
         return isinstance(other, _BlockSearch) and self.key == other.key
 
 
-def _structure(value):
-    """`value` (a Vela API object, or a field of one) as nested tuples, without addresses and names."""
-    if isinstance(value, (vapi.NpuAddressRange, vapi.NpuTileBox)):
-        return (type(value).__name__,) + tuple((field, _structure(getattr(value, field))) for field in value._fields
-                                               if field not in ("address", "addresses"))
-    if isinstance(value, (list, tuple)):
-        return tuple(_structure(item) for item in value)
-    if hasattr(value, "__dict__") and not isinstance(value, enum.Enum):
-        return (type(value).__name__,) + tuple((name, _structure(item)) for name, item in sorted(vars(value).items())
-                                               if name != "name")
-    return value
-
-
-class _Signature:
-    """A block operation, compared by everything about it except where its operands are and what they are called:
-    neither Vela's valid block configs nor the cost model read addresses or names, so operations with equal
-    signatures get the same block config (the same convolution built again with weight buffers placed, or the
-    same layer repeated in a network)."""
-
-    def __init__(self, npu_op: vapi.NpuBlockOperation):
-        self.npu_op = npu_op
-        self.key = _structure(npu_op)
-
-    def __hash__(self) -> int:
-        return hash(self.key)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, _Signature) and self.key == other.key
-
-
 def choose_block_config(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator,
                         depth: int | None = None, system: System = DEFAULT_SYSTEM) -> vapi.NpuShape3D | None:
     """Among Vela's valid block configs, the one with the fewest estimated cycles in `system`; None when no block
@@ -359,24 +328,25 @@ def choose_block_config(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAcc
     to the fewest compute cycles, then the fewest weight bytes fetched, the fewest OFM blocks, the smallest block
     volume and the shape, so the choice is deterministic.
     """
-    return _choose_block_config(_Signature(npu_op), accelerator, depth, system)
+    return _choose_block_config(_BlockSearch(npu_op), _costing(npu_op, accelerator, system), accelerator, depth)
 
 
 @functools.lru_cache(maxsize=1 << 12)
-def _choose_block_config(signature: _Signature, accelerator: vapi.NpuAccelerator, depth: int | None,
-                         system: System) -> vapi.NpuShape3D | None:
-    """choose_block_config, once per signature (Vela's search and ranking dominate code generation's time)."""
-    npu_op = signature.npu_op
-    configs = find_block_configs(npu_op, accelerator)
+def _choose_block_config(search: _BlockSearch, costing: _Costing, accelerator: vapi.NpuAccelerator,
+                         depth: int | None) -> vapi.NpuShape3D | None:
+    """choose_block_config, once per what it reads: Vela's search (`_BlockSearch`) and the cost model's
+    block-independent inputs (`_Costing`), so operations that differ only in addresses, names, scales or clamps
+    (networks repeat layer shapes; code generation builds a convolution again with its weight buffer placed) are
+    ranked once. Vela's search and this ranking dominate code generation's time."""
+    configs = find_block_configs(search.npu_op, accelerator)
     if not configs:
         return None
     configs = [c for c in configs if c.depth == depth] or configs
-    costing = _costing(npu_op, accelerator, system)
-    ofm = npu_op.ofm.shape
+    height, width, ofm_depth = costing.ofm.shape
 
     def rank(block: vapi.NpuShape3D):
         cost = costing.cost(block)
-        blocks = -(-ofm.height // block.height) * -(-ofm.width // block.width) * -(-ofm.depth // block.depth)
+        blocks = -(-height // block.height) * -(-width // block.width) * -(-ofm_depth // block.depth)
         return (cost.cycles, cost.compute_cycles, cost.weight_bytes_fetched, blocks,
                 block.height * block.width * block.depth, tuple(block))
 
