@@ -240,3 +240,22 @@ def test_host_op_splits_the_npu_subgraph():
     functions = npu_functions(mod)
     assert len(functions) == 2
     assert all(func.attrs["Codegen"] == "ethos-u" for _, func in functions)
+
+
+def test_patterns_need_only_operators_every_match_contains():
+    """FuseOpsByPattern is given only the patterns whose required operators the module calls; a requirement must
+    hold for every alternative of the pattern, or a pattern that could match would be left out."""
+    from tvm.relax.dpl import is_const, is_op, wildcard
+
+    from ethosu_tvm.partition.patterns import npu_patterns
+    from ethosu_tvm.qdq.patterns import required_ops
+
+    add, multiply = is_op("relax.add"), is_op("relax.multiply")
+    assert required_ops(add(wildcard(), multiply(wildcard(), is_const()))) == {"relax.add", "relax.multiply"}
+    assert required_ops(add(wildcard(), wildcard()) | add(multiply(wildcard(), wildcard()), wildcard())) == \
+        {"relax.add"}
+    assert required_ops(add(wildcard(), wildcard()).has_dtype("int8")) == {"relax.add"}
+    assert required_ops(wildcard() | add(wildcard(), wildcard())) == frozenset()
+    by_kind = {p.kind: required_ops(p.pattern) for p in npu_patterns()}
+    assert {"relax.nn.conv2d", "relax.quantize", "relax.dequantize"} <= by_kind["conv2d"]
+    assert "relax.nn.avg_pool2d" in by_kind["avg_pool2d"]

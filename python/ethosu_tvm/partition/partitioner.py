@@ -4,12 +4,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import tvm
+from tvm import relax
 from tvm.relax.transform import FuseOpsByPattern, FusionPattern, MergeCompositeFunctions
 
 from ..frontend.importer import source_ops
 from ..target import EthosuTarget, parse_ethosu_target
 from ..qdq.match import match_from_context
-from ..qdq.patterns import CompositePattern, concat_arities
+from ..qdq.patterns import CompositePattern, concat_arities, required_ops
 from .constraints import CHECKS
 from .patterns import npu_patterns
 from .report import HOST, NPU, OffloadEntry, OffloadReport
@@ -55,6 +56,21 @@ def _fusion_pattern(pattern: CompositePattern, log: _CheckLog, owners: dict[str,
     return FusionPattern(pattern.name, pattern.pattern, pattern.annotations, run)
 
 
+def _operators(mod: tvm.IRModule) -> frozenset[str]:
+    """The names of the operators the module calls (patterns needing others cannot match: FuseOpsByPattern is not
+    given them)."""
+    found: set[str] = set()
+
+    def visit(expr) -> None:
+        if isinstance(expr, relax.Call) and isinstance(expr.op, tvm.ir.Op):
+            found.add(expr.op.name)
+
+    for function in mod.functions.values():
+        if isinstance(function, relax.Function):
+            relax.analysis.post_order_visit(function, visit)
+    return frozenset(found)
+
+
 def _report(mod: tvm.IRModule, log: _CheckLog, accelerator: str) -> OffloadReport:
     entries = []
     for op in source_ops(mod):
@@ -79,7 +95,9 @@ def partition_for_ethosu(mod: tvm.IRModule, accelerator: str | EthosuTarget = "e
     target = accelerator if isinstance(accelerator, EthosuTarget) else parse_ethosu_target(accelerator)
     log = _CheckLog()
     owners = {name: op.op for op in source_ops(mod) for name in op.bindings}
-    patterns = [_fusion_pattern(p, log, owners) for p in npu_patterns(concat_arities(mod["main"]))]
+    present = _operators(mod)
+    patterns = [_fusion_pattern(p, log, owners) for p in npu_patterns(concat_arities(mod["main"]))
+                if required_ops(p.pattern) <= present]
     fused = FuseOpsByPattern(patterns, bind_constants=True, annotate_codegen=False)(mod)
     merged = MergeCompositeFunctions()(fused)
     merged = merged.with_attr("ethosu.accelerator", target.accelerator)

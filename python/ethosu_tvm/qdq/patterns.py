@@ -7,11 +7,13 @@ definitions and agree on what one TFLite operator looks like in Relax.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import tvm
 from tvm import relax
+from tvm.relax import dpl
 from tvm.relax.dpl import DFPattern, has_dtype, is_const, is_op, is_tuple, wildcard
 
 from .values import bound_values
@@ -29,6 +31,27 @@ class CompositePattern:
     @property
     def kind(self) -> str:
         return self.name.split(".", 1)[1]
+
+
+@functools.lru_cache(maxsize=None)
+def required_ops(pattern: DFPattern) -> frozenset[str]:
+    """The operators every expression `pattern` matches contains: a module without one of them cannot match it.
+    (FuseOpsByPattern tries every pattern it is given at every binding: an unrolled LSTM has thousands.)"""
+    if isinstance(pattern, dpl.CallPattern):
+        op = pattern.op
+        own = {op.expr.name} if isinstance(op, dpl.ExprPattern) and isinstance(op.expr, tvm.ir.Op) else set()
+        return frozenset(own.union(*(required_ops(arg) for arg in pattern.args or ())))
+    if isinstance(pattern, dpl.OrPattern):  # either side may match
+        return required_ops(pattern.left) & required_ops(pattern.right)
+    if isinstance(pattern, dpl.AndPattern):
+        return required_ops(pattern.left) | required_ops(pattern.right)
+    if isinstance(pattern, (dpl.TuplePattern, dpl.UnorderedTuplePattern)):
+        return frozenset().union(*(required_ops(field) for field in pattern.fields))
+    if isinstance(pattern, dpl.TupleGetItemPattern):
+        return required_ops(pattern.tuple)
+    if isinstance(pattern, (dpl.AttrPattern, dpl.DataTypePattern, dpl.ShapePattern, dpl.TypePattern)):
+        return required_ops(pattern.pattern)
+    return frozenset()  # wildcards, constants, variables, negations: no operator required
 
 
 def dequantized(x: DFPattern) -> DFPattern:
