@@ -150,6 +150,37 @@ def _check_options(op, what: str) -> None:
             raise ModelConsistencyError(f"{what} has {name} {value}; it must be in [1, {MAX_WINDOW}]")
 
 
+# Weighted operators: (activation input, bias input) positions.
+_BIASED = {tflite.BuiltinOperator.CONV_2D: (0, 2), tflite.BuiltinOperator.DEPTHWISE_CONV_2D: (0, 2),
+           tflite.BuiltinOperator.FULLY_CONNECTED: (0, 2), tflite.BuiltinOperator.TRANSPOSE_CONV: (2, 3)}
+# The bias types their quantized kernels take, by activation type (LiteRT refuses others when it prepares the
+# operator: "bias->type != kTfLiteInt32").
+_BIAS_TYPES = {tflite.TensorType.INT8: ("INT32",), tflite.TensorType.UINT8: ("INT32",),
+               tflite.TensorType.INT16: ("INT32", "INT64")}
+_TYPE_NAMES = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
+_OPERATOR_NAMES = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
+
+
+def _check_biases(model, graph, subgraph: int) -> None:
+    """A weighted operator with quantized activations has a bias of a type its kernel takes (or none)."""
+    for position in range(graph.OperatorsLength()):
+        op = graph.Operators(position)
+        code = model.OperatorCodes(op.OpcodeIndex())
+        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        if builtin not in _BIASED:
+            continue
+        inputs = op.InputsAsNumpy()
+        activation, bias = (int(inputs[i]) if i < len(inputs) else -1 for i in _BIASED[builtin])
+        if activation < 0 or bias < 0 or graph.Tensors(activation).Type() not in _BIAS_TYPES:
+            continue
+        kind, allowed = _TYPE_NAMES[graph.Tensors(bias).Type()], _BIAS_TYPES[graph.Tensors(activation).Type()]
+        if kind not in allowed:
+            what = f"operator #{position}" + (f" of subgraph {subgraph}" if subgraph else "")
+            raise ModelConsistencyError(
+                f"{what} ({_OPERATOR_NAMES[builtin]}) has bias {_tensor_name(graph, bias)} of type {kind}; with "
+                f"{_TYPE_NAMES[graph.Tensors(activation).Type()]} activations it takes {' or '.join(allowed)}")
+
+
 def check_inputs_defined(model: tflite.Model) -> None:
     """Every tensor an operator of the main subgraph reads, and every model output, is a model input, a constant, a
     variable or an earlier operator's output (check_model allows tensors nobody writes, as Vela's scratch; a
@@ -195,3 +226,4 @@ def check_model(model: tflite.Model) -> None:
         _check_indices(graph.InputsAsNumpy() if graph.InputsLength() else [], count, f"input list{where}", False)
         _check_indices(graph.OutputsAsNumpy() if graph.OutputsLength() else [], count, f"output list{where}", False)
         _check_operators(model, graph, subgraph)
+        _check_biases(model, graph, subgraph)
