@@ -10,6 +10,7 @@ import pytest
 from aot_support import ACCELERATORS, assert_bit_exact, compile_model, members, npu_target
 
 from ethosu_tvm.testing import models, shared_model
+from ethosu_tvm.testing.fuzz import compile_once
 from ethosu_tvm.testing.reference import reference_runner, run_litert
 
 MLPERF = ("mlperf_tiny_kws_dscnn_int8.tflite", "mlperf_tiny_vww_mobilenetv1_96_int8.tflite",
@@ -488,6 +489,21 @@ def test_data_movement_around_the_npu(target, tmp_path):
     (on the host with --target=c)."""
     model = _nchw_model()
     assert_bit_exact(model, compile_model(model, tmp_path, target), tmp_path)
+
+
+@pytest.mark.parametrize("op,params,message", [
+    ("mul", dict(in_scale=1.0, in2_scale=1.0, out_scale=1e-12), "MUL: effective output scale 1e+12 needs a left "
+     "shift of 40 bits, which TFLite's int32 arithmetic leaves undefined"),
+    ("add", dict(in_scale=1.0, in2_scale=1.0, out_scale=1e-17), "ADD: effective output scale 1.91e+11 needs a left "
+     "shift of 38 bits, which TFLite's int32 arithmetic leaves undefined"),
+], ids=["mul", "add"])
+def test_output_scale_no_kernel_defines_is_refused(op, params, message, tmp_path):
+    """An output scale of 2^31 or more: the NPU's right shift cannot hold it (partitioning keeps the operator on the
+    host), and TFLite's kernels shift an int32 left by 32 bits or more, which C leaves undefined (LiteRT's MUL
+    then gives what its compiler made of it; its ADD aborts). benchmarks/fuzz.py met one in an LSTM's MUL."""
+    status, lines, written = compile_once(models.make(op, **params), tmp_path, npu_target("ethos-u55-128"))
+    assert (status, written) == (2, False), lines
+    assert lines[-1] == f"tvmc: error: {message}", lines
 
 
 def test_output_scale_beyond_velas_float32_clamp_runs_on_the_host(tmp_path):

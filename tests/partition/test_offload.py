@@ -205,6 +205,14 @@ CONSTRAINT_CASES = {
         models.make("conv2d", in_scale=1.0, w_scales=[1.0] * 8, out_scale=1e-12),
         "effective output scale 1e+12 is outside what the NPU's 32-bit scale and 6-bit shift can represent",
     ),
+    "mul scale beyond the shift range": (  # benchmarks/fuzz.py: a flipped byte gave an LSTM's MUL a left shift
+        models.make("mul", in_scale=1.0, in2_scale=1.0, out_scale=1e-12),
+        "effective output scale 1e+12 is outside what the NPU's 32-bit scale and 6-bit shift can represent",
+    ),
+    "add scale beyond the shift range": (  # the sum's multiplier, 2·max(s1, s2) / (2^20 · s_out)
+        models.make("add", in_scale=1.0, in2_scale=1.0, out_scale=1e-17),
+        "effective output scale 1.91e+11 is outside what the NPU's 32-bit scale and 6-bit shift can represent",
+    ),
     "output scale beyond Vela's float32 clamp": (  # benchmarks/fuzz.py: a flipped byte gave 1.66e38 (Vela overflowed)
         models.make("conv2d", out_scale=1.66e38),
         "OFM has scale 1.66e+38; the NPU's clamps are given to Vela as real values in float32, which overflow "

@@ -26,6 +26,8 @@ from ..partition.constraints import (
 from ..qdq.match import Match
 from ..qdq.values import Quant, const_value, dtype_of, is_const, prim_float, quant_of, shape_of, slice_parameters
 from ..quantization import (
+    ELEMENTWISE_INPUT_SHIFT,
+    add_multipliers,
     conv_multipliers,
     fully_connected_multipliers,
     mul_multiplier,
@@ -69,8 +71,6 @@ from .lut import INT8_VALUES, lookup_table
 INT8_RANGE = (-128, 127)
 DTYPE_RANGES = {"int8": INT8_RANGE, "int16": (-(1 << 15), (1 << 15) - 1)}
 INT32_CLAMP = Clamp(-(1 << 31), (1 << 31) - 1)
-# TFLite's ADD/SUB rescale both operands after shifting them left: by 20 bits for 8-bit inputs, 15 for 16-bit ones.
-ELEMENTWISE_INPUT_SHIFT = {"int8": 8 + 12, "int16": 15}
 
 Rule = Callable[[Match, dict, Tensor, str], NpuOp | tuple[NpuOp, ...]]
 
@@ -453,14 +453,10 @@ def _binary(operator: str) -> Rule:
         s1, s2, so = (np.float64(q.scalar_scale) for q in (lhs_q, rhs_q, ofm_q))
         params: dict = dict(clamp=_float_clamp(match, ofm_q, ofm.dtype))
         if operator in ("ADD", "SUB"):
-            twice_max = 2.0 * max(s1, s2)
             input_shift = ELEMENTWISE_INPUT_SHIFT[ofm.dtype]
-            params.update(
-                ifm_requant=_single(s1 / twice_max),
-                ifm2_requant=_single(s2 / twice_max),
-                requant=_single(twice_max / (2.0**input_shift * so)),
-                input_shift=input_shift,
-            )
+            lhs, rhs, total = add_multipliers(s1, s2, so, input_shift)
+            params.update(ifm_requant=_single(lhs), ifm2_requant=_single(rhs), requant=_single(total),
+                          input_shift=input_shift)
         elif operator == "MUL":
             in_double = narrowing_mul(dtype_of(match["lhs"]), ofm.dtype)
             params.update(requant=_single(mul_multiplier(s1, s2, so, in_double)))

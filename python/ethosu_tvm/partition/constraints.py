@@ -12,10 +12,13 @@ import numpy as np
 from ..qdq.match import Match
 from ..qdq.values import Quant, const_value, dtype_of, is_const, quant_of, shape_of, slice_parameters
 from ..quantization import (
+    ELEMENTWISE_INPUT_SHIFT,
     MAX_NPU_SHIFT,
+    add_multipliers,
     conv_multipliers,
     fully_connected_multipliers,
     mean_multiplier,
+    mul_multiplier,
     narrowing_mul,
     per_channel_scale_shift,
     prelu_multipliers,
@@ -471,6 +474,17 @@ def _binary(match: Match, same_quant: bool) -> str:
             return ""
         return f"operand and result types {', '.join(types)}; they must be the same"
 
+    def scales() -> str:
+        """The scales legalization gives ADD/SUB (each operand's and the sum's) and MUL must fit the NPU's."""
+        s1, s2, so = lhs_q.scalar_scale, rhs_q.scalar_scale, ofm_q.scalar_scale
+        ofm_dtype = dtype_of(match["quantize"])
+        if match.kind in ("add", "subtract"):
+            return _scale_range(np.array(add_multipliers(s1, s2, so, ELEMENTWISE_INPUT_SHIFT[ofm_dtype])))
+        if match.kind == "multiply":
+            return _scale_range(np.array([mul_multiplier(s1, s2, so, narrowing_mul(dtype_of(match["lhs"]),
+                                                                                 ofm_dtype))]))
+        return ""
+
     return _first(
         lambda: _constant_operand(match),
         lambda: "" if is_const(match["lhs"]) else _feature_map(match["lhs"], "IFM", dtypes=ELEMENTWISE_DTYPES),
@@ -482,6 +496,7 @@ def _binary(match: Match, same_quant: bool) -> str:
         lambda: _activation_quant(ofm_q, "OFM"),
         lambda: _broadcast(shape_of(match["lhs"]), shape_of(match["rhs"]), shape_of(match["quantize"])),
         matching,
+        scales,
     )
 
 

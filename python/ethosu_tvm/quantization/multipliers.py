@@ -101,6 +101,18 @@ def rescaled_operands(lhs_scale: float, rhs_scale: float) -> tuple[float, float,
     return twice_max, float(lhs_scale) / twice_max, float(rhs_scale) / twice_max
 
 
+# TFLite's ADD/SUB rescale both operands after shifting them left: by 20 bits for 8-bit inputs, 15 for 16-bit ones.
+ELEMENTWISE_INPUT_SHIFT = {"int8": 8 + 12, "int16": 15}
+
+
+def add_multipliers(lhs_scale: float, rhs_scale: float, out_scale: float, input_shift: int) -> tuple[float, float,
+                                                                                                     float]:
+    """ADD/SUB's real multipliers: each operand's (after its `input_shift`-bit left shift), then the sum's,
+    2·max(s1, s2) / (2^input_shift · s_out)."""
+    twice_max, lhs, rhs = rescaled_operands(lhs_scale, rhs_scale)
+    return lhs, rhs, twice_max / (2.0**input_shift * float(out_scale))
+
+
 def squared_difference_multipliers(lhs_scale: float, rhs_scale: float, out_scale: float) -> tuple[float, float, float]:
     """SQUARED_DIFFERENCE's real multipliers: each operand's (after its 7-bit left shift), then the squared
     difference's, (2·max(s1, s2))² / (2^14 · s_out)."""

@@ -60,6 +60,17 @@ def _requantized(value, multiplier_shift: tuple[int, int]):
     return multiply_by_quantized_multiplier(value, *multiplier_shift)
 
 
+def _output_multiplier(op: Binary, real: float) -> tuple[int, int]:
+    """TFLite's (multiplier, shift) of the output's real multiplier. Its kernels shift an int32 left by `shift` bits,
+    which C leaves undefined from 32 bits on (LiteRT's result then depends on its compiler), so no kernel computes
+    a larger scale."""
+    multiplier, shift = quantize_multiplier(real)
+    if shift >= 32:
+        raise UnsupportedHostOp(f"{op.kind.upper()}: effective output scale {real:.3g} needs a left shift of {shift}"
+                                " bits, which TFLite's int32 arithmetic leaves undefined")
+    return multiplier, shift
+
+
 def _common_scale(op: Binary, a, b, left_shift: int):
     """TFLite's operand rescaling for ADD, SUB and SQUARED_DIFFERENCE: each operand offset, shifted left by
     `left_shift` bits and scaled to units of 2·max(s1, s2); returns 2·max(s1, s2) and the per-index pair."""
@@ -77,7 +88,7 @@ def _add_or_sub(op: Binary, a, b):
     """TFLite's quantized ADD/SUB: both operands rescaled to 2·max(s1, s2) / 2^20 units, summed, rescaled."""
     left_shift = _ADD_LEFT_SHIFT[op.output.dtype]
     twice_max, operands = _common_scale(op, a, b, left_shift)
-    out_scale = quantize_multiplier(twice_max / ((1 << left_shift) * op.output.scale))
+    out_scale = _output_multiplier(op, twice_max / ((1 << left_shift) * op.output.scale))
     sign = 1 if op.kind == "add" else -1
 
     def compute(*i):
@@ -90,8 +101,8 @@ def _add_or_sub(op: Binary, a, b):
 def _mul(op: Binary, a, b):
     """(x1 − zp1)·(x2 − zp2) requantized by LiteRT's float32 multiplier (an int16 · int16 → int8 one by TFLite
     Micro's LSTM's, in double)."""
-    scale = quantize_multiplier(mul_multiplier(op.lhs.scale, op.rhs.scale, op.output.scale,
-                                               narrowing_mul(op.lhs.dtype, op.output.dtype)))
+    scale = _output_multiplier(op, mul_multiplier(op.lhs.scale, op.rhs.scale, op.output.scale,
+                                                  narrowing_mul(op.lhs.dtype, op.output.dtype)))
     return lambda *i: saturate(_requantized(
         (a(*i).astype("int32") - op.lhs.zero_point) * (b(*i).astype("int32") - op.rhs.zero_point), scale),
         op.output, op.clamp)
@@ -101,7 +112,8 @@ def _squared_difference(op: Binary, a, b):
     """TFLite's quantized SQUARED_DIFFERENCE: ADD's operand rescaling with a 7-bit left shift, the difference
     squared (at most 255²·2^14, inside 32 bits), rescaled by (2·max(s1, s2))² / (2^14 · s_out)."""
     _, operands = _common_scale(op, a, b, SQUARED_DIFFERENCE_LEFT_SHIFT)
-    out_scale = quantize_multiplier(squared_difference_multipliers(op.lhs.scale, op.rhs.scale, op.output.scale)[2])
+    out_scale = _output_multiplier(op, squared_difference_multipliers(op.lhs.scale, op.rhs.scale,
+                                                                      op.output.scale)[2])
 
     def compute(*i):
         lhs, rhs = operands(*i)
