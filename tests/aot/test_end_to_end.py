@@ -4,14 +4,18 @@ kernel), every factory graph, and the four MLPerf Tiny models. An operator no ke
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
+import tflite
 from aot_support import ACCELERATORS, assert_bit_exact, compile_model, members, npu_target
 
 from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.fuzz import compile_once
 from ethosu_tvm.testing.reference import reference_runner, run_litert
+from ethosu_tvm.testing.tflite_builder import ModelBuilder, Quantization
 
 MLPERF = ("mlperf_tiny_kws_dscnn_int8.tflite", "mlperf_tiny_vww_mobilenetv1_96_int8.tflite",
           "mlperf_tiny_ic_resnet8_int8.tflite", "mlperf_tiny_ad_fc_autoencoder_int8.tflite")
@@ -512,4 +516,31 @@ def test_output_scale_beyond_velas_float32_clamp_runs_on_the_host(tmp_path):
     model = models.make("conv2d", out_scale=1.66e38)
     archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
     assert _placement(archive, "CONV_2D").startswith("host OFM has scale 1.66e+38")
+    assert_bit_exact(model, archive, tmp_path)
+
+
+def _with_unused_operator() -> bytes:
+    """x → RELU → y, the model's output, and x → TANH → z, which no output reads."""
+    builder = ModelBuilder()
+    quant = Quantization((0.05,), (0,))
+    x, y, z = (builder.add_tensor(name, (1, 4, 4, 8), np.int8, quantization=quant) for name in "xyz")
+    builder.add_operator(tflite.BuiltinOperator.RELU, [x], [y])
+    builder.add_operator(tflite.BuiltinOperator.TANH, [x], [z])
+    return builder.build([x], [y], ["x"], ["y"])
+
+
+def test_operator_no_output_depends_on_is_left_out(tmp_path):
+    """An operator whose results reach no model output is not compiled (Vela leaves it out too), the offload report
+    says so, the outputs equal LiteRT's (which runs it for nothing), and TVM's warning about dead code in what it
+    fuses (printed on stderr before) does not appear."""
+    model = _with_unused_operator()
+    source, archive = tmp_path / "model.tflite", tmp_path / "module.tar"
+    source.write_bytes(model)
+    result = subprocess.run([sys.executable, "-m", "ethosu_tvm", "compile", str(source),
+                             f"--target={npu_target('ethos-u55-128')}", "-o", str(archive)],
+                            capture_output=True, text=True)
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+    report = members(archive)["./src/offload_report.txt"].decode().splitlines()
+    assert report[2].split() == ["0", "RELU", "ethos-u"]
+    assert report[3].split(maxsplit=3) == ["1", "TANH", "host", "no model output depends on its result: not compiled"]
     assert_bit_exact(model, archive, tmp_path)

@@ -29,6 +29,8 @@ from .tflite_file import TFLITE_DTYPES, ModelFormatError, read_model
 
 SOURCE_OPS_ATTR = "ethosu.source_ops"
 TENSOR_QUANT_ATTR = "ethosu.tensor_quant"
+# The indices of the operators no model output depends on (only when there are any).
+UNUSED_OPS_ATTR = "ethosu.unused_ops"
 MODEL_IO_ATTR = "ethosu.io"
 # Each operator's output tensors (name, scales, zero points), for layer dumps; build-time only: the MLF's relax.txt
 # leaves it out.
@@ -64,11 +66,13 @@ class UnsupportedModelError(ModelImportError):
 
 @dataclass(frozen=True)
 class SourceOp:
-    """One operator of the source model and the Relax bindings (by var name in ``main``) that compute it."""
+    """One operator of the source model and the Relax bindings (by var name in ``main``) that compute it; `unused`
+    when no model output depends on its results (its bindings are removed: it is not compiled)."""
 
     index: int
     op: str
     bindings: tuple[str, ...]
+    unused: bool = False
 
 
 @dataclass(frozen=True)
@@ -826,6 +830,21 @@ def _attribute_bindings(mod, model: tflite.Model, outputs_by_op: dict[int, list[
             for j, i in enumerate(bindings)]
 
 
+def _without_unused(mod, ops: list[SourceOp]):
+    """The module without the bindings no model output depends on, and the operators with the bindings left to
+    them: an operator left none is `unused`. TFLite runs such an operator for nothing; Vela, which builds its graph
+    back from the outputs, leaves it out, and so does this."""
+    from tvm import relax
+
+    mod = relax.transform.DeadCodeElimination(["main"])(mod)
+    kept = {binding.var.name for block in mod["main"].body.blocks for binding in block.bindings}
+    result = []
+    for op in ops:
+        bindings = tuple(name for name in op.bindings if name in kept)
+        result.append(SourceOp(op.index, op.op, bindings, unused=bool(op.bindings) and not bindings))
+    return mod, result
+
+
 def _tensor_shapes(ty) -> list[tuple[int, ...]]:
     """The static shapes in a binding's type (a tuple's fields each)."""
     from tvm import relax
@@ -896,7 +915,10 @@ def from_tflite(model: str | Path | bytes, strip_float_io: bool = False):
         raise
     ops = _attribute_bindings(mod, parsed, instances[0].outputs_by_op)
     _check_computed_sizes(mod, ops)
+    mod, ops = _without_unused(mod, ops)
     mod = mod.with_attr(SOURCE_OPS_ATTR, json.dumps([[op.index, op.op, list(op.bindings)] for op in ops]))
+    if any(op.unused for op in ops):
+        mod = mod.with_attr(UNUSED_OPS_ATTR, json.dumps([op.index for op in ops if op.unused]))
     mod = mod.with_attr(TENSOR_QUANT_ATTR, json.dumps(instances[0].quant_by_name))
     graph = parsed.Subgraphs(0)
     count = len(rewrites.states)
@@ -968,5 +990,7 @@ def model_states(mod) -> list[State]:
 
 def source_ops(mod) -> list[SourceOp]:
     """The source-operator map :func:`from_tflite` attached to the module (empty when imported otherwise)."""
-    text = mod.attrs[SOURCE_OPS_ATTR] if mod.attrs is not None and SOURCE_OPS_ATTR in mod.attrs else "[]"
-    return [SourceOp(int(i), str(op), tuple(names)) for i, op, names in json.loads(str(text))]
+    attrs = mod.attrs if mod.attrs is not None else {}
+    text = attrs[SOURCE_OPS_ATTR] if SOURCE_OPS_ATTR in attrs else "[]"
+    unused = set(json.loads(str(attrs[UNUSED_OPS_ATTR]))) if UNUSED_OPS_ATTR in attrs else set()
+    return [SourceOp(int(i), str(op), tuple(names), int(i) in unused) for i, op, names in json.loads(str(text))]

@@ -27,6 +27,8 @@ class _CheckLog:
 # Operators whose import ends in a reshape of a strided slice (shrunk or new axes): the host kernel of the slice
 # writes the reshaped tensor too, so the NPU leaves that reshape alone.
 _SLICED_OPS = frozenset({"STRIDED_SLICE", "UNPACK"})
+# The reason given for an operator no model output depends on (the importer removes it).
+UNUSED = "no model output depends on its result: not compiled"
 # Patterns that stand for one operator only: an astype is a CAST's, not what a rejected pattern leaves behind.
 _OWNED_PATTERNS = {"cast": "CAST"}
 
@@ -78,7 +80,9 @@ def _report(mod: tvm.IRModule, log: _CheckLog, accelerator: str) -> OffloadRepor
             entries.append(OffloadEntry(op.index, op.op, NPU))
             continue
         reason = next((log.rejected[n] for n in op.bindings if n in log.rejected), "")
-        if not op.bindings:
+        if op.unused:
+            reason = UNUSED
+        elif not op.bindings:
             reason = "folded into constants by the frontend"
         elif not reason:
             reason = f"no NPU pattern for {op.op}"
@@ -106,4 +110,5 @@ def partition_for_ethosu(mod: tvm.IRModule, accelerator: str | EthosuTarget = "e
 
 def host_only_report(mod: tvm.IRModule) -> OffloadReport:
     """The report of a build without an NPU target: every operator runs on the host."""
-    return OffloadReport("none", tuple(OffloadEntry(op.index, op.op, HOST, "no ethos-u target") for op in source_ops(mod)))
+    return OffloadReport("none", tuple(OffloadEntry(op.index, op.op, HOST, UNUSED if op.unused else "no ethos-u target")
+                                       for op in source_ops(mod)))
