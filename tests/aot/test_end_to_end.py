@@ -544,3 +544,20 @@ def test_operator_no_output_depends_on_is_left_out(tmp_path):
     assert report[2].split() == ["0", "RELU", "ethos-u"]
     assert report[3].split(maxsplit=3) == ["1", "TANH", "host", "no model output depends on its result: not compiled"]
     assert_bit_exact(model, archive, tmp_path)
+
+
+@pytest.mark.parametrize("in_scale,beta,product", [(1e-9, 1.0, "1e-09"), (0.05, -1.0, "-0.05"),
+                                                   (2.0**-26, 1.0, "1.49e-08")], ids=["tiny", "negative", "2^-26"])
+def test_int8_softmax_tflite_refuses_is_refused(in_scale, beta, product, tmp_path):
+    """int8 SOFTMAX needs beta · input scale above 2^-26 (TFLite's multiplier takes a left shift; LiteRT aborts
+    otherwise): a one-line refusal on any target (benchmarks/fuzz.py met a flipped beta sign)."""
+    status, lines, written = compile_once(models.make("softmax", in_scale=in_scale, beta=beta), tmp_path, "c")
+    assert (status, written) == (2, False), lines
+    assert lines[-1] == (f"tvmc: error: operator #0 SOFTMAX: beta · input scale is {product}; TFLite's int8 kernel "
+                         "needs more than 2^-26 (it refuses the model)")
+
+
+def test_int8_softmax_at_the_smallest_scale_tflite_takes(tmp_path):
+    """beta · input scale 2^-25: TFLite's multiplier shifts left by 1."""
+    model = models.make("softmax", in_scale=2.0**-25)
+    assert_bit_exact(model, compile_model(model, tmp_path, npu_target("ethos-u55-128")), tmp_path)

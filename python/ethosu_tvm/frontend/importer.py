@@ -16,6 +16,7 @@ import numpy as np
 import tflite
 
 from ..qdq.values import const_value, dtype_of, is_const
+from ..quantization import softmax_input_multiplier
 from .dilated_conv import DilatedConv, find_dilated_convs
 from .float_io import float_edges
 from .graph_view import view
@@ -214,6 +215,7 @@ def _tracking_converter(rewrites: _Rewrites):
 
         def _convert_and_bind(self, convert, op, index: int):
             self._check_pot_scale_int16(op, index)
+            self._check_softmax_scale(op, index)
             ret = convert(op=op)
             if ret is None:
                 return None
@@ -247,6 +249,21 @@ def _tracking_converter(rewrites: _Rewrites):
                 raise UnsupportedModelError(
                     f"operator #{index} {name}: int16 with power-of-two scaling (pot_scale_int16) of unequal scales is "
                     "not supported; convert the model with pot_scale_int16 false")
+
+        def _check_softmax_scale(self, op, index: int) -> None:
+            """int8 SOFTMAX: TFLite's kernel takes beta · input scale as a multiplier with a left shift, and refuses
+            a model where it is none (beta · scale at most 2^-26); so does this, naming the operator."""
+            if _op_name(self.model, op, self.builtin_names) != "SOFTMAX":
+                return
+            (data,) = self.get_input_tensors(op)
+            if data.tensor.Type() != tflite.TensorType.INT8 or not data.qnn_params:
+                return
+            beta = _options(op, tflite.SoftmaxOptions).Beta()
+            scale = float(data.qnn_params["scale"].value.numpy().reshape(-1)[0])
+            if softmax_input_multiplier(beta, scale) <= 1.0:
+                raise UnsupportedModelError(
+                    f"operator #{index} SOFTMAX: beta · input scale is {beta * scale:.3g}; TFLite's int8 kernel "
+                    "needs more than 2^-26 (it refuses the model)")
 
         def _record_quant(self, pairs) -> None:
             """Per-tensor quantization of the (Relax var, TFLite tensor) pairs."""

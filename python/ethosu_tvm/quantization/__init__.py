@@ -18,6 +18,7 @@ from .fixed_point import (
     exp_on_negative_values,
     hard_swish_values,
     multiply_by_quantized_multiplier,
+    softmax_input_multiplier,
     softmax_input_scaling,
     softmax_int16_input_scaling,
 )
@@ -70,6 +71,7 @@ __all__ = ["ELEMENTWISE_INPUT_SHIFT", "EXP_INPUT_INTEGER_BITS", "FLOAT32_FUNCTIO
            "multiply_by_quantized_multiplier", "neg_lut", "npu_interpolation_lut", "npu_scale_shift",
            "per_channel_scale_shift", "prelu_multipliers", "quantize_multiplier", "quantize_multipliers",
            "quantize_value", "reduced_scale_shift", "rescaled_operands", "round_half_away", "rsqrt_lut",
-           "shifts_in_range", "sigmoid_input_rescale", "sigmoid_table", "softmax_exp_lut", "softmax_input_scaling",
+           "shifts_in_range", "sigmoid_input_rescale", "sigmoid_table", "softmax_exp_lut", "softmax_input_multiplier",
+           "softmax_input_scaling",
            "softmax_int16_input_scaling", "softmax_int16_tables", "sqrt_lut", "squared_difference_multipliers",
            "widening_fully_connected"]

@@ -163,12 +163,17 @@ def exp_on_negative_values(a: int) -> int:
     return result
 
 
+def softmax_input_multiplier(beta: float, input_scale: float) -> float:
+    """The real multiplier of TFLite's int8 SOFTMAX: beta · scale in Q5.26 units, in double (capped below 2^31).
+    TFLite's kernel requires it to exceed 1 (a left shift) and refuses the model otherwise."""
+    return min(beta * input_scale * (1 << (31 - EXP_INPUT_INTEGER_BITS)), (1 << 31) - 1.0)
+
+
 def softmax_input_scaling(beta: float, input_scale: float) -> tuple[int, int, int]:
-    """(multiplier, left shift, diff_min) of TFLite's int8 SOFTMAX: beta · scale in Q5.26 units, in double; input
-    differences below diff_min give exp 0 (their rescaled value would overflow)."""
+    """(multiplier, left shift, diff_min) of TFLite's int8 SOFTMAX (`softmax_input_multiplier`); input differences
+    below diff_min give exp 0 (their rescaled value would overflow)."""
     fractional_bits = 31 - EXP_INPUT_INTEGER_BITS
-    real = min(beta * input_scale * (1 << fractional_bits), (1 << 31) - 1.0)
-    multiplier, left_shift = quantize_multiplier(real)
+    multiplier, left_shift = quantize_multiplier(softmax_input_multiplier(beta, input_scale))
     max_rescaled = ((1 << EXP_INPUT_INTEGER_BITS) - 1) * (1 << fractional_bits) / (1 << left_shift)
     return multiplier, left_shift, -math.floor(max_rescaled)
 
