@@ -320,7 +320,7 @@ def test_model_input_without_a_shape_is_refused():
         from_tflite(builder.build([x], [y], ["x"], ["y"]))
 
 
-def test_empty_or_huge_computed_tensors_are_refused():
+def test_empty_negative_or_huge_computed_tensors_are_refused():
     """Shapes TVM derives from an operator's attributes (met by benchmarks/fuzz.py: a pooling window wider than its
     mutated input, an internal error in the host kernel's schedule; paddings of 83,886,080, a TIR literal beyond
     int32). The file's own output shapes are left as declared, so only the computed ones are wrong."""
@@ -341,4 +341,15 @@ def test_empty_or_huge_computed_tensors_are_refused():
     with pytest.raises(UnsupportedModelError, match=r"^operator #0 PAD computes a tensor of shape \(1, 20004, 20004, "
                                                     rf"8\), which has 3,201,280,128 elements; the limit is "
                                                     rf"{MAX_ELEMENTS:,}$"):
+        from_tflite(net.build())
+    # benchmarks/fuzz.py --seed 63: a flipped byte made a padding of -1,811,939,328 (a host kernel's literal
+    # beyond int32 before)
+    net = models.Net()
+    y = net.pad(net.input((1, 4, 4, 8)), paddings=((0, 0), (0, 6), (0, 0), (0, 0)))
+    (paddings,) = [t for t in net.builder._tensors if t.data is not None]
+    paddings.data = paddings.data * np.array([[1, 1], [1, -1], [1, 1], [1, 1]], dtype=paddings.data.dtype)
+    net.builder._tensors[y.index].shape = (1, 4, 4, 8)
+    net.output(y)
+    with pytest.raises(UnsupportedModelError, match=r"^operator #0 PAD computes a tensor of shape \(1, -2, 4, 8\), "
+                                                    r"which has a negative extent$"):
         from_tflite(net.build())

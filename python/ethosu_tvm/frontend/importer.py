@@ -874,15 +874,17 @@ def _tensor_shapes(ty) -> list[tuple[int, ...]]:
 
 
 def _check_computed_sizes(mod, ops: list[SourceOp]) -> None:
-    """Refuse a tensor that the operators' attributes make empty or larger than the file's tensors may be (a window
-    larger than its input, paddings of millions), naming the operator that computes it. The file's own shapes were
-    checked before conversion; these are the shapes TVM derived from them."""
+    """Refuse a tensor that the operators' attributes make empty, negative in size or larger than the file's tensors
+    may be (a window larger than its input, paddings of millions, a stride that wraps around), naming the operator
+    that computes it. The file's own shapes were checked before conversion; these are the shapes TVM derived from
+    them."""
     owner = {name: op for op in ops for name in op.bindings}
     for block in mod["main"].body.blocks:
         for binding in block.bindings:
             for shape in _tensor_shapes(binding.var.ty):
                 elements = math.prod(shape)
-                problem = ("has no elements" if elements == 0 else
+                problem = ("has a negative extent" if any(d < 0 for d in shape) else
+                           "has no elements" if elements == 0 else
                            f"has {elements:,} elements; the limit is {MAX_ELEMENTS:,}" if elements > MAX_ELEMENTS
                            else None)
                 if problem:
