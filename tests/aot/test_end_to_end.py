@@ -496,10 +496,10 @@ def test_data_movement_around_the_npu(target, tmp_path):
 
 
 @pytest.mark.parametrize("op,params,message", [
-    ("mul", dict(in_scale=1.0, in2_scale=1.0, out_scale=1e-12), "MUL: effective output scale 1e+12 needs a left "
-     "shift of 40 bits, which TFLite's int32 arithmetic leaves undefined"),
-    ("add", dict(in_scale=1.0, in2_scale=1.0, out_scale=1e-17), "ADD: effective output scale 1.91e+11 needs a left "
-     "shift of 38 bits, which TFLite's int32 arithmetic leaves undefined"),
+    ("mul", dict(in_scale=1.0, in2_scale=1.0, out_scale=1e-12), "operator #0 MUL: effective output scale 1e+12 "
+     "needs a left shift of 40 bits, which TFLite's int32 arithmetic leaves undefined"),
+    ("add", dict(in_scale=1.0, in2_scale=1.0, out_scale=1e-17), "operator #0 ADD: effective output scale 1.91e+11 "
+     "needs a left shift of 38 bits, which TFLite's int32 arithmetic leaves undefined"),
 ], ids=["mul", "add"])
 def test_output_scale_no_kernel_defines_is_refused(op, params, message, tmp_path):
     """An output scale of 2^31 or more: the NPU's right shift cannot hold it (partitioning keeps the operator on the

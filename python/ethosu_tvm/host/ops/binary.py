@@ -32,7 +32,7 @@ from ..fixed_point import (
     wide,
 )
 from ..transcendental import reciprocal_bits_over_unit, reciprocal_mantissa
-from ..spec import Binary, QuantTensor, UnsupportedHostOp
+from ..spec import Binary, QuantTensor, UnsupportedHostOp, op_name
 from ..te_kernel import Constant, TeKernel, activation, constant, require, require_dtype, saturate
 
 # ADD/SUB shift both operands left before rescaling them: 20 bits for int8, 15 for int16 (keeps 32 bits)
@@ -66,8 +66,8 @@ def _output_multiplier(op: Binary, real: float) -> tuple[int, int]:
     a larger scale."""
     multiplier, shift = quantize_multiplier(real)
     if shift >= 32:
-        raise UnsupportedHostOp(f"{op.kind.upper()}: effective output scale {real:.3g} needs a left shift of {shift}"
-                                " bits, which TFLite's int32 arithmetic leaves undefined")
+        raise UnsupportedHostOp(f"{op_name(op)}: effective output scale {real:.3g} needs a left shift of {shift} bits,"
+                                " which TFLite's int32 arithmetic leaves undefined")
     return multiplier, shift
 
 
