@@ -108,7 +108,8 @@ def candidates(graph: NpuGraph, stripes: list[Stripe]) -> dict[str, Place]:
             continue
         for operand, start in zip(op.inputs, op.offsets):
             name = operand.tensor.name
-            if name in joins and (unwrapped[name] if whole[output] else ring_rows(name) == rows and len(reads[name]) == 1):
+            if name in joins and (unwrapped[name] if whole[output]
+                                  else ring_rows(name) == rows and len(reads[name]) == 1):
                 found[name] = (output, op.axis, start)
     for index, name in elementwise_reuse(graph).items():
         output = graph.ops[index].ofm.tensor.name

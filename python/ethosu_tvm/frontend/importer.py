@@ -23,7 +23,7 @@ from .graph_view import view
 from .indexing import GATHER_SLICES, IndexingConverters
 from .normalization import NormalizationConverters
 from .recurrent import RecurrentConverters, State, state_of, variable_states
-from .model_check import MAX_ELEMENTS, ModelConsistencyError, check_inputs_defined
+from .model_check import MAX_ELEMENTS, OPERATOR_NAMES, ModelConsistencyError, builtin_code, check_inputs_defined
 from .shape_folding import fold_shapes
 from .slicing import SliceSpec, strided_slice_ranges
 from .tflite_file import TFLITE_DTYPES, ModelFormatError, read_model
@@ -86,14 +86,9 @@ class OpOutput:
     zero_points: tuple[int, ...]
 
 
-def _builtin_names() -> dict[int, str]:
-    return {value: name for name, value in vars(tflite.BuiltinOperator).items() if not name.startswith("_")}
-
-
-def _op_name(model: tflite.Model, op: tflite.Operator, names: dict[int, str]) -> str:
-    code = model.OperatorCodes(op.OpcodeIndex())
-    builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
-    return names.get(builtin, f"BUILTIN_{builtin}")
+def _op_name(model: tflite.Model, op: tflite.Operator) -> str:
+    builtin = builtin_code(model.OperatorCodes(op.OpcodeIndex()))
+    return OPERATOR_NAMES.get(builtin, f"BUILTIN_{builtin}")
 
 
 @dataclass(frozen=True)
@@ -113,9 +108,8 @@ def _converted_view(model: tflite.Model, strip_float_io: bool) -> tuple[tflite.M
     folded to constants, and TensorFlow's dilated convolutions become one convolution (the operators they replace
     hidden).
     """
-    names = _builtin_names()
     graph = model.Subgraphs(0)
-    kinds = [_op_name(model, graph.Operators(i), names) for i in range(graph.OperatorsLength())]
+    kinds = [_op_name(model, graph.Operators(i)) for i in range(graph.OperatorsLength())]
     if "CUSTOM" in kinds:
         index = kinds.index("CUSTOM")
         code = (model.OperatorCodes(graph.Operators(index).OpcodeIndex()).CustomCode() or b"").decode()
@@ -191,7 +185,6 @@ def _tracking_converter(rewrites: _Rewrites):
             self.position_to_index = {subgraph.Operators(j)._tab.Pos: i for j, i in enumerate(indices)}
             self.outputs_by_op: dict[int, list[str]] = {}
             self.quant_by_name: dict[str, tuple[float, int]] = {}
-            self.builtin_names = _builtin_names()
             self.input_override: tuple[int, relax.Expr] | None = None
             self.convert_map = {name: self._tracked(func) for name, func in
                                 (self.convert_map | {"NEG": self.convert_neg, "ARG_MAX": self.convert_arg_max,
@@ -207,7 +200,7 @@ def _tracking_converter(rewrites: _Rewrites):
                 except ModelImportError:
                     raise
                 except Exception as err:  # TVM's converters fail with asserts, TypeErrors, ...: name the operator
-                    name = _op_name(self.model, op, self.builtin_names)
+                    name = _op_name(self.model, op)
                     raise UnsupportedModelError(
                         f"the TFLite frontend cannot convert operator #{index} {name}: {_first_line(err)}") from err
 
@@ -234,7 +227,7 @@ def _tracking_converter(rewrites: _Rewrites):
             """int16 ADD/SUB asking for power-of-two scaling (pot_scale_int16, the schema's default) with every
             scale a power of two: TFLite then runs a shift-only kernel of its own, which rounds the shifted operand
             alone; with equal scales nothing shifts and it equals the rescaling kernel we build, otherwise not."""
-            name = _op_name(self.model, op, self.builtin_names)
+            name = _op_name(self.model, op)
             options = {"ADD": tflite.AddOptions, "SUB": tflite.SubOptions}.get(name)
             if options is None:
                 return
@@ -253,7 +246,7 @@ def _tracking_converter(rewrites: _Rewrites):
         def _check_softmax_scale(self, op, index: int) -> None:
             """int8 SOFTMAX: TFLite's kernel takes beta · input scale as a multiplier with a left shift, and refuses
             a model where it is none (beta · scale at most 2^-26); so does this, naming the operator."""
-            if _op_name(self.model, op, self.builtin_names) != "SOFTMAX":
+            if _op_name(self.model, op) != "SOFTMAX":
                 return
             (data,) = self.get_input_tensors(op)
             if data.tensor.Type() != tflite.TensorType.INT8 or not data.qnn_params:
@@ -282,7 +275,7 @@ def _tracking_converter(rewrites: _Rewrites):
             except tvm.error.OpNotImplemented as err:
                 for j in range(self.subgraph.OperatorsLength()):
                     op = self.subgraph.Operators(j)
-                    name = _op_name(self.model, op, self.builtin_names)
+                    name = _op_name(self.model, op)
                     if f"'{name}'" in str(err):
                         reason = _NOT_SUPPORTED_YET.get(name, _first_line(err))
                         raise UnsupportedModelError(f"the TFLite frontend cannot convert operator "
@@ -842,8 +835,7 @@ def _attribute_bindings(mod, model: tflite.Model, outputs_by_op: dict[int, list[
             if name in owner_of_output:
                 bindings[owner_of_output[name]].extend(pending)
                 pending = []
-    names = _builtin_names()
-    return [SourceOp(i, _op_name(model, model.Subgraphs(0).Operators(j), names), tuple(bindings[i]))
+    return [SourceOp(i, _op_name(model, model.Subgraphs(0).Operators(j)), tuple(bindings[i]))
             for j, i in enumerate(bindings)]
 
 

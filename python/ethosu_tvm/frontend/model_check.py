@@ -29,8 +29,9 @@ _WINDOW_OPTIONS = {
     tflite.BuiltinOptions.TransposeConvOptions: (tflite.TransposeConvOptions, ("StrideH", "StrideW")),
 }
 MAX_WINDOW = 1 << 16
-_BUILTIN_CODES = frozenset(v for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_"))
-_TENSOR_TYPES = frozenset(v for k, v in vars(tflite.TensorType).items() if not k.startswith("_"))
+# Builtin operator codes and tensor type codes → their schema names.
+OPERATOR_NAMES = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
+TENSOR_TYPE_NAMES = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
 
 
 _INTEGER_DTYPES = {tflite.TensorType.INT8: np.int8, tflite.TensorType.UINT8: np.uint8, tflite.TensorType.INT16: np.int16,
@@ -59,7 +60,7 @@ def _check_tensor(model, graph, index: int) -> None:
     if not tensor.Name():
         raise ModelConsistencyError(f"{what} has no name; the compiler refers to tensors by name")
     _check_utf8(tensor.Name(), what)
-    if tensor.Type() not in _TENSOR_TYPES:
+    if tensor.Type() not in TENSOR_TYPE_NAMES:
         raise ModelConsistencyError(f"{what} has type {tensor.Type()}, which is no TFLite tensor type")
     shape = [int(d) for d in tensor.ShapeAsNumpy()] if tensor.ShapeLength() else []
     if any(d < -1 for d in shape):
@@ -157,28 +158,25 @@ _BIASED = {tflite.BuiltinOperator.CONV_2D: (0, 2), tflite.BuiltinOperator.DEPTHW
 # operator: "bias->type != kTfLiteInt32").
 _BIAS_TYPES = {tflite.TensorType.INT8: ("INT32",), tflite.TensorType.UINT8: ("INT32",),
                tflite.TensorType.INT16: ("INT32", "INT64")}
-_TYPE_NAMES = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
-_OPERATOR_NAMES = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
 
 
 def _check_biases(model, graph, subgraph: int) -> None:
     """A weighted operator with quantized activations has a bias of a type its kernel takes (or none)."""
     for position in range(graph.OperatorsLength()):
         op = graph.Operators(position)
-        code = model.OperatorCodes(op.OpcodeIndex())
-        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        builtin = builtin_code(model.OperatorCodes(op.OpcodeIndex()))
         if builtin not in _BIASED:
             continue
         inputs = op.InputsAsNumpy()
         activation, bias = (int(inputs[i]) if i < len(inputs) else -1 for i in _BIASED[builtin])
         if activation < 0 or bias < 0 or graph.Tensors(activation).Type() not in _BIAS_TYPES:
             continue
-        kind, allowed = _TYPE_NAMES[graph.Tensors(bias).Type()], _BIAS_TYPES[graph.Tensors(activation).Type()]
+        kind, allowed = TENSOR_TYPE_NAMES[graph.Tensors(bias).Type()], _BIAS_TYPES[graph.Tensors(activation).Type()]
         if kind not in allowed:
             what = f"operator #{position}" + (f" of subgraph {subgraph}" if subgraph else "")
             raise ModelConsistencyError(
-                f"{what} ({_OPERATOR_NAMES[builtin]}) has bias {_tensor_name(graph, bias)} of type {kind}; with "
-                f"{_TYPE_NAMES[graph.Tensors(activation).Type()]} activations it takes {' or '.join(allowed)}")
+                f"{what} ({OPERATOR_NAMES[builtin]}) has bias {_tensor_name(graph, bias)} of type {kind}; with "
+                f"{TENSOR_TYPE_NAMES[graph.Tensors(activation).Type()]} activations it takes {' or '.join(allowed)}")
 
 
 def check_inputs_defined(model: tflite.Model) -> None:
@@ -205,12 +203,16 @@ def check_inputs_defined(model: tflite.Model) -> None:
             raise ModelConsistencyError(f"model output {_tensor_name(graph, int(index))} is written by no operator")
 
 
+def builtin_code(code: tflite.OperatorCode) -> int:
+    """An operator code's builtin operator (codes above 127 are only in the newer field)."""
+    return max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+
+
 def check_model(model: tflite.Model) -> None:
     """Raise ModelConsistencyError at the first inconsistency of `model` (already structurally verified)."""
     for index in range(model.OperatorCodesLength()):
-        code = model.OperatorCodes(index)
-        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
-        if builtin not in _BUILTIN_CODES:
+        builtin = builtin_code(model.OperatorCodes(index))
+        if builtin not in OPERATOR_NAMES:
             raise ModelConsistencyError(f"operator code {index} has builtin code {builtin}, which is no TFLite "
                                         "operator")
     main = model.Subgraphs(0)

@@ -63,15 +63,13 @@ from .tables import (
     sqrt_lut,
 )
 
-__all__ = ["ELEMENTWISE_INPUT_SHIFT", "EXP_INPUT_INTEGER_BITS", "FLOAT32_FUNCTIONS", "INTERPOLATION_STEPS", "MAX_NPU_SHIFT", "SIGMOID_SEGMENTS",
-           "SOFTMAX_INT16_EXP_RANGE", "SQUARED_DIFFERENCE_LEFT_SHIFT", "abs_lut", "add_multipliers",
-           "conv_multipliers",
-           "exp_on_negative_values", "float32_lut", "fully_connected_multipliers", "hard_swish_lut",
-           "hard_swish_values", "interpolation_table", "mean_multiplier", "mul_multiplier", "narrowing_mul",
-           "multiply_by_quantized_multiplier", "neg_lut", "npu_interpolation_lut", "npu_scale_shift",
-           "per_channel_scale_shift", "prelu_multipliers", "quantize_multiplier", "quantize_multipliers",
-           "quantize_value", "reduced_scale_shift", "rescaled_operands", "round_half_away", "rsqrt_lut",
-           "shifts_in_range", "sigmoid_input_rescale", "sigmoid_table", "softmax_exp_lut", "softmax_input_multiplier",
-           "softmax_input_scaling",
-           "softmax_int16_input_scaling", "softmax_int16_tables", "sqrt_lut", "squared_difference_multipliers",
-           "widening_fully_connected"]
+__all__ = ["ELEMENTWISE_INPUT_SHIFT", "EXP_INPUT_INTEGER_BITS", "FLOAT32_FUNCTIONS", "INTERPOLATION_STEPS",
+           "MAX_NPU_SHIFT", "SIGMOID_SEGMENTS", "SOFTMAX_INT16_EXP_RANGE", "SQUARED_DIFFERENCE_LEFT_SHIFT", "abs_lut",
+           "add_multipliers", "conv_multipliers", "exp_on_negative_values", "float32_lut",
+           "fully_connected_multipliers", "hard_swish_lut", "hard_swish_values", "interpolation_table",
+           "mean_multiplier", "mul_multiplier", "narrowing_mul", "multiply_by_quantized_multiplier", "neg_lut",
+           "npu_interpolation_lut", "npu_scale_shift", "per_channel_scale_shift", "prelu_multipliers",
+           "quantize_multiplier", "quantize_multipliers", "quantize_value", "reduced_scale_shift", "rescaled_operands",
+           "round_half_away", "rsqrt_lut", "shifts_in_range", "sigmoid_input_rescale", "sigmoid_table",
+           "softmax_exp_lut", "softmax_input_multiplier", "softmax_input_scaling", "softmax_int16_input_scaling",
+           "softmax_int16_tables", "sqrt_lut", "squared_difference_multipliers", "widening_fully_connected"]

@@ -14,7 +14,9 @@ import numpy as np
 from tvm import te, tirx
 
 from ...quantization import (
+    ELEMENTWISE_INPUT_SHIFT,
     SQUARED_DIFFERENCE_LEFT_SHIFT,
+    add_multipliers,
     mul_multiplier,
     narrowing_mul,
     quantize_multiplier,
@@ -35,8 +37,6 @@ from ..transcendental import reciprocal_bits_over_unit, reciprocal_mantissa
 from ..spec import Binary, QuantTensor, UnsupportedHostOp, op_name
 from ..te_kernel import Constant, TeKernel, activation, constant, require, require_dtype, saturate
 
-# ADD/SUB shift both operands left before rescaling them: 20 bits for int8, 15 for int16 (keeps 32 bits)
-_ADD_LEFT_SHIFT = {"int8": 20, "int16": 15}
 
 
 def _broadcast(tensor, shape: tuple[int, ...], out_rank: int):
@@ -73,22 +73,23 @@ def _output_multiplier(op: Binary, real: float) -> tuple[int, int]:
 
 def _common_scale(op: Binary, a, b, left_shift: int):
     """TFLite's operand rescaling for ADD, SUB and SQUARED_DIFFERENCE: each operand offset, shifted left by
-    `left_shift` bits and scaled to units of 2·max(s1, s2); returns 2·max(s1, s2) and the per-index pair."""
-    twice_max, lhs_real, rhs_real = rescaled_operands(op.lhs.scale, op.rhs.scale)
+    `left_shift` bits and scaled to units of 2·max(s1, s2); returns the per-index pair."""
+    _, lhs_real, rhs_real = rescaled_operands(op.lhs.scale, op.rhs.scale)
     lhs_scale, rhs_scale = quantize_multiplier(lhs_real), quantize_multiplier(rhs_real)
 
     def operands(*i):
         return (_requantized((a(*i).astype("int32") - op.lhs.zero_point) * (1 << left_shift), lhs_scale),
                 _requantized((b(*i).astype("int32") - op.rhs.zero_point) * (1 << left_shift), rhs_scale))
 
-    return twice_max, operands
+    return operands
 
 
 def _add_or_sub(op: Binary, a, b):
-    """TFLite's quantized ADD/SUB: both operands rescaled to 2·max(s1, s2) / 2^20 units, summed, rescaled."""
-    left_shift = _ADD_LEFT_SHIFT[op.output.dtype]
-    twice_max, operands = _common_scale(op, a, b, left_shift)
-    out_scale = _output_multiplier(op, twice_max / ((1 << left_shift) * op.output.scale))
+    """TFLite's quantized ADD/SUB: both operands rescaled to 2·max(s1, s2) / 2^20 units (int16: 2^15), summed,
+    rescaled by the multipliers the NPU's legalization uses too (`add_multipliers`)."""
+    left_shift = ELEMENTWISE_INPUT_SHIFT[op.output.dtype]
+    operands = _common_scale(op, a, b, left_shift)
+    out_scale = _output_multiplier(op, add_multipliers(op.lhs.scale, op.rhs.scale, op.output.scale, left_shift)[2])
     sign = 1 if op.kind == "add" else -1
 
     def compute(*i):
@@ -111,7 +112,7 @@ def _mul(op: Binary, a, b):
 def _squared_difference(op: Binary, a, b):
     """TFLite's quantized SQUARED_DIFFERENCE: ADD's operand rescaling with a 7-bit left shift, the difference
     squared (at most 255²·2^14, inside 32 bits), rescaled by (2·max(s1, s2))² / (2^14 · s_out)."""
-    _, operands = _common_scale(op, a, b, SQUARED_DIFFERENCE_LEFT_SHIFT)
+    operands = _common_scale(op, a, b, SQUARED_DIFFERENCE_LEFT_SHIFT)
     out_scale = _output_multiplier(op, squared_difference_multipliers(op.lhs.scale, op.rhs.scale,
                                                                       op.output.scale)[2])
 
