@@ -7,6 +7,7 @@ from typing import Callable
 import numpy as np
 from tvm import s_tir, te
 
+from ..quantization import quantize_multiplier, quantize_multipliers, undefined_left_shift
 from . import fixed_point
 from .spec import QuantTensor, UnsupportedHostOp
 
@@ -63,6 +64,25 @@ def require(condition: bool, op: str, problem: str) -> None:
     """Reject an inconsistent op description (shapes that do not fit together) before building anything."""
     if not condition:
         raise UnsupportedHostOp(f"{op}: {problem}")
+
+
+def tflite_multiplier(op: str, real: float, pair: tuple[int, int] | None = None) -> tuple[int, int]:
+    """TFLite's (multiplier, shift) of `real` (or `pair`, derived from it otherwise, as MEAN's), refused where
+    TFLite's own int32 arithmetic leaves the result undefined (`quantization.undefined_left_shift`)."""
+    multiplier, shift = pair if pair is not None else quantize_multiplier(real)
+    problem = undefined_left_shift(real, shift)
+    require(not problem, op, problem)
+    return multiplier, shift
+
+
+def tflite_multipliers(op: str, reals) -> tuple[np.ndarray, np.ndarray]:
+    """`tflite_multiplier` per channel: int32 multipliers and shifts."""
+    reals = np.asarray(reals, dtype=np.float64).reshape(-1)
+    multipliers, shifts = quantize_multipliers(reals)
+    if shifts.size:
+        widest = int(np.argmax(shifts))
+        tflite_multiplier(op, float(reals[widest]), (int(multipliers[widest]), int(shifts[widest])))
+    return multipliers, shifts
 
 
 def window_output_size(size: int, kernel: int, stride: int, dilation: int, before: int, after: int) -> int:

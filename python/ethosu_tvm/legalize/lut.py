@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..qdq.match import Match
-from ..qdq.values import prim_float, quant_of
+from ..qdq.values import prim_float, quant_of, table_reals
 from ..quantization import (
     FLOAT32_FUNCTIONS,
     abs_lut,
@@ -23,11 +23,6 @@ from ..quantization import (
 )
 
 INT8_VALUES = np.arange(-128, 128, dtype=np.int64)
-
-
-def _f32_ratio(numerator: float, denominator: float) -> float:
-    """A float32 division, as TFLite writes `input->params.scale / output->params.scale`."""
-    return float(np.float32(numerator) / np.float32(denominator))
 
 
 def _logistic(x: np.ndarray) -> np.ndarray:
@@ -51,16 +46,11 @@ def lookup_table(match: Match) -> np.ndarray:
     centred = INT8_VALUES - ifm.scalar_zero_point
     out_scale, out_zp = ofm.scalar_scale, ofm.scalar_zero_point
     low, high = -128, 127
-    if match.kind == "requantize":
-        real = np.float64(ifm.scalar_scale) / np.float64(out_scale)
-        values = multiply_by_quantized_multiplier(centred, float(real))
-    elif match.kind == "leaky_relu":
-        alpha = float(match["core"].attrs.alpha)
-        alpha_real = float(np.float32(ifm.scalar_scale) * np.float32(alpha) / np.float32(out_scale))
-        identity = multiply_by_quantized_multiplier(centred, _f32_ratio(ifm.scalar_scale, out_scale))
-        values = np.where(centred >= 0, identity, multiply_by_quantized_multiplier(centred, alpha_real))
-    else:  # relu / clip: a requantization clamped to the activation range
-        values = multiply_by_quantized_multiplier(centred, _f32_ratio(ifm.scalar_scale, out_scale))
+    reals = table_reals(match)
+    values = multiply_by_quantized_multiplier(centred, reals[0])
+    if match.kind == "leaky_relu":
+        values = np.where(centred >= 0, values, multiply_by_quantized_multiplier(centred, reals[1]))
+    elif match.kind != "requantize":  # relu / clip: a requantization clamped to the activation range
         bounds = (0.0, None) if match.kind == "relu" else (prim_float(match["core"].args[1]),
                                                             prim_float(match["core"].args[2]))
         low = max(low, quantize_value(bounds[0], out_scale, out_zp))

@@ -10,7 +10,17 @@ from collections.abc import Callable
 import numpy as np
 
 from ..qdq.match import Match
-from ..qdq.values import Quant, const_value, dtype_of, is_const, quant_of, shape_of, slice_parameters
+from ..qdq.values import (
+    REQUANTIZING_TABLES,
+    Quant,
+    const_value,
+    dtype_of,
+    is_const,
+    quant_of,
+    shape_of,
+    slice_parameters,
+    table_reals,
+)
 from ..quantization import (
     ELEMENTWISE_INPUT_SHIFT,
     MAX_NPU_SHIFT,
@@ -28,6 +38,7 @@ from ..quantization import (
     softmax_int16_input_scaling,
     sigmoid_input_rescale,
     squared_difference_multipliers,
+    undefined_left_shift,
     widening_fully_connected,
 )
 
@@ -702,13 +713,21 @@ def check_cast(match: Match) -> str:
     )
 
 
+def _defined_left_shifts(reals) -> str:
+    """The first of `reals` TFLite's int32 arithmetic has no defined result for (`undefined_left_shift`), or "":
+    such an operator stays on the host, which refuses it."""
+    return next(filter(None, map(undefined_left_shift, reals)), "")
+
+
 def check_lookup(match: Match) -> str:
-    """Unary int8 functions become a 256-entry table: only the feature maps and their quantization matter."""
+    """Unary int8 functions become a 256-entry table: only the feature maps and their quantization matter (and
+    that TFLite's requantization defines the table)."""
     return _first(
         lambda: _feature_map(match["ifm"], "IFM", batch_one=False),
         lambda: _feature_map(match["quantize"], "OFM", batch_one=False),
         lambda: _activation_quant(quant_of(match["ifm_dq"]), "IFM"),
         lambda: _activation_quant(quant_of(match["quantize"]), "OFM"),
+        lambda: _defined_left_shifts(table_reals(match)) if match.kind in REQUANTIZING_TABLES else "",
     )
 
 
@@ -766,6 +785,7 @@ def check_prelu(match: Match) -> str:
     and a MAX: int8 feature maps, an int8 alpha of one scale that broadcasts to the input."""
     ifm_q, alpha_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["alpha_dq"]), quant_of(match["quantize"])
     shape, alpha_shape = shape_of(match["ifm"]), shape_of(match["alpha"])
+    reals = prelu_multipliers(ifm_q.scalar_scale, alpha_q.scalar_scale, ofm_q.scalar_scale)  # table, then MUL
 
     def alpha() -> str:
         if dtype_of(match["alpha"]) != "int8":
@@ -781,8 +801,8 @@ def check_prelu(match: Match) -> str:
         lambda: _activation_quant(alpha_q, "alpha"),
         lambda: _activation_quant(ofm_q, "OFM"),
         alpha,
-        lambda: _scale_range(np.array(prelu_multipliers(ifm_q.scalar_scale, alpha_q.scalar_scale,
-                                                        ofm_q.scalar_scale)[1:])),
+        lambda: _defined_left_shifts(reals[:1]),
+        lambda: _scale_range(np.array(reals[1:])),
     )
 
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 from tvm import relax
 
+from ..quantization import table_multipliers
+
 
 @dataclass(frozen=True)
 class Quant:
@@ -77,3 +79,14 @@ def slice_parameters(call: relax.Call) -> tuple[tuple[int, ...], tuple[int, ...]
     begin = int_tuple(call.args[2])
     strides = int_tuple(call.args[4]) if len(call.args) > 4 else (1,) * len(begin)
     return int_tuple(call.args[1]), begin, strides
+
+
+REQUANTIZING_TABLES = ("relu", "clip", "requantize", "leaky_relu")
+
+
+def table_reals(match) -> tuple[float, ...]:
+    """The real multipliers TFLite requantizes a RELU, CLIP, QUANTIZE or LEAKY_RELU composite (`match`, a
+    qdq.Match of one of REQUANTIZING_TABLES) with: what its int8 table is computed from."""
+    alpha = float(match["core"].attrs.alpha) if match.kind == "leaky_relu" else 0.0
+    return table_multipliers(match.kind, quant_of(match["ifm_dq"]).scalar_scale,
+                             quant_of(match["quantize"]).scalar_scale, alpha)

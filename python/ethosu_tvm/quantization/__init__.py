@@ -44,6 +44,8 @@ from .multipliers import (
     round_half_away,
     shifts_in_range,
     squared_difference_multipliers,
+    table_multipliers,
+    undefined_left_shift,
 )
 from .tables import (
     FLOAT32_FUNCTIONS,
@@ -72,4 +74,5 @@ __all__ = ["ELEMENTWISE_INPUT_SHIFT", "EXP_INPUT_INTEGER_BITS", "FLOAT32_FUNCTIO
            "quantize_multiplier", "quantize_multipliers", "quantize_value", "reduced_scale_shift", "rescaled_operands",
            "round_half_away", "rsqrt_lut", "shifts_in_range", "sigmoid_input_rescale", "sigmoid_table",
            "softmax_exp_lut", "softmax_input_multiplier", "softmax_input_scaling", "softmax_int16_input_scaling",
-           "softmax_int16_tables", "sqrt_lut", "squared_difference_multipliers", "widening_fully_connected"]
+           "softmax_int16_tables", "sqrt_lut", "squared_difference_multipliers", "table_multipliers",
+           "undefined_left_shift", "widening_fully_connected"]

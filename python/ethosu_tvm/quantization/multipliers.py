@@ -36,6 +36,34 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
     return multiplier, shift
 
 
+# TFLite's kernels apply a multiplier's positive shift as an int32 multiply by `1 << shift` first.
+MAX_TFLITE_LEFT_SHIFT = 31
+
+
+def undefined_left_shift(real: float, shift: int | None = None) -> str:
+    """Why TFLite's integer kernels have no defined result for the real multiplier `real` (applied with `shift`,
+    by default quantize_multiplier's), or "": C leaves an int32 shift of 32 bits or more undefined, so LiteRT's
+    result then depends on its compiler and no kernel can be exact with it."""
+    if shift is None:
+        shift = quantize_multiplier(real)[1]
+    if shift <= MAX_TFLITE_LEFT_SHIFT:
+        return ""
+    return (f"effective output scale {real:.3g} needs a left shift of {shift} bits, which TFLite's int32 arithmetic"
+            " leaves undefined")
+
+
+def table_multipliers(kind: str, in_scale: float, out_scale: float, alpha: float = 0.0) -> tuple[float, ...]:
+    """The real multipliers TFLite's int8 RELU/CLIP ("relu", "clip"), QUANTIZE ("requantize") and LEAKY_RELU
+    requantize with: the scale ratio (in double for QUANTIZE, in float32 for the others, as their Prepare computes
+    it), and LEAKY_RELU's input·alpha/output ratio (float32) for negative inputs."""
+    if kind == "requantize":
+        return (float(np.float64(in_scale) / np.float64(out_scale)),)
+    ratio = float(np.float32(in_scale) / np.float32(out_scale))
+    if kind == "leaky_relu":
+        return ratio, float(np.float32(in_scale) * np.float32(alpha) / np.float32(out_scale))
+    return (ratio,)
+
+
 def mean_multiplier(real: float, count: int) -> tuple[int, int]:
     """The (multiplier, shift) TFLite's quantized MEAN requantizes a centred sum of `count` values with: the
     multiplier of `real` shifted left by floor(log2 count) (at most 32, and no further than a total shift of −31),

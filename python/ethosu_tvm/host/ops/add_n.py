@@ -12,7 +12,7 @@ from tvm import te
 from ...quantization import quantize_multiplier
 from ..fixed_point import multiply_by_quantized_multiplier
 from ..spec import AddN
-from ..te_kernel import TeKernel, activation, require, require_dtype, saturate
+from ..te_kernel import TeKernel, activation, require, require_dtype, saturate, tflite_multiplier
 
 _LEFT_SHIFT = 20
 
@@ -25,7 +25,7 @@ def define(op: AddN) -> TeKernel:
         require((tensor.shape, tensor.scale, tensor.zero_point) == (first.shape, first.scale, first.zero_point)
                 and tensor.size == op.output.size, "add_n", "inputs must share the output's shape and one quantization")
     input_multiplier = quantize_multiplier(0.5)  # input_scale / (2 · input_scale)
-    output_multiplier = quantize_multiplier(2.0 * first.scale / ((1 << _LEFT_SHIFT) * op.output.scale))
+    output_multiplier = tflite_multiplier("add_n", 2.0 * first.scale / ((1 << _LEFT_SHIFT) * op.output.scale))
     inputs = [activation(t, f"input{k}", (t.size,)) for k, t in enumerate(op.inputs)]
 
     def rescaled(value):

@@ -10,10 +10,18 @@ from __future__ import annotations
 import numpy as np
 from tvm import te
 
-from ...quantization import quantize_multiplier
 from ..fixed_point import multiply_by_quantized_multiplier
 from ..spec import BatchMatMul, op_name
-from ..te_kernel import Constant, TeKernel, attach, require, require_dtype, saturate, split_reduction_init
+from ..te_kernel import (
+    Constant,
+    TeKernel,
+    attach,
+    require,
+    require_dtype,
+    saturate,
+    split_reduction_init,
+    tflite_multiplier,
+)
 from .binary import _operand
 
 
@@ -50,7 +58,7 @@ def define(op: BatchMatMul) -> TeKernel:
     a = _element(lhs, lhs_shape, len(batch), op.adj_x)
     b = _element(rhs, rhs_shape, len(batch), op.adj_y)
     product_scale = float(np.float32(op.lhs.scale) * np.float32(op.rhs.scale))
-    multiplier, shift = quantize_multiplier(product_scale / op.output.scale)
+    multiplier, shift = tflite_multiplier(name, product_scale / op.output.scale)
     k = te.reduce_axis((0, depth), "k")
     acc = te.compute(op.output.shape, lambda *i: te.sum(
         (a(i[:-2], i[-2], k).astype("int32") - op.lhs.zero_point)

@@ -35,7 +35,16 @@ from ..fixed_point import (
 )
 from ..transcendental import reciprocal_bits_over_unit, reciprocal_mantissa
 from ..spec import Binary, QuantTensor, UnsupportedHostOp, op_name
-from ..te_kernel import Constant, TeKernel, activation, constant, require, require_dtype, saturate
+from ..te_kernel import (
+    Constant,
+    TeKernel,
+    activation,
+    constant,
+    require,
+    require_dtype,
+    saturate,
+    tflite_multiplier,
+)
 
 
 
@@ -60,17 +69,6 @@ def _requantized(value, multiplier_shift: tuple[int, int]):
     return multiply_by_quantized_multiplier(value, *multiplier_shift)
 
 
-def _output_multiplier(op: Binary, real: float) -> tuple[int, int]:
-    """TFLite's (multiplier, shift) of the output's real multiplier. Its kernels shift an int32 left by `shift` bits,
-    which C leaves undefined from 32 bits on (LiteRT's result then depends on its compiler), so no kernel computes
-    a larger scale."""
-    multiplier, shift = quantize_multiplier(real)
-    if shift >= 32:
-        raise UnsupportedHostOp(f"{op_name(op)}: effective output scale {real:.3g} needs a left shift of {shift} bits,"
-                                " which TFLite's int32 arithmetic leaves undefined")
-    return multiplier, shift
-
-
 def _common_scale(op: Binary, a, b, left_shift: int):
     """TFLite's operand rescaling for ADD, SUB and SQUARED_DIFFERENCE: each operand offset, shifted left by
     `left_shift` bits and scaled to units of 2·max(s1, s2); returns the per-index pair."""
@@ -89,7 +87,8 @@ def _add_or_sub(op: Binary, a, b):
     rescaled by the multipliers the NPU's legalization uses too (`add_multipliers`)."""
     left_shift = ELEMENTWISE_INPUT_SHIFT[op.output.dtype]
     operands = _common_scale(op, a, b, left_shift)
-    out_scale = _output_multiplier(op, add_multipliers(op.lhs.scale, op.rhs.scale, op.output.scale, left_shift)[2])
+    real = add_multipliers(op.lhs.scale, op.rhs.scale, op.output.scale, left_shift)[2]
+    out_scale = tflite_multiplier(op_name(op), real)
     sign = 1 if op.kind == "add" else -1
 
     def compute(*i):
@@ -102,8 +101,8 @@ def _add_or_sub(op: Binary, a, b):
 def _mul(op: Binary, a, b):
     """(x1 − zp1)·(x2 − zp2) requantized by LiteRT's float32 multiplier (an int16 · int16 → int8 one by TFLite
     Micro's LSTM's, in double)."""
-    scale = _output_multiplier(op, mul_multiplier(op.lhs.scale, op.rhs.scale, op.output.scale,
-                                                  narrowing_mul(op.lhs.dtype, op.output.dtype)))
+    real = mul_multiplier(op.lhs.scale, op.rhs.scale, op.output.scale, narrowing_mul(op.lhs.dtype, op.output.dtype))
+    scale = tflite_multiplier(op_name(op), real)
     return lambda *i: saturate(_requantized(
         (a(*i).astype("int32") - op.lhs.zero_point) * (b(*i).astype("int32") - op.rhs.zero_point), scale),
         op.output, op.clamp)
@@ -113,8 +112,8 @@ def _squared_difference(op: Binary, a, b):
     """TFLite's quantized SQUARED_DIFFERENCE: ADD's operand rescaling with a 7-bit left shift, the difference
     squared (at most 255²·2^14, inside 32 bits), rescaled by (2·max(s1, s2))² / (2^14 · s_out)."""
     operands = _common_scale(op, a, b, SQUARED_DIFFERENCE_LEFT_SHIFT)
-    out_scale = _output_multiplier(op, squared_difference_multipliers(op.lhs.scale, op.rhs.scale,
-                                                                      op.output.scale)[2])
+    real = squared_difference_multipliers(op.lhs.scale, op.rhs.scale, op.output.scale)[2]
+    out_scale = tflite_multiplier(op_name(op), real)
 
     def compute(*i):
         lhs, rhs = operands(*i)

@@ -5,18 +5,17 @@ from __future__ import annotations
 import numpy as np
 from tvm import te
 
-from ...quantization import quantize_multiplier
 from ..fixed_point import multiply_by_quantized_multiplier, select
 from ..spec import LeakyRelu, op_name
-from ..te_kernel import TeKernel, activation, require_dtype, saturate
+from ..te_kernel import TeKernel, activation, require_dtype, saturate, tflite_multiplier
 
 
 def define(op: LeakyRelu) -> TeKernel:
     require_dtype(op_name(op), op.input, ("int8",))
     require_dtype(op_name(op), op.output, ("int8",))
     in_scale, out_scale = np.float32(op.input.scale), np.float32(op.output.scale)
-    identity = quantize_multiplier(float(in_scale / out_scale))
-    negative = quantize_multiplier(float(in_scale * np.float32(op.alpha) / out_scale))
+    identity = tflite_multiplier(op_name(op), float(in_scale / out_scale))
+    negative = tflite_multiplier(op_name(op), float(in_scale * np.float32(op.alpha) / out_scale))
     x = activation(op.input, "input", (op.input.size,))
 
     def output(i):

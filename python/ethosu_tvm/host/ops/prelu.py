@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from tvm import te
 
-from ...quantization import prelu_multipliers, quantize_multiplier
+from ...quantization import prelu_multipliers
 from ..fixed_point import multiply_by_quantized_multiplier, select
 from ..spec import Prelu, op_name
-from ..te_kernel import TeKernel, activation, constant, require, require_dtype, saturate
+from ..te_kernel import TeKernel, activation, constant, require, require_dtype, saturate, tflite_multiplier
 
 
 def define(op: Prelu) -> TeKernel:
@@ -20,7 +20,7 @@ def define(op: Prelu) -> TeKernel:
     require(op.output.shape == shape and len(alpha_shape) <= len(shape)
             and all(a in (1, d) for a, d in zip(alpha_shape[::-1], shape[::-1])), name,
             f"alpha {alpha_shape} does not broadcast to the input {shape}")
-    identity, negative = (quantize_multiplier(real)
+    identity, negative = (tflite_multiplier(name, real)
                           for real in prelu_multipliers(op.input.scale, op.alpha_scale, op.output.scale))
     x = activation(op.input, "input")
     alpha = constant(op.alpha, "alpha")

@@ -11,10 +11,19 @@ import math
 
 from tvm import te
 
-from ...quantization import mean_multiplier, quantize_multiplier
+from ...quantization import mean_multiplier
 from ..fixed_point import multiply_by_quantized_multiplier
 from ..spec import Reduce, UnsupportedHostOp, op_name
-from ..te_kernel import TeKernel, activation, attach, require, require_dtype, saturate, split_reduction_init
+from ..te_kernel import (
+    TeKernel,
+    activation,
+    attach,
+    require,
+    require_dtype,
+    saturate,
+    split_reduction_init,
+    tflite_multiplier,
+)
 
 _DTYPES = ("int8", "int16")
 
@@ -40,7 +49,7 @@ def define(op: Reduce) -> TeKernel:
     if op.kind in ("mean", "sum"):
         reduced = te.compute(kept, lambda *i: te.sum(load(*i).astype("int32"), axis=axes), name="reduced")
         real = op.input.scale / op.output.scale
-        multiplier, shift = mean_multiplier(real, count) if op.kind == "mean" else quantize_multiplier(real)
+        multiplier, shift = tflite_multiplier(name, real, mean_multiplier(real, count) if op.kind == "mean" else None)
         centre = op.input.zero_point * count
 
         def finish(total):

@@ -9,10 +9,9 @@ from __future__ import annotations
 import numpy as np
 from tvm import te
 
-from ...quantization import quantize_multiplier
 from ..fixed_point import multiply_by_quantized_multiplier
 from ..spec import Relu, Requantize, op_name
-from ..te_kernel import TeKernel, activation, require_dtype, saturate
+from ..te_kernel import TeKernel, activation, require_dtype, saturate, tflite_multiplier
 
 _DTYPES = ("int8", "int16")
 
@@ -27,7 +26,7 @@ def define(op: Requantize | Relu) -> TeKernel:
         require_dtype(name, op.input, _DTYPES)
         require_dtype(name, op.output, _DTYPES)
         ratio, clamp = op.input.scale / op.output.scale, None
-    multiplier, shift = quantize_multiplier(ratio)
+    multiplier, shift = tflite_multiplier(name, ratio)
     x = activation(op.input, "input", (op.input.size,))
     y = te.compute(x.shape, lambda i: saturate(multiply_by_quantized_multiplier(
         x[i].astype("int32") - op.input.zero_point, multiplier, shift), op.output, clamp), name="output")

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...quantization import quantize_multipliers
 from ..spec import UnsupportedHostOp, Weighted, op_name
-from ..te_kernel import Constant, constant, require_dtype
+from ..te_kernel import Constant, constant, require_dtype, tflite_multipliers
 
 # accumulator (and bias) dtype per activation dtype: int8, or int16 activations with int8 weights ("16x8")
 ACCUMULATORS = {"int8": "int32", "int16": "int64"}
@@ -42,5 +41,5 @@ def channel_multipliers(op: Weighted, channels: int, float32_product: bool = Fal
         reals = np.float64(np.float32(op.input.scale) * np.float32(scales)) / op.output.scale
     else:
         reals = op.input.scale * scales / op.output.scale
-    multipliers, shifts = quantize_multipliers(np.broadcast_to(reals, (channels,)))
+    multipliers, shifts = tflite_multipliers(op_name(op), np.broadcast_to(reals, (channels,)))
     return [constant(multipliers, "multiplier"), constant(shifts, "shift")]
