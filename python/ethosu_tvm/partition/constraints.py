@@ -26,6 +26,7 @@ from ..quantization import (
     MAX_NPU_SHIFT,
     add_multipliers,
     conv_multipliers,
+    add_output_refusal,
     fully_connected_multipliers,
     mean_multiplier,
     mul_multiplier,
@@ -166,6 +167,52 @@ def _worst_case(bound: np.ndarray, scale: np.ndarray, shift: np.ndarray, wide_pr
     return ""
 
 
+def _centred_magnitude(dtype: str, zero_point: int) -> int:
+    """The largest |x − zero_point| of a `dtype` value."""
+    info = np.iinfo(dtype)
+    return max(int(zero_point) - int(info.min), int(info.max) - int(zero_point))
+
+
+def _wrapping_left_shift(bound: int, shift: int, real: float) -> str:
+    """TFLite requantizes an int32 value v by a real multiplier of 1 or more with a left shift first, v · 2^shift in
+    int32: where that can leave int32 (|v| ≤ `bound`), LiteRT's product wraps (undefined in C; x86-64 builds wrap,
+    and the host kernels do too) while the NPU computes it exactly, so they would differ; such an operator stays
+    on the host."""
+    if shift > 0 and int(bound) << shift >= 1 << 31:
+        return (f"effective output scale {real:.3g} shifts values of magnitude up to {int(bound)} left by {shift}"
+                " bits, beyond TFLite's int32 arithmetic (LiteRT's product wraps there; the NPU's does not)")
+    return ""
+
+
+def _wrapping_left_shifts(bounds, reals) -> str:
+    """`_wrapping_left_shift` per channel of `reals` (`bounds` per channel, or one for all), with the shifts of
+    TFLite's QuantizeMultiplier."""
+    reals = np.asarray(reals, dtype=np.float64).reshape(-1)
+    if reals.size == 0 or float(np.max(reals)) < 0.5:  # no left shift below 1 (a mantissa rounding up reaches 1)
+        return ""
+    bounds = np.broadcast_to(np.asarray(bounds, dtype=object).reshape(-1), reals.shape)
+    return next(filter(None, (_wrapping_left_shift(bound, quantize_multiplier(float(real))[1], real)
+                              for bound, real in zip(bounds, reals))), "")
+
+
+def _accumulator_bounds(match: Match, weights: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """Per output channel, a bound of |accumulator + bias| of an int8 convolution or fully connected layer: the
+    weights' centred magnitudes summed over `axes`, times the largest centred input, plus |bias|."""
+    ifm_q, w_q = quant_of(match["ifm_dq"]), quant_of(match["weights_dq"])
+    centred = np.sum(np.abs(weights.astype(np.int64) - int(w_q.zero_point.reshape(-1)[0])), axis=axes).reshape(-1)
+    bias_dq = match.get("bias_dq")
+    bias = 0 if bias_dq is None else np.abs(np.asarray(const_value(bias_dq.args[0]), dtype=np.int64)).reshape(-1)
+    return centred * _centred_magnitude(dtype_of(match["ifm"]), ifm_q.scalar_zero_point) + bias
+
+
+def _int8_accumulators(match: Match, weights: np.ndarray, axes: tuple[int, ...], multipliers: np.ndarray) -> str:
+    """`_wrapping_left_shift` of an int8 convolution or fully connected layer (16x8 ones: `_sixteen_by_eight`)."""
+    if dtype_of(match["ifm"]) != "int8" or float(np.max(multipliers)) < 0.5:
+        return ""
+    bounds = _accumulator_bounds(match, weights, axes)
+    return _wrapping_left_shifts(bounds, np.broadcast_to(multipliers, bounds.shape))
+
+
 def _sixteen_by_eight(match: Match, weights: np.ndarray, axes: tuple[int, ...], multipliers: np.ndarray,
                       reduced: bool) -> str:
     """TFLite's 16x8 kernels: int16 activations (zero point 0), int8 weights, an int64 bias (imported as int32:
@@ -222,6 +269,7 @@ def _conv_common(match: Match, weight_axes: tuple[int, ...], channel_sum_axes: t
         lambda: _weights(weights, w_q.zero_point, weight_axes),
         lambda: _sixteen_by_eight(match, weights, channel_sum_axes, multipliers, reduced=True),
         lambda: _scale_range(multipliers),
+        lambda: _int8_accumulators(match, weights, channel_sum_axes, multipliers),
     )
 
 
@@ -317,6 +365,7 @@ def check_fully_connected(match: Match) -> str:
         lambda: _weights(weights, w_q.zero_point, (1,)),
         lambda: _sixteen_by_eight(match, weights, (1,), multipliers, reduced=False),
         lambda: _scale_range(multipliers),
+        lambda: _int8_accumulators(match, weights, (1,), multipliers),
     )
 
 
@@ -490,10 +539,13 @@ def _binary(match: Match, same_quant: bool) -> str:
         s1, s2, so = lhs_q.scalar_scale, rhs_q.scalar_scale, ofm_q.scalar_scale
         ofm_dtype = dtype_of(match["quantize"])
         if match.kind in ("add", "subtract"):
-            return _scale_range(np.array(add_multipliers(s1, s2, so, ELEMENTWISE_INPUT_SHIFT[ofm_dtype])))
+            reals = add_multipliers(s1, s2, so, ELEMENTWISE_INPUT_SHIFT[ofm_dtype])
+            return add_output_refusal(reals[2]) or _scale_range(np.array(reals))
         if match.kind == "multiply":
-            return _scale_range(np.array([mul_multiplier(s1, s2, so, narrowing_mul(dtype_of(match["lhs"]),
-                                                                                 ofm_dtype))]))
+            real = mul_multiplier(s1, s2, so, narrowing_mul(dtype_of(match["lhs"]), ofm_dtype))
+            lhs, rhs = (_centred_magnitude(dtype_of(match[role]), q.scalar_zero_point)
+                        for role, q in (("lhs", lhs_q), ("rhs", rhs_q)))
+            return _scale_range(np.array([real])) or _wrapping_left_shifts(lhs * rhs, real)
         return ""
 
     return _first(
@@ -600,7 +652,8 @@ def check_sum(match: Match) -> str:
         if multiplier == 0 or not shifts_in_range(31 - shift):
             return (f"{match.kind.upper()} multiplier {multiplier} · 2^({shift} − 31); the NPU's right shift must be"
                     f" in the range [0, {MAX_NPU_SHIFT}]")
-        return ""
+        centred = _centred_magnitude(dtype_of(match["ifm"]), quant_of(match["ifm_dq"]).scalar_zero_point)
+        return _wrapping_left_shift(reduction_count(match) * centred, shift, multiplier * 2.0**(shift - 31))
 
     return _first(lambda: _reduction(match, _depthwise_kernel, COPY_DTYPES), scale)
 
