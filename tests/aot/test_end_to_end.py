@@ -14,7 +14,7 @@ from aot_support import ACCELERATORS, assert_bit_exact, compile_model, members, 
 
 from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.fuzz import compile_once
-from ethosu_tvm.testing.reference import reference_runner, run_litert
+from ethosu_tvm.testing.reference import reference_runner, run_litert, run_tflm
 from ethosu_tvm.testing.tflite_builder import ModelBuilder, Quantization
 
 MLPERF = ("mlperf_tiny_kws_dscnn_int8.tflite", "mlperf_tiny_vww_mobilenetv1_96_int8.tflite",
@@ -535,7 +535,13 @@ def test_output_scale_no_kernel_defines_is_refused(op, params, operator, scale, 
      "16900 left by 18 bits"),
     ("mean", dict(in_scale=1.0, out_scale=1 / 1.9e9), "MEAN", "2.97e+07 shifts values of magnitude up to 8320 left "
      "by 25 bits"),  # MEAN's multiplier has 1/64 folded in
-], ids=["conv2d", "mul", "mean"])
+    ("batch_matmul", dict(in_scale=1.0, in2_scale=1.0, out_scale=1e-5), "BATCH_MATMUL", "1e+05 shifts values of "
+     "magnitude up to 135200 left by 17 bits"),
+    ("batch_matmul", dict(in_scale=1.0, in2_scale=1.0, out_scale=1e-5, constant_rhs=(1, 8, 8)), "BATCH_MATMUL",
+     "1e+05 shifts values of magnitude up to 58240 left by 17 bits"),
+    ("squared_difference", dict(in_scale=1.0, in2_scale=1.0, out_scale=4 / (2**14 * 1e3)), "SQUARED_DIFFERENCE",
+     "1e+03 shifts values of magnitude up to 276956164 left by 10 bits"),
+], ids=["conv2d", "mul", "mean", "batch_matmul", "batch_matmul-constant", "squared_difference"])
 def test_values_tflite_would_shift_beyond_int32_stay_on_the_host(op, params, operator, reason, tmp_path):
     """TFLite requantizes by a scale of 1 or more with a left shift in int32, where LiteRT's product wraps; the
     NPU's exact arithmetic would differ wherever the shifted value can leave int32 (it did on these inputs), so
@@ -545,7 +551,8 @@ def test_values_tflite_would_shift_beyond_int32_stay_on_the_host(op, params, ope
     archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
     assert _placement(archive, operator) == (f"host effective output scale {reason}, beyond TFLite's int32 "
                                              "arithmetic (LiteRT's product wraps there; the NPU's does not)")
-    assert_bit_exact(model, archive, tmp_path)
+    # LiteRT aborts preparing a SQUARED_DIFFERENCE whose output multiplier is 1 or more; TFLite Micro runs it
+    assert_bit_exact(model, archive, tmp_path, reference=run_tflm if op == "squared_difference" else run_litert)
 
 
 def test_scale_above_one_tflite_does_not_wrap_stays_on_the_npu(tmp_path):

@@ -24,6 +24,7 @@ from ..qdq.values import (
 from ..quantization import (
     ELEMENTWISE_INPUT_SHIFT,
     MAX_NPU_SHIFT,
+    SQUARED_DIFFERENCE_LEFT_SHIFT,
     add_multipliers,
     conv_multipliers,
     add_output_refusal,
@@ -185,32 +186,33 @@ def _wrapping_left_shift(bound: int, shift: int, real: float) -> str:
 
 
 def _wrapping_left_shifts(bounds, reals) -> str:
-    """`_wrapping_left_shift` per channel of `reals` (`bounds` per channel, or one for all), with the shifts of
+    """`_wrapping_left_shift` per channel (`bounds` and `reals` per channel or one for all), with the shifts of
     TFLite's QuantizeMultiplier."""
     reals = np.asarray(reals, dtype=np.float64).reshape(-1)
     if reals.size == 0 or float(np.max(reals)) < 0.5:  # no left shift below 1 (a mantissa rounding up reaches 1)
         return ""
-    bounds = np.broadcast_to(np.asarray(bounds, dtype=object).reshape(-1), reals.shape)
+    bounds, reals = np.broadcast_arrays(np.asarray(bounds, dtype=object).reshape(-1), reals)
     return next(filter(None, (_wrapping_left_shift(bound, quantize_multiplier(float(real))[1], real)
                               for bound, real in zip(bounds, reals))), "")
 
 
-def _accumulator_bounds(match: Match, weights: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    """Per output channel, a bound of |accumulator + bias| of an int8 convolution or fully connected layer: the
-    weights' centred magnitudes summed over `axes`, times the largest centred input, plus |bias|."""
-    ifm_q, w_q = quant_of(match["ifm_dq"]), quant_of(match["weights_dq"])
-    centred = np.sum(np.abs(weights.astype(np.int64) - int(w_q.zero_point.reshape(-1)[0])), axis=axes).reshape(-1)
-    bias_dq = match.get("bias_dq")
-    bias = 0 if bias_dq is None else np.abs(np.asarray(const_value(bias_dq.args[0]), dtype=np.int64)).reshape(-1)
-    return centred * _centred_magnitude(dtype_of(match["ifm"]), ifm_q.scalar_zero_point) + bias
+def _accumulator_bounds(weights: np.ndarray, zero_point: np.ndarray, axes: tuple[int, ...], ifm, ifm_q: Quant,
+                        bias=0) -> np.ndarray:
+    """Per output channel, a bound of |accumulator + bias| of a matrix product with constant weights: the
+    weights' centred magnitudes summed over `axes`, times the largest centred input (`ifm`), plus |bias|."""
+    centred = np.sum(np.abs(weights.astype(np.int64) - int(zero_point.reshape(-1)[0])), axis=axes).reshape(-1)
+    return centred * _centred_magnitude(dtype_of(ifm), ifm_q.scalar_zero_point) + bias
 
 
 def _int8_accumulators(match: Match, weights: np.ndarray, axes: tuple[int, ...], multipliers: np.ndarray) -> str:
-    """`_wrapping_left_shift` of an int8 convolution or fully connected layer (16x8 ones: `_sixteen_by_eight`)."""
+    """`_wrapping_left_shifts` of an int8 convolution or fully connected layer (16x8 ones: `_sixteen_by_eight`)."""
     if dtype_of(match["ifm"]) != "int8" or float(np.max(multipliers)) < 0.5:
         return ""
-    bounds = _accumulator_bounds(match, weights, axes)
-    return _wrapping_left_shifts(bounds, np.broadcast_to(multipliers, bounds.shape))
+    bias_dq = match.get("bias_dq")
+    bias = 0 if bias_dq is None else np.abs(np.asarray(const_value(bias_dq.args[0]), dtype=np.int64)).reshape(-1)
+    bounds = _accumulator_bounds(weights, quant_of(match["weights_dq"]).zero_point, axes, match["ifm"],
+                                 quant_of(match["ifm_dq"]), bias)
+    return _wrapping_left_shifts(bounds, multipliers)
 
 
 def _sixteen_by_eight(match: Match, weights: np.ndarray, axes: tuple[int, ...], multipliers: np.ndarray,
@@ -383,9 +385,14 @@ def check_batch_matmul(match: Match) -> str:
             return f"the constant has shape {rhs_shape}; the NPU takes one matrix for every batch"
         return ""
 
-    def weights() -> str:
-        matrix = np.asarray(const_value(match["rhs"])).reshape(rhs_shape[-2:])
-        return _weights(matrix, rhs_q.zero_point, (1,) if match.get("rhs_t") is not None else (0,))
+    depth_axis = (1,) if match.get("rhs_t") is not None else (0,)
+
+    def matrix() -> np.ndarray:  # once `operands` holds
+        return np.asarray(const_value(match["rhs"])).reshape(rhs_shape[-2:])
+
+
+    def multipliers() -> np.ndarray:  # once the scales are checked
+        return conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)
 
     return _first(
         lambda: _left_operand(match),
@@ -395,8 +402,10 @@ def check_batch_matmul(match: Match) -> str:
         lambda: _activation_quant(lhs_q, "IFM"),
         lambda: _activation_quant(rhs_q, "the constant"),
         lambda: _activation_quant(ofm_q, "OFM"),
-        weights,
-        lambda: _scale_range(conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)),
+        lambda: _weights(matrix(), rhs_q.zero_point, depth_axis),
+        lambda: _scale_range(multipliers()),
+        lambda: _wrapping_left_shifts(_accumulator_bounds(matrix(), rhs_q.zero_point, depth_axis, match["lhs"],
+                                                          lhs_q), multipliers()),
     )
 
 
@@ -409,7 +418,9 @@ def _left_operand(match: Match) -> str:
 
 def _check_run_time_batch_matmul(match: Match) -> str:
     lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
-    lhs_shape, rhs_shape = shape_of(match["lhs"]), shape_of(match["rhs"])
+    lhs_shape, rhs_shape = shape_of(match["lhs"]), shape_of(match["rhs"])  # lhs [..., rows, depth] (no adj_x)
+    products = (_centred_magnitude(dtype_of(match["lhs"]), lhs_q.scalar_zero_point)
+                * _centred_magnitude(dtype_of(match["rhs"]), rhs_q.scalar_zero_point))  # bound of each term
 
     def batches() -> str:
         if lhs_shape[:-2] != rhs_shape[:-2]:
@@ -426,6 +437,8 @@ def _check_run_time_batch_matmul(match: Match) -> str:
         lambda: _activation_quant(rhs_q, "IFM2"),
         lambda: _activation_quant(ofm_q, "OFM"),
         lambda: _scale_range(conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)),
+        lambda: _wrapping_left_shifts(lhs_shape[-1] * products,
+                                      conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)),
     )
 
 
@@ -862,6 +875,15 @@ def check_prelu(match: Match) -> str:
 def check_squared_difference(match: Match) -> str:
     """Five elementwise operations on 32-bit intermediates; their difference broadcasts as binary operands do."""
     lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
+
+    def scales() -> str:
+        reals = squared_difference_multipliers(lhs_q.scalar_scale, rhs_q.scalar_scale, ofm_q.scalar_scale)
+        # each operand shifted left by 7 bits and rescaled (rounding by at most 1): a bound of |difference|
+        difference = sum(int(_centred_magnitude(dtype_of(match[role]), q.scalar_zero_point) * real
+                             * (1 << SQUARED_DIFFERENCE_LEFT_SHIFT)) + 1
+                         for role, q, real in (("lhs", lhs_q, reals[0]), ("rhs", rhs_q, reals[1])))
+        return _scale_range(np.array(reals)) or _wrapping_left_shifts(difference**2, reals[2])
+
     return _first(
         lambda: "a constant operand; the NPU takes two feature maps" if is_const(match["lhs"]) or is_const(
             match["rhs"]) else "",
@@ -872,8 +894,7 @@ def check_squared_difference(match: Match) -> str:
         lambda: _activation_quant(rhs_q, "IFM2"),
         lambda: _activation_quant(ofm_q, "OFM"),
         lambda: _broadcast(shape_of(match["lhs"]), shape_of(match["rhs"]), shape_of(match["quantize"])),
-        lambda: _scale_range(np.array(squared_difference_multipliers(lhs_q.scalar_scale, rhs_q.scalar_scale,
-                                                                     ofm_q.scalar_scale))),
+        scales,
     )
 
 
