@@ -14,7 +14,7 @@ from aot_support import ACCELERATORS, assert_bit_exact, compile_model, members, 
 
 from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.fuzz import compile_once
-from ethosu_tvm.testing.reference import reference_runner, run_litert
+from ethosu_tvm.testing.reference import reference_runner, run_litert, run_tflm
 from ethosu_tvm.testing.tflite_builder import ModelBuilder, Quantization
 
 MLPERF = ("mlperf_tiny_kws_dscnn_int8.tflite", "mlperf_tiny_vww_mobilenetv1_96_int8.tflite",
@@ -501,7 +501,6 @@ _UNIT_WEIGHTS = dict(_UNIT_SCALES, w_scales=(1.0,) * 8)
 
 @pytest.mark.parametrize("op,params,operator,scale", [
     ("mul", dict(_UNIT_SCALES, in2_scale=1.0), "MUL", "1e+12 needs a left shift of 40"),
-    ("add", dict(in_scale=1.0, in2_scale=1.0, out_scale=1e-17), "ADD", "1.91e+11 needs a left shift of 38"),
     ("conv2d", _UNIT_WEIGHTS, "CONV_2D", "1e+12 needs a left shift of 40"),
     ("depthwise_conv2d", _UNIT_WEIGHTS, "DEPTHWISE_CONV_2D", "1e+12 needs a left shift of 40"),
     ("fully_connected", dict(_UNIT_SCALES, w_scales=(1.0,)), "FULLY_CONNECTED", "1e+12 needs a left shift of 40"),
@@ -527,6 +526,60 @@ def test_output_scale_no_kernel_defines_is_refused(op, params, operator, scale, 
     assert (status, written) == (2, False), lines
     assert lines[-1] == (f"tvmc: error: operator #0 {operator}: effective output scale {scale} bits, which "
                          "TFLite's int32 arithmetic leaves undefined"), lines
+
+
+@pytest.mark.parametrize("op,params,operator,reason", [
+    ("conv2d", dict(_UNIT_WEIGHTS, out_scale=1 / 1.9e9), "CONV_2D", "1.9e+09 shifts values of magnitude up to 349264 "
+     "left by 31 bits"),
+    ("mul", dict(in_scale=1.0, in2_scale=1.0, out_scale=1 / 2e5), "MUL", "2e+05 shifts values of magnitude up to "
+     "16900 left by 18 bits"),
+    ("mean", dict(in_scale=1.0, out_scale=1 / 1.9e9), "MEAN", "2.97e+07 shifts values of magnitude up to 8320 left "
+     "by 25 bits"),  # MEAN's multiplier has 1/64 folded in
+    ("batch_matmul", dict(in_scale=1.0, in2_scale=1.0, out_scale=1e-5), "BATCH_MATMUL", "1e+05 shifts values of "
+     "magnitude up to 135200 left by 17 bits"),
+    ("batch_matmul", dict(in_scale=1.0, in2_scale=1.0, out_scale=1e-5, constant_rhs=(1, 8, 8)), "BATCH_MATMUL",
+     "1e+05 shifts values of magnitude up to 58240 left by 17 bits"),
+    ("squared_difference", dict(in_scale=1.0, in2_scale=1.0, out_scale=4 / (2**14 * 1e3)), "SQUARED_DIFFERENCE",
+     "1e+03 shifts values of magnitude up to 276956164 left by 10 bits"),
+], ids=["conv2d", "mul", "mean", "batch_matmul", "batch_matmul-constant", "squared_difference"])
+def test_values_tflite_would_shift_beyond_int32_stay_on_the_host(op, params, operator, reason, tmp_path):
+    """TFLite requantizes by a scale of 1 or more with a left shift in int32, where LiteRT's product wraps; the
+    NPU's exact arithmetic would differ wherever the shifted value can leave int32 (it did on these inputs), so
+    the operator runs on the host, equal to LiteRT. A bound of the shifted values decides, so the same convolution
+    at a scale of 1000 stays on the NPU (`test_scale_above_one_tflite_does_not_wrap_stays_on_the_npu`)."""
+    model = models.make(op, **params)
+    archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
+    assert _placement(archive, operator) == (f"host effective output scale {reason}, beyond TFLite's int32 "
+                                             "arithmetic (LiteRT's product wraps there; the NPU's does not)")
+    # LiteRT aborts preparing a SQUARED_DIFFERENCE whose output multiplier is 1 or more; TFLite Micro runs it
+    assert_bit_exact(model, archive, tmp_path, reference=run_tflm if op == "squared_difference" else run_litert)
+
+
+def test_scale_above_one_tflite_does_not_wrap_stays_on_the_npu(tmp_path):
+    """A convolution at a scale of 1000 (a left shift of 10 bits) whose accumulators cannot reach 2^21."""
+    model = models.make("conv2d", **dict(_UNIT_WEIGHTS, out_scale=1e-3))
+    archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
+    assert _placement(archive, "CONV_2D") == "ethos-u"
+    assert_bit_exact(model, archive, tmp_path)
+
+
+@pytest.mark.parametrize("op,real", [("add", 1.0), ("sub", 2.0), ("add", 1.91e11)])
+@pytest.mark.parametrize("target", [npu_target("ethos-u55-128"), "c"], ids=["npu", "host"])
+def test_add_output_scale_of_one_or_more_is_refused(op, real, target, tmp_path):
+    """TFLite's ADD and SUB take their output multiplier 2·max(s1, s2) / (2^20 · s_out) as one below 1: at 1 or
+    more LiteRT and TFLite Micro abort preparing ADD, TFLite Micro SUB (LiteRT's SUB runs it through a negative
+    shift). Refused on every target; just below 1 it compiles (`test_add_output_scale_just_below_one`)."""
+    model = models.make(op, in_scale=1.0, in2_scale=1.0, out_scale=2.0 / (2**20 * real))
+    status, lines, written = compile_once(model, tmp_path, target)
+    assert (status, written) == (2, False), lines
+    assert lines[-1] == (f"tvmc: error: operator #0 {op.upper()}: effective output scale {real:.3g}; TFLite's "
+                         "kernel needs one below 1 (it refuses the model)"), lines
+
+
+@pytest.mark.parametrize("target", [npu_target("ethos-u55-128"), "c"], ids=["npu", "host"])
+def test_add_output_scale_just_below_one(target, tmp_path):
+    model = models.make("add", in_scale=1.0, in2_scale=1.0, out_scale=2.0 / (2**20 * 0.999))
+    assert_bit_exact(model, compile_model(model, tmp_path, target), tmp_path)
 
 
 @pytest.mark.parametrize("op,params", [

@@ -24,8 +24,10 @@ from ..qdq.values import (
 from ..quantization import (
     ELEMENTWISE_INPUT_SHIFT,
     MAX_NPU_SHIFT,
+    SQUARED_DIFFERENCE_LEFT_SHIFT,
     add_multipliers,
     conv_multipliers,
+    add_output_refusal,
     fully_connected_multipliers,
     mean_multiplier,
     mul_multiplier,
@@ -166,6 +168,53 @@ def _worst_case(bound: np.ndarray, scale: np.ndarray, shift: np.ndarray, wide_pr
     return ""
 
 
+def _centred_magnitude(dtype: str, zero_point: int) -> int:
+    """The largest |x − zero_point| of a `dtype` value."""
+    info = np.iinfo(dtype)
+    return max(int(zero_point) - int(info.min), int(info.max) - int(zero_point))
+
+
+def _wrapping_left_shift(bound: int, shift: int, real: float) -> str:
+    """TFLite requantizes an int32 value v by a real multiplier of 1 or more with a left shift first, v · 2^shift in
+    int32: where that can leave int32 (|v| ≤ `bound`), LiteRT's product wraps (undefined in C; x86-64 builds wrap,
+    and the host kernels do too) while the NPU computes it exactly, so they would differ; such an operator stays
+    on the host."""
+    if shift > 0 and int(bound) << shift >= 1 << 31:
+        return (f"effective output scale {real:.3g} shifts values of magnitude up to {int(bound)} left by {shift}"
+                " bits, beyond TFLite's int32 arithmetic (LiteRT's product wraps there; the NPU's does not)")
+    return ""
+
+
+def _wrapping_left_shifts(bounds, reals) -> str:
+    """`_wrapping_left_shift` per channel (`bounds` and `reals` per channel or one for all), with the shifts of
+    TFLite's QuantizeMultiplier."""
+    reals = np.asarray(reals, dtype=np.float64).reshape(-1)
+    if reals.size == 0 or float(np.max(reals)) < 0.5:  # no left shift below 1 (a mantissa rounding up reaches 1)
+        return ""
+    bounds, reals = np.broadcast_arrays(np.asarray(bounds, dtype=object).reshape(-1), reals)
+    return next(filter(None, (_wrapping_left_shift(bound, quantize_multiplier(float(real))[1], real)
+                              for bound, real in zip(bounds, reals))), "")
+
+
+def _accumulator_bounds(weights: np.ndarray, zero_point: np.ndarray, axes: tuple[int, ...], ifm, ifm_q: Quant,
+                        bias=0) -> np.ndarray:
+    """Per output channel, a bound of |accumulator + bias| of a matrix product with constant weights: the
+    weights' centred magnitudes summed over `axes`, times the largest centred input (`ifm`), plus |bias|."""
+    centred = np.sum(np.abs(weights.astype(np.int64) - int(zero_point.reshape(-1)[0])), axis=axes).reshape(-1)
+    return centred * _centred_magnitude(dtype_of(ifm), ifm_q.scalar_zero_point) + bias
+
+
+def _int8_accumulators(match: Match, weights: np.ndarray, axes: tuple[int, ...], multipliers: np.ndarray) -> str:
+    """`_wrapping_left_shifts` of an int8 convolution or fully connected layer (16x8 ones: `_sixteen_by_eight`)."""
+    if dtype_of(match["ifm"]) != "int8" or float(np.max(multipliers)) < 0.5:
+        return ""
+    bias_dq = match.get("bias_dq")
+    bias = 0 if bias_dq is None else np.abs(np.asarray(const_value(bias_dq.args[0]), dtype=np.int64)).reshape(-1)
+    bounds = _accumulator_bounds(weights, quant_of(match["weights_dq"]).zero_point, axes, match["ifm"],
+                                 quant_of(match["ifm_dq"]), bias)
+    return _wrapping_left_shifts(bounds, multipliers)
+
+
 def _sixteen_by_eight(match: Match, weights: np.ndarray, axes: tuple[int, ...], multipliers: np.ndarray,
                       reduced: bool) -> str:
     """TFLite's 16x8 kernels: int16 activations (zero point 0), int8 weights, an int64 bias (imported as int32:
@@ -222,6 +271,7 @@ def _conv_common(match: Match, weight_axes: tuple[int, ...], channel_sum_axes: t
         lambda: _weights(weights, w_q.zero_point, weight_axes),
         lambda: _sixteen_by_eight(match, weights, channel_sum_axes, multipliers, reduced=True),
         lambda: _scale_range(multipliers),
+        lambda: _int8_accumulators(match, weights, channel_sum_axes, multipliers),
     )
 
 
@@ -317,6 +367,7 @@ def check_fully_connected(match: Match) -> str:
         lambda: _weights(weights, w_q.zero_point, (1,)),
         lambda: _sixteen_by_eight(match, weights, (1,), multipliers, reduced=False),
         lambda: _scale_range(multipliers),
+        lambda: _int8_accumulators(match, weights, (1,), multipliers),
     )
 
 
@@ -334,9 +385,14 @@ def check_batch_matmul(match: Match) -> str:
             return f"the constant has shape {rhs_shape}; the NPU takes one matrix for every batch"
         return ""
 
-    def weights() -> str:
-        matrix = np.asarray(const_value(match["rhs"])).reshape(rhs_shape[-2:])
-        return _weights(matrix, rhs_q.zero_point, (1,) if match.get("rhs_t") is not None else (0,))
+    depth_axis = (1,) if match.get("rhs_t") is not None else (0,)
+
+    def matrix() -> np.ndarray:  # once `operands` holds
+        return np.asarray(const_value(match["rhs"])).reshape(rhs_shape[-2:])
+
+
+    def multipliers() -> np.ndarray:  # once the scales are checked
+        return conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)
 
     return _first(
         lambda: _left_operand(match),
@@ -346,8 +402,10 @@ def check_batch_matmul(match: Match) -> str:
         lambda: _activation_quant(lhs_q, "IFM"),
         lambda: _activation_quant(rhs_q, "the constant"),
         lambda: _activation_quant(ofm_q, "OFM"),
-        weights,
-        lambda: _scale_range(conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)),
+        lambda: _weights(matrix(), rhs_q.zero_point, depth_axis),
+        lambda: _scale_range(multipliers()),
+        lambda: _wrapping_left_shifts(_accumulator_bounds(matrix(), rhs_q.zero_point, depth_axis, match["lhs"],
+                                                          lhs_q), multipliers()),
     )
 
 
@@ -360,7 +418,9 @@ def _left_operand(match: Match) -> str:
 
 def _check_run_time_batch_matmul(match: Match) -> str:
     lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
-    lhs_shape, rhs_shape = shape_of(match["lhs"]), shape_of(match["rhs"])
+    lhs_shape, rhs_shape = shape_of(match["lhs"]), shape_of(match["rhs"])  # lhs [..., rows, depth] (no adj_x)
+    products = (_centred_magnitude(dtype_of(match["lhs"]), lhs_q.scalar_zero_point)
+                * _centred_magnitude(dtype_of(match["rhs"]), rhs_q.scalar_zero_point))  # bound of each term
 
     def batches() -> str:
         if lhs_shape[:-2] != rhs_shape[:-2]:
@@ -377,6 +437,8 @@ def _check_run_time_batch_matmul(match: Match) -> str:
         lambda: _activation_quant(rhs_q, "IFM2"),
         lambda: _activation_quant(ofm_q, "OFM"),
         lambda: _scale_range(conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)),
+        lambda: _wrapping_left_shifts(lhs_shape[-1] * products,
+                                      conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)),
     )
 
 
@@ -490,10 +552,13 @@ def _binary(match: Match, same_quant: bool) -> str:
         s1, s2, so = lhs_q.scalar_scale, rhs_q.scalar_scale, ofm_q.scalar_scale
         ofm_dtype = dtype_of(match["quantize"])
         if match.kind in ("add", "subtract"):
-            return _scale_range(np.array(add_multipliers(s1, s2, so, ELEMENTWISE_INPUT_SHIFT[ofm_dtype])))
+            reals = add_multipliers(s1, s2, so, ELEMENTWISE_INPUT_SHIFT[ofm_dtype])
+            return add_output_refusal(reals[2]) or _scale_range(np.array(reals))
         if match.kind == "multiply":
-            return _scale_range(np.array([mul_multiplier(s1, s2, so, narrowing_mul(dtype_of(match["lhs"]),
-                                                                                 ofm_dtype))]))
+            real = mul_multiplier(s1, s2, so, narrowing_mul(dtype_of(match["lhs"]), ofm_dtype))
+            lhs, rhs = (_centred_magnitude(dtype_of(match[role]), q.scalar_zero_point)
+                        for role, q in (("lhs", lhs_q), ("rhs", rhs_q)))
+            return _scale_range(np.array([real])) or _wrapping_left_shifts(lhs * rhs, real)
         return ""
 
     return _first(
@@ -600,7 +665,8 @@ def check_sum(match: Match) -> str:
         if multiplier == 0 or not shifts_in_range(31 - shift):
             return (f"{match.kind.upper()} multiplier {multiplier} · 2^({shift} − 31); the NPU's right shift must be"
                     f" in the range [0, {MAX_NPU_SHIFT}]")
-        return ""
+        centred = _centred_magnitude(dtype_of(match["ifm"]), quant_of(match["ifm_dq"]).scalar_zero_point)
+        return _wrapping_left_shift(reduction_count(match) * centred, shift, multiplier * 2.0**(shift - 31))
 
     return _first(lambda: _reduction(match, _depthwise_kernel, COPY_DTYPES), scale)
 
@@ -809,6 +875,15 @@ def check_prelu(match: Match) -> str:
 def check_squared_difference(match: Match) -> str:
     """Five elementwise operations on 32-bit intermediates; their difference broadcasts as binary operands do."""
     lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
+
+    def scales() -> str:
+        reals = squared_difference_multipliers(lhs_q.scalar_scale, rhs_q.scalar_scale, ofm_q.scalar_scale)
+        # each operand shifted left by 7 bits and rescaled (rounding by at most 1): a bound of |difference|
+        difference = sum(int(_centred_magnitude(dtype_of(match[role]), q.scalar_zero_point) * real
+                             * (1 << SQUARED_DIFFERENCE_LEFT_SHIFT)) + 1
+                         for role, q, real in (("lhs", lhs_q, reals[0]), ("rhs", rhs_q, reals[1])))
+        return _scale_range(np.array(reals)) or _wrapping_left_shifts(difference**2, reals[2])
+
     return _first(
         lambda: "a constant operand; the NPU takes two feature maps" if is_const(match["lhs"]) or is_const(
             match["rhs"]) else "",
@@ -819,8 +894,7 @@ def check_squared_difference(match: Match) -> str:
         lambda: _activation_quant(rhs_q, "IFM2"),
         lambda: _activation_quant(ofm_q, "OFM"),
         lambda: _broadcast(shape_of(match["lhs"]), shape_of(match["rhs"]), shape_of(match["quantize"])),
-        lambda: _scale_range(np.array(squared_difference_multipliers(lhs_q.scalar_scale, rhs_q.scalar_scale,
-                                                                     ofm_q.scalar_scale))),
+        scales,
     )
 
 

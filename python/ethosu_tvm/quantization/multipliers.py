@@ -52,6 +52,14 @@ def undefined_left_shift(real: float, shift: int | None = None) -> str:
             " leaves undefined")
 
 
+def add_output_refusal(real: float) -> str:
+    """Why TFLite's ADD and SUB kernels refuse the output multiplier `real`, or "": they take it as a multiplier
+    below 1 (QuantizeMultiplierSmallerThanOneExp), and LiteRT and TFLite Micro abort at 1 or more."""
+    if quantize_multiplier(real)[1] <= 0:
+        return ""
+    return f"effective output scale {real:.3g}; TFLite's kernel needs one below 1 (it refuses the model)"
+
+
 def table_multipliers(kind: str, in_scale: float, out_scale: float, alpha: float = 0.0) -> tuple[float, ...]:
     """The real multipliers TFLite's int8 RELU/CLIP ("relu", "clip"), QUANTIZE ("requantize") and LEAKY_RELU
     requantize with: the scale ratio (in double for QUANTIZE, in float32 for the others, as their Prepare computes
