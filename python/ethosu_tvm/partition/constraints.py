@@ -26,8 +26,8 @@ from ..quantization import (
     MAX_NPU_SHIFT,
     SQUARED_DIFFERENCE_LEFT_SHIFT,
     add_multipliers,
-    conv_multipliers,
     add_output_refusal,
+    conv_multipliers,
     fully_connected_multipliers,
     mean_multiplier,
     mul_multiplier,
@@ -389,7 +389,6 @@ def check_batch_matmul(match: Match) -> str:
 
     def matrix() -> np.ndarray:  # once `operands` holds
         return np.asarray(const_value(match["rhs"])).reshape(rhs_shape[-2:])
-
 
     def multipliers() -> np.ndarray:  # once the scales are checked
         return conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)
@@ -851,7 +850,9 @@ def check_prelu(match: Match) -> str:
     and a MAX: int8 feature maps, an int8 alpha of one scale that broadcasts to the input."""
     ifm_q, alpha_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["alpha_dq"]), quant_of(match["quantize"])
     shape, alpha_shape = shape_of(match["ifm"]), shape_of(match["alpha"])
-    reals = prelu_multipliers(ifm_q.scalar_scale, alpha_q.scalar_scale, ofm_q.scalar_scale)  # table, then MUL
+
+    def reals() -> tuple[float, float]:  # the table's, then the MUL's; once the scales are checked
+        return prelu_multipliers(ifm_q.scalar_scale, alpha_q.scalar_scale, ofm_q.scalar_scale)
 
     def alpha() -> str:
         if dtype_of(match["alpha"]) != "int8":
@@ -867,8 +868,8 @@ def check_prelu(match: Match) -> str:
         lambda: _activation_quant(alpha_q, "alpha"),
         lambda: _activation_quant(ofm_q, "OFM"),
         alpha,
-        lambda: _defined_left_shifts(reals[:1]),
-        lambda: _scale_range(np.array(reals[1:])),
+        lambda: _defined_left_shifts(reals()[:1]),
+        lambda: _scale_range(np.array(reals()[1:])),
     )
 
 

@@ -26,8 +26,8 @@ from .multipliers import (
     ELEMENTWISE_INPUT_SHIFT,
     MAX_NPU_SHIFT,
     add_multipliers,
-    conv_multipliers,
     add_output_refusal,
+    conv_multipliers,
     fully_connected_multipliers,
     mean_multiplier,
     mul_multiplier,
@@ -68,7 +68,7 @@ from .tables import (
 
 __all__ = ["ELEMENTWISE_INPUT_SHIFT", "EXP_INPUT_INTEGER_BITS", "FLOAT32_FUNCTIONS", "INTERPOLATION_STEPS",
            "MAX_NPU_SHIFT", "SIGMOID_SEGMENTS", "SOFTMAX_INT16_EXP_RANGE", "SQUARED_DIFFERENCE_LEFT_SHIFT", "abs_lut",
-           "add_multipliers", "conv_multipliers", "add_output_refusal", "exp_on_negative_values", "float32_lut",
+           "add_multipliers", "add_output_refusal", "conv_multipliers", "exp_on_negative_values", "float32_lut",
            "fully_connected_multipliers", "hard_swish_lut", "hard_swish_values", "interpolation_table",
            "mean_multiplier", "mul_multiplier", "narrowing_mul", "multiply_by_quantized_multiplier", "neg_lut",
            "npu_interpolation_lut", "npu_scale_shift", "per_channel_scale_shift", "prelu_multipliers",

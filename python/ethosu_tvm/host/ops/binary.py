@@ -89,7 +89,8 @@ def _add_or_sub(op: Binary, a, b):
     left_shift = ELEMENTWISE_INPUT_SHIFT[op.output.dtype]
     operands = _common_scale(op, a, b, left_shift)
     real = add_multipliers(op.lhs.scale, op.rhs.scale, op.output.scale, left_shift)[2]
-    require(not add_output_refusal(real), op_name(op), add_output_refusal(real))
+    refusal = add_output_refusal(real)
+    require(not refusal, op_name(op), refusal)
     out_scale = tflite_multiplier(op_name(op), real)
     sign = 1 if op.kind == "add" else -1
 
