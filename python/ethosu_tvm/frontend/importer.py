@@ -16,7 +16,7 @@ import numpy as np
 import tflite
 
 from ..qdq.values import const_value, dtype_of, is_const
-from ..quantization import softmax_input_multiplier
+from ..quantization import FLOAT32_FUNCTIONS, float32_table_overflow, hard_swish_refusal, softmax_input_multiplier
 from .dilated_conv import DilatedConv, find_dilated_convs
 from .float_io import float_edges
 from .graph_view import view
@@ -209,6 +209,8 @@ def _tracking_converter(rewrites: _Rewrites):
         def _convert_and_bind(self, convert, op, index: int):
             self._check_pot_scale_int16(op, index)
             self._check_softmax_scale(op, index)
+            self._check_hard_swish_scale(op, index)
+            self._check_elu_scale(op, index)
             ret = convert(op=op)
             if ret is None:
                 return None
@@ -257,6 +259,35 @@ def _tracking_converter(rewrites: _Rewrites):
                 raise UnsupportedModelError(
                     f"operator #{index} SOFTMAX: beta · input scale is {beta * scale:.3g}; TFLite's int8 kernel "
                     "needs more than 2^-26 (it refuses the model)")
+
+        def _check_hard_swish_scale(self, op, index: int) -> None:
+            """int8 HARD_SWISH: TFLite's Prepare refuses an output multiplier that needs a left shift."""
+            if _op_name(self.model, op) != "HARD_SWISH":
+                return
+            (data,), (out,) = self.get_input_tensors(op), self.get_output_tensors(op)
+            if data.tensor.Type() != tflite.TensorType.INT8 or not data.qnn_params or not out.qnn_params:
+                return
+            scale_in, scale_out = (float(t.qnn_params["scale"].value.numpy().reshape(-1)[0]) for t in (data, out))
+            refusal = hard_swish_refusal(scale_in, scale_out)
+            if refusal:
+                raise UnsupportedModelError(f"operator #{index} HARD_SWISH: {refusal}")
+
+        def _check_elu_scale(self, op, index: int) -> None:
+            """int8 ELU, whose reference is TFLite Micro (LiteRT has no reference kernel): its table converts
+            float values to int32 before clamping them, undefined in C beyond int32, where the runtimes differ."""
+            if _op_name(self.model, op) != "ELU":
+                return
+            (data,), (out,) = self.get_input_tensors(op), self.get_output_tensors(op)
+            if data.tensor.Type() != tflite.TensorType.INT8 or not data.qnn_params or not out.qnn_params:
+                return
+            (scale_in, zp_in), (scale_out, zp_out) = (
+                [float(t.qnn_params[k].value.numpy().reshape(-1)[0]) for k in ("scale", "zero_point")]
+                for t in (data, out))
+            beyond = float32_table_overflow(FLOAT32_FUNCTIONS["elu"], scale_in, int(zp_in), scale_out, int(zp_out))
+            if beyond is not None:
+                raise UnsupportedModelError(
+                    f"operator #{index} ELU: output scale {scale_out:.3g} takes table values to {beyond:.3g}, beyond "
+                    "the int32 TFLite converts them to (undefined in C: LiteRT and TFLite Micro differ there)")
 
         def _record_quant(self, pairs) -> None:
             """Per-tensor quantization of the (Relax var, TFLite tensor) pairs."""

@@ -39,6 +39,19 @@ def float32_lut(function, in_scale: float, in_zp: int, out_scale: float, out_zp:
     return np.clip(quantized, info.min, info.max).astype(dtype)
 
 
+def float32_table_overflow(function, in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> float | None:
+    """The largest |value| beyond int32 that building `float32_lut`'s int8 table converts from float32, or None.
+    TFLite Micro's LUT kernels (ELU) convert before they clamp, which C leaves undefined there (its x86-64 build
+    gives INT32_MIN, LiteRT's optimised kernel something else)."""
+    dequantized = np.float32(in_scale) * (np.arange(-128, 128, dtype=np.int64) - in_zp).astype(np.float32)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        rescaled = np.round(function(dequantized).astype(np.float32) * (np.float32(1.0) / np.float32(out_scale)))
+        shifted = rescaled.astype(np.float64) + out_zp
+    beyond = np.abs(shifted)
+    beyond = beyond[beyond >= 1 << 31]  # inf too; NaN (no ELU input gives one) is never beyond
+    return float(beyond.max()) if beyond.size else None
+
+
 def _in_double(function):
     """A float32 → float32 function computed in double and rounded once, as std::exp(float) etc. round."""
     return lambda x: function(x.astype(np.float64)).astype(np.float32)
