@@ -677,6 +677,17 @@ def test_unary_scales_tflite_refuses_or_leaves_undefined_are_refused(op, params,
     assert lines[-1] == f"tvmc: error: operator #0 {message}", lines
 
 
+def test_int8_log_softmax_tflite_refuses_is_refused(tmp_path):
+    """LOG_SOFTMAX (beta 1) at an input scale of 1e-8, below 2^-26: LiteRT aborts preparing it (before, an
+    internal error); at 2e-8 it compiles (`tests/host`'s LOG_SOFTMAX cases are bit-exact at ordinary scales)."""
+    status, lines, written = compile_once(models.make("log_softmax", in_scale=1e-8), tmp_path, "c")
+    assert (status, written) == (2, False), lines
+    assert lines[-1] == ("tvmc: error: operator #0 LOG_SOFTMAX: its input scale is 1e-08; TFLite's int8 kernel needs "
+                         "more than 2^-26 (it refuses the model)")
+    model = models.make("log_softmax", in_scale=2e-8)
+    assert_bit_exact(model, compile_model(model, tmp_path / "ok", "c"), tmp_path / "ok")
+
+
 def test_int8_softmax_at_the_smallest_scale_tflite_takes(tmp_path):
     """beta · input scale 2^-25: TFLite's multiplier shifts left by 1."""
     model = models.make("softmax", in_scale=2.0**-25)

@@ -5,9 +5,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ethosu_tvm.legalize.ops import Identity
-from ethosu_tvm.quantization import hard_swish_refusal
+from ethosu_tvm.quantization import FLOAT32_FUNCTIONS, float32_table_overflow, hard_swish_refusal
 from ethosu_tvm.testing import models
-from ethosu_tvm.testing.reference import run_litert
+from ethosu_tvm.testing.reference import run_litert, run_tflm
 
 from te_support import compile_npu
 
@@ -35,12 +35,12 @@ def test_table_where_tflite_overflows(op):
     _assert_npu_table_exact(model)
 
 
-def _assert_npu_table_exact(model: bytes) -> None:
-    """The model's one op is a table on the NPU, equal to LiteRT on every int8 input."""
+def _assert_npu_table_exact(model: bytes, reference=run_litert) -> None:
+    """The model's one op is a table on the NPU, equal to the reference (LiteRT) on every int8 input."""
     report, graphs, (run,) = compile_npu(model)
     (table_op,) = graphs[0].ops
     assert isinstance(table_op, Identity) and table_op.lut.shape == (256,) and report.ops[0].target == "ethos-u"
-    (expected,) = run_litert(model, [EVERY_INT8])
+    (expected,) = reference(model, [EVERY_INT8])
     assert np.array_equal(run([EVERY_INT8])[0].reshape(expected.shape), expected)
 
 
@@ -67,6 +67,25 @@ def test_integer_tables_at_extreme_scales(op, in_log, out_log, in_zp, out_zp):
     assume(op != "hard_swish" or not hard_swish_refusal(in_scale, out_scale))
     _assert_npu_table_exact(models.make(op, in_shape=(1, 16, 16, 1), in_scale=in_scale, out_scale=out_scale,
                                         in_zp=in_zp if op == "hard_swish" else -128, out_zp=out_zp))
+
+
+@settings(max_examples=20, deadline=None)
+@given(in_log=st.floats(-10, 0), out_log=st.floats(-6, 0), in_zp=st.integers(-128, 127), out_zp=st.integers(-128, 127))
+def test_elu_table_exhaustive(in_log, out_log, in_zp, out_zp):
+    """ELU against TFLite Micro, its reference: exp(x) − 1 in float32 (expm1 differed at input scales of 1e-9),
+    over input scales 1e-10..1 where its table stays inside int32 (`quantization.float32_table_overflow`)."""
+    in_scale, out_scale = 10.0**in_log, 10.0**out_log
+    assume(float32_table_overflow(FLOAT32_FUNCTIONS["elu"], np.float32(in_scale), in_zp, np.float32(out_scale),
+                                  out_zp) is None)
+    model = models.make("elu", in_shape=(1, 16, 16, 1), in_scale=in_scale, out_scale=out_scale, in_zp=in_zp,
+                        out_zp=out_zp)
+    _assert_npu_table_exact(model, run_tflm)
+
+
+def test_elu_table_at_a_tiny_input_scale():
+    """Input scale 1e-9 (the factory's output scale for it, 3.9e-9): expm1 put five entries 1-2 below TFLite
+    Micro's."""
+    _assert_npu_table_exact(models.make("elu", in_shape=(1, 16, 16, 1), in_scale=1e-9), run_tflm)
 
 
 @settings(max_examples=15, deadline=None)

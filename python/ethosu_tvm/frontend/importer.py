@@ -246,19 +246,22 @@ def _tracking_converter(rewrites: _Rewrites):
                     "not supported; convert the model with pot_scale_int16 false")
 
         def _check_softmax_scale(self, op, index: int) -> None:
-            """int8 SOFTMAX: TFLite's kernel takes beta · input scale as a multiplier with a left shift, and refuses
-            a model where it is none (beta · scale at most 2^-26); so does this, naming the operator."""
-            if _op_name(self.model, op) != "SOFTMAX":
+            """int8 SOFTMAX and LOG_SOFTMAX: TFLite's kernels take beta · input scale (LOG_SOFTMAX's beta is 1) as a
+            multiplier with a left shift, and refuse a model where it is none (at most 2^-26); so does this, naming
+            the operator."""
+            name = _op_name(self.model, op)
+            if name not in ("SOFTMAX", "LOG_SOFTMAX"):
                 return
-            (data,) = self.get_input_tensors(op)
+            (data,) = self.get_input_tensors(op)[:1]
             if data.tensor.Type() != tflite.TensorType.INT8 or not data.qnn_params:
                 return
-            beta = _options(op, tflite.SoftmaxOptions).Beta()
+            beta = _options(op, tflite.SoftmaxOptions).Beta() if name == "SOFTMAX" else 1.0
             scale = float(data.qnn_params["scale"].value.numpy().reshape(-1)[0])
             if softmax_input_multiplier(beta, scale) <= 1.0:
+                what = "beta · input scale" if name == "SOFTMAX" else "its input scale"
                 raise UnsupportedModelError(
-                    f"operator #{index} SOFTMAX: beta · input scale is {beta * scale:.3g}; TFLite's int8 kernel "
-                    "needs more than 2^-26 (it refuses the model)")
+                    f"operator #{index} {name}: {what} is {beta * scale:.3g}; TFLite's int8 kernel needs more than "
+                    "2^-26 (it refuses the model)")
 
         def _check_hard_swish_scale(self, op, index: int) -> None:
             """int8 HARD_SWISH: TFLite's Prepare refuses an output multiplier that needs a left shift."""

@@ -60,6 +60,14 @@ def _in_double(function):
 _ERFC = np.vectorize(math.erfc, otypes=[np.float64])
 
 
+def _elu(x: np.ndarray) -> np.ndarray:
+    """TFLite Micro's ELU (its reference): exp(x) − 1 below 0, std::exp(float) then a float32 subtraction, not
+    expm1 (which differs where exp rounds near 1: tiny input scales); x above."""
+    x = x.astype(np.float32)
+    exp = np.exp(x.astype(np.float64)).astype(np.float32)
+    return np.where(x < 0, exp - np.float32(1.0), x).astype(np.float32)
+
+
 def _gelu(x: np.ndarray) -> np.ndarray:
     """TFLite's GELU: 0.5·x · erfc(−x/√2), each product in float32, erfc as std::erfc(float) rounds."""
     x = x.astype(np.float32)
@@ -81,7 +89,7 @@ def _gelu_tanh(x: np.ndarray) -> np.ndarray:
 FLOAT32_FUNCTIONS = {
     "exp": _in_double(np.exp),
     "log": _in_double(np.log),
-    "elu": _in_double(lambda x: np.where(x < 0, np.expm1(x), x)),
+    "elu": _elu,
     "gelu": _gelu,
     "gelu_tanh": _gelu_tanh,
 }
