@@ -208,9 +208,7 @@ def _tracking_converter(rewrites: _Rewrites):
 
         def _convert_and_bind(self, convert, op, index: int):
             self._check_pot_scale_int16(op, index)
-            self._check_softmax_scale(op, index)
-            self._check_hard_swish_scale(op, index)
-            self._check_elu_scale(op, index)
+            self._check_scales(op, index)
             ret = convert(op=op)
             if ret is None:
                 return None
@@ -245,52 +243,19 @@ def _tracking_converter(rewrites: _Rewrites):
                     f"operator #{index} {name}: int16 with power-of-two scaling (pot_scale_int16) of unequal scales is "
                     "not supported; convert the model with pot_scale_int16 false")
 
-        def _check_softmax_scale(self, op, index: int) -> None:
-            """int8 SOFTMAX and LOG_SOFTMAX: TFLite's kernels take beta · input scale (LOG_SOFTMAX's beta is 1) as a
-            multiplier with a left shift, and refuse a model where it is none (at most 2^-26); so does this, naming
-            the operator."""
+        def _check_scales(self, op, index: int) -> None:
+            """Scales of int8 SOFTMAX, LOG_SOFTMAX, HARD_SWISH and ELU that TFLite's kernels refuse, or leave
+            undefined (`_SCALE_REFUSALS`): a one-line refusal naming the operator."""
             name = _op_name(self.model, op)
-            if name not in ("SOFTMAX", "LOG_SOFTMAX"):
+            refusal = _SCALE_REFUSALS.get(name)
+            if refusal is None:
                 return
-            (data,) = self.get_input_tensors(op)[:1]
-            if data.tensor.Type() != tflite.TensorType.INT8 or not data.qnn_params:
-                return
-            beta = _options(op, tflite.SoftmaxOptions).Beta() if name == "SOFTMAX" else 1.0
-            scale = float(data.qnn_params["scale"].value.numpy().reshape(-1)[0])
-            if softmax_input_multiplier(beta, scale) <= 1.0:
-                what = "beta · input scale" if name == "SOFTMAX" else "its input scale"
-                raise UnsupportedModelError(
-                    f"operator #{index} {name}: {what} is {beta * scale:.3g}; TFLite's int8 kernel needs more than "
-                    "2^-26 (it refuses the model)")
-
-        def _check_hard_swish_scale(self, op, index: int) -> None:
-            """int8 HARD_SWISH: TFLite's Prepare refuses an output multiplier that needs a left shift."""
-            if _op_name(self.model, op) != "HARD_SWISH":
-                return
-            (data,), (out,) = self.get_input_tensors(op), self.get_output_tensors(op)
+            data, out = self.get_input_tensors(op)[0], self.get_output_tensors(op)[0]
             if data.tensor.Type() != tflite.TensorType.INT8 or not data.qnn_params or not out.qnn_params:
                 return
-            scale_in, scale_out = (float(t.qnn_params["scale"].value.numpy().reshape(-1)[0]) for t in (data, out))
-            refusal = hard_swish_refusal(scale_in, scale_out)
-            if refusal:
-                raise UnsupportedModelError(f"operator #{index} HARD_SWISH: {refusal}")
-
-        def _check_elu_scale(self, op, index: int) -> None:
-            """int8 ELU, whose reference is TFLite Micro (LiteRT has no reference kernel): its table converts
-            float values to int32 before clamping them, undefined in C beyond int32, where the runtimes differ."""
-            if _op_name(self.model, op) != "ELU":
-                return
-            (data,), (out,) = self.get_input_tensors(op), self.get_output_tensors(op)
-            if data.tensor.Type() != tflite.TensorType.INT8 or not data.qnn_params or not out.qnn_params:
-                return
-            (scale_in, zp_in), (scale_out, zp_out) = (
-                [float(t.qnn_params[k].value.numpy().reshape(-1)[0]) for k in ("scale", "zero_point")]
-                for t in (data, out))
-            beyond = float32_table_overflow(FLOAT32_FUNCTIONS["elu"], scale_in, int(zp_in), scale_out, int(zp_out))
-            if beyond is not None:
-                raise UnsupportedModelError(
-                    f"operator #{index} ELU: output scale {scale_out:.3g} takes table values to {beyond:.3g}, beyond "
-                    "the int32 TFLite converts them to (undefined in C: LiteRT and TFLite Micro differ there)")
+            reason = refusal(op, _scale_and_zero_point(data), _scale_and_zero_point(out))
+            if reason:
+                raise UnsupportedModelError(f"operator #{index} {name}: {reason}")
 
         def _record_quant(self, pairs) -> None:
             """Per-tensor quantization of the (Relax var, TFLite tensor) pairs."""
@@ -835,6 +800,46 @@ def _dilate(expr, dilated: DilatedConv):
                                   out_layout=str(attrs.out_layout), out_dtype=attrs.out_dtype)
 
     return _rewrite_calls(expr, rewrite)
+
+
+def _scale_and_zero_point(tensor) -> tuple[float, int]:
+    params = tensor.qnn_params
+    return float(params["scale"].value.numpy().reshape(-1)[0]), int(params["zero_point"].value.numpy().reshape(-1)[0])
+
+
+def _softmax_refusal(op, data: tuple[float, int], _) -> str:
+    """TFLite's int8 SOFTMAX takes beta · input scale as a multiplier with a left shift and refuses a model where
+    it is none (at most 2^-26)."""
+    beta, scale = _options(op, tflite.SoftmaxOptions).Beta(), data[0]
+    if softmax_input_multiplier(beta, scale) > 1.0:
+        return ""
+    return (f"beta · input scale is {beta * scale:.3g}; TFLite's int8 kernel needs more than 2^-26 (it refuses the "
+            "model)")
+
+
+def _log_softmax_refusal(op, data: tuple[float, int], _) -> str:
+    """LOG_SOFTMAX: as SOFTMAX with beta 1."""
+    if softmax_input_multiplier(1.0, data[0]) > 1.0:
+        return ""
+    return f"its input scale is {data[0]:.3g}; TFLite's int8 kernel needs more than 2^-26 (it refuses the model)"
+
+
+def _elu_refusal(op, data: tuple[float, int], out: tuple[float, int]) -> str:
+    """ELU's reference, TFLite Micro, converts its float table values to int32 before clamping them: undefined in
+    C beyond int32, where the runtimes differ."""
+    beyond = float32_table_overflow(FLOAT32_FUNCTIONS["elu"], *data, *out)
+    if beyond is None:
+        return ""
+    return (f"output scale {out[0]:.3g} takes table values to {beyond:.3g}, beyond the int32 TFLite converts them to "
+            "(undefined in C: LiteRT and TFLite Micro differ there)")
+
+
+_SCALE_REFUSALS = {
+    "SOFTMAX": _softmax_refusal,
+    "LOG_SOFTMAX": _log_softmax_refusal,
+    "HARD_SWISH": lambda op, data, out: hard_swish_refusal(data[0], out[0]),
+    "ELU": _elu_refusal,
+}
 
 
 def _is_power_of_two(tensor) -> bool:
