@@ -506,7 +506,6 @@ _UNIT_WEIGHTS = dict(_UNIT_SCALES, w_scales=(1.0,) * 8)
     ("fully_connected", dict(_UNIT_SCALES, w_scales=(1.0,)), "FULLY_CONNECTED", "1e+12 needs a left shift of 40"),
     ("transpose_conv", _UNIT_WEIGHTS, "TRANSPOSE_CONV", "1e+12 needs a left shift of 40"),
     ("batch_matmul", dict(_UNIT_SCALES, in2_scale=1.0), "BATCH_MATMUL", "1e+12 needs a left shift of 40"),
-    ("add_n", dict(in_scale=1.0, out_scale=1e-18), "ADD_N", "1.91e+12 needs a left shift of 41"),
     ("sum", _UNIT_SCALES, "SUM", "1e+12 needs a left shift of 40"),
     ("mean", dict(in_scale=1.0, out_scale=1e-15), "MEAN", "1e+15 needs a left shift of 44"),
     ("prelu", _UNIT_SCALES, "PRELU", "1e+12 needs a left shift of 40"),
@@ -514,6 +513,7 @@ _UNIT_WEIGHTS = dict(_UNIT_SCALES, w_scales=(1.0,) * 8)
     ("relu", _UNIT_SCALES, "RELU", "1e+12 needs a left shift of 40"),
     ("relu6", _UNIT_SCALES, "RELU6", "1e+12 needs a left shift of 40"),
     ("leaky_relu", _UNIT_SCALES, "LEAKY_RELU", "1e+12 needs a left shift of 40"),
+    ("abs", _UNIT_SCALES, "ABS", "1e+12 needs a left shift of 40"),
 ])
 @pytest.mark.parametrize("target", [npu_target("ethos-u55-128"), "c"], ids=["npu", "host"])
 def test_output_scale_no_kernel_defines_is_refused(op, params, operator, scale, target, tmp_path):
@@ -541,7 +541,9 @@ def test_output_scale_no_kernel_defines_is_refused(op, params, operator, scale, 
      "1e+05 shifts values of magnitude up to 58240 left by 17 bits"),
     ("squared_difference", dict(in_scale=1.0, in2_scale=1.0, out_scale=4 / (2**14 * 1e3)), "SQUARED_DIFFERENCE",
      "1e+03 shifts values of magnitude up to 276956164 left by 10 bits"),
-], ids=["conv2d", "mul", "mean", "batch_matmul", "batch_matmul-constant", "squared_difference"])
+    ("prelu", dict(in_scale=1.0, out_scale=5.26e-10), "PRELU", "7.6e+06 shifts values of magnitude up to 14690 "
+     "left by 23 bits"),  # its MUL by alpha; the positive side's table wraps as TFLite does
+], ids=["conv2d", "mul", "mean", "batch_matmul", "batch_matmul-constant", "squared_difference", "prelu"])
 def test_values_tflite_would_shift_beyond_int32_stay_on_the_host(op, params, operator, reason, tmp_path):
     """TFLite requantizes by a scale of 1 or more with a left shift in int32, where LiteRT's product wraps; the
     NPU's exact arithmetic would differ wherever the shifted value can leave int32 (it did on these inputs), so
@@ -563,13 +565,15 @@ def test_scale_above_one_tflite_does_not_wrap_stays_on_the_npu(tmp_path):
     assert_bit_exact(model, archive, tmp_path)
 
 
-@pytest.mark.parametrize("op,real", [("add", 1.0), ("sub", 2.0), ("add", 1.91e11)])
+@pytest.mark.parametrize("op,real", [("add", 1.0), ("sub", 2.0), ("add", 1.91e11), ("add_n", 1.5)])
 @pytest.mark.parametrize("target", [npu_target("ethos-u55-128"), "c"], ids=["npu", "host"])
 def test_add_output_scale_of_one_or_more_is_refused(op, real, target, tmp_path):
     """TFLite's ADD and SUB take their output multiplier 2·max(s1, s2) / (2^20 · s_out) as one below 1: at 1 or
     more LiteRT and TFLite Micro abort preparing ADD, TFLite Micro SUB (LiteRT's SUB runs it through a negative
-    shift). Refused on every target; just below 1 it compiles (`test_add_output_scale_just_below_one`)."""
-    model = models.make(op, in_scale=1.0, in2_scale=1.0, out_scale=2.0 / (2**20 * real))
+    shift) and ADD_N (LiteRT has no int8 ADD_N). Refused on every target; just below 1 it compiles
+    (`test_add_output_scale_just_below_one`)."""
+    second = {} if op == "add_n" else dict(in2_scale=1.0)
+    model = models.make(op, in_scale=1.0, out_scale=2.0 / (2**20 * real), **second)
     status, lines, written = compile_once(model, tmp_path, target)
     assert (status, written) == (2, False), lines
     assert lines[-1] == (f"tvmc: error: operator #0 {op.upper()}: effective output scale {real:.3g}; TFLite's "
@@ -640,6 +644,48 @@ def test_int8_softmax_tflite_refuses_is_refused(in_scale, beta, product, tmp_pat
     assert (status, written) == (2, False), lines
     assert lines[-1] == (f"tvmc: error: operator #0 SOFTMAX: beta · input scale is {product}; TFLite's int8 kernel "
                          "needs more than 2^-26 (it refuses the model)")
+
+
+@pytest.mark.parametrize("op,params,operator,real", [
+    ("prelu", dict(in_scale=1.0, out_scale=1e9), "PRELU", "4e-12"),
+    ("batch_matmul", dict(in_scale=1.0, out_scale=1e9), "BATCH_MATMUL", "2e-11"),  # both operands at run time
+], ids=["prelu", "batch_matmul"])
+def test_scale_tflite_flushes_to_zero_runs_on_the_host(op, params, operator, real, tmp_path):
+    """An elementwise scale below 2^-32, which TFLite's QuantizeMultiplier flushes to 0 (every result the zero
+    point): the NPU operations' TE definitions folded the constant and lost their reads (an internal error, found
+    by sweeping output scales); the operator runs on the host, equal to LiteRT."""
+    model = models.make(op, **params)
+    archive = compile_model(model, tmp_path, npu_target("ethos-u55-128"))
+    assert _placement(archive, operator) == (f"host effective scale {real} is below 2^-32, where TFLite's multiplier "
+                                             "is 0: a constant result, which the NPU operations are not generated for")
+    assert_bit_exact(model, archive, tmp_path)
+
+
+@pytest.mark.parametrize("op,params,message", [
+    ("hard_swish", dict(in_scale=1.0, out_scale=1e-3), "HARD_SWISH: input scale / (128 · output scale) is 7.81; "
+     "TFLite's kernel needs it below 1 (it refuses the model)"),
+    ("elu", dict(in_scale=1.0, out_scale=1e-8), "ELU: output scale 1e-08 takes table values to 1.3e+10, beyond the "
+     "int32 TFLite converts them to (undefined in C: LiteRT and TFLite Micro differ there)"),
+], ids=["hard_swish", "elu"])
+@pytest.mark.parametrize("target", [npu_target("ethos-u55-128"), "c"], ids=["npu", "host"])
+def test_unary_scales_tflite_refuses_or_leaves_undefined_are_refused(op, params, message, target, tmp_path):
+    """HARD_SWISH's output multiplier must take no left shift (LiteRT and TFLite Micro refuse the model; before, an
+    internal error); ELU's table, which TFLite Micro (its reference) converts to int32 before clamping, must stay
+    inside int32 (beyond, TFLite Micro's x86-64 build gives the lowest value and LiteRT's optimised kernel others)."""
+    status, lines, written = compile_once(models.make(op, **params), tmp_path, target)
+    assert (status, written) == (2, False), lines
+    assert lines[-1] == f"tvmc: error: operator #0 {message}", lines
+
+
+def test_int8_log_softmax_tflite_refuses_is_refused(tmp_path):
+    """LOG_SOFTMAX (beta 1) at an input scale of 1e-8, below 2^-26: LiteRT aborts preparing it (before, an
+    internal error); at 2e-8 it compiles (`tests/host`'s LOG_SOFTMAX cases are bit-exact at ordinary scales)."""
+    status, lines, written = compile_once(models.make("log_softmax", in_scale=1e-8), tmp_path, "c")
+    assert (status, written) == (2, False), lines
+    assert lines[-1] == ("tvmc: error: operator #0 LOG_SOFTMAX: its input scale is 1e-08; TFLite's int8 kernel needs "
+                         "more than 2^-26 (it refuses the model)")
+    model = models.make("log_softmax", in_scale=2e-8)
+    assert_bit_exact(model, compile_model(model, tmp_path / "ok", "c"), tmp_path / "ok")
 
 
 def test_int8_softmax_at_the_smallest_scale_tflite_takes(tmp_path):

@@ -16,7 +16,7 @@ import numpy as np
 import tflite
 
 from ..qdq.values import const_value, dtype_of, is_const
-from ..quantization import softmax_input_multiplier
+from ..quantization import FLOAT32_FUNCTIONS, float32_table_overflow, hard_swish_refusal, softmax_input_multiplier
 from .dilated_conv import DilatedConv, find_dilated_convs
 from .float_io import float_edges
 from .graph_view import view
@@ -208,7 +208,7 @@ def _tracking_converter(rewrites: _Rewrites):
 
         def _convert_and_bind(self, convert, op, index: int):
             self._check_pot_scale_int16(op, index)
-            self._check_softmax_scale(op, index)
+            self._check_scales(op, index)
             ret = convert(op=op)
             if ret is None:
                 return None
@@ -243,20 +243,19 @@ def _tracking_converter(rewrites: _Rewrites):
                     f"operator #{index} {name}: int16 with power-of-two scaling (pot_scale_int16) of unequal scales is "
                     "not supported; convert the model with pot_scale_int16 false")
 
-        def _check_softmax_scale(self, op, index: int) -> None:
-            """int8 SOFTMAX: TFLite's kernel takes beta · input scale as a multiplier with a left shift, and refuses
-            a model where it is none (beta · scale at most 2^-26); so does this, naming the operator."""
-            if _op_name(self.model, op) != "SOFTMAX":
+        def _check_scales(self, op, index: int) -> None:
+            """Scales of int8 SOFTMAX, LOG_SOFTMAX, HARD_SWISH and ELU that TFLite's kernels refuse, or leave
+            undefined (`_SCALE_REFUSALS`): a one-line refusal naming the operator."""
+            name = _op_name(self.model, op)
+            refusal = _SCALE_REFUSALS.get(name)
+            if refusal is None:
                 return
-            (data,) = self.get_input_tensors(op)
-            if data.tensor.Type() != tflite.TensorType.INT8 or not data.qnn_params:
+            data, out = self.get_input_tensors(op)[0], self.get_output_tensors(op)[0]
+            if data.tensor.Type() != tflite.TensorType.INT8 or not data.qnn_params or not out.qnn_params:
                 return
-            beta = _options(op, tflite.SoftmaxOptions).Beta()
-            scale = float(data.qnn_params["scale"].value.numpy().reshape(-1)[0])
-            if softmax_input_multiplier(beta, scale) <= 1.0:
-                raise UnsupportedModelError(
-                    f"operator #{index} SOFTMAX: beta · input scale is {beta * scale:.3g}; TFLite's int8 kernel "
-                    "needs more than 2^-26 (it refuses the model)")
+            reason = refusal(op, _scale_and_zero_point(data), _scale_and_zero_point(out))
+            if reason:
+                raise UnsupportedModelError(f"operator #{index} {name}: {reason}")
 
         def _record_quant(self, pairs) -> None:
             """Per-tensor quantization of the (Relax var, TFLite tensor) pairs."""
@@ -801,6 +800,46 @@ def _dilate(expr, dilated: DilatedConv):
                                   out_layout=str(attrs.out_layout), out_dtype=attrs.out_dtype)
 
     return _rewrite_calls(expr, rewrite)
+
+
+def _scale_and_zero_point(tensor) -> tuple[float, int]:
+    params = tensor.qnn_params
+    return float(params["scale"].value.numpy().reshape(-1)[0]), int(params["zero_point"].value.numpy().reshape(-1)[0])
+
+
+def _softmax_refusal(op, data: tuple[float, int], _) -> str:
+    """TFLite's int8 SOFTMAX takes beta · input scale as a multiplier with a left shift and refuses a model where
+    it is none (at most 2^-26)."""
+    beta, scale = _options(op, tflite.SoftmaxOptions).Beta(), data[0]
+    if softmax_input_multiplier(beta, scale) > 1.0:
+        return ""
+    return (f"beta · input scale is {beta * scale:.3g}; TFLite's int8 kernel needs more than 2^-26 (it refuses the "
+            "model)")
+
+
+def _log_softmax_refusal(op, data: tuple[float, int], _) -> str:
+    """LOG_SOFTMAX: as SOFTMAX with beta 1."""
+    if softmax_input_multiplier(1.0, data[0]) > 1.0:
+        return ""
+    return f"its input scale is {data[0]:.3g}; TFLite's int8 kernel needs more than 2^-26 (it refuses the model)"
+
+
+def _elu_refusal(op, data: tuple[float, int], out: tuple[float, int]) -> str:
+    """ELU's reference, TFLite Micro, converts its float table values to int32 before clamping them: undefined in
+    C beyond int32, where the runtimes differ."""
+    beyond = float32_table_overflow(FLOAT32_FUNCTIONS["elu"], *data, *out)
+    if beyond is None:
+        return ""
+    return (f"output scale {out[0]:.3g} takes table values to {beyond:.3g}, beyond the int32 TFLite converts them to "
+            "(undefined in C: LiteRT and TFLite Micro differ there)")
+
+
+_SCALE_REFUSALS = {
+    "SOFTMAX": _softmax_refusal,
+    "LOG_SOFTMAX": _log_softmax_refusal,
+    "HARD_SWISH": lambda op, data, out: hard_swish_refusal(data[0], out[0]),
+    "ELU": _elu_refusal,
+}
 
 
 def _is_power_of_two(tensor) -> bool:

@@ -136,6 +136,18 @@ def _scale_range(multipliers: np.ndarray) -> str:
     return ""
 
 
+def _scalar_scales(reals) -> str:
+    """`_scale_range` of the requantizations an elementwise or pooling operation takes as one immediate scale.
+    Below 2^-32 TFLite's multiplier is 0 and the result a constant, which TE folds, losing the operation's reads
+    that code generation needs (per-channel scales are read from a constant and not folded): host."""
+    reals = np.asarray(reals, dtype=np.float64).reshape(-1)
+    flushed = next((float(r) for r in reals if quantize_multiplier(float(r))[0] == 0), None)
+    if flushed is not None:
+        return (f"effective scale {flushed:.3g} is below 2^-32, where TFLite's multiplier is 0: a constant result, "
+                "which the NPU operations are not generated for")
+    return _scale_range(reals)
+
+
 def _weights(weights: np.ndarray, zero_point: np.ndarray, axes: tuple[int, ...]) -> str:
     """The sum of |w - zp| over one output channel must fit the NPU's accumulator limit."""
     centred = np.abs(weights.astype(np.int64) - zero_point.reshape(-1)[0])
@@ -435,7 +447,7 @@ def _check_run_time_batch_matmul(match: Match) -> str:
         lambda: _activation_quant(lhs_q, "IFM"),
         lambda: _activation_quant(rhs_q, "IFM2"),
         lambda: _activation_quant(ofm_q, "OFM"),
-        lambda: _scale_range(conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)),
+        lambda: _scalar_scales(conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)),
         lambda: _wrapping_left_shifts(lhs_shape[-1] * products,
                                       conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)),
     )
@@ -552,12 +564,12 @@ def _binary(match: Match, same_quant: bool) -> str:
         ofm_dtype = dtype_of(match["quantize"])
         if match.kind in ("add", "subtract"):
             reals = add_multipliers(s1, s2, so, ELEMENTWISE_INPUT_SHIFT[ofm_dtype])
-            return add_output_refusal(reals[2]) or _scale_range(np.array(reals))
+            return add_output_refusal(reals[2]) or _scalar_scales(reals)
         if match.kind == "multiply":
             real = mul_multiplier(s1, s2, so, narrowing_mul(dtype_of(match["lhs"]), ofm_dtype))
             lhs, rhs = (_centred_magnitude(dtype_of(match[role]), q.scalar_zero_point)
                         for role, q in (("lhs", lhs_q), ("rhs", rhs_q)))
-            return _scale_range(np.array([real])) or _wrapping_left_shifts(lhs * rhs, real)
+            return _scalar_scales([real]) or _wrapping_left_shifts(lhs * rhs, real)
         return ""
 
     return _first(
@@ -841,7 +853,7 @@ def check_requantize(match: Match) -> str:
         lambda: _activation_quant(ifm_q, "IFM"),
         lambda: _activation_quant(ofm_q, "OFM"),
         lambda: "" if real < 1 << 15 else f"effective scale {real:.6g}; int16 requantization needs it below 2^15",
-        lambda: _scale_range(np.array([real])),
+        lambda: _scalar_scales([real]),
     )
 
 
@@ -853,6 +865,10 @@ def check_prelu(match: Match) -> str:
 
     def reals() -> tuple[float, float]:  # the table's, then the MUL's; once the scales are checked
         return prelu_multipliers(ifm_q.scalar_scale, alpha_q.scalar_scale, ofm_q.scalar_scale)
+
+    def slopes() -> int:  # a bound of the products the MUL requantizes: (x − zp) · (alpha − alpha zp)
+        centred = np.abs(np.asarray(const_value(match["alpha"]), dtype=np.int64) - alpha_q.scalar_zero_point)
+        return _centred_magnitude(dtype_of(match["ifm"]), ifm_q.scalar_zero_point) * int(centred.max(initial=0))
 
     def alpha() -> str:
         if dtype_of(match["alpha"]) != "int8":
@@ -869,7 +885,8 @@ def check_prelu(match: Match) -> str:
         lambda: _activation_quant(ofm_q, "OFM"),
         alpha,
         lambda: _defined_left_shifts(reals()[:1]),
-        lambda: _scale_range(np.array(reals()[1:])),
+        lambda: _scalar_scales(reals()[1:]),
+        lambda: _wrapping_left_shifts(slopes(), reals()[1]),
     )
 
 
@@ -883,7 +900,7 @@ def check_squared_difference(match: Match) -> str:
         difference = sum(int(_centred_magnitude(dtype_of(match[role]), q.scalar_zero_point) * real
                              * (1 << SQUARED_DIFFERENCE_LEFT_SHIFT)) + 1
                          for role, q, real in (("lhs", lhs_q, reals[0]), ("rhs", rhs_q, reals[1])))
-        return _scale_range(np.array(reals)) or _wrapping_left_shifts(difference**2, reals[2])
+        return _scalar_scales(reals) or _wrapping_left_shifts(difference**2, reals[2])
 
     return _first(
         lambda: "a constant operand; the NPU takes two feature maps" if is_const(match["lhs"]) or is_const(

@@ -81,11 +81,11 @@ def slice_parameters(call: relax.Call) -> tuple[tuple[int, ...], tuple[int, ...]
     return int_tuple(call.args[1]), begin, strides
 
 
-REQUANTIZING_TABLES = ("relu", "clip", "requantize", "leaky_relu")
+REQUANTIZING_TABLES = ("relu", "clip", "requantize", "leaky_relu", "abs")
 
 
 def table_reals(match) -> tuple[float, ...]:
-    """The real multipliers TFLite requantizes a RELU, CLIP, QUANTIZE or LEAKY_RELU composite (`match`, a
+    """The real multipliers TFLite requantizes a RELU, CLIP, QUANTIZE, LEAKY_RELU or ABS composite (`match`, a
     qdq.Match of one of REQUANTIZING_TABLES) with: what its int8 table is computed from."""
     alpha = float(match["core"].attrs.alpha) if match.kind == "leaky_relu" else 0.0
     return table_multipliers(match.kind, quant_of(match["ifm_dq"]).scalar_scale,

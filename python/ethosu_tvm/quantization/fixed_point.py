@@ -60,11 +60,34 @@ def _sdhm16(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(overflow, (1 << 15) - 1, np.sign(product) * (np.abs(product) >> 15))
 
 
+def _rounding_divide_by_pot16(x: np.ndarray, exponent: int) -> np.ndarray:
+    """gemmlowp RoundingDivideByPOT on int16 values: its mask (2^exponent − 1) is an int16 too, all ones from
+    exponent 16 on, and then every value rounds to 1 (x ≥ 0) or −1 (x < 0), as LiteRT and TFLite Micro compute."""
+    if exponent < 16:
+        return rounding_divide_by_pot(x, exponent)
+    return (x >> exponent) + (x > (x < 0) - 1)
+
+
+def _hard_swish_multipliers(in_scale: float, out_scale: float) -> tuple[tuple[int, int], tuple[int, int]]:
+    """HardSwish's 16-bit (multiplier, exponent) pairs of the output and of the 'reluish' ramp (float32 ratios)."""
+    hires_scale = np.float32(1.0 / 128.0) * np.float32(in_scale)
+    return (_int16_multiplier(float(hires_scale / np.float32(out_scale))),
+            _int16_multiplier(float(hires_scale / np.float32(3.0 / 32768.0))))
+
+
+def hard_swish_refusal(in_scale: float, out_scale: float) -> str:
+    """Why TFLite refuses an int8 HARD_SWISH of these scales, or "": its Prepare requires the output multiplier,
+    input scale / (128 · output scale), to take no left shift."""
+    (_, out_exp), _ = _hard_swish_multipliers(in_scale, out_scale)
+    if out_exp <= 0:
+        return ""
+    return (f"input scale / (128 · output scale) is {in_scale / (128 * out_scale):.3g}; TFLite's kernel needs it "
+            "below 1 (it refuses the model)")
+
+
 def hard_swish_values(centred: np.ndarray, in_scale: float, out_scale: float) -> np.ndarray:
     """TFLite's int8 HardSwish on centred inputs (its 16-bit fixed-point algorithm), before the zero point."""
-    hires_scale = np.float32(1.0 / 128.0) * np.float32(in_scale)
-    out_mult, out_exp = _int16_multiplier(float(hires_scale / np.float32(out_scale)))
-    relu_mult, relu_exp = _int16_multiplier(float(hires_scale / np.float32(3.0 / 32768.0)))
+    (out_mult, out_exp), (relu_mult, relu_exp) = _hard_swish_multipliers(in_scale, out_scale)
     hires = centred * (1 << 7)
     preshift_output = _srdhm16(hires, out_mult)
     reluish = hires
@@ -74,9 +97,9 @@ def hard_swish_values(centred: np.ndarray, in_scale: float, out_scale: float) ->
     if relu_exp > 0:
         reluish = _saturate16(reluish << 1)
     elif relu_exp < 0:
-        reluish = rounding_divide_by_pot(reluish, -relu_exp)
+        reluish = _rounding_divide_by_pot16(reluish, -relu_exp)
     reluish = (reluish + (1 << 15)) >> 1
-    return rounding_divide_by_pot(_sdhm16(reluish, preshift_output), -out_exp)
+    return _rounding_divide_by_pot16(_sdhm16(reluish, preshift_output), -out_exp)
 
 
 # Scalar int32 arithmetic of gemmlowp and TFLite, for tables computed one input value at a time.
@@ -98,10 +121,18 @@ def _saturating_shift_left(x: int, exponent: int) -> int:
     return _INT32_MAX if x > threshold else _INT32_MIN if x < -threshold else x << exponent
 
 
+def _rounding_divide_by_pot32(x: int, exponent: int) -> int:
+    """gemmlowp RoundingDivideByPOT of one int32 value. From exponent 32 on C leaves its shift undefined; LiteRT's
+    x86-64 build shifts by the exponent's low 5 bits and, its int32 mask being all ones, adds 1 to values ≥ 0."""
+    if exponent < 32:
+        return rounding_divide_by_pot(x, exponent)
+    return (x >> (exponent & 31)) + (x >= 0)
+
+
 def multiply_by_quantized_multiplier_int(x: int, multiplier: int, shift: int) -> int:
     """TFLite MultiplyByQuantizedMultiplier of one int32 value (shift > 0 shifts left first)."""
     left, right = max(shift, 0), max(-shift, 0)
-    return rounding_divide_by_pot(srdhm(_wrap32(x * (1 << left)), multiplier), right)
+    return _rounding_divide_by_pot32(srdhm(_wrap32(x * (1 << left)), multiplier), right)
 
 
 def inv_sqrt_multiplier_exp(value: int) -> tuple[int, int]:

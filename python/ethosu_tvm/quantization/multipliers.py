@@ -61,7 +61,7 @@ def add_output_refusal(real: float) -> str:
 
 
 def table_multipliers(kind: str, in_scale: float, out_scale: float, alpha: float = 0.0) -> tuple[float, ...]:
-    """The real multipliers TFLite's int8 RELU/CLIP ("relu", "clip"), QUANTIZE ("requantize") and LEAKY_RELU
+    """The real multipliers TFLite's int8 RELU/CLIP ("relu", "clip"), ABS, QUANTIZE ("requantize") and LEAKY_RELU
     requantize with: the scale ratio (in double for QUANTIZE, in float32 for the others, as their Prepare computes
     it), and LEAKY_RELU's input·alpha/output ratio (float32) for negative inputs."""
     if kind == "requantize":

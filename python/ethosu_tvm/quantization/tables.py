@@ -39,12 +39,33 @@ def float32_lut(function, in_scale: float, in_zp: int, out_scale: float, out_zp:
     return np.clip(quantized, info.min, info.max).astype(dtype)
 
 
+def float32_table_overflow(function, in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> float | None:
+    """The largest |value| beyond int32 that building `float32_lut`'s int8 table converts from float32, or None.
+    TFLite Micro's LUT kernels (ELU) convert before they clamp, which C leaves undefined there (its x86-64 build
+    gives INT32_MIN, LiteRT's optimised kernel something else)."""
+    dequantized = np.float32(in_scale) * (np.arange(-128, 128, dtype=np.int64) - in_zp).astype(np.float32)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        rescaled = np.round(function(dequantized).astype(np.float32) * (np.float32(1.0) / np.float32(out_scale)))
+        shifted = rescaled.astype(np.float64) + out_zp
+    beyond = np.abs(shifted)
+    beyond = beyond[beyond >= 1 << 31]  # inf too; NaN (no ELU input gives one) is never beyond
+    return float(beyond.max()) if beyond.size else None
+
+
 def _in_double(function):
     """A float32 → float32 function computed in double and rounded once, as std::exp(float) etc. round."""
     return lambda x: function(x.astype(np.float64)).astype(np.float32)
 
 
 _ERFC = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def _elu(x: np.ndarray) -> np.ndarray:
+    """TFLite Micro's ELU (its reference): exp(x) − 1 below 0, std::exp(float) then a float32 subtraction, not
+    expm1 (which differs where exp rounds near 1: tiny input scales); x above."""
+    x = x.astype(np.float32)
+    exp = np.exp(x.astype(np.float64)).astype(np.float32)
+    return np.where(x < 0, exp - np.float32(1.0), x).astype(np.float32)
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
@@ -68,7 +89,7 @@ def _gelu_tanh(x: np.ndarray) -> np.ndarray:
 FLOAT32_FUNCTIONS = {
     "exp": _in_double(np.exp),
     "log": _in_double(np.log),
-    "elu": _in_double(lambda x: np.where(x < 0, np.expm1(x), x)),
+    "elu": _elu,
     "gelu": _gelu,
     "gelu_tanh": _gelu_tanh,
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from tvm import te
 
-from ...quantization import quantize_multiplier
+from ...quantization import add_output_refusal, quantize_multiplier
 from ..fixed_point import multiply_by_quantized_multiplier
 from ..spec import AddN
 from ..te_kernel import TeKernel, activation, require, require_dtype, saturate, tflite_multiplier
@@ -25,7 +25,10 @@ def define(op: AddN) -> TeKernel:
         require((tensor.shape, tensor.scale, tensor.zero_point) == (first.shape, first.scale, first.zero_point)
                 and tensor.size == op.output.size, "add_n", "inputs must share the output's shape and one quantization")
     input_multiplier = quantize_multiplier(0.5)  # input_scale / (2 · input_scale)
-    output_multiplier = tflite_multiplier("add_n", 2.0 * first.scale / ((1 << _LEFT_SHIFT) * op.output.scale))
+    real = 2.0 * first.scale / ((1 << _LEFT_SHIFT) * op.output.scale)
+    refusal = add_output_refusal(real)  # TFLite Micro takes it as ADD does, below 1
+    require(not refusal, "add_n", refusal)
+    output_multiplier = tflite_multiplier("add_n", real)
     inputs = [activation(t, f"input{k}", (t.size,)) for k, t in enumerate(op.inputs)]
 
     def rescaled(value):

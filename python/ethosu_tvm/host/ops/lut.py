@@ -11,9 +11,18 @@ from __future__ import annotations
 import numpy as np
 from tvm import te
 
-from ...quantization import FLOAT32_FUNCTIONS, abs_lut, float32_lut, hard_swish_lut, neg_lut, rsqrt_lut, sqrt_lut
+from ...quantization import (
+    FLOAT32_FUNCTIONS,
+    abs_lut,
+    float32_lut,
+    hard_swish_lut,
+    neg_lut,
+    rsqrt_lut,
+    sqrt_lut,
+    table_multipliers,
+)
 from ..spec import Abs, FloatFunction, HardSwish, Logistic, Neg, Rsqrt, Sqrt, Tanh, UnsupportedHostOp, op_name
-from ..te_kernel import TeKernel, activation, constant, require_dtype
+from ..te_kernel import TeKernel, activation, constant, require_dtype, tflite_multiplier
 from . import sigmoid_int16
 
 
@@ -33,6 +42,8 @@ _INTEGER_TABLES = {Abs: abs_lut, HardSwish: hard_swish_lut, Rsqrt: rsqrt_lut, Sq
 
 
 def _table(op: Logistic | Tanh | FloatFunction | Abs | Rsqrt | Sqrt | Neg | HardSwish) -> np.ndarray:
+    if isinstance(op, Abs):  # TFLite requantizes |x − zp| by the scale ratio's multiplier
+        tflite_multiplier(op_name(op), table_multipliers("abs", op.input.scale, op.output.scale)[0])
     if type(op) in _INTEGER_TABLES:
         return _INTEGER_TABLES[type(op)](op.input.scale, op.input.zero_point, op.output.scale,
                                          op.output.zero_point)
