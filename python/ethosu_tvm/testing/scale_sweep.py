@@ -66,7 +66,7 @@ def _in_child(function, *args):
         try:
             with open(os.devnull, "w") as null, contextlib.redirect_stderr(null):
                 reply = ("ok", function(*args))
-        except BaseException as err:  # noqa: BLE001 - whatever the runtime raises is its refusal
+        except BaseException as err:  # whatever the runtime raises is its refusal
             reply = ("error", f"{type(err).__name__}: {str(err).strip().splitlines()[-1][:200] if str(err) else ''}")
         with os.fdopen(write, "wb") as pipe:
             pipe.write(pickle.dumps(reply))
