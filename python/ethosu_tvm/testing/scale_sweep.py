@@ -63,9 +63,11 @@ def _in_child(function, *args):
     pid = os.fork()
     if pid == 0:  # the child: never returns
         os.close(read)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)  # the runtimes' own messages (TFLite Micro's on refusals, LiteRT's delegate notice)
+        os.dup2(null, 2)
         try:
-            with open(os.devnull, "w") as null, contextlib.redirect_stderr(null):
-                reply = ("ok", function(*args))
+            reply = ("ok", function(*args))
         except BaseException as err:  # whatever the runtime raises is its refusal
             reply = ("error", f"{type(err).__name__}: {str(err).strip().splitlines()[-1][:200] if str(err) else ''}")
         with os.fdopen(write, "wb") as pipe:
