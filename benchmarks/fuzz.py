@@ -36,12 +36,8 @@ def main(argv: list[str] | None = None) -> int:
         originals["kws"] = (shared_models_dir() / KWS).read_bytes()
     start = time.perf_counter()
     result = fuzz(originals, args.count, args.seed)
-    counts = ", ".join(f"{outcome} {count}" for outcome, count in sorted(result.outcomes.items()))
-    print(f"{args.count} mutations of {', '.join(sorted(originals))} (seed {args.seed}) in "
-          f"{time.perf_counter() - start:.0f} s: {counts}")
-    for failure in result.failures:
-        print(f"FAILURE {failure}")
-    return 1 if result.failures else 0
+    return result.report(f"{args.count} mutations of {', '.join(sorted(originals))} (seed {args.seed}) in "
+                         f"{time.perf_counter() - start:.0f} s")
 
 
 if __name__ == "__main__":

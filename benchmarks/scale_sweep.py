@@ -24,12 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     selected = cases(args.ops)
     start = time.perf_counter()
     result = sweep(selected, (f"ethos-u -accelerator-config={args.accelerator},c", "c"))
-    counts = ", ".join(f"{outcome} {count}" for outcome, count in sorted(result.outcomes.items()))
-    print(f"{len(selected)} models of {len(args.ops)} ops, on {args.accelerator} and the host, in "
-          f"{time.perf_counter() - start:.0f} s: {counts}")
-    for failure in result.failures:
-        print(f"FAILURE {failure}")
-    return 1 if result.failures else 0
+    return result.report(f"{len(selected)} models of {len(args.ops)} ops, on {args.accelerator} and the host, in "
+                         f"{time.perf_counter() - start:.0f} s")
 
 
 if __name__ == "__main__":

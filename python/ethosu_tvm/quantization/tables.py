@@ -18,7 +18,14 @@ from .fixed_point import (
     SOFTMAX_INT16_EXP_RANGE,
     softmax_input_scaling,
 )
-from .multipliers import quantize_multiplier, round_half_away
+from .multipliers import quantize_multiplier, round_half_away, table_multipliers
+
+
+def _rescaled(function, in_scale: float, in_zp: int, out_scale: float, values: np.ndarray) -> np.ndarray:
+    """f(in_scale · (v − in_zp)) / out_scale for each raw value v, every step in float32, not yet rounded."""
+    dequantized = np.float32(in_scale) * (values - in_zp).astype(np.float32)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        return function(dequantized).astype(np.float32) * (np.float32(1.0) / np.float32(out_scale))
 
 
 def float32_lut(function, in_scale: float, in_zp: int, out_scale: float, out_zp: int, dtype: str) -> np.ndarray:
@@ -29,11 +36,7 @@ def float32_lut(function, in_scale: float, in_zp: int, out_scale: float, out_zp:
     result of +inf saturates high; −inf and NaN (log of a non-positive value) give the lowest value, as LiteRT's.
     """
     info = np.iinfo(dtype)
-    values = np.arange(info.min, info.max + 1, dtype=np.int64)
-    dequantized = np.float32(in_scale) * (values - in_zp).astype(np.float32)
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        transformed = function(dequantized).astype(np.float32)
-        rescaled = transformed * (np.float32(1.0) / np.float32(out_scale))
+    rescaled = _rescaled(function, in_scale, in_zp, out_scale, np.arange(info.min, info.max + 1, dtype=np.int64))
     bounded = np.nan_to_num(rescaled, nan=-np.inf).clip(-(1 << 40), 1 << 40)
     quantized = np.array([round_half_away(float(v)) for v in bounded], dtype=np.int64) + out_zp
     return np.clip(quantized, info.min, info.max).astype(dtype)
@@ -43,11 +46,8 @@ def float32_table_overflow(function, in_scale: float, in_zp: int, out_scale: flo
     """The largest |value| beyond int32 that building `float32_lut`'s int8 table converts from float32, or None.
     TFLite Micro's LUT kernels (ELU) convert before they clamp, which C leaves undefined there (its x86-64 build
     gives INT32_MIN, LiteRT's optimised kernel something else)."""
-    dequantized = np.float32(in_scale) * (np.arange(-128, 128, dtype=np.int64) - in_zp).astype(np.float32)
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        rescaled = np.round(function(dequantized).astype(np.float32) * (np.float32(1.0) / np.float32(out_scale)))
-        shifted = rescaled.astype(np.float64) + out_zp
-    beyond = np.abs(shifted)
+    rescaled = _rescaled(function, in_scale, in_zp, out_scale, np.arange(-128, 128, dtype=np.int64))
+    beyond = np.abs(np.round(rescaled).astype(np.float64) + out_zp)
     beyond = beyond[beyond >= 1 << 31]  # inf too; NaN (no ELU input gives one) is never beyond
     return float(beyond.max()) if beyond.size else None
 
@@ -171,7 +171,7 @@ def abs_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.nd
     """The 256-entry int8 table of TFLite's integer ABS: |x − in_zp| requantized by in_scale/out_scale (the ratio
     in float32), + out_zp."""
     centred = np.abs(np.arange(-128, 128, dtype=np.int64) - in_zp)
-    ratio = float(np.float32(in_scale) / np.float32(out_scale))
+    (ratio,) = table_multipliers("abs", in_scale, out_scale)
     return np.clip(multiply_by_quantized_multiplier(centred, ratio) + out_zp, -128, 127).astype(np.int8)
 
 

@@ -37,15 +37,25 @@ def mutate(model: bytes, rng: np.random.Generator) -> tuple[str, bytes]:
 
 
 @dataclass
-class FuzzResult:
-    """Counts by outcome ("compiled", "refused", "internal error", "bad exit"), and what went wrong."""
+class RobustnessResult:
+    """Counts by outcome (the fuzzer's "compiled", "refused", "internal error", "bad exit"; the scale sweep's
+    `scale_sweep.sweep`), and what went wrong."""
 
     outcomes: Counter = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
 
+    def report(self, summary: str) -> int:
+        """Print `summary` with the counts, then each failure; the exit status of a benchmark (1 on a failure)."""
+        counts = ", ".join(f"{outcome} {count}" for outcome, count in sorted(self.outcomes.items()))
+        print(f"{summary}: {counts}")
+        for failure in self.failures:
+            print(f"FAILURE {failure}")
+        return 1 if self.failures else 0
 
-def compile_once(model: bytes, directory: Path, target: str) -> tuple[int, list[str], bool]:
-    """`tvmc compile` in this process: (exit status, stderr lines, whether anything was written at -o)."""
+
+def compile_once(model: bytes, directory: Path, target: str, keep: bool = False) -> tuple[int, list[str], bool]:
+    """`tvmc compile` in this process: (exit status, stderr lines, whether anything was written at -o). The
+    archive, directory/module.tar, is removed unless `keep`."""
     from ..cli import main as tvmc
 
     source, output = directory / "model.tflite", directory / "module.tar"
@@ -54,17 +64,17 @@ def compile_once(model: bytes, directory: Path, target: str) -> tuple[int, list[
     with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(stdout):
         status = tvmc(["compile", str(source), f"--target={target}", "-o", str(output)])
     written = output.exists() or any(directory.glob(".module.tar*"))
-    if output.exists():
+    if output.exists() and not keep:
         output.unlink()
     return status, stderr.getvalue().strip().splitlines(), written
 
 
 def fuzz(models: dict[str, bytes], count: int, seed: int = 0,
-         target: str = "ethos-u -accelerator-config=ethos-u55-128,c") -> FuzzResult:
+         target: str = "ethos-u -accelerator-config=ethos-u55-128,c") -> RobustnessResult:
     """Compile `count` mutations spread over `models`; a failure is exit 1, another status than 0/2, a traceback,
     more than one error line, or a file left at -o after an error."""
     rng = np.random.default_rng(seed)
-    result = FuzzResult()
+    result = RobustnessResult()
     names = sorted(models)
     with tempfile.TemporaryDirectory(prefix="ethosu_tvm_fuzz_") as tmp:
         for i in range(count):

@@ -8,18 +8,16 @@ both runtimes refuse is a failure too. The runtimes run in a child process, as t
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import pickle
 import tarfile
 import tempfile
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from .fuzz import RobustnessResult, compile_once
 from .models import _INT16_OPS, OPS, make
 from .models.single import _SINGLE, _op_params
 from .reference import random_inputs, reference_runner, run_tflm
@@ -88,18 +86,6 @@ def _reference(op: str, model: bytes, inputs: list[np.ndarray]) -> tuple[str, ob
     return _in_child(run_tflm, model, inputs)  # LiteRT refused the model: TFLite Micro is the reference
 
 
-def _compile(model: bytes, directory: Path, target: str) -> tuple[int, list[str], Path]:
-    """`tvmc compile` in this process: (exit status, stderr lines, the archive's path)."""
-    from ..cli import main as tvmc
-
-    source, archive = directory / "model.tflite", directory / "module.tar"
-    source.write_bytes(model)
-    stderr = io.StringIO()
-    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
-        status = tvmc(["compile", str(source), f"--target={target}", "-o", str(archive)])
-    return status, stderr.getvalue().strip().splitlines(), archive
-
-
 def _outputs(archive: Path, model: bytes, inputs: list[np.ndarray], directory: Path) -> list[np.ndarray]:
     """The compiled model's outputs on `inputs` (its C built for this machine, NPU work in the simulator)."""
     from ..frontend.tflite_file import output_infos
@@ -111,18 +97,10 @@ def _outputs(archive: Path, model: bytes, inputs: list[np.ndarray], directory: P
     return [outputs[info.name] for info in output_infos(model)]
 
 
-@dataclass
-class SweepResult:
-    """Counts by outcome ("exact", "refused", "failed", "not built": models the factory cannot write), and each
-    failure."""
-
-    outcomes: Counter = field(default_factory=Counter)
-    failures: list[str] = field(default_factory=list)
-
-
-def sweep(selected: list[Case], targets: tuple[str, ...], seed: int = 0) -> SweepResult:
-    """Compile every case for every target and check it (see the module docstring)."""
-    result = SweepResult()
+def sweep(selected: list[Case], targets: tuple[str, ...], seed: int = 0) -> RobustnessResult:
+    """Compile every case for every target and check it (see the module docstring); outcomes "exact", "refused",
+    "failed" and "not built" (models the factory cannot write)."""
+    result = RobustnessResult()
     for case in selected:
         try:
             model = make(case.op, **dict(case.params))
@@ -134,9 +112,9 @@ def sweep(selected: list[Case], targets: tuple[str, ...], seed: int = 0) -> Swee
         for target in targets:
             with tempfile.TemporaryDirectory(prefix="ethosu_tvm_sweep_") as tmp:
                 directory = Path(tmp)
-                status, lines, archive = _compile(model, directory, target)
+                status, lines, written = compile_once(model, directory, target, keep=True)
                 failure = None
-                if status == 2 and len(lines) == 1 and not archive.exists():
+                if status == 2 and len(lines) == 1 and not written:
                     result.outcomes["refused"] += 1
                     continue
                 if status != 0:
@@ -146,7 +124,7 @@ def sweep(selected: list[Case], targets: tuple[str, ...], seed: int = 0) -> Swee
                     if reference[0] != "ok":
                         failure = f"compiled, but both runtimes refuse it ({reference[1]})"
                     else:
-                        got = _outputs(archive, model, inputs, directory)
+                        got = _outputs(directory / "module.tar", model, inputs, directory)
                         if not all(np.array_equal(g.reshape(w.shape), w) for g, w in zip(got, reference[1])):
                             failure = "differs from the reference"
                 if failure is None:

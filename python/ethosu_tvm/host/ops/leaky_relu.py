@@ -2,9 +2,9 @@
 input_scale·alpha/output_scale below, + output_zp (TFLite's reference; both ratios computed in float32)."""
 from __future__ import annotations
 
-import numpy as np
 from tvm import te
 
+from ...quantization import table_multipliers
 from ..fixed_point import multiply_by_quantized_multiplier, select
 from ..spec import LeakyRelu, op_name
 from ..te_kernel import TeKernel, activation, require_dtype, saturate, tflite_multiplier
@@ -13,9 +13,8 @@ from ..te_kernel import TeKernel, activation, require_dtype, saturate, tflite_mu
 def define(op: LeakyRelu) -> TeKernel:
     require_dtype(op_name(op), op.input, ("int8",))
     require_dtype(op_name(op), op.output, ("int8",))
-    in_scale, out_scale = np.float32(op.input.scale), np.float32(op.output.scale)
-    identity = tflite_multiplier(op_name(op), float(in_scale / out_scale))
-    negative = tflite_multiplier(op_name(op), float(in_scale * np.float32(op.alpha) / out_scale))
+    identity, negative = (tflite_multiplier(op_name(op), real)
+                          for real in table_multipliers("leaky_relu", op.input.scale, op.output.scale, op.alpha))
     x = activation(op.input, "input", (op.input.size,))
 
     def output(i):

@@ -6,9 +6,9 @@ computes the scale ratio in double, the RELUs in float32 (LiteRT agrees, and dis
 """
 from __future__ import annotations
 
-import numpy as np
 from tvm import te
 
+from ...quantization import table_multipliers
 from ..fixed_point import multiply_by_quantized_multiplier
 from ..spec import Relu, Requantize, op_name
 from ..te_kernel import TeKernel, activation, require_dtype, saturate, tflite_multiplier
@@ -21,11 +21,12 @@ def define(op: Requantize | Relu) -> TeKernel:
     if isinstance(op, Relu):
         require_dtype(name, op.input, ("int8",))
         require_dtype(name, op.output, ("int8",))
-        ratio, clamp = float(np.float32(op.input.scale) / np.float32(op.output.scale)), op.clamp
+        kind, clamp = "relu", op.clamp
     else:
         require_dtype(name, op.input, _DTYPES)
         require_dtype(name, op.output, _DTYPES)
-        ratio, clamp = op.input.scale / op.output.scale, None
+        kind, clamp = "requantize", None
+    (ratio,) = table_multipliers(kind, op.input.scale, op.output.scale)
     multiplier, shift = tflite_multiplier(name, ratio)
     x = activation(op.input, "input", (op.input.size,))
     y = te.compute(x.shape, lambda i: saturate(multiply_by_quantized_multiplier(
