@@ -12,7 +12,6 @@ from tvm import relax
 
 from ..partition.constraints import (
     broadcast_side,
-    mean_as_average,
     pack_view,
     permutation_of,
     reduced_axes,
@@ -283,20 +282,12 @@ def _pooling(pooling_type: str) -> Rule:
 
 
 def mean(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp | tuple[NpuOp, ...]:
-    """int8 MEAN over H and W with equal scales: TFLite sums the centred inputs and divides, rounding half away.
-    Other int8 MEANs are sums with MEAN's multiplier, int16 ones a sum and a MUL (partitioning checks which)."""
+    """int8 MEAN: a sum with MEAN's multiplier, as TFLite's QuantizedMeanOrSum (its reference kernels use it for
+    every axis and scale); int16: a sum and a MUL (partitioning checks which)."""
     ifm = tensors[match["ifm"]]
     if ifm.dtype == "int16":
         return _requantized_mean(match, ifm, ofm, source)
-    if not mean_as_average(match):
-        return reduce_sum(match, tensors, ofm, source)
-    return Pooling(
-        pooling_type="AVG",
-        ifm=_operand(ifm, quant_of(match["ifm_dq"])),
-        ofm=_operand(ofm, quant_of(match["quantize"])),
-        pool_shape=(ifm.shape[1], ifm.shape[2]),
-        source=source,
-    )
+    return reduce_sum(match, tensors, ofm, source)
 
 
 def _times_multiplier(values: Operand, ofm: Operand, multiplier: int, shift: int, source: str) -> BinaryElementwise:
@@ -350,7 +341,7 @@ def _reduction(match: Match, tensors: dict, ofm: Tensor, source: str, core, lut:
 
 
 def reduce_sum(match: Match, tensors: dict, ofm: Tensor, source: str) -> tuple[NpuOp, ...]:
-    """SUM (and MEAN other than an average pool) as TFLite's QuantizedMeanOrSum: the sum of the centred inputs
+    """SUM (and int8 MEAN) as TFLite's QuantizedMeanOrSum: the sum of the centred inputs
     (a depthwise convolution with unit weights over the window, the IFM zero point subtracted by the hardware),
     times TFLite's multiplier with its rounding (TFL), plus the output zero point."""
     ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])

@@ -643,14 +643,6 @@ def _depthwise_kernel(kernel_h: int, kernel_w: int) -> str:
     return _average_kernel(kernel_h, kernel_w, "reduction window", "elements")
 
 
-def mean_as_average(match: Match) -> bool:
-    """Whether a MEAN is an average pool: over height and width of a 4-D tensor with equal scales (TFLite's
-    integer Mean kernel). Other MEANs are sums, requantized as TFLite's QuantizedMeanOrSum does."""
-    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
-    return (len(shape_of(match["ifm"])) == 4 and reduced_axes(match) == (1, 2)
-            and ifm_q.scalar_scale == ofm_q.scalar_scale)
-
-
 def reduction_count(match: Match) -> int:
     """How many input elements each output element of a reduction reduces."""
     shape = shape_of(match["ifm"])
@@ -658,7 +650,7 @@ def reduction_count(match: Match) -> int:
 
 
 def sum_multiplier(match: Match) -> tuple[int, int]:
-    """TFLite's (multiplier, left shift) of a SUM, or of a MEAN that is no average pool, for the centred sum:
+    """TFLite's (multiplier, left shift) of a SUM or an int8 MEAN, for the centred sum:
     input scale / output scale in double, with MEAN's 1/count folded in."""
     ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
     real = float(np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale))
@@ -668,7 +660,7 @@ def sum_multiplier(match: Match) -> tuple[int, int]:
 
 
 def check_sum(match: Match) -> str:
-    """SUM (8- and 16-bit), and MEAN other than an average pool: a depthwise convolution with unit weights over the
+    """SUM (8- and 16-bit), and int8 MEAN: a depthwise convolution with unit weights over the
     reduction window, the centred sum requantized by TFLite's multiplier (the NPU's 6-bit shift must hold it)."""
 
     def scale() -> str:
@@ -683,20 +675,13 @@ def check_sum(match: Match) -> str:
 
 
 def check_mean(match: Match) -> str:
-    """int8 MEAN over height and width with equal scales is an average pool of the centred values (TFLite's integer
-    Mean kernel), other int8 MEANs are sums (see `check_sum`); int16 MEAN is a sum by depthwise convolution,
-    requantized by a MUL (see `check_int16_mean`)."""
+    """int8 MEAN is a sum (see `check_sum`) whatever its axes and scales: TFLite's reference kernels (LiteRT's and
+    TFLite Micro's) requantize the centred sum with 1/count folded into the multiplier, rounding twice, which an
+    average pool's single rounding of sum / count does not reproduce (7x7 windows differ). int16 MEAN is a sum by
+    depthwise convolution, requantized by a MUL (see `check_int16_mean`)."""
     if dtype_of(match["ifm"]) == "int16":
         return check_int16_mean(match)
-    shape = shape_of(match["ifm"])
-    if not mean_as_average(match):
-        return _first(lambda: _feature_map(match["ifm"], "IFM"), lambda: check_sum(match))
-    return _first(
-        lambda: _feature_map(match["ifm"], "IFM"),
-        lambda: _activation_quant(quant_of(match["ifm_dq"]), "IFM"),
-        lambda: _activation_quant(quant_of(match["quantize"]), "OFM"),
-        lambda: _average_kernel(shape[1], shape[2]),
-    )
+    return _first(lambda: _feature_map(match["ifm"], "IFM"), lambda: check_sum(match))
 
 
 def _mean_axes(match: Match) -> str:
