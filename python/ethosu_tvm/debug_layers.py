@@ -7,9 +7,21 @@ operators folded at compile time. A host kernel's output is its operator's; each
 of the primitive computing it (of the last operator, in model order, that the primitive holds). The outputs of an
 operator with several (SPLIT, UNPACK, ...) cannot be told apart that way and are left out.
 
-The map (`src/debug_layers.json` in an MLF compiled with `--debug-info`) says where each tensor is; the dump
-directory gets one .npy per tensor and `index.json` (name, file, operator index and kind, shape, dtype,
-quantization, step).
+A default NPU build is one launch per NPU subgraph, so its dump is nearly blind (a network that runs whole on the
+NPU shows its output only). A debug build (`build(..., split_launches=True)`, `tvmc compile
+--debug-split-launches`) gives every NPU operator a launch of its own, so that each operator's output reaches
+memory whole. Launches are split rather than each OFM also copied to a dump area by extra NPU operations: in a
+cascade an OFM never exists whole (a few rows at a time in a ring buffer: it would take a copy per stripe), and
+the copies and their buffers would change the streams and the scratch plan of the build being debugged all the
+same. The split build legalizes the same composites by the same rules into the same primitives, so every
+operator computes the same numbers as in the default build; only the scheduling differs (launch boundaries,
+cascading and in-place writes across operators, the memory plan). If the default build's output is wrong and
+every operator of the debug build equals the reference, the fault is in that scheduling. The default build is not
+affected.
+
+The map (`src/debug_layers.json` in an MLF compiled with `--debug-info` or `--debug-split-launches`) says where
+each tensor is; the dump directory gets one .npy per tensor and `index.json` (name, file, operator index and kind,
+shape, dtype, quantization, step).
 """
 from __future__ import annotations
 
