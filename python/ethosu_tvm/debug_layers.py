@@ -4,8 +4,9 @@ program materialises, copied out of the workspace right after the step that wrot
 Only what reaches memory whole is there: each NPU launch's outputs and each host kernel's output. Operators fused
 into one launch (a cascade, or an NPU subgraph) hand their intermediates on inside the NPU and are absent, as are
 operators folded at compile time. A host kernel's output is its operator's; each output of an NPU launch is that
-of the primitive computing it (of the last operator, in model order, that the primitive holds). The outputs of an
-operator with several (SPLIT, UNPACK, ...) cannot be told apart that way and are left out.
+of the primitive computing it (of the last operator, in model order, that the primitive holds); an operator that
+takes several steps (e.g. GATHER's copies) has the last one's output. The outputs of an operator with several
+(SPLIT, UNPACK, ...) cannot be told apart that way and are left out.
 
 A default NPU build is one launch per NPU subgraph, so its dump is nearly blind (a network that runs whole on the
 NPU shows its output only). A debug build (`build(..., split_launches=True)`, `tvmc compile
@@ -86,7 +87,8 @@ def layer_tensors(module) -> tuple[LayerTensor, ...]:
                 not module.workspace.io_in_workspace else dict(zip(("pool", "offset"), module.workspace.offset(name)))
             result.append(LayerTensor(source.name, operator, kinds[operator], tensor.shape, tensor.dtype,
                                       source.scales, source.zero_points, index, **where))
-    return tuple(result)
+    last = {tensor.operator: tensor for tensor in result}  # an operator of several steps: its output is the last's
+    return tuple(tensor for tensor in result if last[tensor.operator] is tensor)
 
 
 def to_json(tensors: tuple[LayerTensor, ...]) -> str:

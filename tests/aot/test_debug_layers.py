@@ -22,7 +22,7 @@ from ethosu_tvm.frontend.importer import OP_OUTPUTS_ATTR
 from ethosu_tvm.legalize.rules import RULES
 from ethosu_tvm.memory import PoolInfo
 from ethosu_tvm.testing.layer_compare import compare_layers
-from ethosu_tvm.testing.models import Net, make_graph
+from ethosu_tvm.testing.models import Net, make, make_graph
 from ethosu_tvm.testing.reference import random_inputs
 
 NPU = "ethos-u -accelerator-config=ethos-u55-128,c"
@@ -237,6 +237,21 @@ def test_injected_error_inside_one_launch_is_named(monkeypatch, tmp_path):
     difference = compare_layers(model, inputs, tmp_path / "debug").first_difference
     assert (difference.operator, difference.kind) == (1, "DEPTHWISE_CONV_2D")
     assert difference.name == read_dump(tmp_path / "debug")[0][1]["name"] and difference.count > 0
+
+
+@pytest.mark.parametrize("op,launches", [("depth_to_space", 4), ("gather", 6)])
+def test_operator_of_several_launches_is_dumped_once(op, launches, tmp_path):
+    """An operator the NPU computes in several steps gets a launch for each in a debug build: the dump holds its
+    output once (the last launch's), equal to LiteRT's."""
+    model = make(op, 0)
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=NPU, split_launches=True)
+    assert len(module.program.steps) == launches
+    inputs = random_inputs(model, 0)
+    module.run(inputs, debug_layers=tmp_path)
+    assert [(entry["operator"], entry["kind"], entry["step"]) for entry in read_dump(tmp_path)[0]] == \
+        [(0, op.upper(), launches - 1)]
+    comparison = compare_layers(model, inputs, tmp_path)
+    assert len(comparison.compared) == 1 and comparison.first_difference is None
 
 
 def _members(archive) -> dict[str, bytes]:
