@@ -1,5 +1,6 @@
 """A model with uint8 I/O around an int8 body (the factory's uint8_io graph) through the generated C: `tvmc compile`
-and `tvmc run` (npz in and out), with and without --use-workspace-io, and `CompiledModel.run`, equal LiteRT."""
+and `tvmc run` (npz in and out), with and without --use-workspace-io, with the cascader under a small SRAM limit,
+on the host alone, and `CompiledModel.run`, equal LiteRT."""
 import json
 
 import numpy as np
@@ -17,6 +18,8 @@ MODEL = models.make_graph("uint8_io")
 
 @pytest.mark.parametrize("target,extra", [(npu_target("ethos-u55-32"), ()),
                                           (npu_target("ethos-u55-256"), ("--use-workspace-io",)),
+                                          ("ethos-u -accelerator-config=ethos-u55-64 -enable-cascader=1,c",
+                                           ("--cascader-sram-limit", "1200")),
                                           ("c", ("--use-workspace-io",))])
 def test_tvmc_compile_and_run(target, extra, tmp_path):
     assert_bit_exact(MODEL, compile_model(MODEL, tmp_path, target, *extra), tmp_path)
