@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import ethosu_tvm
 from ethosu_tvm.frontend.importer import from_tflite
-from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import run_litert
 
@@ -59,10 +59,13 @@ def test_uint8_io_graph_in_one_launch(accelerator):
 
 def test_left_shift_beyond_tflite_int32_stays_on_the_host():
     """An effective scale of 2^24: TFLite shifts (x − zp) left by 25 bits in int32, which wraps for |x − zp| ≥ 64;
-    the NPU's product would not."""
-    model = models.make("quantize", 0, dtype="uint8", in_scale=1.0, in_zp=0, out_scale=2.0**-24, out_zp=0)
-    _, report = partition_for_ethosu(from_tflite(model), "ethos-u55-128")
-    ((entry),) = report.ops
+    the NPU's product would not. The host kernel wraps as LiteRT does, on every input."""
+    every = np.arange(256).astype(np.uint8).reshape(1, 16, 16, 1)
+    model = models.make("quantize", 0, dtype="uint8", in_shape=every.shape, in_scale=1.0, in_zp=0,
+                        out_scale=2.0**-24, out_zp=0)
+    module = ethosu_tvm.build(from_tflite(model), target="ethos-u -accelerator-config=ethos-u55-128,c")
+    (entry,) = module.offload.ops
     assert (entry.target, entry.reason) == ("host", "effective output scale 1.68e+07 shifts values of magnitude up to "
                                             "255 left by 25 bits, beyond TFLite's int32 arithmetic (LiteRT's product "
                                             "wraps there; the NPU's does not)")
+    assert np.array_equal(module.run({"input_0": every})["output_0"], run_litert(model, [every])[0])
