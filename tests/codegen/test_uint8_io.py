@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 
 import ethosu_tvm
 from ethosu_tvm.frontend.importer import from_tflite
+from ethosu_tvm.host import UnsupportedHostOp
+from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import run_litert
 
@@ -69,3 +71,14 @@ def test_left_shift_beyond_tflite_int32_stays_on_the_host():
                                             "255 left by 25 bits, beyond TFLite's int32 arithmetic (LiteRT's product "
                                             "wraps there; the NPU's does not)")
     assert np.array_equal(module.run({"input_0": every})["output_0"], run_litert(model, [every])[0])
+
+
+def test_uint8_to_uint8_is_refused_in_one_line():
+    """TFLite Micro has no uint8 to uint8 QUANTIZE (LiteRT fails at invocation): neither the NPU nor the host."""
+    model = models.make("quantize", 0, dtype="uint8", out_dtype="uint8")
+    _, report = partition_for_ethosu(from_tflite(model), "ethos-u55-128")
+    assert [(e.target, e.reason) for e in report.ops] == [("host", "uint8 to uint8; uint8 is requantized from or to "
+                                                                   "int8 only")]
+    with pytest.raises(UnsupportedHostOp, match=r"^operator #0 QUANTIZE: uint8 to uint8 is not supported \(uint8 "
+                                                r"pairs with int8 only, as in TFLite Micro\)$"):
+        ethosu_tvm.build(from_tflite(model), target="c")
