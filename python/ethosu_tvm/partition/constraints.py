@@ -827,8 +827,8 @@ def check_sigmoid_family(match: Match) -> str:
 
 def check_requantize(match: Match) -> str:
     """int8 QUANTIZE is a table (`check_lookup`); int16 to int16 a scaled 1x1 average pool, and uint8 from or to
-    int8 too (`_check_uint8_requantize`). TFLite shifts the centred input left before its multiply, so effective
-    scales from 2^15 on could overflow its 32 bits."""
+    int8 too (`_check_uint8_requantize`). TFLite shifts the centred int16 input left before its multiply, so
+    effective scales from 2^15 on could overflow its 32 bits."""
     types = dtype_of(match["ifm"]), dtype_of(match["quantize"])
     if "uint8" in types:
         return _check_uint8_requantize(match, types)
