@@ -1,5 +1,6 @@
-"""uint8 model I/O on the NPU: QUANTIZE from uint8 into int8 and back (a scaled 1x1 average pool) equals LiteRT's
-Requantize on every U55 configuration, alone, as the first and last operation of a launch, and swept."""
+"""uint8 model I/O on the NPU: QUANTIZE from uint8 into int8 and back (a scaled 1x1 average pool, programmed as Vela
+programs it) equals LiteRT's Requantize on every U55 configuration, alone, as the first and last operation of a
+launch, and swept."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,6 +10,10 @@ import ethosu_tvm
 from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.host import UnsupportedHostOp
 from ethosu_tvm.partition import partition_for_ethosu
+from ethosu_tvm.sim import Simulator, vela_tflite
+from ethosu_tvm.sim.regfile import RegisterFile
+from ethosu_tvm.sim.registers import Kind
+from ethosu_tvm.sim.vela_compile import compile_model as compile_vela
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import run_litert
 
@@ -38,6 +43,36 @@ def test_quantize_every_value(case, accelerator):
     got = run_artifact(artifact, [every])[0].reshape(every.shape)
     assert got.dtype == np.dtype(out_type)
     assert np.array_equal(got, run_litert(model, [every])[0])
+
+
+ARITHMETIC = ("IFM_ZERO_POINT", "IFM_PRECISION", "OFM_ZERO_POINT", "OFM_PRECISION", "ACTIVATION", "ACTIVATION_MIN",
+              "ACTIVATION_MAX", "OFM_SCALE")
+
+
+def _arithmetic(accelerator: str, payload) -> list[tuple]:
+    """Each operation of a stream with the registers that define its arithmetic (value, and the scale's shift)."""
+    regs, found = RegisterFile(), []
+    for command in Simulator(accelerator).commands(payload):
+        if command.opcode.kind is not Kind.OPERATION:
+            regs.set(command)
+        elif command.opcode.name != "NPU_OP_STOP":
+            found.append((command.opcode.name, command.param,
+                          *((regs.raw(name), regs.param(name)) for name in ARITHMETIC)))
+    return found
+
+
+@pytest.mark.parametrize("case", EVERY_VALUE)
+def test_the_average_pool_vela_programs(case, tmp_path):
+    """Vela 5.2 runs each of these QUANTIZEs as one 1x1 average pool too, with the same zero points, precisions,
+    clamp and scale."""
+    in_type, out_type, quant = EVERY_VALUE[case]
+    model = models.make("quantize", 0, dtype=in_type, out_dtype=out_type, in_shape=(1, 4, 4, 2), **quant)
+    _, (artifact,) = compile_model(model, "ethos-u55-128")
+    (tmp_path / "model.tflite").write_bytes(model)
+    vela = vela_tflite.parse(compile_vela(tmp_path / "model.tflite", "ethos-u55-128", "Performance", tmp_path))
+    ours = _arithmetic("ethos-u55-128", artifact.driver_payload)
+    assert len(ours) == 1 and ours[0][0] == "NPU_OP_POOL"
+    assert ours == _arithmetic("ethos-u55-128", vela.command_stream)
 
 
 @settings(max_examples=30, deadline=None)
