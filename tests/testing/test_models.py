@@ -26,6 +26,7 @@ TFLM_LACKS = {
     "sqrt": "TFLite Micro's SQRT kernel accepts float32 only",
     "neg": "TFLite Micro's NEG kernel accepts float32 only",
     "gelu": "TFLite Micro registers no GELU kernel",
+    "tile": "TFLite Micro registers no TILE kernel",
 }
 # (op, dtype) where TFLite Micro rounds differently from LiteRT's reference kernel (by one LSB at most);
 # test_int16_fully_connected_rounding shows LiteRT's result is TFLite's double-rounding requantization.

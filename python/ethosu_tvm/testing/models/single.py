@@ -14,7 +14,7 @@ _INT16_OPS = _INT16_TFLM_LACKS | {
     "minimum", "maximum", "tanh", "logistic", "softmax", "reshape", "quantize", "mean", "sum",
     "resize_nearest_neighbor", "split", "split_v", "strided_slice", "slice", "transpose", "pack", "unpack", "padv2",
     "concatenation",
-    "reverse_v2", "broadcast_to", "cast", "select_v2",
+    "reverse_v2", "broadcast_to", "tile", "cast", "select_v2",
 }
 # op kind -> (Net method, number of tensor inputs, default input shape)
 _SINGLE = {
@@ -83,6 +83,7 @@ _SINGLE = {
     "reverse_v2": (Net.reverse_v2, 1, (1, 8, 8, 4)),
     "gather": (Net.gather, 1, (1, 8, 8, 6)),
     "broadcast_to": (Net.broadcast_to, 1, (1, 1, 8, 4)),
+    "tile": (Net.tile, 1, (1, 4, 3, 4)),
     "gather_nd": (Net.gather_nd, 1, (1, 8, 8, 6)),
     "fill": (Net.fill, 1, ()),
     "space_to_batch_nd": (Net.space_to_batch_nd, 1, (1, 6, 6, 4)),
