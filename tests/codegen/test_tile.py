@@ -85,15 +85,16 @@ def test_tile_in_a_network():
     x, y = net.input((1, 4, 4, 3)), net.input((1, 8, 4, 6))
     net.output(net.add(net.tile(net.conv2d(x, out_channels=3), multiples=(1, 2, 1, 2)), y))
     compiled = _assert_runs_exact(net.build(), "ethos-u -accelerator-config=ethos-u55-64,c")
-    assert compiled.offload.counts() == {"ethos-u": 3}
+    assert compiled.offload.counts() == {"ethos-u": 3} and len(compiled.program.steps) == 1
 
 
 def _tile_requantized() -> bytes:
-    """TILE whose output quantization is not its input's (LiteRT copies the integers all the same)."""
+    """TILE whose output quantization is not its input's (LiteRT copies the integers all the same), with int64
+    multiples (TFLite's other multiples type)."""
     builder = ModelBuilder()
     x = builder.add_tensor("x", (1, 3, 2, 4), np.int8, quantization=Quantization((0.05,), (3,)))
     y = builder.add_tensor("y", (1, 6, 2, 8), np.int8, quantization=Quantization((0.1,), (-7,)))
-    multiples = builder.add_tensor("multiples", (4,), np.int32, np.array([1, 2, 1, 2], np.int32))
+    multiples = builder.add_tensor("multiples", (4,), np.int64, np.array([1, 2, 1, 2], np.int64))
     builder.add_operator(tflite.BuiltinOperator.TILE, [x, multiples], [y], "TileOptions", version=2)
     return builder.build([x], [y], ["x"], ["y"])
 

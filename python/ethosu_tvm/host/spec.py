@@ -422,8 +422,8 @@ _NAMES = {Softmax: "softmax", LogSoftmax: "log_softmax", L2Normalization: "l2_no
           Tanh: "tanh", Abs: "abs",
           Rsqrt: "rsqrt", Sqrt: "sqrt", Neg: "neg", HardSwish: "hard_swish", Requantize: "quantize", Relu: "relu",
           LeakyRelu: "leaky_relu", Prelu: "prelu", Reshape: "reshape", Pad: "pad", Concatenation: "concatenation",
-          StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack", BroadcastTo: "broadcast_to", Tile: "tile",
-          FullyConnected: "fully_connected",
+          StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack", BroadcastTo: "broadcast_to",
+          Tile: "tile", FullyConnected: "fully_connected",
           BatchMatMul: "batch_matmul", AddN: "add_n", Cast: "cast", TransposeConv2D: "transpose_conv",
           Select: "select_v2", Fill: "fill", GatherNd: "gather_nd",
           FloatQuantize: "quantize", Dequantize: "dequantize"}
