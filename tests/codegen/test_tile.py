@@ -95,7 +95,7 @@ def _tile_requantized() -> bytes:
     x = builder.add_tensor("x", (1, 3, 2, 4), np.int8, quantization=Quantization((0.05,), (3,)))
     y = builder.add_tensor("y", (1, 6, 2, 8), np.int8, quantization=Quantization((0.1,), (-7,)))
     multiples = builder.add_tensor("multiples", (4,), np.int64, np.array([1, 2, 1, 2], np.int64))
-    builder.add_operator(tflite.BuiltinOperator.TILE, [x, multiples], [y], "TileOptions", version=2)
+    builder.add_operator(tflite.BuiltinOperator.TILE, [x, multiples], [y], "TileOptions")
     return builder.build([x], [y], ["x"], ["y"])
 
 

@@ -360,14 +360,15 @@ class DataMovementOps(NetBase):
         return y
 
     def tile(self, x: QTensor, multiples=(1, 2, 3, 1), runtime_multiples: bool = False) -> QTensor:
-        """TILE: x repeated `multiples[i]` times along axis i; `runtime_multiples` makes the multiples an int32
-        model input (of the same values when the test feeds them)."""
+        """TILE: x repeated `multiples[i]` times along axis i, in x's quantization (TFLite's quantizer keeps it);
+        `runtime_multiples` makes the multiples an int32 model input. Version 1: LiteRT's reference resolver has
+        no version 3, which TFLite's converter now writes for int8."""
         reps = np.array(multiples, dtype=np.int32)
         if reps.shape != (len(x.shape),) or reps.min(initial=1) < 1:
             raise ValueError(f"multiples must be {len(x.shape)} positive ints, got {tuple(multiples)}")
         y = self._same_quant(x, tuple(d * int(m) for d, m in zip(x.shape, reps)))
         operand = self.plain_input(reps.shape, np.int32) if runtime_multiples else self._const(reps)
-        self.builder.add_operator(_OP.TILE, [x.index, operand], [y.index], "TileOptions", version=2)
+        self.builder.add_operator(_OP.TILE, [x.index, operand], [y.index], "TileOptions")
         return y
 
     def space_to_batch_nd(self, x: QTensor, block_shape=(2, 2), paddings=((1, 1), (0, 2))) -> QTensor:
