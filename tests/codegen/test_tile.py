@@ -114,3 +114,14 @@ def test_multiples_computed_at_run_time_are_refused():
     with pytest.raises(UnsupportedModelError, match=r"^the TFLite frontend cannot convert operator #0 TILE: multiples "
                                                     r"computed at run time \(only constant multiples are supported\)$"):
         ethosu_tvm.from_tflite(model)
+
+
+def test_unquantized_tile_is_refused():
+    builder = ModelBuilder()
+    x, y = builder.add_tensor("x", (1, 2, 3), np.int32), builder.add_tensor("y", (1, 4, 3), np.int32)
+    multiples = builder.add_tensor("multiples", (3,), np.int32, np.array([1, 2, 1], np.int32))
+    builder.add_operator(tflite.BuiltinOperator.TILE, [x, multiples], [y], "TileOptions")
+    with pytest.raises(UnsupportedModelError, match=r"^the TFLite frontend cannot convert operator #0 TILE: an "
+                                                    r"unquantized int32 tensor \(only quantized int8 and int16 ones "
+                                                    r"are supported\)$"):
+        ethosu_tvm.from_tflite(builder.build([x], [y], ["x"], ["y"]))

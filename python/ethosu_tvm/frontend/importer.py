@@ -570,6 +570,9 @@ def _tracking_converter(rewrites: _Rewrites):
             (output,) = self.get_output_tensors(op)
             if self.has_expr(multiples.tensor_idx):
                 raise ValueError("multiples computed at run time (only constant multiples are supported)")
+            if not output.qnn_params:
+                raise ValueError(f"an unquantized {TFLITE_DTYPES[output.tensor.Type()]} tensor (only quantized int8 "
+                                 "and int16 ones are supported)")
             reps = [int(m) for m in self.get_tensor_value(multiples).reshape(-1)]
             shape = self._shape(data)
             if len(reps) != len(shape) or tuple(d * m for d, m in zip(shape, reps)) != self._shape(output):
@@ -580,11 +583,8 @@ def _tracking_converter(rewrites: _Rewrites):
             if not axes:
                 return relax.op.reshape(x, list(shape))  # a copy
             for axis in axes:
-                if output.qnn_params:
-                    copies = relax.op.concat([self.dequantize(x, output) for _ in range(reps[axis])], axis)
-                    x = self._copy(self.quantize(copies, output), output)
-                else:
-                    x = self._copy(relax.op.concat([x] * reps[axis], axis), output)
+                copies = relax.op.concat([self.dequantize(x, output) for _ in range(reps[axis])], axis)
+                x = self._copy(self.quantize(copies, output), output)
             return x
 
         def convert_reverse_v2(self, op):

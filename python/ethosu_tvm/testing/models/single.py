@@ -8,13 +8,13 @@ import numpy as np
 from .net import Net
 
 # Ops with 16-bit activation kernels in both LiteRT and TFLite Micro (16x8 for the weighted ones), and in LiteRT only.
-_INT16_TFLM_LACKS = {"gather_nd", "fill", "div"}
+_INT16_TFLM_LACKS = {"gather_nd", "fill", "div", "tile"}
 _INT16_OPS = _INT16_TFLM_LACKS | {
     "conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "sub", "mul",
     "minimum", "maximum", "tanh", "logistic", "softmax", "reshape", "quantize", "mean", "sum",
     "resize_nearest_neighbor", "split", "split_v", "strided_slice", "slice", "transpose", "pack", "unpack", "padv2",
     "concatenation",
-    "reverse_v2", "broadcast_to", "tile", "cast", "select_v2",
+    "reverse_v2", "broadcast_to", "cast", "select_v2",
 }
 # op kind -> (Net method, number of tensor inputs, default input shape)
 _SINGLE = {
