@@ -359,8 +359,8 @@ def check_transpose_conv(match: Match) -> str:
                     " must be in the range [0, kernel size - 1]")
         return ""
 
-    # IOHW: each output channel sums over I, H and W. 16x8 transposed convolutions are not modelled yet.
-    return _first(lambda: _feature_map(match["ifm"], "IFM"), form,
+    # IOHW: each output channel sums over I, H and W (int8, or 16x8 as CONV_2D: `_conv_common`).
+    return _first(form,
                   lambda: _conv_common(match, weight_axes=(0, 2, 3), channel_sum_axes=(0, 2, 3),
                                        kernel=(kernel_h, kernel_w)),
                   stride, padding)
