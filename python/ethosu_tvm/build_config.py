@@ -42,6 +42,7 @@ class BuildConfig:
     user_pools: bool = False
     io_in_workspace: bool = False
     cascader: Optional[CascaderSettings] = None
+    split_launches: bool = False  # one NPU launch per operator (debug builds: `partition_for_ethosu`)
 
 
 def _flag(config: dict, key: str) -> bool:
@@ -77,7 +78,8 @@ def _cascader(npu: Optional[EthosuTarget], pools: tuple[PoolInfo, ...],
 
 def configure(target: str, executor: str = "aot", pass_config: Optional[dict] = None,
               memory_planner: Optional[str] = None, pools: Optional[list[PoolInfo]] = None,
-              use_workspace_io: bool = False, cascader_sram_limit: Optional[int] = None) -> BuildConfig:
+              use_workspace_io: bool = False, cascader_sram_limit: Optional[int] = None,
+              split_launches: bool = False) -> BuildConfig:
     """Validate the options of a build (raises TargetError or BuildError)."""
     targets = parse_target_list(target)
     kinds = [t["kind"] for t in targets]
@@ -107,4 +109,5 @@ def configure(target: str, executor: str = "aot", pass_config: Optional[dict] = 
     planned = tuple(pools) if pools else (PoolInfo("workspace"),)
     # I/O in the workspace means the application owns the pools: it writes inputs into them.
     return BuildConfig(npu, host, tuple(format_target(t) for t in targets), planner, planned,
-                       bool(pools) or io_in_workspace, io_in_workspace, _cascader(npu, planned, cascader_sram_limit))
+                       bool(pools) or io_in_workspace, io_in_workspace, _cascader(npu, planned, cascader_sram_limit),
+                       split_launches)

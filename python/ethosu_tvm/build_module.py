@@ -47,7 +47,7 @@ def _partition(mod: tvm.IRModule, config: BuildConfig) -> tuple[tvm.IRModule, Of
     """Stage 1: without an ethos-u target, everything stays on the host."""
     if config.npu is None:
         return mod, host_only_report(mod)
-    return partition_for_ethosu(mod, config.npu)
+    return partition_for_ethosu(mod, config.npu, config.split_launches)
 
 
 def _npu_graphs(fused: tvm.IRModule, config: BuildConfig) -> list[NpuGraph]:
@@ -58,7 +58,7 @@ def _npu_graphs(fused: tvm.IRModule, config: BuildConfig) -> list[NpuGraph]:
 def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u55-128,c", params=None,
           executor: str = "aot", pass_config: Optional[dict] = None, memory_planner: Optional[str] = None,
           workspace_pools: Optional[list[PoolInfo]] = None, use_workspace_io: bool = False,
-          cascader_sram_limit: Optional[int] = None,
+          cascader_sram_limit: Optional[int] = None, split_launches: bool = False,
           progress: Optional[Callable[[str], None]] = None) -> CompiledModel:
     """Compile a QDQ Relax module (from :func:`ethosu_tvm.from_tflite`) for `target`.
 
@@ -68,6 +68,8 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     CascaderError when no cascading schedule fits the cascader's SRAM limit (`cascader_sram_limit` bytes of NPU
     scratch, by default the size hint of the NPU's first pool; the target must enable the cascader), and
     InvalidCommandStream, a compiler bug, when a generated command stream fails the simulator's checks.
+    `split_launches` makes a debug build: every NPU operator a launch of its own, so that a layer dump
+    (`CompiledModel.run(..., debug_layers=DIR)`) holds every operator's output (see `ethosu_tvm.debug_layers`).
     `progress` is called with a short message as each stage starts (partition, legalization, cascader search N/M,
     code generation, memory planning); it only observes: the result does not depend on it.
     """
@@ -75,7 +77,7 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     if params:
         raise BuildError("params: the imported module already carries its constants; pass params=None")
     config = configure(target, executor, pass_config, memory_planner, workspace_pools, use_workspace_io,
-                       cascader_sram_limit)
+                       cascader_sram_limit, split_launches)
     if config.npu is not None:
         mlw.start()  # the stream check's weight decoder process starts up while the stages before it run
     report(f"partition for {config.npu.accelerator}" if config.npu is not None else "partition: host only")

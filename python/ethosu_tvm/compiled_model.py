@@ -133,7 +133,9 @@ class CompiledModel:
                      f"{', proven optimal' if plan.proven_optimal else ''}), constants {self.constants_size_bytes}"
                      f" bytes, I/O {'in the workspace' if self.config.io_in_workspace else f'{self.io_size_bytes} bytes'}")
         npu_steps = [s for s in self.program.steps if isinstance(s, NpuStep)]
-        lines.append(f"Steps: {len(npu_steps)} NPU launches, {len(self.program.steps) - len(npu_steps)} host kernels")
+        split = " (one per operator: a debug build)" if self.config.split_launches else ""
+        lines.append(f"Steps: {len(npu_steps)} NPU launches{split}, {len(self.program.steps) - len(npu_steps)} "
+                     "host kernels")
         if npu_steps:
             from .layer_report import npu_estimate
 

@@ -4,12 +4,25 @@ program materialises, copied out of the workspace right after the step that wrot
 Only what reaches memory whole is there: each NPU launch's outputs and each host kernel's output. Operators fused
 into one launch (a cascade, or an NPU subgraph) hand their intermediates on inside the NPU and are absent, as are
 operators folded at compile time. A host kernel's output is its operator's; each output of an NPU launch is that
-of the primitive computing it (of the last operator, in model order, that the primitive holds). The outputs of an
-operator with several (SPLIT, UNPACK, ...) cannot be told apart that way and are left out.
+of the primitive computing it (of the last operator, in model order, that the primitive holds); an operator that
+takes several steps (e.g. GATHER's copies) has the last one's output. The outputs of an operator with several
+(SPLIT, UNPACK, ...) cannot be told apart that way and are left out.
 
-The map (`src/debug_layers.json` in an MLF compiled with `--debug-info`) says where each tensor is; the dump
-directory gets one .npy per tensor and `index.json` (name, file, operator index and kind, shape, dtype,
-quantization, step).
+A default NPU build is one launch per NPU subgraph, so its dump is nearly blind (a network that runs whole on the
+NPU shows its output only). A debug build (`build(..., split_launches=True)`, `tvmc compile
+--debug-split-launches`) gives every NPU operator a launch of its own, so that each operator's output reaches
+memory whole. Launches are split rather than each OFM also copied to a dump area by extra NPU operations: in a
+cascade an OFM never exists whole (a few rows at a time in a ring buffer: it would take a copy per stripe), and
+the copies and their buffers would change the streams and the scratch plan of the build being debugged all the
+same. The split build legalizes the same composites by the same rules into the same primitives, so every
+operator computes the same numbers as in the default build; only the scheduling differs (launch boundaries,
+cascading and in-place writes across operators, the memory plan). If the default build's output is wrong and
+every operator of the debug build equals the reference, the fault is in that scheduling. The default build is not
+affected.
+
+The map (`src/debug_layers.json` in an MLF compiled with `--debug-info` or `--debug-split-launches`) says where
+each tensor is; the dump directory gets one .npy per tensor and `index.json` (name, file, operator index and kind,
+shape, dtype, quantization, step).
 """
 from __future__ import annotations
 
@@ -74,7 +87,8 @@ def layer_tensors(module) -> tuple[LayerTensor, ...]:
                 not module.workspace.io_in_workspace else dict(zip(("pool", "offset"), module.workspace.offset(name)))
             result.append(LayerTensor(source.name, operator, kinds[operator], tensor.shape, tensor.dtype,
                                       source.scales, source.zero_points, index, **where))
-    return tuple(result)
+    last = {tensor.operator: tensor for tensor in result}  # an operator of several steps: its output is the last's
+    return tuple(tensor for tensor in result if last[tensor.operator] is tensor)
 
 
 def to_json(tensors: tuple[LayerTensor, ...]) -> str:

@@ -1,25 +1,33 @@
 """Layer dumps (`CompiledModel.run(..., debug_layers=DIR)`, `tvmc run --debug-layers DIR`) checked tensor by tensor
-against LiteRT's intermediates with `ethosu_tvm.testing.layer_compare`, and an injected error found at its operator."""
+against LiteRT's intermediates with `ethosu_tvm.testing.layer_compare`, and an injected error found at its operator;
+debug builds with one NPU launch per operator (`split_launches`) dump every operator's output."""
 from __future__ import annotations
 
+import dataclasses
 import json
+import tarfile
 
 import numpy as np
 import pytest
 import tflite
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ethosu_tvm
 from ethosu_tvm.aot.c_source import generate
 from ethosu_tvm.aot.program import MODULE, HostStep
 from ethosu_tvm.cli import main as tvmc
-from ethosu_tvm.debug_layers import read_dump
+from ethosu_tvm.debug_layers import DEBUG_MAP_PATH, read_dump
 from ethosu_tvm.frontend.importer import OP_OUTPUTS_ATTR
+from ethosu_tvm.legalize.rules import RULES
 from ethosu_tvm.memory import PoolInfo
 from ethosu_tvm.testing.layer_compare import compare_layers
-from ethosu_tvm.testing.models import Net, make_graph
+from ethosu_tvm.testing.models import Net, make, make_graph
 from ethosu_tvm.testing.reference import random_inputs
 
 NPU = "ethos-u -accelerator-config=ethos-u55-128,c"
+ACCELERATORS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256")
+DEBUG_MAP = f"./{DEBUG_MAP_PATH}"
 # ds_cnn on the host: one kernel per TFLite operator, so every operator's output is dumped.
 DS_CNN_HOST = ["CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "AVERAGE_POOL_2D",
                "RESHAPE", "FULLY_CONNECTED", "SOFTMAX"]
@@ -119,16 +127,17 @@ def test_injected_npu_weight_error_is_named(tmp_path):
     assert comparison.first_difference.name == next(e["name"] for e in index if e["operator"] == 2)
 
 
-def test_cli_writes_the_dump(tmp_path, capsys):
+# one NPU launch: only its output reaches memory; one launch per operator: every operator's output does
+@pytest.mark.parametrize("flag,kinds", [("--debug-info", ["SOFTMAX"]), ("--debug-split-launches", DS_CNN_HOST)])
+def test_cli_writes_the_dump(flag, kinds, tmp_path, capsys):
     model = make_graph("ds_cnn", 0)
     (tmp_path / "m.tflite").write_bytes(model)
     archive = tmp_path / "m.tar"
-    assert tvmc(["compile", str(tmp_path / "m.tflite"), "--target", NPU, "--debug-info", "-q", "-o",
-                 str(archive)]) == 0
+    assert tvmc(["compile", str(tmp_path / "m.tflite"), "--target", NPU, flag, "-q", "-o", str(archive)]) == 0
     assert tvmc(["run", str(archive), "--debug-layers", str(tmp_path / "dump")]) == 0
-    assert "Wrote 1 intermediate tensors to" in capsys.readouterr().out
+    assert f"Wrote {len(kinds)} intermediate tensors to" in capsys.readouterr().out
     index, _ = read_dump(tmp_path / "dump")
-    assert [entry["kind"] for entry in index] == ["SOFTMAX"]  # one NPU launch: only its output reaches memory
+    assert [entry["kind"] for entry in index] == kinds
     rng = np.random.default_rng(0)  # tvmc run's seeded random inputs
     inputs = [rng.integers(-128, 128, size=(1, 49, 10, 1), dtype=np.int8)]
     assert compare_layers(model, inputs, tmp_path / "dump").first_difference is None
@@ -180,3 +189,87 @@ def test_module_without_tflite_names_is_refused(tmp_path):
                                          r"ethosu_tvm.from_tflite$"):
         module.run(random_inputs(model, 0), debug_layers=tmp_path)
     assert not (tmp_path / "index.json").exists()
+
+
+@settings(max_examples=6, deadline=None)
+@given(graph=st.sampled_from(["inverted_residual", "multi_io", "efficientnet_lite", "unet"]),
+       accelerator=st.sampled_from(ACCELERATORS), cascader=st.booleans(), seed=st.integers(0, 1000))
+def test_split_launches_dump_every_operator(graph, accelerator, cascader, seed, tmp_path_factory):
+    """A debug build with one NPU launch per operator: every operator's output is dumped, in model order, each equal
+    to LiteRT's, and the model's outputs are the default build's."""
+    model = make_graph(graph, seed)
+    target = f"ethos-u -accelerator-config={accelerator}{' -enable-cascader=1' if cascader else ''},c"
+    default = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=target)
+    debug = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=target, split_launches=True)
+    operators = len(debug.offload.ops)
+    assert debug.offload == default.offload and debug.offload.counts() == {"ethos-u": operators}
+    assert len(debug.program.steps) == operators > len(default.program.steps)
+    inputs = random_inputs(model, seed)
+    directory = tmp_path_factory.mktemp("dump")
+    outputs = debug.run(inputs, debug_layers=directory)
+    assert [entry["operator"] for entry in read_dump(directory)[0]] == list(range(operators))
+    comparison = compare_layers(model, inputs, directory)
+    assert comparison.first_difference is None, str(comparison.first_difference)
+    expected = default.run(inputs)
+    assert outputs.keys() == expected.keys() and all(np.array_equal(outputs[k], expected[k]) for k in expected)
+
+
+def test_injected_error_inside_one_launch_is_named(monkeypatch, tmp_path):
+    """inverted_residual runs as one NPU launch; its depthwise convolution (operator #1, in the middle of the launch)
+    is legalized with a wrong bias. The default build's dump shows only the output (operator #3 differs); the debug
+    build gives the same wrong outputs, and its dump names operator #1, not #0 before it nor #2 and #3 after it."""
+    legalize_depthwise = RULES["depthwise_conv2d"]
+
+    def wrong_bias(match, *args):
+        op = legalize_depthwise(match, *args)
+        return dataclasses.replace(op, bias=op.bias + 3000)
+
+    monkeypatch.setitem(RULES, "depthwise_conv2d", wrong_bias)
+    model = make_graph("inverted_residual", 0)
+    default = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=NPU)
+    debug = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=NPU, split_launches=True)
+    assert (len(default.program.steps), len(debug.program.steps)) == (1, 4)
+    inputs = random_inputs(model, 0)
+    wrong = default.run(inputs, debug_layers=tmp_path / "default")
+    assert compare_layers(model, inputs, tmp_path / "default").first_difference.operator == 3
+    outputs = debug.run(inputs, debug_layers=tmp_path / "debug")
+    assert np.array_equal(outputs["output_0"], wrong["output_0"])
+    difference = compare_layers(model, inputs, tmp_path / "debug").first_difference
+    assert (difference.operator, difference.kind) == (1, "DEPTHWISE_CONV_2D")
+    assert difference.name == read_dump(tmp_path / "debug")[0][1]["name"] and difference.count > 0
+
+
+@pytest.mark.parametrize("op,launches", [("depth_to_space", 4), ("gather", 6)])
+def test_operator_of_several_launches_is_dumped_once(op, launches, tmp_path):
+    """An operator the NPU computes in several steps gets a launch for each in a debug build: the dump holds its
+    output once (the last launch's), equal to LiteRT's."""
+    model = make(op, 0)
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=NPU, split_launches=True)
+    assert len(module.program.steps) == launches
+    inputs = random_inputs(model, 0)
+    module.run(inputs, debug_layers=tmp_path)
+    assert [(entry["operator"], entry["kind"], entry["step"]) for entry in read_dump(tmp_path)[0]] == \
+        [(0, op.upper(), launches - 1)]
+    comparison = compare_layers(model, inputs, tmp_path)
+    assert len(comparison.compared) == 1 and comparison.first_difference is None
+
+
+def _members(archive) -> dict[str, bytes]:
+    with tarfile.open(archive) as tar:
+        return {member.name: tar.extractfile(member).read() for member in tar.getmembers() if member.isfile()}
+
+
+def test_only_split_launches_change_the_build(tmp_path):
+    """--debug-info adds the map and leaves every other file of the tarball byte for byte as the default build's;
+    --debug-split-launches adds it too, and its firmware C is another (four launches instead of one)."""
+    (tmp_path / "m.tflite").write_bytes(make_graph("inverted_residual", 0))
+    builds = {}
+    for flags in ((), ("--debug-info",), ("--debug-split-launches",)):
+        archive = tmp_path / f"m{len(builds)}.tar"
+        assert tvmc(["compile", str(tmp_path / "m.tflite"), "--target", NPU, "-q", "-o", str(archive), *flags]) == 0
+        builds[flags] = _members(archive)
+    default, info, split = builds.values()
+    runner = "./codegen/host/src/default_lib0.c"
+    assert DEBUG_MAP not in default and info.pop(DEBUG_MAP) and info == default
+    assert DEBUG_MAP in split and split[runner] != default[runner]
+    assert split[runner].count(b"ethosu_tvm_npu_invoke(") == 4 * default[runner].count(b"ethosu_tvm_npu_invoke(")

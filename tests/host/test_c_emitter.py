@@ -147,6 +147,8 @@ def test_scratch_goes_to_the_workspace():
      r"leaky_relu: int16 needs zero points 0 \(as TFLite requires\)"),
     (spec.Pool2D("max", spec.QuantTensor((1, 4, 4, 2), "int8", 0.1, 3), spec.QuantTensor((1, 3, 3, 2), "int8", 0.1, 3),
                  (2, 2), (2, 2)), "max_pool2d: output"),
+    (spec.Requantize(spec.QuantTensor((2, 10), "int16", 0.1, 0), spec.QuantTensor((2, 10), "uint8", 0.1, 3)),
+     r"^quantize: int16 to uint8 is not supported \(uint8 pairs with int8 only, as in TFLite Micro\)$"),
 ])
 def test_unsupported_ops_name_the_op(op, message):
     with pytest.raises(UnsupportedHostOp, match=message):

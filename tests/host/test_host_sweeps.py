@@ -56,6 +56,18 @@ def test_quantize(dtype, in_scale, out_scale, in_zp, out_zp, compile_kernel):
 
 
 @SWEEP
+@given(types=st.sampled_from([("uint8", "int8"), ("int8", "uint8")]), in_scale=scales, out_scale=scales,
+       in_zp=st.integers(0, 255), out_zp=st.integers(0, 255), shift=st.booleans())
+def test_quantize_uint8(types, in_scale, out_scale, in_zp, out_zp, shift, compile_kernel):
+    """uint8 to int8 and back (TFLite Micro's pairs), with any scales and zero points (drawn as uint8 values, 128
+    less for int8), or as the converter writes a uint8 model's I/O: one scale, zero points 128 apart."""
+    in_type, out_type = types
+    output = {} if shift else dict(out_scale=out_scale, out_zp=out_zp - 128 * (out_type == "int8"))
+    _check("quantize", compile_kernel, dtype=in_type, out_dtype=out_type, in_shape=(1, 300), in_scale=in_scale,
+           in_zp=in_zp - 128 * (in_type == "int8"), **output)
+
+
+@SWEEP
 @given(dtype=st.sampled_from(["int8", "int16"]), height=spatial, width=spatial, depth=st.integers(1, 6),
        out_channels=st.integers(1, 6), kernel=st.tuples(st.integers(1, 3), st.integers(1, 3)),
        stride=st.tuples(st.integers(1, 2), st.integers(1, 2)), dilation=st.sampled_from([(1, 1), (2, 1), (2, 2)]),

@@ -205,6 +205,35 @@ def test_graphs(name):
         _assert_same(run_litert(model, inputs), run_tflm(model, inputs))
 
 
+@pytest.mark.parametrize("params,output", [
+    (dict(dtype="uint8"), ("int8", 0.02, -3)),  # the converter's uint8 input: one scale, zero points 128 apart
+    (dict(dtype="int8", in_zp=-128, out_dtype="uint8"), ("uint8", 0.02, 0)),
+    (dict(dtype="uint8", in_scale=0.5, in_zp=7, out_scale=0.013, out_zp=-20), ("int8", 0.013, -20)),
+    (dict(dtype="int8", in_scale=0.004, out_dtype="uint8", out_scale=0.1, out_zp=200), ("uint8", 0.1, 200)),
+])
+def test_uint8_quantize(params, output):
+    """QUANTIZE between uint8 and int8 at several scales; LiteRT and TFLite Micro agree on every one."""
+    model = models.make("quantize", 4, **params)
+    (info,), (out,) = input_infos(model), output_infos(model)
+    assert info.dtype == np.dtype(params["dtype"])
+    assert (out.dtype, out.scale, out.zero_point) == (np.dtype(output[0]), np.float32(output[1]), output[2])
+    for seed in SEEDS:
+        inputs = random_inputs(model, seed)
+        _assert_same(run_litert(model, inputs), run_tflm(model, inputs))
+
+
+def test_uint8_io_graph_has_uint8_io_around_int8():
+    model = models.make_graph("uint8_io")
+    assert [i.dtype for i in input_infos(model) + output_infos(model)] == [np.dtype(np.uint8)] * 2
+    graph = read_model(model).Subgraphs(0)
+    kinds = [read_model(model).OperatorCodes(graph.Operators(i).OpcodeIndex()).BuiltinCode()
+             for i in range(graph.OperatorsLength())]
+    assert kinds[0] == kinds[-1] == tflite.BuiltinOperator.QUANTIZE
+    last = graph.Operators(graph.OperatorsLength() - 1)
+    assert graph.Tensors(graph.Operators(0).Outputs(0)).Type() == tflite.TensorType.INT8
+    assert graph.Tensors(last.Inputs(0)).Type() == tflite.TensorType.INT8
+
+
 def test_graph_outputs_depend_on_inputs():
     model = models.make_graph("ds_cnn")
     first, second = (run_litert(model, random_inputs(model, seed))[0] for seed in (0, 1))
@@ -291,7 +320,8 @@ def test_deterministic_and_seeded():
     ("conv2d", {"kernel": (9, 9), "padding": "VALID"}, "kernel extent 9 does not fit an input of size 8"),
     ("conv2d", {"stride": 0}, "stride must be a positive int"),
     ("conv2d", {"w_scales": [0.1, 0.2]}, "w_scales needs 8 positive values"),
-    ("conv2d", {"dtype": "int4"}, "dtype must be 'int8' or 'int16'"),
+    ("conv2d", {"dtype": "int4"}, "dtype must be 'int8', 'int16' or 'uint8', got 'int4'"),
+    ("add", {"dtype": "uint8"}, "op 'add' has no uint8 variant here; only quantize takes uint8 (into int8)"),
     ("conv2d", {"in_zp": 200}, "zero point 200 is outside the int8 range"),
     ("conv2d", {"dtype": "int16", "in_zp": 3}, "int16 activations must have zero point 0"),
     ("conv2d", {"in_scale": -1.0}, "scales must be positive"),

@@ -51,6 +51,10 @@ def add_parser(commands) -> None:
                         help="write one row per TFLite operator: what it became, MACs, estimated cycles, traffic")
     parser.add_argument("--debug-info", action="store_true",
                         help="add the layer-dump map (src/debug_layers.json) that tvmc run --debug-layers reads")
+    parser.add_argument("--debug-split-launches", action="store_true",
+                        help="a debug build: every NPU operator a launch of its own, so that tvmc run --debug-layers "
+                             "dumps every operator's output (same results, not the default build's command streams); "
+                             "implies --debug-info")
     parser.add_argument("-v", "--verbose", action="store_true", help="also print the per-layer table")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print nothing but errors (no stage display, summary or 'Wrote' line)")
@@ -139,7 +143,7 @@ def run(args) -> int:
         module = build(mod, target=target, pass_config=_pass_config(args.pass_config),
                        memory_planner=args.memory_planner, workspace_pools=pools,
                        use_workspace_io=args.use_workspace_io, cascader_sram_limit=args.cascader_sram_limit,
-                       progress=display)
+                       split_launches=args.debug_split_launches, progress=display)
     if not args.quiet:
         print(module.summary())
     if args.dump_per_layer or args.verbose:
@@ -158,7 +162,7 @@ def run(args) -> int:
     if args.dump_memory_plan:
         draw = plan_to_png if args.dump_memory_plan.lower().endswith(".png") else plan_to_svg
         write_atomically(Path(args.dump_memory_plan), draw(module.workspace.plan))
-    module.export_model_library_format(args.output, debug_info=args.debug_info)
+    module.export_model_library_format(args.output, debug_info=args.debug_info or args.debug_split_launches)
     if not args.quiet:
         print(f"Wrote {args.output} ({os.path.getsize(args.output)} bytes)")
     return 0

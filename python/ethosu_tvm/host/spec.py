@@ -31,7 +31,7 @@ class QuantTensor:
     """An activation tensor: real = scale · (q − zero_point)."""
 
     shape: tuple[int, ...]
-    dtype: str  # "int8" or "int16"
+    dtype: str  # "int8", "int16" (or "uint8", which only QUANTIZE reads or writes)
     scale: float
     zero_point: int
 

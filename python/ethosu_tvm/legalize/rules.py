@@ -79,7 +79,7 @@ from .ops import (
 from .lut import INT8_VALUES, lookup_table
 
 INT8_RANGE = (-128, 127)
-DTYPE_RANGES = {"int8": INT8_RANGE, "int16": (-(1 << 15), (1 << 15) - 1)}
+DTYPE_RANGES = {"int8": INT8_RANGE, "uint8": (0, 255), "int16": (-(1 << 15), (1 << 15) - 1)}
 INT32_CLAMP = Clamp(-(1 << 31), (1 << 31) - 1)
 
 Rule = Callable[[Match, dict, Tensor, str], NpuOp | tuple[NpuOp, ...]]
@@ -585,9 +585,9 @@ def reshape(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
 
 
 def requantize(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
-    """int8 QUANTIZE is a table; int16 one a 1x1 average pool of the centred IFM, scaled by TFLite's multiplier of
-    input / output scale (computed in double) with its double rounding (TFL)."""
-    if ofm.dtype == "int8":
+    """int8 QUANTIZE is a table; int16 and uint8 ones a 1x1 average pool of the centred IFM, scaled by TFLite's
+    multiplier of input / output scale (computed in double) with its double rounding (TFL)."""
+    if ofm.dtype == tensors[match["ifm"]].dtype == "int8":
         return table(match, tensors, ofm, source)
     ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
     return Pooling(

@@ -862,9 +862,13 @@ def check_sigmoid_family(match: Match) -> str:
 
 
 def check_requantize(match: Match) -> str:
-    """int8 QUANTIZE is a table (`check_lookup`); int16 to int16 a scaled 1x1 average pool. TFLite shifts the
-    centred input left before its multiply, so effective scales from 2^15 on could overflow its 32 bits."""
-    if dtype_of(match["ifm"]) != "int16":
+    """int8 QUANTIZE is a table (`check_lookup`); int16 to int16 a scaled 1x1 average pool, and uint8 from or to
+    int8 too (`_check_uint8_requantize`). TFLite shifts the centred int16 input left before its multiply, so
+    effective scales from 2^15 on could overflow its 32 bits."""
+    types = dtype_of(match["ifm"]), dtype_of(match["quantize"])
+    if "uint8" in types:
+        return _check_uint8_requantize(match, types)
+    if types[0] != "int16":
         return check_lookup(match)
     ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
     real = np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale)
@@ -874,6 +878,22 @@ def check_requantize(match: Match) -> str:
         lambda: _activation_quant(ifm_q, "IFM"),
         lambda: _activation_quant(ofm_q, "OFM"),
         lambda: "" if real < 1 << 15 else f"effective scale {real:.6g}; int16 requantization needs it below 2^15",
+        lambda: _scalar_scales([real]),
+    )
+
+
+def _check_uint8_requantize(match: Match, types: tuple[str, str]) -> str:
+    """uint8 QUANTIZE from or to int8, the only uint8 pairs TFLite Micro has: a scaled 1x1 average pool, where
+    TFLite's left shift of the centred input must stay in its 32 bits (`_wrapping_left_shifts`)."""
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+    real = np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale)
+    return _first(
+        lambda: "" if "int8" in types else f"{types[0]} to {types[1]}; uint8 is requantized from or to int8 only",
+        lambda: _feature_map(match["ifm"], "IFM", dtypes=types),
+        lambda: _feature_map(match["quantize"], "OFM", dtypes=types),
+        lambda: _activation_quant(ifm_q, "IFM"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        lambda: _wrapping_left_shifts(_centred_magnitude(types[0], ifm_q.scalar_zero_point), [real]),
         lambda: _scalar_scales([real]),
     )
 

@@ -90,11 +90,15 @@ def _report(mod: tvm.IRModule, log: _CheckLog, accelerator: str) -> OffloadRepor
     return OffloadReport(accelerator, tuple(entries))
 
 
-def partition_for_ethosu(mod: tvm.IRModule, accelerator: str | EthosuTarget = "ethos-u55-256"):
+def partition_for_ethosu(mod: tvm.IRModule, accelerator: str | EthosuTarget = "ethos-u55-256",
+                         split_launches: bool = False):
     """Partition a QDQ Relax module (from :func:`ethosu_tvm.frontend.importer.from_tflite`) for the NPU.
 
     Returns ``(partitioned IRModule, OffloadReport)``. The U55 constraints are the same for every MAC
     configuration; the accelerator is recorded in the report and as the module attribute ``ethosu.accelerator``.
+    With `split_launches` (debug builds), each composite (one TFLite operator) gets a ``Codegen="ethos-u"``
+    function of its own instead of being merged with its neighbours: one NPU launch per operator, so that each
+    operator's output reaches memory whole and a layer dump can read it.
     """
     target = accelerator if isinstance(accelerator, EthosuTarget) else parse_ethosu_target(accelerator)
     log = _CheckLog()
@@ -102,8 +106,8 @@ def partition_for_ethosu(mod: tvm.IRModule, accelerator: str | EthosuTarget = "e
     present = _operators(mod)
     patterns = [_fusion_pattern(p, log, owners) for p in npu_patterns(concat_arities(mod["main"]))
                 if required_ops(p.pattern) <= present]
-    fused = FuseOpsByPattern(patterns, bind_constants=True, annotate_codegen=False)(mod)
-    merged = MergeCompositeFunctions()(fused)
+    fused = FuseOpsByPattern(patterns, bind_constants=True, annotate_codegen=split_launches)(mod)
+    merged = fused if split_launches else MergeCompositeFunctions()(fused)
     merged = merged.with_attr("ethosu.accelerator", target.accelerator)
     return merged, _report(mod, log, target.accelerator)
 

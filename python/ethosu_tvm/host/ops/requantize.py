@@ -1,5 +1,5 @@
-"""QUANTIZE between integer quantizations (int8, int16, and from int32), and RELU/RELU6/RELU_N1_TO_1: TFLite's
-requantization.
+"""QUANTIZE between integer quantizations (int8, int16, uint8 from or to int8, the pairs TFLite Micro has, and from
+int32), and RELU/RELU6/RELU_N1_TO_1: TFLite's requantization.
 
 Both multiply (x − input_zp) by input_scale / output_scale with the double-rounding multiply, add output_zp and
 clamp (the RELUs to their activation range). They differ in one detail that shows in the last bit: QUANTIZE
@@ -14,7 +14,7 @@ from ..fixed_point import multiply_by_quantized_multiplier
 from ..spec import Relu, Requantize, op_name
 from ..te_kernel import TeKernel, activation, require, require_dtype, saturate, tflite_multiplier
 
-_DTYPES = ("int8", "int16")
+_DTYPES = ("int8", "uint8", "int16")
 
 
 def define(op: Requantize | Relu) -> TeKernel:
@@ -26,6 +26,9 @@ def define(op: Requantize | Relu) -> TeKernel:
     else:
         require_dtype(name, op.input, _DTYPES + ("int32",))
         require_dtype(name, op.output, _DTYPES)
+        pair = (op.input.dtype, op.output.dtype)
+        require("uint8" not in pair or "int8" in pair, name, f"{pair[0]} to {pair[1]} is not supported (uint8 pairs "
+                "with int8 only, as in TFLite Micro)")
         kind, clamp = "requantize", None
     (ratio,) = table_multipliers(kind, op.input.scale, op.output.scale)
     multiplier, shift = tflite_multiplier(name, ratio)

@@ -8,6 +8,8 @@ import numpy as np
 from ..tflite_builder import ModelBuilder, Quantization
 from .quant import _OP, QTensor, _quant_for_range
 
+_DEFAULT_ZERO_POINTS = {"int8": -3, "uint8": 125, "int16": 0}
+
 
 class NetBase:
     """Model I/O and the shared tensor helpers; `Net` adds a mixin of layer methods per op family."""
@@ -34,8 +36,8 @@ class NetBase:
         """A new activation tensor (a constant with `data`); without an `rms` estimate its values are taken as
         uniform over its range."""
         dtype = np.dtype(dtype)
-        if dtype not in (np.dtype(np.int8), np.dtype(np.int16)):
-            raise ValueError(f"activations must be int8 or int16, got {dtype}")
+        if dtype not in (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16)):
+            raise ValueError(f"activations must be int8, uint8 or int16, got {dtype}")
         if dtype == np.int16 and zero_point != 0:
             raise ValueError("int16 activations must have zero point 0")
         info = np.iinfo(dtype)
@@ -52,10 +54,11 @@ class NetBase:
         return QTensor(index, tuple(int(d) for d in shape), dtype, float(scale), int(zero_point), float(rms))
 
     def input(self, shape, dtype="int8", scale: float | None = None, zero_point: int | None = None) -> QTensor:
-        """A model input; int8 defaults to scale 0.02 and zero point -3, int16 to scale 1/2048."""
+        """A model input; int8 defaults to scale 0.02 and zero point -3, uint8 to the same reals (zero point 125),
+        int16 to scale 1/2048."""
         is16 = np.dtype(dtype) == np.int16
         scale = scale if scale is not None else (1 / 2048 if is16 else 0.02)
-        zero_point = zero_point if zero_point is not None else (0 if is16 else -3)
+        zero_point = zero_point if zero_point is not None else _DEFAULT_ZERO_POINTS.get(np.dtype(dtype).name, -3)
         name = f"input_{len(self._io_tensors['inputs'])}"
         tensor = self._activation(shape, dtype, scale, zero_point, name=f"{name}_int" if self.float_io else name)
         self._inputs.append(tensor)
@@ -102,10 +105,11 @@ class NetBase:
         return self.builder.build(inputs, outputs, [f"input_{i}" for i in range(len(inputs))],
                                   [f"output_{i}" for i in range(len(outputs))])
 
-    def _result(self, x: QTensor, shape, lo: float, hi: float, out_scale, out_zp, rms=None) -> QTensor:
-        """The output tensor: given quantization, or one covering [lo, hi]."""
-        scale, zero_point = _quant_for_range(lo, hi, x.dtype)
-        return self._activation(shape, x.dtype, out_scale if out_scale is not None else scale,
+    def _result(self, x: QTensor, shape, lo: float, hi: float, out_scale, out_zp, rms=None, dtype=None) -> QTensor:
+        """The output tensor (of `dtype`, default the input's): given quantization, or one covering [lo, hi]."""
+        dtype = x.dtype if dtype is None else dtype
+        scale, zero_point = _quant_for_range(lo, hi, dtype)
+        return self._activation(shape, dtype, out_scale if out_scale is not None else scale,
                                 out_zp if out_zp is not None else zero_point, rms=rms)
 
     def _same_quant(self, x: QTensor, shape) -> QTensor:

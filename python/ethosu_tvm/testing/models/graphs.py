@@ -92,9 +92,18 @@ def _unet(net: Net) -> None:
     net.output(net.strided_slice(y, begin=(0, 2, 2, 0), end=(1, 14, 14, 2), strides=(1, 1, 1, 1)))
 
 
+def _uint8_io(net: Net) -> None:
+    """An int8 network between uint8 I/O, as TFLite's converter writes one for `inference_input_type=tf.uint8`: a
+    camera image QUANTIZEd into int8 first, the scores QUANTIZEd back into uint8 last."""
+    x = net.quantize(net.input((1, 12, 12, 3), "uint8", scale=1 / 255, zero_point=0))
+    x = net.conv2d(x, out_channels=8, stride=(2, 2), activation="RELU6")
+    x = net.depthwise_conv2d(x, activation="RELU6")
+    net.output(net.quantize(net.conv2d(x, out_channels=4, kernel=(1, 1)), out_dtype="uint8"))
+
+
 _GRAPHS = {"ds_cnn": _ds_cnn, "resnet_block": _resnet_block, "inverted_residual": _inverted_residual,
            "multi_io": _multi_io, "mobilenet_v2": _mobilenet_v2, "efficientnet_lite": _efficientnet_lite,
-           "unet": _unet}
+           "unet": _unet, "uint8_io": _uint8_io}
 GRAPHS: tuple[str, ...] = tuple(_GRAPHS)
 
 

@@ -145,10 +145,10 @@ def _operands(net: Net, first, params: dict, shape, dtype, quant, nonzero_rhs: b
 def make(op: str, seed: int = 0, **params) -> bytes:
     """A .tflite model with the single operator `op` (one of `OPS`), its inputs named input_0, input_1, ...
 
-    Input parameters: `in_shape`, `dtype` ("int8" or "int16"), `in_scale`, `in_zp`; `per_tensor_axis` sets the
-    QuantizedDimension of every single-scale tensor (as TFLite Micro's person_detect has 3); `float_io=True` gives
-    the model float32 inputs and outputs around QUANTIZE and DEQUANTIZE operators; binary ops also take
-    `in2_shape`, `in2_scale`, `in2_zp` (broadcasting allowed), or make one operand a constant of that
+    Input parameters: `in_shape`, `dtype` ("int8", "int16", or "uint8" for quantize), `in_scale`, `in_zp`;
+    `per_tensor_axis` sets the QuantizedDimension of every single-scale tensor (as TFLite Micro's person_detect has
+    3); `float_io=True` gives the model float32 inputs and outputs around QUANTIZE and DEQUANTIZE operators; binary
+    ops also take `in2_shape`, `in2_scale`, `in2_zp` (broadcasting allowed), or make one operand a constant of that
     quantization with `constant_lhs=shape` or `constant_rhs=shape` (values from the seed); concatenation takes
     `num_inputs`; div's divisor is, unless another second operand is given, a constant of the input's last axis
     without its zero point (a divisor there fails LiteRT's invocation); select_v2 takes `condition_shape` and `constant_condition` (see
@@ -168,8 +168,10 @@ def make(op: str, seed: int = 0, **params) -> bytes:
                          f"valid: {', '.join(sorted(allowed))}")
     params = {**_INPUT_DEFAULTS.get(op, {}), **params}
     dtype = params.pop("dtype", "int8")
-    if dtype not in ("int8", "int16"):
-        raise ValueError(f"dtype must be 'int8' or 'int16', got {dtype!r}")
+    if dtype not in ("int8", "int16", "uint8"):
+        raise ValueError(f"dtype must be 'int8', 'int16' or 'uint8', got {dtype!r}")
+    if dtype == "uint8" and op != "quantize":
+        raise ValueError(f"op {op!r} has no uint8 variant here; only quantize takes uint8 (into int8)")
     if dtype == "int16" and op not in _INT16_OPS:
         raise ValueError(f"op {op!r} has no int16 variant here; int16 ops: {', '.join(sorted(_INT16_OPS))}")
     shape = tuple(params.pop("in_shape", default_shape))

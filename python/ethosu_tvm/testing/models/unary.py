@@ -122,10 +122,17 @@ class UnaryOps(NetBase):
         y = self._activation(x.shape, x.dtype, 16 / 256, 127)
         return self._unary(_OP.LOG_SOFTMAX, "LogSoftmaxOptions", x, y)
 
-    def quantize(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
-        """QUANTIZE as an int8->int8 (or int16->int16) requantization."""
+    def quantize(self, x: QTensor, out_scale=None, out_zp=None, out_dtype=None) -> QTensor:
+        """QUANTIZE as a requantization into `out_dtype` (default: the input's; int8 for uint8, the only type TFLite
+        requantizes uint8 to). Between uint8 and int8 the output defaults to the input's scale and a zero point 128
+        apart, as TFLite's converter writes a uint8 model's I/O; otherwise to a range 0.8 and 1.3 times the input's."""
+        dtype = np.dtype(out_dtype or ("int8" if x.dtype == np.uint8 else x.dtype))
+        if {x.dtype.name, dtype.name} == {"uint8", "int8"}:
+            shifted = x.zero_point + (128 if dtype == np.uint8 else -128)
+            return self._unary(_OP.QUANTIZE, "QuantizeOptions", x, self._activation(
+                x.shape, dtype, x.scale if out_scale is None else out_scale, shifted if out_zp is None else out_zp))
         lo, hi = x.real_range
-        y = self._result(x, x.shape, 0.8 * lo, 1.3 * hi, out_scale, out_zp)
+        y = self._result(x, x.shape, 0.8 * lo, 1.3 * hi, out_scale, out_zp, dtype=dtype)
         return self._unary(_OP.QUANTIZE, "QuantizeOptions", x, y)
 
     def neg(self, x: QTensor, out_scale=None, out_zp=None) -> QTensor:
