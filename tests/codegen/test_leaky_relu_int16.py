@@ -26,7 +26,7 @@ def _npu_result(model: bytes, accelerator: str) -> tuple[np.ndarray, int]:
 
 @settings(max_examples=12, deadline=None)
 @given(accelerator=st.sampled_from(ACCELERATORS), in_scale=st.floats(1e-5, 0.05), out_scale=st.floats(1e-5, 0.05),
-       alpha=st.floats(0.01, 3.0).filter(lambda a: a != 1.0))
+       alpha=st.floats(0.01, 3.0))
 def test_every_value_bit_exact(accelerator, in_scale, out_scale, alpha):
     model = models.make("leaky_relu", 3, dtype="int16", in_shape=SHAPE, in_scale=in_scale, out_scale=out_scale,
                         alpha=alpha)
@@ -34,11 +34,12 @@ def test_every_value_bit_exact(accelerator, in_scale, out_scale, alpha):
     np.testing.assert_array_equal(got, run_litert(model, [EVERY_VALUE])[0])
 
 
-@pytest.mark.parametrize("alpha, operations", [(0.3, 2), (2.5, 2)])
-def test_equal_scales_need_one_multiplication(alpha, operations):
+@pytest.mark.parametrize("out_scale, alpha, operations", [(0.001, 0.3, 2), (0.001, 2.5, 2), (0.0015, 0.3, 3)])
+def test_equal_scales_need_one_multiplication(out_scale, alpha, operations):
     """With equal input and output scales the identity branch is the input itself, as in Vela: one MUL, then MAX
-    (alpha < 1) or MIN (alpha > 1)."""
-    model = models.make("leaky_relu", 1, dtype="int16", in_shape=SHAPE, in_scale=0.001, out_scale=0.001, alpha=alpha)
+    (alpha < 1) or MIN (alpha > 1); two MULs otherwise."""
+    model = models.make("leaky_relu", 1, dtype="int16", in_shape=SHAPE, in_scale=0.001, out_scale=out_scale,
+                        alpha=alpha)
     got, count = _npu_result(model, "ethos-u55-128")
     assert count == operations
     np.testing.assert_array_equal(got, run_litert(model, [EVERY_VALUE])[0])
@@ -50,6 +51,7 @@ def test_branch_order_is_checked_on_every_value():
     assert leaky_relu_extreme(1.3, 0.39) == "MAX"
     assert leaky_relu_extreme(0.7, 1.75) == "MIN"
     assert leaky_relu_extreme(1.0, 1.0) == "MAX"
+    assert leaky_relu_extreme(1.3, -0.39) == "MAX"
 
 
 @pytest.mark.parametrize("params, reason", [
