@@ -96,10 +96,12 @@ INT16_NPU_OPS = {  # int16 operators on the NPU, in forms beyond the factory def
     "tanh": ("TANH", dict(in_shape=(2, 40), in_scale=3.1e-4)),
     "logistic": ("LOGISTIC", dict(in_shape=(1, 3, 5, 7), in_scale=2.0**-11)),
     "mean": ("MEAN", dict(in_shape=(1, 9, 11, 5), out_scale=0.05, keep_dims=False)),
+    "leaky_relu": ("LEAKY_RELU", dict(in_shape=(1, 6, 9, 10), alpha=1.7, out_scale=1e-3)),
     # 16x8 layers (int16 activations, int8 weights, int64 bias): padding, stride, activation, batch
     "conv2d": ("CONV_2D", dict(stride=(2, 2), in_shape=(1, 9, 9, 20), activation="RELU")),
     "depthwise_conv2d": ("DEPTHWISE_CONV_2D", dict(kernel=(5, 3), padding="VALID", in_shape=(1, 9, 7, 12))),
     "fully_connected": ("FULLY_CONNECTED", dict(in_shape=(16, 40), units=24, activation="RELU6")),
+    "transpose_conv": ("TRANSPOSE_CONV", dict(in_shape=(1, 5, 6, 12), kernel=(4, 4), padding="VALID")),
 }
 
 

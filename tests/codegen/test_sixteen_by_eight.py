@@ -1,7 +1,7 @@
-"""TFLite's 16x8 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED (int16 activations with zero point 0, int8 weights,
-int64 bias) on the NPU: command streams from Vela's API, run in the simulator on every U55 configuration, equal
-LiteRT's reference kernels exactly; cascades of 16x8 layers compute what the uncascaded stream does; layers whose
-worst case LiteRT's own arithmetic cannot hold stay on the host with a one-line reason."""
+"""TFLite's 16x8 CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV and FULLY_CONNECTED (int16 activations with zero point
+0, int8 weights, int64 bias) on the NPU: command streams from Vela's API, run in the simulator on every U55
+configuration, equal LiteRT's reference kernels exactly; cascades of 16x8 layers compute what the uncascaded stream
+does; layers whose worst case LiteRT's own arithmetic cannot hold stay on the host with a one-line reason."""
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
@@ -34,6 +34,10 @@ LAYERS = {  # name -> (op, parameters): shapes, strides, paddings, dilations, ac
     "depthwise_valid_dilated": ("depthwise_conv2d", dict(padding="VALID", dilation=(2, 2), in_shape=(1, 10, 9, 8))),
     "depthwise_multiplier3": ("depthwise_conv2d", dict(depth_multiplier=3, in_shape=(1, 8, 8, 1))),
     "depthwise_relu6": ("depthwise_conv2d", dict(activation="RELU6", in_shape=(1, 7, 6, 24))),
+    "transpose_conv_default": ("transpose_conv", {}),
+    "transpose_conv_stride1_valid": ("transpose_conv", dict(stride=(1, 1), padding="VALID", kernel=(2, 3))),
+    "transpose_conv_one_row": ("transpose_conv", dict(in_shape=(1, 1, 7, 16), kernel=(1, 4), stride=(1, 2),
+                                                      out_channels=12, per_channel=False)),
     "fc_default": ("fully_connected", {}),
     # many outputs: the rare results where TFLite's double rounding would differ from LiteRT's single rounding
     "fc_relu_wide_batch": ("fully_connected", dict(activation="RELU", units=40, in_shape=(40, 70))),

@@ -143,6 +143,8 @@ def test_scratch_goes_to_the_workspace():
     (spec.Binary("mul", X, X, X, rhs_values=np.zeros((10,), np.int8)), r"rhs: constant of int8 \(10,\)"),
     (spec.Binary("squared_difference", *(spec.QuantTensor((2, 10), "int16", 0.1, 0),) * 3),
      "squared_difference: int16 tensors are not supported"),
+    (spec.LeakyRelu(spec.QuantTensor((2, 10), "int16", 0.1, 3), spec.QuantTensor((2, 10), "int16", 0.1, 0), 0.2),
+     r"leaky_relu: int16 needs zero points 0 \(as TFLite requires\)"),
     (spec.Pool2D("max", spec.QuantTensor((1, 4, 4, 2), "int8", 0.1, 3), spec.QuantTensor((1, 3, 3, 2), "int8", 0.1, 3),
                  (2, 2), (2, 2)), "max_pool2d: output"),
     (spec.Requantize(spec.QuantTensor((2, 10), "int16", 0.1, 0), spec.QuantTensor((2, 10), "uint8", 0.1, 3)),

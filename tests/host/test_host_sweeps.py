@@ -115,3 +115,10 @@ def test_relus(op, in_scale, out_scale, in_zp, out_zp, alpha, compile_kernel):
     extra = {"alpha": alpha} if op == "leaky_relu" else {}
     _check(op, compile_kernel, in_shape=(1, 256), in_scale=in_scale, in_zp=in_zp, out_scale=out_scale, out_zp=out_zp,
            **extra)
+
+
+@SWEEP
+@given(in_scale=st.floats(1e-5, 0.05), out_scale=st.floats(1e-5, 0.05), alpha=st.floats(-2.0, 3.0))
+def test_leaky_relu_int16(in_scale, out_scale, alpha, compile_kernel):
+    _check("leaky_relu", compile_kernel, dtype="int16", in_shape=(1, 512), in_scale=in_scale, out_scale=out_scale,
+           alpha=alpha)

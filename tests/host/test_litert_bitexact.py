@@ -45,6 +45,8 @@ CASES = [
     ("relu_0_to_1", "int8", dict(in_scale=0.01, in_zp=-20)),
     ("leaky_relu", "int8", {}),
     ("leaky_relu", "int8", dict(alpha=0.7, out_scale=0.03, out_zp=40)),
+    ("leaky_relu", "int16", {}),
+    ("leaky_relu", "int16", dict(alpha=-0.4, in_scale=0.002, out_scale=0.0005)),
     ("reshape", "int8", {}),
     ("reshape", "int16", dict(new_shape=(4, -1))),
     ("squeeze", "int8", {}),

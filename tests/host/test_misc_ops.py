@@ -1,14 +1,18 @@
-"""NEG and SQRT (int8) on the host: every input value against LiteRT's kernels, for several quantizations."""
+"""NEG and SQRT (int8) on the host: every input value against LiteRT's kernels, for several quantizations; QUANTIZE
+from int32 over the int32 range."""
 import numpy as np
 import pytest
+import tflite
 from host_harness import assert_bit_exact
 from host_tflite_ops import host_op
 
+import ethosu_tvm
 from ethosu_tvm.frontend.importer import UnsupportedModelError, from_tflite
 from ethosu_tvm.host import UnsupportedHostOp, build_kernel
 from ethosu_tvm.quantization import sqrt_lut
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import random_inputs, run_litert, run_tflm
+from ethosu_tvm.testing.tflite_builder import ModelBuilder, Quantization
 
 EVERY_INT8 = np.arange(-128, 128, dtype=np.int8).reshape(1, 256)
 
@@ -180,3 +184,31 @@ def test_comparison_scale_of_one_or_more_is_refused():
     model = models.make("greater", seed=0, in_scale=1.5)
     with pytest.raises(UnsupportedHostOp, match=r"^greater: an operand scale of 1\.5 \(TFLite's kernel needs < 1\)$"):
         build_kernel(host_op(model))
+
+
+def _quantize_from_int32(in_scale: float, out_dtype, out_scale: float) -> bytes:
+    """QUANTIZE from int32 (zero points 0), as TFLite Micro's SEANet quantize0 model has it."""
+    builder = ModelBuilder()
+    shape = (1, 2, 160, 2)
+    x = builder.add_tensor("input_0", shape, np.int32, quantization=Quantization((in_scale,), (0,)))
+    y = builder.add_tensor("output_0", shape, out_dtype, quantization=Quantization((out_scale,), (0,)))
+    builder.add_operator(tflite.BuiltinOperator.QUANTIZE, [x], [y])
+    return builder.build([x], [y], ["input_0"], ["output_0"])
+
+
+@pytest.mark.parametrize("out_dtype, out_scale", [(np.int16, 0.00092197146), (np.int8, 3e-5)])
+def test_quantize_from_int32(out_dtype, out_scale):
+    """Bit-exact with LiteRT over the whole int32 range (SEANet's scales; and into int8)."""
+    model = _quantize_from_int32(1.4901161e-07, out_dtype, out_scale)
+    module = ethosu_tvm.build(from_tflite(model), target="c")
+    for seed in range(2):
+        x = np.random.default_rng(seed).integers(-(1 << 31), 1 << 31, size=(1, 2, 160, 2), dtype=np.int32)
+        x.flat[:2] = (-(1 << 31), (1 << 31) - 1)
+        (got,) = module.run({"input_0": x}).values()
+        np.testing.assert_array_equal(got, run_litert(model, [x])[0])
+
+
+def test_quantize_from_int32_refuses_a_left_shift():
+    with pytest.raises(UnsupportedHostOp, match="QUANTIZE: an int32 input needs zero point 0 and an input / output"
+                                                 " scale ratio below 1"):
+        ethosu_tvm.build(from_tflite(_quantize_from_int32(0.01, np.int16, 0.001)), target="c")

@@ -320,14 +320,24 @@ def _tracking_converter(rewrites: _Rewrites):
             return relax.op.reshape(self.get_tensor_expr(data), [int(d) for d in self.get_tensor_shape(output)])
 
         def convert_transpose_conv(self, op):
-            # TVM's converter reads an absent bias (TFLite's input index -1) as a tensor; it handles three inputs.
+            # TVM's converter reads an absent bias (TFLite's input index -1) as a tensor (it handles three inputs),
+            # and the output shape as a constant: one given at run time (a model input, as in TFLite Micro's SEANet
+            # tests) is the output tensor's static shape, the only one a compiled program has. A 16x8 one's int64
+            # bias is narrowed as CONV_2D's.
+            cls, overrides = type(self), {}
             if op.InputsLength() == 4 and op.Inputs(3) < 0:
-                self.get_input_tensors = lambda op_: type(self).get_input_tensors(self, op_)[:3]
-                try:
-                    return super().convert_transpose_conv(op)
-                finally:
-                    del self.get_input_tensors
-            return super().convert_transpose_conv(op)
+                overrides["get_input_tensors"] = lambda op_: cls.get_input_tensors(self, op_)[:3]
+            shape = self.get_input_tensors(op)[0].tensor_idx
+            if shape not in folded and self.has_expr(shape):
+                static = np.array(self.get_tensor_shape(self.get_output_tensors(op)[0]), dtype=np.int32)
+                overrides["get_tensor_value"] = lambda tensor, is_sparse=False: (
+                    static if tensor.tensor_idx == shape else cls.get_tensor_value(self, tensor, is_sparse))
+            vars(self).update(overrides)
+            try:
+                return _int32_bias(super().convert_transpose_conv(op))
+            finally:
+                for name in overrides:
+                    delattr(self, name)
 
         def convert_prelu(self, op):
             # TVM's converter applies prelu to the raw integers; TFLite's PRELU is x where x ≥ 0, else alpha · x,

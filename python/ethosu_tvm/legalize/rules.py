@@ -23,7 +23,17 @@ from ..partition.constraints import (
     transposed_view,
 )
 from ..qdq.match import Match
-from ..qdq.values import Quant, const_value, dtype_of, is_const, prim_float, quant_of, shape_of, slice_parameters
+from ..qdq.values import (
+    Quant,
+    const_value,
+    dtype_of,
+    is_const,
+    prim_float,
+    quant_of,
+    shape_of,
+    slice_parameters,
+    table_reals,
+)
 from ..quantization import (
     ELEMENTWISE_INPUT_SHIFT,
     add_multipliers,
@@ -31,6 +41,7 @@ from ..quantization import (
     fully_connected_multipliers,
     mul_multiplier,
     multiply_by_quantized_multiplier,
+    leaky_relu_extreme,
     narrowing_mul,
     npu_scale_shift,
     per_channel_scale_shift,
@@ -595,6 +606,33 @@ def table(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp:
     return Identity(ifm=_raw(tensors[match["ifm"]]), ofm=_raw(ofm), lut=lookup_table(match), source=source)
 
 
+def leaky_relu(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuOp | tuple[NpuOp, ...]:
+    """int8: a table. int16: the input times 1 (an IFM2 scalar) requantized by each branch's multiplier, then the
+    MAX or MIN of the two, which partitioning checked is TFLite's choice by sign on every int16 value; as Vela,
+    with equal scales the identity branch is the input itself."""
+    if ofm.dtype == "int8":
+        return table(match, tensors, ofm, source)
+    ofm_q = quant_of(match["quantize"])
+    ifm = _operand(tensors[match["ifm"]], quant_of(match["ifm_dq"]))
+    identity, negative = table_reals(match)
+    clamp = Clamp(*DTYPE_RANGES["int16"])
+
+    def branch(name: str, real: float) -> BinaryElementwise:
+        one = Operand(Tensor(f"{ofm.name}_{name}_one", (1, 1, 1, 1), "int16"), 0, 1.0)
+        return BinaryElementwise(operator="MUL", ifm=ifm, ifm2=one,
+                                 ofm=_operand(Tensor(f"{ofm.name}_{name}", ofm.shape, "int16"), ofm_q),
+                                 requant=_single(real), clamp=clamp, source=source, ifm2_scalar=1)
+
+    alpha = branch("alpha", negative)
+    if identity == 1.0:
+        ops, kept = (alpha,), _operand(ifm.tensor, ofm_q)
+    else:
+        kept_op = branch("identity", identity)
+        ops, kept = (alpha, kept_op), kept_op.ofm
+    return (*ops, BinaryElementwise(operator=leaky_relu_extreme(identity, negative), ifm=kept, ifm2=alpha.ofm,
+                                    ofm=_operand(ofm, ofm_q), clamp=clamp, source=source))
+
+
 BUILT_IN_FUNCTIONS = {"tanh": "TANH", "logistic": "SIGMOID"}
 
 
@@ -804,7 +842,7 @@ RULES: dict[str, Rule] = {
     "relu": table,
     "clip": table,
     "abs": table,
-    "leaky_relu": table,
+    "leaky_relu": leaky_relu,
     "requantize": requantize,
     "tanh": sigmoid_family,
     "logistic": sigmoid_family,

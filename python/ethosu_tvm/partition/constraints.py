@@ -29,6 +29,7 @@ from ..quantization import (
     add_output_refusal,
     conv_multipliers,
     fully_connected_multipliers,
+    leaky_relu_extreme,
     mean_multiplier,
     mul_multiplier,
     narrowing_mul,
@@ -358,8 +359,8 @@ def check_transpose_conv(match: Match) -> str:
                     " must be in the range [0, kernel size - 1]")
         return ""
 
-    # IOHW: each output channel sums over I, H and W. 16x8 transposed convolutions are not modelled yet.
-    return _first(lambda: _feature_map(match["ifm"], "IFM"), form,
+    # IOHW: each output channel sums over I, H and W (int8, or 16x8 as CONV_2D: `_conv_common`).
+    return _first(form,
                   lambda: _conv_common(match, weight_axes=(0, 2, 3), channel_sum_axes=(0, 2, 3),
                                        kernel=(kernel_h, kernel_w)),
                   stride, padding)
@@ -790,6 +791,41 @@ def check_lookup(match: Match) -> str:
         lambda: _activation_quant(quant_of(match["ifm_dq"]), "IFM"),
         lambda: _activation_quant(quant_of(match["quantize"]), "OFM"),
         lambda: _defined_left_shifts(table_reals(match)) if match.kind in REQUANTIZING_TABLES else "",
+    )
+
+
+def check_leaky_relu(match: Match) -> str:
+    """int8 LEAKY_RELU is a table (`check_lookup`); int16 the MAX (or MIN) of the input requantized by each
+    branch's multiplier, two MULs by 1 the NPU computes as TFLite does where no left shift leaves int32: zero
+    points 0 (TFLite requires them), alpha ≥ 0 (the NPU's scales are positive), and the MAX or MIN equal to
+    TFLite's choice on every int16 value (`leaky_relu_extreme`)."""
+    if dtype_of(match["ifm"]) != "int16":
+        return check_lookup(match)
+    ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
+    alpha = float(match["core"].attrs.alpha)
+
+    def form() -> str:
+        if (ifm_q.scalar_zero_point, ofm_q.scalar_zero_point) != (0, 0):
+            return (f"input zero point {ifm_q.scalar_zero_point}, output zero point {ofm_q.scalar_zero_point};"
+                    " int16 needs zero points 0")
+        return f"alpha {alpha:.6g} is negative; the NPU's scales are positive" if alpha < 0 else ""
+
+    def extreme() -> str:
+        if leaky_relu_extreme(*table_reals(match)) is None:
+            return (f"alpha {alpha:.6g}: rounding orders the two branches otherwise than TFLite's choice by sign for"
+                    " some input, so neither their MAX nor their MIN is LEAKY_RELU")
+        return ""
+
+    return _first(
+        lambda: _feature_map(match["ifm"], "IFM", dtypes=("int16",)),
+        lambda: _feature_map(match["quantize"], "OFM", dtypes=("int16",)),
+        lambda: _activation_quant(ifm_q, "IFM"),
+        lambda: _activation_quant(ofm_q, "OFM"),
+        form,
+        lambda: _defined_left_shifts(table_reals(match)),
+        lambda: _scalar_scales(table_reals(match)),
+        lambda: _wrapping_left_shifts(_centred_magnitude("int16", 0), table_reals(match)),
+        extreme,
     )
 
 
@@ -1277,7 +1313,7 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "relu": check_lookup,
     "clip": check_lookup,
     "abs": check_lookup,
-    "leaky_relu": check_lookup,
+    "leaky_relu": check_leaky_relu,
     "requantize": check_requantize,
     "tanh": check_sigmoid_family,
     "logistic": check_sigmoid_family,

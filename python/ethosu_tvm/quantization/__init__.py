@@ -18,6 +18,7 @@ from .fixed_point import (
     exp_on_negative_values,
     hard_swish_refusal,
     hard_swish_values,
+    leaky_relu_extreme,
     multiply_by_quantized_multiplier,
     softmax_input_multiplier,
     softmax_input_scaling,

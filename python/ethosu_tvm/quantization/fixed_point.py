@@ -35,6 +35,20 @@ def multiply_by_quantized_multiplier(x: np.ndarray, real: float) -> np.ndarray:
     return rounding_divide_by_pot(_srdhm(shifted, multiplier), max(-exponent, 0))
 
 
+INT16_VALUES = np.arange(-(1 << 15), 1 << 15, dtype=np.int64)
+
+
+def leaky_relu_extreme(identity: float, negative: float) -> str | None:
+    """Which of "MAX" and "MIN" of int16 LEAKY_RELU's two branches, every x requantized by `identity` and by
+    `negative` (each as MultiplyByQuantizedMultiplier, saturated to int16), is TFLite's choice by sign (the first
+    for x ≥ 0) on every int16 x; None when neither is. MAX is for alpha ≤ 1 and MIN above, but rounding could put
+    the branches out of order for some x where the multipliers are close, so each int16 value is checked."""
+    kept, scaled = (_saturate16(multiply_by_quantized_multiplier(INT16_VALUES, real)) for real in (identity, negative))
+    expected = np.where(INT16_VALUES >= 0, kept, scaled)
+    return next((name for name, pick in (("MAX", np.maximum), ("MIN", np.minimum))
+                 if np.array_equal(pick(kept, scaled), expected)), None)
+
+
 def _int16_multiplier(real: float) -> tuple[int, int]:
     """TFLite QuantizeMultiplier followed by DownScaleInt32ToInt16Multiplier: (Q15 mantissa, exponent)."""
     multiplier, exponent = quantize_multiplier(real)

@@ -1,5 +1,5 @@
-"""QUANTIZE between integer quantizations (int8, int16, and uint8 from or to int8, the pairs TFLite Micro has),
-and RELU/RELU6/RELU_N1_TO_1: TFLite's requantization.
+"""QUANTIZE between integer quantizations (int8, int16, uint8 from or to int8, the pairs TFLite Micro has, and from
+int32), and RELU/RELU6/RELU_N1_TO_1: TFLite's requantization.
 
 Both multiply (x − input_zp) by input_scale / output_scale with the double-rounding multiply, add output_zp and
 clamp (the RELUs to their activation range). They differ in one detail that shows in the last bit: QUANTIZE
@@ -24,7 +24,7 @@ def define(op: Requantize | Relu) -> TeKernel:
         require_dtype(name, op.output, ("int8",))
         kind, clamp = "relu", op.clamp
     else:
-        require_dtype(name, op.input, _DTYPES)
+        require_dtype(name, op.input, _DTYPES + ("int32",))
         require_dtype(name, op.output, _DTYPES)
         pair = (op.input.dtype, op.output.dtype)
         require("uint8" not in pair or "int8" in pair, name, f"{pair[0]} to {pair[1]} is not supported (uint8 pairs "
@@ -32,6 +32,9 @@ def define(op: Requantize | Relu) -> TeKernel:
         kind, clamp = "requantize", None
     (ratio,) = table_multipliers(kind, op.input.scale, op.output.scale)
     multiplier, shift = tflite_multiplier(name, ratio)
+    require(op.input.dtype != "int32" or (op.input.zero_point, max(shift, 0)) == (0, 0), name,
+            "an int32 input needs zero point 0 and an input / output scale ratio below 1 (TFLite's int32"
+            " arithmetic overflows on some inputs otherwise)")
     x = activation(op.input, "input", (op.input.size,))
     y = te.compute(x.shape, lambda i: saturate(multiply_by_quantized_multiplier(
         x[i].astype("int32") - op.input.zero_point, multiplier, shift), op.output, clamp), name="output")

@@ -11,9 +11,9 @@ from .net import Net
 _INT16_TFLM_LACKS = {"gather_nd", "fill", "div", "tile"}
 _INT16_OPS = _INT16_TFLM_LACKS | {
     "conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "sub", "mul",
-    "minimum", "maximum", "tanh", "logistic", "softmax", "reshape", "quantize", "mean", "sum",
+    "minimum", "maximum", "tanh", "logistic", "softmax", "leaky_relu", "reshape", "quantize", "mean", "sum",
     "resize_nearest_neighbor", "split", "split_v", "strided_slice", "slice", "transpose", "pack", "unpack", "padv2",
-    "concatenation",
+    "concatenation", "transpose_conv",
     "reverse_v2", "broadcast_to", "cast", "select_v2",
 }
 # op kind -> (Net method, number of tensor inputs, default input shape)

@@ -150,8 +150,10 @@ class WeightedOps(NetBase):
 
     def transpose_conv(self, x: QTensor, out_channels: int = 8, kernel=(3, 3), stride=(2, 2),
                        padding: str = "SAME", bias: bool = True, per_channel: bool = True, w_scales=None,
-                       out_scale=None, out_zp=None) -> QTensor:
-        """TRANSPOSE_CONV with OHWI weights; the output size is input*stride (SAME) or (input-1)*stride+kernel."""
+                       out_scale=None, out_zp=None, shape_input: bool = False) -> QTensor:
+        """TRANSPOSE_CONV with OHWI weights; the output size is input*stride (SAME) or (input-1)*stride+kernel.
+        `shape_input` makes the output shape a model input (after the data), as TFLite Micro's SEANet models have
+        it."""
         (kh, kw), (sh, sw) = _pair(kernel, "kernel"), _pair(stride, "stride")
         pad = _choice(padding, _PADDINGS, "padding")
         n, h, w, c = x.shape
@@ -159,7 +161,7 @@ class WeightedOps(NetBase):
             shape = (n, h * sh, w * sw, out_channels)
         else:
             shape = (n, (h - 1) * sh + kh, (w - 1) * sw + kw, out_channels)
-        out_shape = self._const(np.array(shape, dtype=np.int32))
+        out_shape = self.plain_input((4,), np.int32) if shape_input else self._const(np.array(shape, dtype=np.int32))
         weights, scales = self._weights((out_channels, kh, kw, c), out_channels, 0, per_channel, w_scales)
         taps = max(1, -(-kh // sh) * -(-kw // sw)) * c
         y, acc = self._weighted_output(x, shape, taps, scales, "NONE", out_scale, out_zp)
