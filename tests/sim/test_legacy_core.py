@@ -20,7 +20,7 @@ NOT_ON_NPU = ("sum", "pack", "reduce_max", "reduce_min", "elu", "log", "padv2", 
               "gather", "space_to_batch_nd", "batch_to_space_nd", "reverse_v2", "broadcast_to", "neg", "sqrt",
               "batch_matmul", "arg_min", "cast", "log_softmax", "add_n", "equal", "not_equal", "greater",
               "greater_equal", "less", "less_equal", "select_v2", "fill",
-              "gather_nd", "div", "l2_normalization", "gelu")
+              "gather_nd", "div", "l2_normalization", "gelu", "tile")
 KEEPS_AXIS = ("arg_max",)  # the legacy core's output keeps the reduced axis (its own test below)
 # The legacy core writes MIRROR_PAD's reflection through a negative OFM row stride, which the simulator refuses (as
 # test_factory_models shows for Regor's stream).

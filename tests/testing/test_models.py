@@ -26,6 +26,7 @@ TFLM_LACKS = {
     "sqrt": "TFLite Micro's SQRT kernel accepts float32 only",
     "neg": "TFLite Micro's NEG kernel accepts float32 only",
     "gelu": "TFLite Micro registers no GELU kernel",
+    "tile": "TFLite Micro registers no TILE kernel",
 }
 # (op, dtype) where TFLite Micro rounds differently from LiteRT's reference kernel (by one LSB at most);
 # test_int16_fully_connected_rounding shows LiteRT's result is TFLite's double-rounding requantization.
@@ -348,6 +349,8 @@ def test_deterministic_and_seeded():
     ("reverse_v2", {"axis": (4,)}, "out of range for rank 4"),
     ("gather", {"indices": (6,)}, "out of range for dimension 6"),
     ("broadcast_to", {"shape": (1, 8, 3, 4)}, "cannot broadcast"),
+    ("tile", {"multiples": (1, 0, 2, 1)}, "multiples must be 4 positive ints"),
+    ("tile", {"multiples": (2, 2)}, "multiples must be 4 positive ints"),
     ("space_to_batch_nd", {"paddings": ((0, 0), (0, 1))}, "does not divide into 2x2 blocks"),
     ("batch_to_space_nd", {"crops": ((8, 0), (0, 0))}, "do not fit 8x8"),
 ])

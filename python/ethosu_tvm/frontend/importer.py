@@ -39,7 +39,7 @@ OP_OUTPUTS_ATTR = "ethosu.op_outputs"
 VALUE_MOVING_OPS = frozenset({"PAD", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "SLICE", "STRIDED_SLICE", "SPLIT",
                               "SPLIT_V", "PACK", "UNPACK", "RESIZE_NEAREST_NEIGHBOR", "DEPTH_TO_SPACE",
                               "SPACE_TO_DEPTH", "MIRROR_PAD", "PADV2", "REVERSE_V2", "GATHER", "BROADCAST_TO",
-                              "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "SELECT_V2", "FILL",
+                              "TILE", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "SELECT_V2", "FILL",
                               "GATHER_ND"})
 
 
@@ -569,6 +569,32 @@ def _tracking_converter(rewrites: _Rewrites):
                 parts = [range(size) if row is None else range(row, row + 1) for row in rows]
                 x = self._concat([self._take(x, shape, axis, r) for r in parts], axis, output)
                 shape[axis] += before + after
+            return x
+
+        def convert_tile(self, op):
+            # TVM's converter emits a tile, which has no host kernel: per tiled axis, a concatenation of that many
+            # copies of the tensor (the NPU's copies, as Vela splits TILE into one tiled axis at a time), the axes of
+            # smaller multiples first so that less is copied twice. The integers are copied whatever the
+            # quantizations, as LiteRT's kernel does: every copy is read in the output's quantization.
+            data, multiples = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            if self.has_expr(multiples.tensor_idx):
+                raise ValueError("multiples computed at run time (only constant multiples are supported)")
+            if not output.qnn_params:
+                raise ValueError(f"an unquantized {TFLITE_DTYPES[output.tensor.Type()]} tensor (only quantized int8 "
+                                 "and int16 ones are supported)")
+            reps = [int(m) for m in self.get_tensor_value(multiples).reshape(-1)]
+            shape = self._shape(data)
+            if len(reps) != len(shape) or tuple(d * m for d, m in zip(shape, reps)) != self._shape(output):
+                raise ValueError(f"multiples {reps} of an input of shape {list(shape)} do not give the output "
+                                 f"{list(self._shape(output))}")
+            x = self.get_tensor_expr(data)
+            axes = sorted((a for a, m in enumerate(reps) if m > 1), key=reps.__getitem__)
+            if not axes:
+                return relax.op.reshape(x, list(shape))  # a copy
+            for axis in axes:
+                copies = relax.op.concat([self.dequantize(x, output) for _ in range(reps[axis])], axis)
+                x = self._copy(self.quantize(copies, output), output)
             return x
 
         def convert_reverse_v2(self, op):

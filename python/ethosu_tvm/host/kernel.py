@@ -63,6 +63,7 @@ _DEFINITIONS = {
     spec.StridedSlice: data_movement.define_strided_slice,
     spec.Transpose: data_movement.define_transpose,
     spec.BroadcastTo: data_movement.define_broadcast_to,
+    spec.Tile: data_movement.define_tile,
     spec.Conv2D: conv.define,
     spec.TransposeConv2D: transpose_conv.define,
     spec.FullyConnected: fully_connected.define,

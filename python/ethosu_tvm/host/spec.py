@@ -189,6 +189,12 @@ class BroadcastTo(Unary):
 
 
 @dataclass(frozen=True)
+class Tile(Unary):
+    """TILE along the axes where the output is longer (the importer's concatenation of copies of one feature map):
+    output[i] = input[i mod shape]; values copied as they are, as TFLite's kernel does."""
+
+
+@dataclass(frozen=True)
 class Pack:
     """PACK along the new output axis `axis`: the integers copied whatever the quantizations (LiteRT refuses
     differing ones, TFLite Micro copies)."""
@@ -408,7 +414,7 @@ class Dequantize:
 
 HostOp = Union[Softmax, LogSoftmax, L2Normalization, Logistic, Tanh, FloatFunction, Abs, Rsqrt, Sqrt, Neg, HardSwish,
                Requantize, Relu, LeakyRelu, Prelu, Reshape, Pad, Concatenation, StridedSlice, Transpose, BroadcastTo,
-               Pack, Conv2D, TransposeConv2D, FullyConnected, Pool2D, Binary, Comparison, Select, Fill, GatherNd,
+               Tile, Pack, Conv2D, TransposeConv2D, FullyConnected, Pool2D, Binary, Comparison, Select, Fill, GatherNd,
                BatchMatMul, AddN, ArgMinMax, Cast, Reduce, Resize, FloatQuantize, Dequantize]
 
 
@@ -417,7 +423,7 @@ _NAMES = {Softmax: "softmax", LogSoftmax: "log_softmax", L2Normalization: "l2_no
           Rsqrt: "rsqrt", Sqrt: "sqrt", Neg: "neg", HardSwish: "hard_swish", Requantize: "quantize", Relu: "relu",
           LeakyRelu: "leaky_relu", Prelu: "prelu", Reshape: "reshape", Pad: "pad", Concatenation: "concatenation",
           StridedSlice: "strided_slice", Transpose: "transpose", Pack: "pack", BroadcastTo: "broadcast_to",
-          FullyConnected: "fully_connected",
+          Tile: "tile", FullyConnected: "fully_connected",
           BatchMatMul: "batch_matmul", AddN: "add_n", Cast: "cast", TransposeConv2D: "transpose_conv",
           Select: "select_v2", Fill: "fill", GatherNd: "gather_nd",
           FloatQuantize: "quantize", Dequantize: "dequantize"}

@@ -363,9 +363,13 @@ def _resize(c: _Composite) -> spec.Resize:
     return spec.Resize(x, y, c.match.kind, *_RESIZE_FLAGS[mode])
 
 
-def _concatenation(c: _Composite) -> spec.Concatenation:
+def _concatenation(c: _Composite) -> spec.Concatenation | spec.Tile:
+    """Copies of one feature map (the importer's TILE, one axis) are a tile of it: the kernel takes it once."""
     count = len(c["concat"].args[0].fields)
     roles = [f"input{i}" for i in range(count)]
+    if count > 1 and all(c[r].same_as(c["input0"]) for r in roles):
+        c.operands("input0")
+        return spec.Tile(c.quantized_input("input0"), c.quantized_output())
     c.operands(*roles)
     return spec.Concatenation(tuple(c.quantized_input(r) for r in roles), c.quantized_output(),
                               int(c["concat"].attrs.axis))

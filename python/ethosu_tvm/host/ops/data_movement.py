@@ -1,5 +1,5 @@
 """RESHAPE (and SQUEEZE, EXPAND_DIMS), PAD (and PADV2), CONCATENATION, PACK, strided slices (STRIDED_SLICE, SLICE,
-SPLIT, SPLIT_V, UNPACK), TRANSPOSE and BROADCAST_TO: copies, the runner may alias some of them away.
+SPLIT, SPLIT_V, UNPACK), TRANSPOSE, BROADCAST_TO and TILE: copies, the runner may alias some of them away.
 
 PAD fills with the zero point (real 0), PADV2 with its constant; CONCATENATION needs its inputs to share the output's
 quantization (TFLite's int8/int16 kernels requantize otherwise, which this one does not). PACK, slices and
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from tvm import te, tirx
 
-from ..spec import (BroadcastTo, Concatenation, Pack, Pad, QuantTensor, Reshape, StridedSlice, Transpose,
+from ..spec import (BroadcastTo, Concatenation, Pack, Pad, QuantTensor, Reshape, StridedSlice, Tile, Transpose,
                     UnsupportedHostOp, op_name)
 from ..te_kernel import TeKernel, activation, require, require_dtype
 
@@ -120,5 +120,16 @@ def define_broadcast_to(op: BroadcastTo) -> TeKernel:
             f"{shape} does not broadcast to {out}")
     x = activation(op.input, "input")
     output = te.compute(out, lambda *i: x[tuple(0 if d == 1 else k for d, k in zip(shape, i[lead:]))],
+                        name="output")
+    return TeKernel(inputs=(x,), output=output)
+
+
+def define_tile(op: Tile) -> TeKernel:
+    _require_copy(op, op.output)
+    shape, out = op.input.shape, op.output.shape
+    require(len(shape) == len(out) and all(o % d == 0 for d, o in zip(shape, out)), "tile",
+            f"{shape} does not tile {out}")
+    x = activation(op.input, "input")
+    output = te.compute(out, lambda *i: x[tuple(k if d == o else k % d for k, d, o in zip(i, shape, out))],
                         name="output")
     return TeKernel(inputs=(x,), output=output)

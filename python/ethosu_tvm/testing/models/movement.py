@@ -19,7 +19,7 @@ def _pairs(paddings, x: QTensor) -> np.ndarray:
 class DataMovementOps(NetBase):
     """Reshape, concatenation, split, split_v, slices, squeeze, expand_dims, transpose, pack, unpack, pad,
     resize, depth_to_space, space_to_depth, mirror_pad, padv2, reverse_v2, gather, broadcast_to,
-    space_to_batch_nd and batch_to_space_nd."""
+    tile, space_to_batch_nd and batch_to_space_nd."""
 
     def reshape(self, x: QTensor, new_shape=(1, -1), batch_from_shape: bool = False) -> QTensor:
         """RESHAPE; `batch_from_shape` computes the new shape as Keras exports `tf.reshape(x, [tf.shape(x)[0],
@@ -357,6 +357,18 @@ class DataMovementOps(NetBase):
         y = self._same_quant(x, out)
         self.builder.add_operator(_OP.BROADCAST_TO, [x.index, self._const(np.array(shape, dtype=np.int32))],
                                   [y.index], "BroadcastToOptions", version=2)
+        return y
+
+    def tile(self, x: QTensor, multiples=(1, 2, 3, 1), runtime_multiples: bool = False) -> QTensor:
+        """TILE: x repeated `multiples[i]` times along axis i, in x's quantization (TFLite's quantizer keeps it);
+        `runtime_multiples` makes the multiples an int32 model input. Version 1: LiteRT's reference resolver has
+        no version 3, which TFLite's converter now writes for int8."""
+        reps = np.array(multiples, dtype=np.int32)
+        if reps.shape != (len(x.shape),) or reps.min(initial=1) < 1:
+            raise ValueError(f"multiples must be {len(x.shape)} positive ints, got {tuple(multiples)}")
+        y = self._same_quant(x, tuple(d * int(m) for d, m in zip(x.shape, reps)))
+        operand = self.plain_input(reps.shape, np.int32) if runtime_multiples else self._const(reps)
+        self.builder.add_operator(_OP.TILE, [x.index, operand], [y.index], "TileOptions")
         return y
 
     def space_to_batch_nd(self, x: QTensor, block_shape=(2, 2), paddings=((1, 1), (0, 2))) -> QTensor:

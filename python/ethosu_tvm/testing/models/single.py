@@ -8,7 +8,7 @@ import numpy as np
 from .net import Net
 
 # Ops with 16-bit activation kernels in both LiteRT and TFLite Micro (16x8 for the weighted ones), and in LiteRT only.
-_INT16_TFLM_LACKS = {"gather_nd", "fill", "div"}
+_INT16_TFLM_LACKS = {"gather_nd", "fill", "div", "tile"}
 _INT16_OPS = _INT16_TFLM_LACKS | {
     "conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "sub", "mul",
     "minimum", "maximum", "tanh", "logistic", "softmax", "leaky_relu", "reshape", "quantize", "mean", "sum",
@@ -83,6 +83,7 @@ _SINGLE = {
     "reverse_v2": (Net.reverse_v2, 1, (1, 8, 8, 4)),
     "gather": (Net.gather, 1, (1, 8, 8, 6)),
     "broadcast_to": (Net.broadcast_to, 1, (1, 1, 8, 4)),
+    "tile": (Net.tile, 1, (1, 4, 3, 4)),
     "gather_nd": (Net.gather_nd, 1, (1, 8, 8, 6)),
     "fill": (Net.fill, 1, ()),
     "space_to_batch_nd": (Net.space_to_batch_nd, 1, (1, 6, 6, 4)),
