@@ -16,7 +16,7 @@ from .aot.workspace import Workspace
 from .arch import round_up
 from .build_config import BuildConfig
 from .codegen.cascade import describe_proposal
-from .debug_layers import DEBUG_MAP_PATH, layer_tensors, run_dumping, to_json, write_dump
+from .debug_layers import DEBUG_MAP_PATH, hidden_operators, layer_tensors, run_dumping, to_json, write_dump
 from .frontend.importer import OP_OUTPUTS_ATTR
 from .memory import plan_to_json
 from .mlf import IOTensor, MlfModule, export_model_library_format
@@ -72,7 +72,8 @@ class CompiledModel:
         files["src/memory_plan.json"] = json.dumps(plan_to_json(self.workspace.plan), indent=2) + "\n"
         files[INTERFACE_PATH] = self.interface.to_json()
         if debug_info:
-            files[DEBUG_MAP_PATH] = to_json(layer_tensors(self))
+            tensors = layer_tensors(self)
+            files[DEBUG_MAP_PATH] = to_json(tensors, hidden_operators(self, tensors))
 
         def io(ios):
             return [IOTensor(x.name, x.tensor.dtype, x.tensor.shape) for x in ios]
