@@ -8,13 +8,16 @@ import re
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import ethosu_tvm
 from ethosu_tvm.cli import main as tvmc
-from ethosu_tvm.layer_report import COLUMNS, layer_rows
+from ethosu_tvm.debug_layers import layer_tensors, read_dump
+from ethosu_tvm.frontend.importer import op_outputs
+from ethosu_tvm.layer_report import COLUMNS, layer_rows, operator_claims
 from ethosu_tvm.testing import models, shared_model
-from ethosu_tvm.testing.reference import random_inputs
+from ethosu_tvm.testing.reference import random_inputs, run_litert
 
 NUMBERS = COLUMNS[4:12]
 DS_CNN_OPS = ["CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "AVERAGE_POOL_2D",
@@ -148,3 +151,46 @@ def test_operator_with_several_host_kernels(op, outputs):
     (row,) = layer_rows(module)
     assert (row.index, row.operator, row.target) == (0, op.upper(), "host")
     assert row.became == ", ".join(f"tvmgen_default_strided_slice_{i}" for i in range(outputs))
+
+
+@pytest.mark.parametrize("kind,name", [("op", op) for op in models.OPS] + [("graph", g) for g in models.GRAPHS])
+def test_every_step_has_its_operator(kind, name):
+    """Every factory op kind and graph on ethos-u55-128: each step (each composite of an NPU launch, each host
+    kernel) is attributed to its TFLite operator, the report has a row of what each became and the layer-dump map
+    is made. An NPU piece of an operator reported on the host (SPACE_TO_BATCH_ND's pad) and a composite legalized
+    to several primitives (REDUCE_MIN, PACK, BATCH_MATMUL, ARG_MAX) used to end in an internal error."""
+    model = models.make(name, 0) if kind == "op" else models.make_graph(name, 0)
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target="ethos-u -accelerator-config=ethos-u55-128,c")
+    operators = len(module.offload.ops)
+    claims = [claim for step in operator_claims(module) for claim in step]
+    assert claims == ([{0}] * len(claims) if kind == "op" else [{i} for i in range(operators)])
+    assert kind == "graph" or operators == 1
+    rows = layer_rows(module)
+    assert [row.index for row in rows] == list(range(operators))
+    assert all(row.became and row.became != "fused into another" for row in rows)
+    dumped = [tensor.operator for tensor in layer_tensors(module)]
+    single = [i for i, outputs in enumerate(op_outputs(module.partitioned)) if len(outputs) == 1]
+    assert dumped == single if kind == "op" else set(dumped) <= set(single) and dumped == sorted(set(dumped))
+
+
+def test_operator_reported_on_the_host_with_an_npu_piece(tmp_path, capsys):
+    """SPACE_TO_BATCH_ND stays on the host (its 6-D reshape), but its pad is the first NPU launch: its row holds
+    the launch and the three host kernels, and tvmc run --debug-layers dumps its output."""
+    model = tmp_path / "m.tflite"
+    model.write_bytes(models.make("space_to_batch_nd", 0))
+    dump = tmp_path / "layers.csv"
+    archive = tmp_path / "m.tar"
+    assert tvmc(["compile", str(model), "--target=ethos-u -accelerator-config=ethos-u55-128,c", "-v", "--debug-info",
+                 "--dump-per-layer", str(dump), "-o", str(archive)]) == 0
+    summary = _summary_cycles(capsys.readouterr().out)
+    (row,) = csv.DictReader(io.StringIO(dump.read_text()))
+    assert (row["operator"], row["target"], row["became"]) == (
+        "SPACE_TO_BATCH_ND", "host", "ethos_u_0 NpuPoolingOperation x4, tvmgen_default_reshape_0, "
+        "tvmgen_default_transpose_0, tvmgen_default_reshape_1")
+    assert int(row["cycles"]) == summary[0] > 0
+    assert tvmc(["run", str(archive), "--debug-layers", str(tmp_path / "dump")]) == 0
+    index, arrays = read_dump(tmp_path / "dump")
+    assert [(entry["operator"], entry["kind"]) for entry in index] == [(0, "SPACE_TO_BATCH_ND")]
+    rng = np.random.default_rng(0)  # tvmc run's seeded random inputs
+    inputs = [rng.integers(-128, 128, size=(1, 6, 6, 4), dtype=np.int8)]
+    assert np.array_equal(arrays[index[0]["name"]], run_litert(models.make("space_to_batch_nd", 0), inputs)[0])

@@ -101,6 +101,9 @@ def configure(target: str, executor: str = "aot", pass_config: Optional[dict] = 
     if planner != "auto" and planner not in ALGORITHMS:
         raise BuildError(f"unknown memory planner {planner!r}; choose one of auto, {', '.join(ALGORITHMS)}")
     npu = next((ethosu_target_from_options(t) for t in targets if t["kind"] == "ethos-u"), None)
+    if split_launches and npu is None:
+        raise BuildError("one NPU launch per operator needs an ethos-u target: a host-only build has no NPU launch, "
+                         "each operator is a host kernel of its own already")
     host = host_target(next(t for t in targets if t["kind"] == "c").get("mcpu"))
     io_in_workspace = use_workspace_io or _flag(config, "tir.usmp.use_workspace_io")
     names = [p.name for p in pools or []]

@@ -69,7 +69,8 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     scratch, by default the size hint of the NPU's first pool; the target must enable the cascader), and
     InvalidCommandStream, a compiler bug, when a generated command stream fails the simulator's checks.
     `split_launches` makes a debug build: every NPU operator a launch of its own, so that a layer dump
-    (`CompiledModel.run(..., debug_layers=DIR)`) holds every operator's output (see `ethosu_tvm.debug_layers`).
+    (`CompiledModel.run(..., debug_layers=DIR)`) holds every operator's output (see `ethosu_tvm.debug_layers`); it
+    needs an ethos-u target (BuildError without: a host-only build is a kernel per operator already).
     `progress` is called with a short message as each stage starts (partition, legalization, cascader search N/M,
     code generation, memory planning); it only observes: the result does not depend on it.
     """

@@ -16,11 +16,12 @@ from .aot.workspace import Workspace
 from .arch import round_up
 from .build_config import BuildConfig
 from .codegen.cascade import describe_proposal
-from .debug_layers import DEBUG_MAP_PATH, layer_tensors, run_dumping, to_json, write_dump
+from .debug_layers import DEBUG_MAP_PATH, hidden_operators, layer_tensors, run_dumping, to_json, write_dump
 from .frontend.importer import OP_OUTPUTS_ATTR
 from .memory import plan_to_json
 from .mlf import IOTensor, MlfModule, export_model_library_format
 from .partition import OffloadReport
+from .qdq.sources import without_operators
 
 # The runtime glue: src/ of a source checkout, or where setup.py installs it.
 _CHECKOUT_GLUE = Path(__file__).resolve().parents[2] / "src"
@@ -65,12 +66,14 @@ class CompiledModel:
         files: dict[str, str | bytes] = dict(self.sources.files())
         if self.program.has_npu:
             files.update({path: (RUNTIME_DIR / name).read_text() for path, name in RUNTIME_FILES.items()})
-        files["src/relax.txt"] = self.partitioned.without_attr(OP_OUTPUTS_ATTR).script(show_meta=False)
+        relax_text = without_operators(self.partitioned.without_attr(OP_OUTPUTS_ATTR)).script(show_meta=False)
+        files["src/relax.txt"] = relax_text
         files["src/offload_report.txt"] = str(self.offload) + "\n"
         files["src/memory_plan.json"] = json.dumps(plan_to_json(self.workspace.plan), indent=2) + "\n"
         files[INTERFACE_PATH] = self.interface.to_json()
         if debug_info:
-            files[DEBUG_MAP_PATH] = to_json(layer_tensors(self))
+            tensors = layer_tensors(self)
+            files[DEBUG_MAP_PATH] = to_json(tensors, hidden_operators(self, tensors))
 
         def io(ios):
             return [IOTensor(x.name, x.tensor.dtype, x.tensor.shape) for x in ios]

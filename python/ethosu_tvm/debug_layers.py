@@ -21,7 +21,8 @@ every operator of the debug build equals the reference, the fault is in that sch
 affected.
 
 The map (`src/debug_layers.json` in an MLF compiled with `--debug-info` or `--debug-split-launches`) says where
-each tensor is; the dump directory gets one .npy per tensor and `index.json` (name, file, operator index and kind,
+each tensor is, and which operators' outputs the NPU launches keep inside (`tvmc run` says a debug build would
+dump them); the dump directory gets one .npy per tensor and `index.json` (name, file, operator index and kind,
 shape, dtype, quantization, step).
 """
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .aot.program import HostStep
+from .aot.program import HostStep, NpuStep
 from .frontend.importer import op_outputs
 
 DEBUG_MAP_PATH = "src/debug_layers.json"
@@ -91,13 +92,27 @@ def layer_tensors(module) -> tuple[LayerTensor, ...]:
     return tuple(tensor for tensor in result if last[tensor.operator] is tensor)
 
 
-def to_json(tensors: tuple[LayerTensor, ...]) -> str:
-    return json.dumps([asdict(t) for t in tensors], indent=2) + "\n"
+def hidden_operators(module, tensors: tuple[LayerTensor, ...]) -> tuple[int, ...]:
+    """The operators whose output an NPU launch of a `CompiledModel` keeps inside (not among `tensors`) and that a
+    debug build with a launch per operator dumps: the last operator of each composite, when it has one output."""
+    from .layer_report import operator_claims
+
+    outputs, dumped = op_outputs(module.partitioned), {tensor.operator for tensor in tensors}
+    computed = {max(claim) for step, claims in zip(module.program.steps, operator_claims(module))
+                if isinstance(step, NpuStep) for claim in claims}
+    return tuple(sorted(i for i in computed - dumped if len(outputs[i]) == 1))
 
 
-def from_json(text: str) -> tuple[LayerTensor, ...]:
-    return tuple(LayerTensor(**{**entry, "shape": tuple(entry["shape"]), "scales": tuple(entry["scales"]),
-                                "zero_points": tuple(entry["zero_points"])}) for entry in json.loads(text))
+def to_json(tensors: tuple[LayerTensor, ...], hidden: tuple[int, ...]) -> str:
+    return json.dumps({"tensors": [asdict(t) for t in tensors], "hidden": list(hidden)}, indent=2) + "\n"
+
+
+def from_json(text: str) -> tuple[tuple[LayerTensor, ...], tuple[int, ...]]:
+    """The map's tensors, and the operators it leaves inside NPU launches."""
+    data = json.loads(text)
+    tensors = tuple(LayerTensor(**{**entry, "shape": tuple(entry["shape"]), "scales": tuple(entry["scales"]),
+                                   "zero_points": tuple(entry["zero_points"])}) for entry in data["tensors"])
+    return tensors, tuple(data["hidden"])
 
 
 def run_dumping(program, inputs, tensors: tuple[LayerTensor, ...]) -> tuple[dict, dict[str, np.ndarray]]:

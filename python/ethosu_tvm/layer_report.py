@@ -19,10 +19,10 @@ from tvm import relax
 
 from .aot.program import HostStep, NpuStep
 from .codegen import NpuArtifact
-from .frontend.importer import source_ops
 from .host import fuse_host_ops
 from .legalize import legalize
 from .legalize.ops import Concatenate, Identity
+from .qdq.sources import composite_operators
 from .sim import Simulator, stats
 
 FLASH_REGION = 0
@@ -70,17 +70,6 @@ def npu_estimate(artifacts: list[NpuArtifact]) -> tuple[int, int]:
             sum(launch.elapsed_cycles for launch in launches))
 
 
-def _binding_names(func: relax.Function) -> set[str]:
-    """The names of every binding in `func`, nested composite functions included."""
-    names = set()
-    for block in func.body.blocks:
-        for binding in block.bindings:
-            names.add(binding.var.name)
-            if isinstance(binding.value, relax.Function):
-                names |= _binding_names(binding.value)
-    return names
-
-
 def _composite_bindings(func: relax.Function) -> list[tuple[relax.Var, relax.Function]]:
     """The calls of composite functions in an NPU function (one NPU primitive each), in binding order: the var each
     call is bound to and the composite it calls."""
@@ -114,24 +103,6 @@ def output_primitives(func: relax.Function) -> list[int | None]:
         return var
 
     return [positions.get(source(field)) for field in fields]
-
-
-def _claims(functions: list[relax.Function], owners: dict[str, int], indices: list[int]) -> list[set[int]]:
-    """For each function, the TFLite operators (of `indices`) whose Relax bindings it holds. Fusion renames a
-    function's last binding, so a one-binding operator such as RESHAPE keeps none of its names: a function that
-    claims nothing gets the next operator of `indices`, in model order, that no function claims; when none is left,
-    the operator of the function before it (one-binding functions that each take one output of an operator, such as
-    SPLIT's slices)."""
-    claims = [{owners[name] for name in _binding_names(f) if name in owners} & set(indices) for f in functions]
-    claimed = set().union(*claims)
-    free = iter(i for i in indices if i not in claimed)
-    result: list[set[int]] = []
-    for claim in claims:
-        if not claim:
-            following = next(free, None)
-            claim = {following} if following is not None else set(result[-1] if result else indices[-1:])
-        result.append(claim)
-    return result
 
 
 def _traffic(op: stats.OpStats) -> tuple[int, int, int, int]:
@@ -200,17 +171,19 @@ _IN_PLACE = {Identity: "no operation: its input is written where its output goes
 
 
 def _npu_step(layers: dict[int, _Layer], step: NpuStep, graph, claims: list[set[int]]) -> None:
-    """Add one launch's operations to the layers of the operators its primitives came from."""
+    """Add one launch's operations to the layers of the operators its primitives came from (`claims`: one set per
+    composite; a composite legalizes to one primitive or more, all with its `source`)."""
     sources = [op.source for op in graph.ops]
+    composites = list(dict.fromkeys(sources))
     cascades = _cascades(step.artifact)
     issued = {sources.index(summary.source) for summary in step.artifact.ops}
     for primitive, op in enumerate(graph.ops):  # written in place: no operation of its own
         if primitive not in issued and isinstance(op, (Identity, Concatenate)):
-            layers.setdefault(min(claims[primitive]), _Layer()).add(_IN_PLACE[type(op)],
-                                                                   cascade=cascades.get(primitive, ""))
+            layers.setdefault(min(claims[composites.index(op.source)]), _Layer()).add(
+                _IN_PLACE[type(op)], cascade=cascades.get(primitive, ""))
     for summary, operations in _operations(step.artifact):
         primitive = sources.index(summary.source)
-        layer = layers.setdefault(min(claims[primitive]), _Layer())  # fused operators count with the first
+        layer = layers.setdefault(min(claims[composites.index(summary.source)]), _Layer())  # fused: the first's
         for op in operations:
             name = "DMA" if op.kind == "DMA" else summary.npu_operation
             counts = (op.macs, op.cycles, op.compute_cycles, op.memory_cycles, *_traffic(op))
@@ -218,23 +191,15 @@ def _npu_step(layers: dict[int, _Layer], step: NpuStep, graph, claims: list[set[
 
 
 def operator_claims(module, fused: tvm.IRModule | None = None) -> list[list[set[int]]]:
-    """For each step of a `CompiledModel`'s program, the TFLite operators (indices) it computes: one set per NPU
-    primitive of a launch, one set for a host kernel call."""
-    owners = {name: op.index for op in source_ops(module.partitioned) for name in op.bindings}
-    npu = [e.index for e in module.offload.ops if e.target == "ethos-u"]
-    host = [e.index for e in module.offload.ops if e.target == "host"]
+    """For each step of a `CompiledModel`'s program, the TFLite operators (indices) it computes: one set per
+    composite of an NPU launch, one set for a host kernel call (as fusion recorded them)."""
     fused = fuse_host_ops(module.partitioned) if fused is None else fused
     callees = [fused[b.value.op] for block in fused["main"].body.blocks for b in block.bindings
                if isinstance(b.value, relax.Call) and isinstance(b.value.op, tvm.ir.GlobalVar)]
     if len(callees) != len(module.program.steps):
         raise AssertionError("the program's steps do not match main's calls")
-    npu_calls = [_composite_calls(fused[s.artifact.function]) for s in module.program.steps if isinstance(s, NpuStep)]
-    npu_claims = iter(_claims([c for calls in npu_calls for c in calls], owners, npu))  # one primitive each
-    host_claims = iter(_claims([f for s, f in zip(module.program.steps, callees) if isinstance(s, HostStep)],
-                               owners, host))
-    sizes = iter(len(calls) for calls in npu_calls)
-    return [[next(npu_claims) for _ in range(next(sizes))] if isinstance(step, NpuStep) else [next(host_claims)]
-            for step in module.program.steps]
+    return [[composite_operators(c) for c in _composite_calls(callee)] if isinstance(step, NpuStep)
+            else [composite_operators(callee)] for step, callee in zip(module.program.steps, callees)]
 
 
 def layer_rows(module) -> list[LayerRow]:

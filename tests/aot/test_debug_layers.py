@@ -4,6 +4,7 @@ debug builds with one NPU launch per operator (`split_launches`) dump every oper
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import tarfile
 
@@ -17,7 +18,9 @@ import ethosu_tvm
 from ethosu_tvm.aot.c_source import generate
 from ethosu_tvm.aot.program import MODULE, HostStep
 from ethosu_tvm.cli import main as tvmc
-from ethosu_tvm.debug_layers import DEBUG_MAP_PATH, read_dump
+from ethosu_tvm.build_config import BuildError
+from ethosu_tvm.cli.run_command import _hidden_note
+from ethosu_tvm.debug_layers import DEBUG_MAP_PATH, hidden_operators, layer_tensors, read_dump
 from ethosu_tvm.frontend.importer import OP_OUTPUTS_ATTR
 from ethosu_tvm.legalize.rules import RULES
 from ethosu_tvm.memory import PoolInfo
@@ -127,15 +130,23 @@ def test_injected_npu_weight_error_is_named(tmp_path):
     assert comparison.first_difference.name == next(e["name"] for e in index if e["operator"] == 2)
 
 
-# one NPU launch: only its output reaches memory; one launch per operator: every operator's output does
-@pytest.mark.parametrize("flag,kinds", [("--debug-info", ["SOFTMAX"]), ("--debug-split-launches", DS_CNN_HOST)])
-def test_cli_writes_the_dump(flag, kinds, tmp_path, capsys):
+HIDDEN_NOTE = ("tvmc run: {} not in the dump (kept inside NPU launches); tvmc compile --debug-split-launches "
+               "gives them all\n")
+
+
+# one NPU launch: only its output reaches memory (tvmc run says how many are not); one launch per operator: every
+# operator's output does
+@pytest.mark.parametrize("flag,kinds,err", [
+    ("--debug-info", ["SOFTMAX"], HIDDEN_NOTE.format("8 operators' outputs are")),
+    ("--debug-split-launches", DS_CNN_HOST, "")])
+def test_cli_writes_the_dump(flag, kinds, err, tmp_path, capsys):
     model = make_graph("ds_cnn", 0)
     (tmp_path / "m.tflite").write_bytes(model)
     archive = tmp_path / "m.tar"
     assert tvmc(["compile", str(tmp_path / "m.tflite"), "--target", NPU, flag, "-q", "-o", str(archive)]) == 0
     assert tvmc(["run", str(archive), "--debug-layers", str(tmp_path / "dump")]) == 0
-    assert f"Wrote {len(kinds)} intermediate tensors to" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert f"Wrote {len(kinds)} intermediate tensors to" in captured.out and captured.err == err
     index, _ = read_dump(tmp_path / "dump")
     assert [entry["kind"] for entry in index] == kinds
     rng = np.random.default_rng(0)  # tvmc run's seeded random inputs
@@ -273,3 +284,52 @@ def test_only_split_launches_change_the_build(tmp_path):
     assert DEBUG_MAP not in default and info.pop(DEBUG_MAP) and info == default
     assert DEBUG_MAP in split and split[runner] != default[runner]
     assert split[runner].count(b"ethosu_tvm_npu_invoke(") == 4 * default[runner].count(b"ethosu_tvm_npu_invoke(")
+
+
+@pytest.mark.parametrize("model", [make_graph("inverted_residual", 0), make_graph("multi_io", 0),
+                                   make_graph("unet", 0), make("space_to_batch_nd", 0), make("split", 0)])
+def test_hidden_operators_are_those_split_launches_dump(model):
+    """The operators the map says NPU launches keep inside are exactly those the debug build adds to the dump."""
+    default = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=NPU)
+    split = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=NPU, split_launches=True)
+    dumped = {name: {tensor.operator for tensor in layer_tensors(module)} for name, module in
+              (("default", default), ("split", split))}
+    hidden = hidden_operators(default, layer_tensors(default))
+    assert set(hidden) == dumped["split"] - dumped["default"] and len(hidden) == len(set(hidden))
+    assert hidden_operators(split, layer_tensors(split)) == ()
+
+
+def test_hidden_note_of_one_operator(capsys):
+    _hidden_note((3,))
+    assert capsys.readouterr().err == HIDDEN_NOTE.format("1 operator's output is")
+
+
+def test_map_of_another_version_is_refused(tmp_path, capsys):
+    """A map this version cannot read (e.g. the bare list of tensors older versions wrote): a one-line error."""
+    (tmp_path / "m.tflite").write_bytes(make_graph("ds_cnn", 0))
+    archive = tmp_path / "m.tar"
+    assert tvmc(["compile", str(tmp_path / "m.tflite"), "--target", NPU, "--debug-info", "-q", "-o", str(archive)]) == 0
+    members = _members(archive)
+    members[DEBUG_MAP] = json.dumps(json.loads(members[DEBUG_MAP])["tensors"]).encode()
+    with tarfile.open(tmp_path / "old.tar", "w") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    assert tvmc(["run", str(tmp_path / "old.tar"), "--debug-layers", str(tmp_path / "dump")]) == 2
+    assert capsys.readouterr().err == (f"tvmc: error: {tmp_path / 'old.tar'}: its src/debug_layers.json is not one "
+                                       "this version reads; compile it again with tvmc compile --debug-info\n")
+    assert not (tmp_path / "dump").exists()
+
+
+def test_split_launches_need_an_npu_target(tmp_path, capsys):
+    """A host-only build is a kernel per operator already: --debug-split-launches is refused, nothing written."""
+    message = ("one NPU launch per operator needs an ethos-u target: a host-only build has no NPU launch, each "
+               "operator is a host kernel of its own already")
+    with pytest.raises(BuildError, match=f"^{message}$"):
+        ethosu_tvm.build(ethosu_tvm.from_tflite(make_graph("ds_cnn", 0)), target="c", split_launches=True)
+    (tmp_path / "m.tflite").write_bytes(make_graph("ds_cnn", 0))
+    assert tvmc(["compile", str(tmp_path / "m.tflite"), "--target=c", "--debug-split-launches", "-q", "-o",
+                 str(tmp_path / "m.tar")]) == 2
+    assert capsys.readouterr().err == f"tvmc: error: {message}\n"
+    assert not (tmp_path / "m.tar").exists()

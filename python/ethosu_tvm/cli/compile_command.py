@@ -54,7 +54,7 @@ def add_parser(commands) -> None:
     parser.add_argument("--debug-split-launches", action="store_true",
                         help="a debug build: every NPU operator a launch of its own, so that tvmc run --debug-layers "
                              "dumps every operator's output (same results, not the default build's command streams); "
-                             "implies --debug-info")
+                             "implies --debug-info; needs an ethos-u target")
     parser.add_argument("-v", "--verbose", action="store_true", help="also print the per-layer table")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print nothing but errors (no stage display, summary or 'Wrote' line)")

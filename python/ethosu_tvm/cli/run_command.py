@@ -4,6 +4,7 @@ materialised intermediate tensor (ethosu_tvm.debug_layers)."""
 from __future__ import annotations
 
 import io
+import sys
 import tarfile
 import tempfile
 from pathlib import Path
@@ -70,7 +71,11 @@ def _debug_map(mlf: Path, module: str):
     if not (mlf / DEBUG_MAP_PATH).is_file():
         raise CommandError(f"{module} has no layer-dump map ({DEBUG_MAP_PATH}); compile it with tvmc compile "
                            "--debug-info")
-    return from_json((mlf / DEBUG_MAP_PATH).read_text())
+    try:
+        return from_json((mlf / DEBUG_MAP_PATH).read_text())
+    except (ValueError, KeyError, TypeError):
+        raise CommandError(f"{module}: its {DEBUG_MAP_PATH} is not one this version reads; compile it again with "
+                           "tvmc compile --debug-info") from None
 
 
 def _run_dumping(program, inputs, tensors, directory: Path) -> dict[str, np.ndarray]:
@@ -83,6 +88,14 @@ def _run_dumping(program, inputs, tensors, directory: Path) -> dict[str, np.ndar
         raise CommandError(f"--debug-layers {directory}: cannot write ({err.strerror})") from None
     print(f"Wrote {len(tensors)} intermediate tensors to {directory}")
     return outputs
+
+
+def _hidden_note(hidden: tuple[int, ...]) -> None:
+    """Say on stderr that the dump lacks operators a debug build would give (one line)."""
+    if hidden:
+        outputs = f"{len(hidden)} operators' outputs are" if len(hidden) > 1 else "1 operator's output is"
+        print(f"tvmc run: {outputs} not in the dump (kept inside NPU launches); tvmc compile --debug-split-launches "
+              "gives them all", file=sys.stderr)
 
 
 def run(args) -> int:
@@ -106,10 +119,11 @@ def run(args) -> int:
         except (ValueError, KeyError) as err:
             raise CommandError(f"{args.module}: its {INTERFACE_PATH} cannot be read: {err}") from None
         inputs = _inputs(args, interface)
-        tensors = _debug_map(root / "mlf", args.module) if args.debug_layers else None
+        tensors, hidden = _debug_map(root / "mlf", args.module) if args.debug_layers else (None, ())
         program = HostProgram(root / "mlf", root, debug=bool(args.debug_layers))
         if args.debug_layers:
             outputs = _run_dumping(program, inputs, tensors, Path(args.debug_layers))
+            _hidden_note(hidden)
         else:
             outputs = program.run(inputs)
     if program.stats:

@@ -17,6 +17,7 @@ from tvm.relax.transform import FuseOpsByPattern, FusionPattern
 from ..frontend.importer import source_ops, tensor_quant
 from ..partition.patterns import CODEGEN
 from ..qdq.patterns import called_functions, concat_arities
+from ..qdq.sources import OperatorRecorder
 from .patterns import HOST, QUANT_ATTR, SOURCE_ATTR, host_patterns
 from .spec import UnsupportedHostOp
 
@@ -36,12 +37,13 @@ def fuse_host_ops(mod: tvm.IRModule) -> tvm.IRModule:
     the NPU nor a host kernel covers.
     """
     owners = {name: op for op in source_ops(mod) for name in op.bindings}
+    recorder = OperatorRecorder({name: op.index for name, op in owners.items()})
     quant = tensor_quant(mod)
     for pattern in host_patterns(concat_arities(mod["main"])):
         # One pattern per pass: fusing renames main's vars, so each pass reads the names its matches still carry.
         names = _original_names(mod["main"])
-        fusion = FusionPattern(pattern.name, pattern.pattern, pattern.annotations,
-                               attrs_getter=_attrs_getter(pattern.kind, names, owners, quant))
+        fusion = FusionPattern(pattern.name, pattern.pattern, pattern.annotations, recorder.matched,
+                               _attrs_getter(pattern.kind, names, owners, quant, recorder))
         mod = FuseOpsByPattern([fusion], bind_constants=True, annotate_codegen=False, entry_functions=["main"])(mod)
     leftovers = []
     for block in mod["main"].body.blocks:
@@ -72,14 +74,15 @@ def _original_names(main: relax.Function) -> dict[relax.Expr, str]:
     return names
 
 
-def _attrs_getter(kind: str, names: dict, owners: dict, quant: dict) -> Callable[[dict], dict[str, str]]:
-    """Attributes of a new composite: the source operator of its bindings and, for raw-integer kinds, the
-    quantization of any of its tensors (those ops keep it from input to output; ARG_MAX's and ARG_MIN's int32
-    output has none)."""
+def _attrs_getter(kind: str, names: dict, owners: dict, quant: dict, recorder: OperatorRecorder
+                  ) -> Callable[[dict], dict[str, str]]:
+    """Attributes of a new composite: the source operator of its bindings (for messages; the operators it computes,
+    for layer reports, from `recorder`) and, for raw-integer kinds, the quantization of any of its tensors (those
+    ops keep it from input to output; ARG_MAX's and ARG_MIN's int32 output has none)."""
     def attrs(annotated: dict) -> dict[str, str]:
         found = {role: names[expr] for role, expr in annotated.items() if expr in names}
         own = [name for role, name in found.items() if not _is_operand(role)]  # operands are their producers'
-        result = {SOURCE_ATTR: next((_where(owners, n) for n in own if n in owners), "")}
+        result = {SOURCE_ATTR: next((_where(owners, n) for n in own if n in owners), ""), **recorder.attrs(annotated)}
         known = [quant[n] for n in found.values() if n in quant]
         if kind in _RAW_KINDS and known:
             result[QUANT_ATTR] = json.dumps(known[0])

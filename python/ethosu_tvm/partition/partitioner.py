@@ -11,6 +11,7 @@ from ..frontend.importer import source_ops
 from ..target import EthosuTarget, parse_ethosu_target
 from ..qdq.match import match_from_context
 from ..qdq.patterns import CompositePattern, concat_arities, required_ops
+from ..qdq.sources import OperatorRecorder
 from .constraints import CHECKS
 from .patterns import npu_patterns
 from .report import HOST, NPU, OffloadEntry, OffloadReport
@@ -33,8 +34,10 @@ UNUSED = "no model output depends on its result: not compiled"
 _OWNED_PATTERNS = {"cast": "CAST"}
 
 
-def _fusion_pattern(pattern: CompositePattern, log: _CheckLog, owners: dict[str, str]) -> FusionPattern:
-    """Wrap the pattern's constraint check so that its verdict is remembered for every binding it covered."""
+def _fusion_pattern(pattern: CompositePattern, log: _CheckLog, owners: dict[str, str],
+                    recorder: OperatorRecorder) -> FusionPattern:
+    """Wrap the pattern's constraint check so that its verdict is remembered for every binding it covered, and
+    the operators of what it accepts recorded on the composite."""
     check = CHECKS[pattern.kind]
 
     def run(ctx) -> bool:
@@ -53,9 +56,10 @@ def _fusion_pattern(pattern: CompositePattern, log: _CheckLog, owners: dict[str,
                 log.rejected.setdefault(name, reason)
         else:
             log.accepted.update(names)
+            recorder.matched(ctx)
         return not reason
 
-    return FusionPattern(pattern.name, pattern.pattern, pattern.annotations, run)
+    return FusionPattern(pattern.name, pattern.pattern, pattern.annotations, run, recorder.attrs)
 
 
 def _operators(mod: tvm.IRModule) -> frozenset[str]:
@@ -103,8 +107,9 @@ def partition_for_ethosu(mod: tvm.IRModule, accelerator: str | EthosuTarget = "e
     target = accelerator if isinstance(accelerator, EthosuTarget) else parse_ethosu_target(accelerator)
     log = _CheckLog()
     owners = {name: op.op for op in source_ops(mod) for name in op.bindings}
+    recorder = OperatorRecorder({name: op.index for op in source_ops(mod) for name in op.bindings})
     present = _operators(mod)
-    patterns = [_fusion_pattern(p, log, owners) for p in npu_patterns(concat_arities(mod["main"]))
+    patterns = [_fusion_pattern(p, log, owners, recorder) for p in npu_patterns(concat_arities(mod["main"]))
                 if required_ops(p.pattern) <= present]
     fused = FuseOpsByPattern(patterns, bind_constants=True, annotate_codegen=split_launches)(mod)
     merged = fused if split_launches else MergeCompositeFunctions()(fused)
