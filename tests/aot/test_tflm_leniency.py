@@ -39,9 +39,9 @@ def _tensors(net: Net, dtype) -> list[int]:
     return [i for i, t in enumerate(net.builder._tensors) if t.dtype == np.dtype(dtype)]
 
 
-def _check(net: Net, tmp_path, target: str = TARGETS["ethos-u55-128"]) -> list[str]:
+def _check(net: Net | bytes, tmp_path, target: str = TARGETS["ethos-u55-128"]) -> list[str]:
     """Compile and compare with TFLite Micro; returns the names of the compiled interface's inputs and outputs."""
-    model = net.build()
+    model = net.build() if isinstance(net, Net) else net
     archive = compile_model(model, tmp_path, target)
     assert_bit_exact(model, archive, tmp_path, range(2), reference=run_tflm)
     interface = json.loads(members(archive)["./src/interface.json"])
@@ -67,6 +67,7 @@ def test_repeated_and_clashing_names_stay_apart(tmp_path):
         net.builder.rename_tensor(index, "t")
     net.builder.rename_tensor(count - 1, "")
     net.builder.rename_tensor(count - 2, f"tensor_{count - 1}")
+    net.builder.rename_tensor(1, b"\xff")  # not UTF-8: decoded with a replacement character
     assert _check(net, tmp_path) == ["t", f"tensor_{count - 1}_"]
 
 
@@ -100,3 +101,30 @@ def test_incomplete_quantization_is_none(quant, tmp_path):
     (shape,) = _tensors(net, np.int32)
     net.builder._tensors[shape].quantization = quant
     _check(net, tmp_path)
+
+
+def test_no_file_identifier(tmp_path):
+    """The identifier is optional in a flatbuffer and TFLite Micro does not read it (LiteRT refuses the file)."""
+    model = _net().build()
+    _check(model[:4] + bytes(4) + model[8:], tmp_path)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_strides_and_dilations_beyond_the_input(target, tmp_path):
+    """Strides and dilations of any size: the output size formula takes them (they were limited to 2^16)."""
+    net = Net(0, "leniency")
+    x = net.input((1, 8, 8, 4))
+    y = net.conv2d(x, out_channels=4, stride=(70000, 1), dilation=(1, 70000))
+    net.output(net.max_pool2d(y, pool=(2, 2), stride=(1, 70000), padding="SAME"))
+    _check(net, tmp_path, TARGETS[target])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_tensors_without_a_shape_are_scalars(target, tmp_path):
+    """TFLite Micro takes a tensor without a shape vector as a scalar (a model input was refused)."""
+    net = Net(0, "leniency")
+    x = net.input(())
+    net.output(net.relu(x))
+    for tensor in net.builder._tensors:
+        tensor.shape = None
+    _check(net, tmp_path, TARGETS[target])

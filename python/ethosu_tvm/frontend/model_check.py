@@ -18,17 +18,21 @@ _ITEM_SIZES = {tflite.TensorType.FLOAT32: 4, tflite.TensorType.INT32: 4, tflite.
                tflite.TensorType.UINT16: 2, tflite.TensorType.FLOAT64: 8}
 
 
-# Window options that must be positive (and not absurd), by builtin options type: the option table and its fields.
-_WINDOW_OPTIONS = {
-    tflite.BuiltinOptions.Conv2DOptions: (tflite.Conv2DOptions, ("StrideH", "StrideW", "DilationHFactor",
-                                                                 "DilationWFactor")),
-    tflite.BuiltinOptions.DepthwiseConv2DOptions: (tflite.DepthwiseConv2DOptions, (
-        "StrideH", "StrideW", "DilationHFactor", "DilationWFactor", "DepthMultiplier")),
-    tflite.BuiltinOptions.Pool2DOptions: (tflite.Pool2DOptions, ("StrideH", "StrideW", "FilterHeight",
-                                                                 "FilterWidth")),
-    tflite.BuiltinOptions.TransposeConvOptions: (tflite.TransposeConvOptions, ("StrideH", "StrideW")),
-}
+# Window options, by builtin options type: the option table and its fields, each with its largest value. All must be
+# positive (TFLite Micro divides by strides and filter sizes). Strides and dilations may be as large as the field
+# holds; TFLite Micro keeps the depth multiplier in an int16 (LiteRT refuses more); our kernels loop over a pool's
+# whole window where TFLite Micro clips it to the input, so a filter beyond MAX_WINDOW is taken as corrupt.
 MAX_WINDOW = 1 << 16
+_STRIDES = {"StrideH": None, "StrideW": None}
+_DILATIONS = {"DilationHFactor": None, "DilationWFactor": None}
+_WINDOW_OPTIONS = {
+    tflite.BuiltinOptions.Conv2DOptions: (tflite.Conv2DOptions, _STRIDES | _DILATIONS),
+    tflite.BuiltinOptions.DepthwiseConv2DOptions: (tflite.DepthwiseConv2DOptions,
+                                                   _STRIDES | _DILATIONS | {"DepthMultiplier": (1 << 15) - 1}),
+    tflite.BuiltinOptions.Pool2DOptions: (tflite.Pool2DOptions,
+                                          _STRIDES | {"FilterHeight": MAX_WINDOW, "FilterWidth": MAX_WINDOW}),
+    tflite.BuiltinOptions.TransposeConvOptions: (tflite.TransposeConvOptions, _STRIDES),
+}
 # Builtin operator codes and tensor type codes → their schema names.
 OPERATOR_NAMES = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
 TENSOR_TYPE_NAMES = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
@@ -122,16 +126,17 @@ def _check_operators(model, graph, subgraph: int) -> None:
 
 
 def _check_options(op, what: str) -> None:
-    """Strides, dilations, filter sizes and depth multipliers in [1, MAX_WINDOW]."""
+    """Strides, dilations, filter sizes and depth multipliers positive and within their bounds."""
     if op.BuiltinOptionsType() not in _WINDOW_OPTIONS or op.BuiltinOptions() is None:
         return
     table_class, fields = _WINDOW_OPTIONS[op.BuiltinOptionsType()]
     options = table_class()
     options.Init(op.BuiltinOptions().Bytes, op.BuiltinOptions().Pos)
-    for name in fields:
+    for name, largest in fields.items():
         value = getattr(options, name)()
-        if not 1 <= value <= MAX_WINDOW:
-            raise ModelConsistencyError(f"{what} has {name} {value}; it must be in [1, {MAX_WINDOW}]")
+        if value < 1 or largest is not None and value > largest:
+            bounds = f"in [1, {largest}]" if largest is not None else "positive"
+            raise ModelConsistencyError(f"{what} has {name} {value}; it must be {bounds}")
 
 
 # Weighted operators: (activation input, bias input) positions.

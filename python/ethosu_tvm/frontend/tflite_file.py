@@ -42,11 +42,14 @@ def read_model(buf: bytes) -> tflite.Model:
     (indices, buffer sizes, quantization); raise ModelFormatError saying what is wrong and where. The model's tensors
     are named and quantized as TFLite Micro reads them (`tflm_view`)."""
     buf = bytes(buf)
-    if len(buf) < 8 or buf[4:8] != b"TFL3":
-        raise ModelFormatError("not a TFLite flatbuffer (missing the 'TFL3' file identifier)")
+    # The identifier is optional in a flatbuffer, and TFLite Micro does not read it: without it, only bytes that hold
+    # no model are refused, and for not being a TFLite flatbuffer.
+    identified = len(buf) >= 8 and buf[4:8] == b"TFL3"
     try:
         check_flatbuffer(buf)
     except FlatbufferError as err:
+        if not identified:
+            raise ModelFormatError("not a TFLite flatbuffer (missing the 'TFL3' file identifier)") from None
         raise ModelFormatError(f"the TFLite flatbuffer is truncated or corrupt: {err}") from None
     model = tflite.Model.GetRootAs(buf, 0)
     if model.SubgraphsLength() < 1:

@@ -9,6 +9,7 @@ runners): what TFLite Micro accepts and reads its own way is given the meaning i
   counts differ it uses the first zero point for every scale. It never reads a bias's scales (its kernels scale the
   accumulator by the input's and the filter's), so a 1-D int32 or int64 tensor (a bias) with one scale per element
   is read along its only dimension whatever quantized_dimension says (TFLite Micro's person detection writes 3).
+- Shapes: a tensor without a shape vector is a scalar, as TFLite Micro takes it (the generated reader gives 0).
 """
 from __future__ import annotations
 
@@ -78,6 +79,9 @@ class _Tensor(tflite.Tensor):
 
     def Name(self):
         return self._name
+
+    def ShapeAsNumpy(self):
+        return super().ShapeAsNumpy() if self.ShapeLength() else np.zeros(0, np.int32)
 
     def Quantization(self):
         return self._quant
