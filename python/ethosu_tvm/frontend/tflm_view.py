@@ -17,7 +17,7 @@ import numpy as np
 import tflite
 
 
-def tensor_names(graph: tflite.SubGraph) -> list[bytes]:
+def _tensor_names(graph: tflite.SubGraph) -> list[bytes]:
     """Each tensor's name in `graph` (by index), unique and never empty; the file's names come first."""
     raw = [graph.Tensors(i).Name() or b"" for i in range(graph.TensorsLength())]
     reserved = set(raw)
@@ -90,7 +90,7 @@ class _Tensor(tflite.Tensor):
 class _SubGraph(tflite.SubGraph):
     def __init__(self, graph: tflite.SubGraph):
         self._tab = graph._tab
-        self._tensors = [_Tensor(graph.Tensors(j), name) for j, name in enumerate(tensor_names(graph))]
+        self._tensors = [_Tensor(graph.Tensors(j), name) for j, name in enumerate(_tensor_names(graph))]
 
     def Tensors(self, j):
         return self._tensors[j]
