@@ -7,9 +7,11 @@ import json
 import numpy as np
 import pytest
 
+import ethosu_tvm
 from ethosu_tvm.testing import shared_model
+from ethosu_tvm.testing.layer_compare import compare_layers
 from ethosu_tvm.testing.models.net import Net
-from ethosu_tvm.testing.reference import run_tflm
+from ethosu_tvm.testing.reference import random_inputs, run_tflm
 from ethosu_tvm.testing.tflite_builder import Quantization
 
 from aot_support import assert_bit_exact, compile_model, members, npu_target
@@ -57,6 +59,21 @@ def test_unnamed_tensors_are_named_by_index(target, tmp_path):
         net.builder.rename_tensor(index, "")
     assert _check(net, tmp_path, TARGETS[target]) == ["tensor_0", f"tensor_{len(net.builder._tensors) - 1}"]
 
+
+
+def test_unnamed_tensors_in_layer_dumps(tmp_path):
+    """A layer dump names each operator's output as the interface does, and layer_compare finds LiteRT's tensor of
+    that name."""
+    net = _net()
+    for index in range(len(net.builder._tensors)):
+        net.builder.rename_tensor(index, "")
+    model = net.build()
+    inputs = random_inputs(model, 0)
+    ethosu_tvm.build(ethosu_tvm.from_tflite(model), target="c").run(inputs, debug_layers=tmp_path)
+    comparison = compare_layers(model, inputs, tmp_path)
+    outputs = [i for i, t in enumerate(net.builder._tensors) if t.data is None][1:]  # all but the model input
+    assert comparison.first_difference is None
+    assert sorted(comparison.compared) == sorted(f"tensor_{i}" for i in outputs)
 
 def test_repeated_and_clashing_names_stay_apart(tmp_path):
     """Every tensor called "t" (the first keeps it, the others become t_<index>) and one unnamed tensor whose
