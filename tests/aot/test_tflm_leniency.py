@@ -37,6 +37,14 @@ def _net() -> Net:
     return net
 
 
+def _unnamed() -> Net:
+    """:func:`_net` with no tensor names."""
+    net = _net()
+    for index in range(len(net.builder._tensors)):
+        net.builder.rename_tensor(index, "")
+    return net
+
+
 def _tensors(net: Net, dtype) -> list[int]:
     return [i for i, t in enumerate(net.builder._tensors) if t.dtype == np.dtype(dtype)]
 
@@ -54,19 +62,14 @@ def _check(net: Net | bytes, tmp_path, target: str = TARGETS["ethos-u55-128"]) -
 def test_unnamed_tensors_are_named_by_index(target, tmp_path):
     """The schema makes names optional (TFLite Micro's keyword_scrambled.tflite has none): each unnamed tensor is
     `tensor_<index>`, in the interface and `tvmc run`'s .npz keys too."""
-    net = _net()
-    for index in range(len(net.builder._tensors)):
-        net.builder.rename_tensor(index, "")
+    net = _unnamed()
     assert _check(net, tmp_path, TARGETS[target]) == ["tensor_0", f"tensor_{len(net.builder._tensors) - 1}"]
-
 
 
 def test_unnamed_tensors_in_layer_dumps(tmp_path):
     """A layer dump names each operator's output as the interface does, and layer_compare finds LiteRT's tensor of
     that name."""
-    net = _net()
-    for index in range(len(net.builder._tensors)):
-        net.builder.rename_tensor(index, "")
+    net = _unnamed()
     model = net.build()
     inputs = random_inputs(model, 0)
     ethosu_tvm.build(ethosu_tvm.from_tflite(model), target="c").run(inputs, debug_layers=tmp_path)
@@ -75,9 +78,11 @@ def test_unnamed_tensors_in_layer_dumps(tmp_path):
     assert comparison.first_difference is None
     assert sorted(comparison.compared) == sorted(f"tensor_{i}" for i in outputs)
 
+
 def test_repeated_and_clashing_names_stay_apart(tmp_path):
-    """Every tensor called "t" (the first keeps it, the others become t_<index>) and one unnamed tensor whose
-    generated name another tensor already has: TVM's expression table would have read one tensor for another."""
+    """Every tensor called "t" (the first keeps it, the others become t_<index>: TVM's expression table would have
+    read one tensor for another), one unnamed tensor whose generated name another tensor already has and one name
+    that is not UTF-8."""
     net = _net()
     count = len(net.builder._tensors)
     for index in range(count):
