@@ -305,21 +305,6 @@ def test_lstm_shapes_are_checked_and_steps_bounded():
         from_tflite(net.build())
 
 
-def test_model_input_without_a_shape_is_refused():
-    """A model input without a shape vector (met by benchmarks/fuzz.py; TVM's frontend failed reading it). A scalar
-    input, with an empty shape, is fine (FILL's value)."""
-    from ethosu_tvm.testing.tflite_builder import ModelBuilder, Quantization
-
-    builder = ModelBuilder()
-    x = builder.add_tensor("x", (1, 4), np.int8, quantization=Quantization((0.1,), (0,)))
-    y = builder.add_tensor("y", (1, 4), np.int8, quantization=Quantization((0.1,), (0,)))
-    builder.add_operator(tflite.BuiltinOperator.RELU, [x], [y])
-    builder._tensors[x].shape = None
-    with pytest.raises(UnsupportedModelError,
-                       match=r"^model input 'x' has no shape \(not even a scalar's empty one\)$"):
-        from_tflite(builder.build([x], [y], ["x"], ["y"]))
-
-
 def test_empty_negative_or_huge_computed_tensors_are_refused():
     """Shapes TVM derives from an operator's attributes (met by benchmarks/fuzz.py: a pooling window wider than its
     mutated input, an internal error in the host kernel's schedule; paddings of 83,886,080, a TIR literal beyond

@@ -12,10 +12,12 @@ import tflite
 
 class _SubGraphView(tflite.SubGraph):
     """The first subgraph with some operators hidden and other inputs and outputs; `source_indices` maps the
-    operators it shows to their indices in the model. The methods are the generated reader's that TVM calls."""
+    operators it shows to their indices in the model; its tensors are `graph`'s. The methods are the generated
+    reader's that TVM calls."""
 
     def __init__(self, graph: tflite.SubGraph, hidden: frozenset[int], inputs, outputs):
         self._tab = graph._tab
+        self._graph = graph
         self.source_indices = [i for i in range(graph.OperatorsLength()) if i not in hidden]
         self._io = {"inputs": np.array(inputs, np.int32), "outputs": np.array(outputs, np.int32)}
 
@@ -24,6 +26,9 @@ class _SubGraphView(tflite.SubGraph):
 
     def Operators(self, j):
         return super().Operators(self.source_indices[j])
+
+    def Tensors(self, j):
+        return self._graph.Tensors(j)
 
     def InputsLength(self):
         return len(self._io["inputs"])
@@ -49,10 +54,11 @@ class _ModelView(tflite.Model):
 
     def __init__(self, model: tflite.Model, graph: _SubGraphView):
         self._tab = model._tab
+        self._model = model
         self._graph = graph
 
     def Subgraphs(self, j):
-        return self._graph if j == 0 else super().Subgraphs(j)
+        return self._graph if j == 0 else self._model.Subgraphs(j)
 
 
 def view(model: tflite.Model, hidden: frozenset[int], inputs, outputs) -> tflite.Model:

@@ -135,13 +135,8 @@ def _converted_view(model: tflite.Model, strip_float_io: bool) -> tuple[tflite.M
 
 
 def _check_tensors(graph: tflite.SubGraph) -> None:
-    """Reject dynamic shapes and model inputs without a shape vector (TVM's frontend reads every input's shape; a
-    scalar has an empty one) with one clear message. An operator's intermediates (an integer LSTM's quantization
+    """Reject dynamic shapes with one clear message. An operator's intermediates (an integer LSTM's quantization
     carriers) hold no data: TFLite writes them with shape [0]."""
-    for index in graph.InputsAsNumpy():
-        if graph.Tensors(int(index)).ShapeIsNone():
-            name = graph.Tensors(int(index)).Name().decode(errors="replace")
-            raise UnsupportedModelError(f"model input {name!r} has no shape (not even a scalar's empty one)")
     operators = [graph.Operators(j) for j in range(graph.OperatorsLength())]
     intermediates = {int(i) for op in operators if op.IntermediatesLength() for i in op.IntermediatesAsNumpy()}
     for i in range(graph.TensorsLength()):

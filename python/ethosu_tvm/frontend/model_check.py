@@ -18,17 +18,21 @@ _ITEM_SIZES = {tflite.TensorType.FLOAT32: 4, tflite.TensorType.INT32: 4, tflite.
                tflite.TensorType.UINT16: 2, tflite.TensorType.FLOAT64: 8}
 
 
-# Window options that must be positive (and not absurd), by builtin options type: the option table and its fields.
-_WINDOW_OPTIONS = {
-    tflite.BuiltinOptions.Conv2DOptions: (tflite.Conv2DOptions, ("StrideH", "StrideW", "DilationHFactor",
-                                                                 "DilationWFactor")),
-    tflite.BuiltinOptions.DepthwiseConv2DOptions: (tflite.DepthwiseConv2DOptions, (
-        "StrideH", "StrideW", "DilationHFactor", "DilationWFactor", "DepthMultiplier")),
-    tflite.BuiltinOptions.Pool2DOptions: (tflite.Pool2DOptions, ("StrideH", "StrideW", "FilterHeight",
-                                                                 "FilterWidth")),
-    tflite.BuiltinOptions.TransposeConvOptions: (tflite.TransposeConvOptions, ("StrideH", "StrideW")),
-}
+# Window options, by builtin options type: the option table and its fields, each with its largest value. All must be
+# positive (TFLite Micro divides by strides and filter sizes). Strides and dilations may be as large as the field
+# holds; TFLite Micro keeps the depth multiplier in an int16 (LiteRT refuses more); our kernels loop over a pool's
+# whole window where TFLite Micro clips it to the input, so a filter beyond MAX_WINDOW is taken as corrupt.
 MAX_WINDOW = 1 << 16
+_STRIDES = {"StrideH": None, "StrideW": None}
+_DILATIONS = {"DilationHFactor": None, "DilationWFactor": None}
+_WINDOW_OPTIONS = {
+    tflite.BuiltinOptions.Conv2DOptions: (tflite.Conv2DOptions, _STRIDES | _DILATIONS),
+    tflite.BuiltinOptions.DepthwiseConv2DOptions: (tflite.DepthwiseConv2DOptions,
+                                                   _STRIDES | _DILATIONS | {"DepthMultiplier": (1 << 15) - 1}),
+    tflite.BuiltinOptions.Pool2DOptions: (tflite.Pool2DOptions,
+                                          _STRIDES | {"FilterHeight": MAX_WINDOW, "FilterWidth": MAX_WINDOW}),
+    tflite.BuiltinOptions.TransposeConvOptions: (tflite.TransposeConvOptions, _STRIDES),
+}
 # Builtin operator codes and tensor type codes → their schema names.
 OPERATOR_NAMES = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
 TENSOR_TYPE_NAMES = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
@@ -43,23 +47,12 @@ class ModelConsistencyError(ValueError):
 
 
 def _tensor_name(graph, index: int) -> str:
-    name = graph.Tensors(index).Name()
-    return f"tensor {index} ({name.decode(errors='replace')!r})" if name else f"tensor {index}"
-
-
-def _check_utf8(name: bytes | None, what: str) -> None:
-    try:
-        (name or b"").decode("utf-8")
-    except UnicodeDecodeError:
-        raise ModelConsistencyError(f"{what} has a name that is not UTF-8 text ({name[:16]!r})") from None
+    return f"tensor {index} ({graph.Tensors(index).Name().decode()!r})"
 
 
 def _check_tensor(model, graph, index: int) -> None:
     tensor = graph.Tensors(index)
     what = _tensor_name(graph, index)
-    if not tensor.Name():
-        raise ModelConsistencyError(f"{what} has no name; the compiler refers to tensors by name")
-    _check_utf8(tensor.Name(), what)
     if tensor.Type() not in TENSOR_TYPE_NAMES:
         raise ModelConsistencyError(f"{what} has type {tensor.Type()}, which is no TFLite tensor type")
     shape = [int(d) for d in tensor.ShapeAsNumpy()] if tensor.ShapeLength() else []
@@ -77,19 +70,13 @@ def _check_tensor(model, graph, index: int) -> None:
     if data and item and -1 not in shape and data != elements * item:
         raise ModelConsistencyError(f"{what}: its buffer holds {data} bytes, but shape {shape} of type "
                                     f"{tensor.Type()} needs {elements * item}")
-    quant = tensor.Quantization()
-    if quant is not None and quant.ScaleIsNone() and quant.ZeroPointLength():
-        raise ModelConsistencyError(f"{what} has {quant.ZeroPointLength()} zero point(s) but no scale")
-    if quant is None or quant.ScaleIsNone():
+    quant = tensor.Quantization()  # as TFLite Micro takes it (tflm_view): scales with one zero point each, or None
+    if quant is None:
         return
-    if not quant.ScaleLength():
-        raise ModelConsistencyError(f"{what} has an empty quantization scale vector")
     scales = quant.ScaleAsNumpy()
     if not np.all(np.isfinite(scales)) or np.any(scales <= 0):
         raise ModelConsistencyError(f"{what} has quantization scale(s) {scales.tolist()[:4]}: they must be "
                                     "positive and finite")
-    if quant.ZeroPointLength() != len(scales):  # TFLite's interpreter requires one zero point per scale
-        raise ModelConsistencyError(f"{what} has {len(scales)} scales but {quant.ZeroPointLength()} zero points")
     dtype = _INTEGER_DTYPES.get(tensor.Type())
     zero_points = quant.ZeroPointAsNumpy()
     if dtype is not None and (zero_points.min() < np.iinfo(dtype).min or zero_points.max() > np.iinfo(dtype).max):
@@ -139,16 +126,17 @@ def _check_operators(model, graph, subgraph: int) -> None:
 
 
 def _check_options(op, what: str) -> None:
-    """Strides, dilations, filter sizes and depth multipliers in [1, MAX_WINDOW]."""
+    """Strides, dilations, filter sizes and depth multipliers positive and within their bounds."""
     if op.BuiltinOptionsType() not in _WINDOW_OPTIONS or op.BuiltinOptions() is None:
         return
     table_class, fields = _WINDOW_OPTIONS[op.BuiltinOptionsType()]
     options = table_class()
     options.Init(op.BuiltinOptions().Bytes, op.BuiltinOptions().Pos)
-    for name in fields:
+    for name, largest in fields.items():
         value = getattr(options, name)()
-        if not 1 <= value <= MAX_WINDOW:
-            raise ModelConsistencyError(f"{what} has {name} {value}; it must be in [1, {MAX_WINDOW}]")
+        if value < 1 or largest is not None and value > largest:
+            bounds = f"in [1, {largest}]" if largest is not None else "positive"
+            raise ModelConsistencyError(f"{what} has {name} {value}; it must be {bounds}")
 
 
 # Weighted operators: (activation input, bias input) positions.
@@ -209,7 +197,8 @@ def builtin_code(code: tflite.OperatorCode) -> int:
 
 
 def check_model(model: tflite.Model) -> None:
-    """Raise ModelConsistencyError at the first inconsistency of `model` (already structurally verified)."""
+    """Raise ModelConsistencyError at the first inconsistency of `model` (structurally verified, seen through
+    `tflm_view`)."""
     for index in range(model.OperatorCodesLength()):
         builtin = builtin_code(model.OperatorCodes(index))
         if builtin not in OPERATOR_NAMES:

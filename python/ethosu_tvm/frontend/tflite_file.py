@@ -8,6 +8,7 @@ import tflite
 
 from .flatbuffer_check import FlatbufferError, check_flatbuffer
 from .model_check import ModelConsistencyError, check_model
+from .tflm_view import tflm_view
 
 # TensorType enum values of the TFLite schema that the project handles, with their NumPy dtypes.
 TFLITE_DTYPES = {
@@ -38,17 +39,22 @@ class TensorInfo:
 
 def read_model(buf: bytes) -> tflite.Model:
     """Parse a flatbuffer after verifying its structure (every offset inside the file) and its consistency
-    (indices, buffer sizes, quantization); raise ModelFormatError saying what is wrong and where."""
+    (indices, buffer sizes, quantization); raise ModelFormatError saying what is wrong and where. The model's tensors
+    are named and quantized as TFLite Micro reads them (`tflm_view`)."""
     buf = bytes(buf)
-    if len(buf) < 8 or buf[4:8] != b"TFL3":
-        raise ModelFormatError("not a TFLite flatbuffer (missing the 'TFL3' file identifier)")
+    # The identifier is optional in a flatbuffer, and TFLite Micro does not read it: without it, only bytes that hold
+    # no model are refused, and for not being a TFLite flatbuffer.
+    identified = len(buf) >= 8 and buf[4:8] == b"TFL3"
     try:
         check_flatbuffer(buf)
     except FlatbufferError as err:
+        if not identified:
+            raise ModelFormatError("not a TFLite flatbuffer (missing the 'TFL3' file identifier)") from None
         raise ModelFormatError(f"the TFLite flatbuffer is truncated or corrupt: {err}") from None
     model = tflite.Model.GetRootAs(buf, 0)
     if model.SubgraphsLength() < 1:
         raise ModelFormatError("the TFLite model has no subgraph")
+    model = tflm_view(model)
     try:
         check_model(model)
     except ModelConsistencyError as err:
