@@ -4,14 +4,13 @@ is built once per target (ethos-u55-128, and c alone) and its golden input run t
 (`CompiledModel.run`, NPU launches in the simulator): the output equals the golden one exactly, and the offload
 report puts on the NPU what Vela 5.2 (ethos-u55-128) offloads. The goldens themselves are LiteRT's reference
 kernels' results; the installed TFLite Micro, which now computes LEAKY_RELU's multipliers in double, differs from
-them in four models. The two QUANTIZE models wait for unnamed tensors to be read (and one for QUANTIZE to int32)."""
+them in four models. The two QUANTIZE models (from and to int32) wait for unnamed tensors to be read."""
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ethosu_tvm
-from ethosu_tvm.frontend.importer import UnsupportedModelError
 from ethosu_tvm.frontend.tflite_file import ModelFormatError, input_infos, output_infos
 from ethosu_tvm.testing import shared_model, shared_models_dir
 from ethosu_tvm.testing.reference import run_litert, run_tflm
@@ -24,6 +23,7 @@ COUNTS = {"add": 17, "conv": 22, "leaky_relu": 23, "pad": 19, "quantize": 2, "st
 ONE_BY_TWO = "TRANSPOSE_CONV stride HxW is 1x2; it must be 1x1 or 2x2, or 1x2 with an IFM and kernel height of 1"
 HOST = {f"transpose_conv{i}": ONE_BY_TWO for i in (0, 1, 2, 4)}
 HOST["quantize0"] = "IFM has data type int32; tensors must be of type int8"  # QUANTIZE from int32
+HOST["quantize1"] = "OFM has data type int32; tensors must be of type int8, int16"  # QUANTIZE to int32
 # TFLite Micro (the installed one) computes LEAKY_RELU's multipliers in double; LiteRT and the goldens in float32.
 # Elements of its output that differ from the golden one, each by 1.
 TFLM_DIFFERS = {"leaky_relu3": 3, "leaky_relu11": 1, "leaky_relu18": 1, "leaky_relu19": 1}
@@ -36,15 +36,8 @@ def _names(marks: dict) -> list:
     return [pytest.param(name, marks=marks[name]) if name in marks else name for name in NAMES]
 
 
-REFERENCE_CASES = _names(dict.fromkeys(("quantize0", "quantize1"),
-                                       pytest.mark.xfail(raises=ModelFormatError, strict=True, reason=UNNAMED)))
-BUILD_CASES = _names({
-    "quantize0": pytest.mark.xfail(raises=ModelFormatError, strict=True, reason=UNNAMED),
-    # TVM's frontend: "Unsupported output datatype attribute for operation: 'int32'"
-    "quantize1": pytest.mark.xfail(raises=(ModelFormatError, UnsupportedModelError), strict=True,
-                                   reason=f"{UNNAMED}; then its int16 to int32 QUANTIZE, which Relax's quantize "
-                                          "cannot express, is not compiled yet"),
-})
+CASES = _names(dict.fromkeys(("quantize0", "quantize1"),
+                             pytest.mark.xfail(raises=ModelFormatError, strict=True, reason=UNNAMED)))
 TARGETS = {"npu": "ethos-u -accelerator-config=ethos-u55-128,c", "host": "c"}
 
 
@@ -64,7 +57,7 @@ def _case(name: str) -> tuple[bytes, list[np.ndarray], np.ndarray]:
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("name", BUILD_CASES)
+@pytest.mark.parametrize("name", CASES)
 def test_golden_output(name, target):
     model, inputs, golden = _case(name)
     module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=TARGETS[target])
@@ -75,7 +68,7 @@ def test_golden_output(name, target):
         assert (op.target, op.reason) == (("host", HOST[name]) if name in HOST else ("ethos-u", "")), str(op)
 
 
-@pytest.mark.parametrize("name", REFERENCE_CASES)
+@pytest.mark.parametrize("name", CASES)
 def test_goldens_are_the_reference(name):
     """LiteRT's reference kernels give every golden output; TFLite Micro all but the LEAKY_RELU elements listed."""
     model, inputs, golden = _case(name)

@@ -450,6 +450,18 @@ def _tracking_converter(rewrites: _Rewrites):
                 raise ValueError(f"CAST from {dtypes[0]} to {dtypes[1]}: only int8, int16 and int32 are supported")
             return relax.op.astype(self.get_tensor_expr(data), dtypes[1])
 
+        def convert_quantize(self, op):
+            # Relax's quantize has no int32 output. TFLite Micro requantizes int8 and int16 to int32: that is written
+            # round(input's real value / output scale) as int32 plus the output zero point, the form the host fuses
+            # into TFLite's integer requantization (host.quantize_int32), so nothing computes it in float.
+            (data,) = self.get_input_tensors(op)
+            (output,) = self.get_output_tensors(op)
+            if output.tensor.Type() != tflite.TensorType.INT32 or not data.qnn_params:
+                return super().convert_quantize(op)
+            real = self.dequantize(self.get_tensor_expr(data), data)
+            rounded = relax.op.round(relax.op.divide(real, output.qnn_params["scale"]))
+            return relax.op.add(relax.op.astype(rounded, "int32"), output.qnn_params["zero_point"])
+
         def convert_neg(self, op):
             # LiteRT's int8 NEG negates the raw integers (wrapping −128 to itself) whatever the quantization: that
             # is −x on the real values only with equal scales and opposite zero points; refuse the rest.

@@ -31,6 +31,7 @@ from ..qdq.patterns import (
     pack,
     pad,
     prelu,
+    quantize_int32,
     quantized,
     reduction,
     reshape,
@@ -57,6 +58,7 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
     """Every host pattern, most specific first; concatenation and pack once per input count in
     `concat_arities`."""
     return [
+        quantize_int32(f"{HOST}.quantize_int32"),
         squared_difference(f"{HOST}.squared_difference"),
         *weighted_and_elementwise(HOST),
         binary(f"{HOST}.div", "relax.divide"),  # the NPU has no DIV

@@ -320,6 +320,14 @@ def _float_quantize(c: _Composite) -> spec.FloatQuantize:
     return spec.FloatQuantize(shape_of(c["ifm"]), c.quantized_output())
 
 
+def _quantize_int32(c: _Composite) -> spec.Requantize:
+    """The importer's QUANTIZE to int32: the output scale is the divisor, the zero point the addend."""
+    c.operands("ifm")
+    output = spec.QuantTensor(shape_of(c["quantize"]), "int32", const_value(c["scaled"].args[1]),
+                              const_value(c["quantize"].args[1]))
+    return spec.Requantize(c.quantized_input("ifm"), output)
+
+
 def _dequantize(c: _Composite) -> spec.Dequantize:
     c.operands("ifm")
     return spec.Dequantize(c.quantized_input("ifm"))
@@ -462,5 +470,6 @@ _SPECS: dict[str, Callable[[_Composite], spec.HostOp]] = {
     "broadcast_to": _broadcast_to,
     "pack": _pack,
     "float_quantize": _float_quantize,
+    "quantize_int32": _quantize_int32,
     "dequantize": _dequantize,
 }

@@ -882,6 +882,11 @@ def check_requantize(match: Match) -> str:
     )
 
 
+def check_quantize_int32(match: Match) -> str:
+    """QUANTIZE to int32 stays on the CPU, as in Vela: the NPU requantizes into int8 and int16 only here."""
+    return _feature_map(match["quantize"], "OFM", batch_one=False, dtypes=("int8", "int16"))
+
+
 def _check_uint8_requantize(match: Match, types: tuple[str, str]) -> str:
     """uint8 QUANTIZE from or to int8, the only uint8 pairs TFLite Micro has: a scaled 1x1 average pool, where
     TFLite's left shift of the centred input must stay in its 32 bits (`_wrapping_left_shifts`)."""
@@ -1315,6 +1320,7 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "abs": check_lookup,
     "leaky_relu": check_leaky_relu,
     "requantize": check_requantize,
+    "quantize_int32": check_quantize_int32,
     "tanh": check_sigmoid_family,
     "logistic": check_sigmoid_family,
     "exp": check_lookup,

@@ -23,6 +23,7 @@ from ..qdq.patterns import (
     pack,
     pad,
     prelu,
+    quantize_int32,
     reduction,
     reshape,
     resize,
@@ -49,6 +50,7 @@ def npu_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
 def _npu_patterns(concat_arities: tuple[int, ...]) -> tuple[CompositePattern, ...]:
     """The patterns, built once per set of arities: legalization re-matches every composite call with them."""
     return (
+        quantize_int32(f"{CODEGEN}.quantize_int32"),  # refused, for the report's reason
         *weighted_and_elementwise(CODEGEN),
         transpose_conv(f"{CODEGEN}.transpose_conv"),
         reduction(f"{CODEGEN}.mean", "relax.mean"),

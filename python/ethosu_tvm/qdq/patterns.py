@@ -150,6 +150,17 @@ def arg_min_max(name: str, relax_op: str) -> CompositePattern:
     return CompositePattern(name, cast, dict(ifm=ifm, arg=arg, cast=cast))
 
 
+def quantize_int32(name: str) -> CompositePattern:
+    """QUANTIZE to int32 as our importer writes it (Relax's quantize has no int32 output): the input's real value
+    divided by the output scale, rounded, cast to int32, plus the output zero point. Before the patterns of a
+    division or a cast, which would take a part of it."""
+    ifm = wildcard()
+    ifm_dq = dequantized(ifm)
+    scaled = is_op("relax.divide")(ifm_dq, is_const())
+    quantize = is_op("relax.add")(is_op("relax.astype")(is_op("relax.round")(scaled)), is_const())
+    return CompositePattern(name, quantize, dict(ifm=ifm, ifm_dq=ifm_dq, scaled=scaled, quantize=quantize))
+
+
 def cast(name: str) -> CompositePattern:
     """CAST: an astype of raw integers (one no other pattern holds)."""
     ifm = wildcard()
