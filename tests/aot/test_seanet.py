@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ethosu_tvm
-from ethosu_tvm.frontend.tflite_file import ModelFormatError, input_infos, output_infos
+from ethosu_tvm.frontend.tflite_file import input_infos, output_infos
 from ethosu_tvm.testing import shared_model, shared_models_dir
 from ethosu_tvm.testing.reference import run_litert, run_tflm
 
@@ -27,17 +27,7 @@ HOST["quantize1"] = "OFM has data type int32; tensors must be of type int8, int1
 # TFLite Micro (the installed one) computes LEAKY_RELU's multipliers in double; LiteRT and the goldens in float32.
 # Elements of its output that differ from the golden one, each by 1.
 TFLM_DIFFERS = {"leaky_relu3": 3, "leaky_relu11": 1, "leaky_relu18": 1, "leaky_relu19": 1}
-UNNAMED = ("QUANTIZE's tensors have no names, which the model checks refuse ('tensor 0 has no name'); branch "
-           "model-checks names them as TFLite Micro does")
-NAMES = [f"{kind}{i}" for kind, count in COUNTS.items() for i in range(count)]
-
-
-def _names(marks: dict) -> list:
-    return [pytest.param(name, marks=marks[name]) if name in marks else name for name in NAMES]
-
-
-CASES = _names(dict.fromkeys(("quantize0", "quantize1"),
-                             pytest.mark.xfail(raises=ModelFormatError, strict=True, reason=UNNAMED)))
+CASES = [f"{kind}{i}" for kind, count in COUNTS.items() for i in range(count)]
 TARGETS = {"npu": "ethos-u -accelerator-config=ethos-u55-128,c", "host": "c"}
 
 
