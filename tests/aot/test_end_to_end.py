@@ -437,6 +437,12 @@ def test_mlperf_model(name, accelerator, tmp_path):
     _assert_all_on_the_npu(shared_model(name), accelerator, tmp_path)
 
 
+def test_nchw_mobilenet_v2_on_the_npu(tmp_path):
+    """MobileNetV2-224 as a PyTorch export writes it: its NCHW input's TRANSPOSE on the NPU too, 84 of 84."""
+    _assert_all_on_the_npu(shared_model("tflm_xtensa_mobilenet_v2_224_nchw_int8.tflite"), "ethos-u55-128", tmp_path,
+                           operators=84)
+
+
 NPU_SOFTMAX = {  # SOFTMAX forms beyond the factory default, each one NPU operation sequence
     "rows_of_one": dict(in_shape=(6, 1), in_scale=0.3),
     "feature_map": dict(in_shape=(1, 3, 4, 20), in_scale=1 / 16, in_zp=-9),

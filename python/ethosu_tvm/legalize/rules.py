@@ -20,6 +20,7 @@ from ..partition.constraints import (
     softmax_beta,
     sum_multiplier,
     transpose_conv_padding,
+    transposed_ofm_shape,
     transposed_view,
 )
 from ..qdq.match import Match
@@ -645,7 +646,10 @@ def concatenation(match: Match, tensors: dict, ofm: Tensor, source: str) -> NpuO
 def ofm_type(match: Match, var: relax.Var) -> tuple[tuple[int, int, int, int], str]:
     """The 4-D shape and element type a composite's output is written in (the same bytes): PACK's view of its OFM
     (see `pack_view`); int64 ARG_MAX indices as int32 pairs, each index then 0 (little-endian, as the NPU writes no
-    64-bit values); other outputs' own shapes in NHWC."""
+    64-bit values); a TRANSPOSE's with its batch merged into its height (`transposed_ofm_shape`); other outputs' own
+    shapes in NHWC."""
+    if match.kind == "transpose":
+        return transposed_ofm_shape(shape_of(var)), dtype_of(var)
     if match.kind == "pack":
         concat = match["concat"]
         return pack_view(shape_of(concat), int(concat.attrs.axis) % len(shape_of(concat)))[0], dtype_of(var)
