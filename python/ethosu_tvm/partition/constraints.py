@@ -297,14 +297,9 @@ def check_conv2d(match: Match) -> str:
 def check_depthwise_conv2d(match: Match) -> str:
     conv = match["conv"]
     channels_in = shape_of(match["ifm"])[3]
-    channels_out = shape_of(conv)[3]
     groups = int(conv.attrs.groups)
     if groups != channels_in:
         return f"grouped convolution (groups={groups}, {channels_in} input channels) is not supported"
-    multiplier = channels_out // channels_in
-    if multiplier > 1 and channels_in != 1:
-        return (f"depth multiplier {multiplier} with {channels_in} IFM channels; for depth multipliers > 1 the IFM"
-                " must have 1 channel")
     # TFLite [1, H, W, C·M]: each output channel sums over H and W
     return _conv_common(match, weight_axes=(0, 1, 3), channel_sum_axes=(0, 1, 2))
 
