@@ -495,8 +495,8 @@ def _nchw_model() -> bytes:
 
 @pytest.mark.parametrize("target", [npu_target(a) for a in ACCELERATORS] + ["c"])
 def test_data_movement_around_the_npu(target, tmp_path):
-    """Host transposes read and feed NPU tensors; the SPLIT, the slice and UNPACK's slices and reshapes run on the NPU
-    (on the host with --target=c)."""
+    """The transposes (NCHW to NHWC and back: C swapped with H·W), the SPLIT, the slice and UNPACK's slices and
+    reshapes run on the NPU (on the host with --target=c)."""
     model = _nchw_model()
     assert_bit_exact(model, compile_model(model, tmp_path, target), tmp_path)
 
