@@ -324,12 +324,18 @@ def test_transpose_sweep(shape_perm, dtype, accelerator, seed):
     assert_model_exact(models.make("transpose", seed, dtype=dtype, in_shape=shape, perm=perm), accelerator)
 
 
-def test_nchw_input_transpose_is_one_copy():
-    """MobileNetV2's exported NCHW input: (3, 224·224) swapped in one NPU operation, not one per row or channel."""
-    model = models.make("transpose", 0, in_shape=(1, 3, 224, 224), perm=(0, 2, 3, 1))
+@pytest.mark.parametrize("shape,perm,blocks", [((1, 3, 224, 224), (0, 2, 3, 1), 1),
+                                               ((1, 2, 200, 330), (0, 2, 3, 1), 2),
+                                               ((1, 165, 400, 3), (0, 3, 1, 2), 2)], ids=str)
+def test_nchw_transposes_in_blocks_of_65535(shape, perm, blocks):
+    """MobileNetV2's exported NCHW input, (3, 224·224) swapped, is one NPU operation, not one per row or channel;
+    H·W beyond 65535 (the NPU's largest extent) is swapped in blocks of 65535 rows, or columns back to NCHW."""
+    model = models.make("transpose", 0, in_shape=shape, perm=perm)
+    if blocks > 1:
+        assert_model_exact(model, "ethos-u55-256", seeds=(0,))
     _, (artifact,) = compile_model(model, "ethos-u55-128")
     assert [(o.op, o.npu_operation, o.block_operations) for o in artifact.ops] == [
-        ("ethosu.transpose", "NpuPoolingOperation", 1)]
+        ("ethosu.transpose", "NpuPoolingOperation", blocks)]
 
 
 INT16 = {
@@ -412,8 +418,8 @@ REFUSED = {
     "transpose-inner-axes": ("transpose", dict(in_shape=(1, 4, 8, 8), perm=(0, 1, 3, 2)),
                              "TRANSPOSE of (1, 4, 8, 8) by (0, 1, 3, 2); the NPU swaps two axes (unit axes aside, axes"
                              " that stay together merged) and keeps the innermost after them"),
-    "transpose-long": ("transpose", dict(in_shape=(1, 2, 256, 256), perm=(0, 2, 3, 1)),
-                       "TRANSPOSE viewed as (2, 65536, 1); each extent must be in the range [1, 65535]"),
+    "transpose-deep": ("transpose", dict(in_shape=(2, 3, 256, 256), perm=(1, 0, 2, 3)),
+                       "TRANSPOSE viewed as (2, 3, 65536); the depth kept innermost must be at most 65535"),
     "slice-batches": ("slice", dict(in_shape=(2, 8, 8, 4), begin=(0, 1, 2, 0), size=(2, 5, 4, -1)),
                       "OFM has batch size 2; the IFM batch size must be 1"),
 }

@@ -17,7 +17,7 @@ import numpy as np
 from ethosu.vela import api as vapi
 from ethosu.vela.operation import ExplicitScaling
 
-from ..arch import LUT_REGION, from_vela
+from ..arch import LUT_REGION, MAX_EXTENT, from_vela
 from ..arch.system import DEFAULT_SYSTEM, System
 from ..cascader.buffering import Choice
 from ..cascader.ethosu import performance
@@ -92,6 +92,11 @@ def _feature_map(operand: Operand, region: FeatureMapRegion, placement: Placemen
     fm.layout = vapi.NpuLayout.NHWC
     fm.name = region.tensor
     return fm
+
+
+def _blocks(extent: int) -> list[Interval]:
+    """0 to `extent` in intervals of at most MAX_EXTENT, the largest an NPU operation takes."""
+    return [Interval(start, min(start + MAX_EXTENT, extent)) for start in range(0, extent, MAX_EXTENT)]
 
 
 def _scalar(operand: Operand, ifm: vapi.NpuFeatureMap) -> vapi.NpuFeatureMap:
@@ -209,7 +214,7 @@ class OperationBuilder:
         if isinstance(op, Upscale):
             return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what, upscale=True)]
         if isinstance(op, Transpose):
-            return [self.transposed(op, stripe, what)]
+            return [self.transposed(op, stripe, what, a, b) for a in _blocks(op.view[0]) for b in _blocks(op.view[1])]
         if isinstance(op, Pad):
             return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what) if stripe.ifms
                     else self.fill(op, stripe, what)]
@@ -426,21 +431,21 @@ class OperationBuilder:
                                  tuple(Interval(0, extent) for extent in shape))
         return self.copy(_feature_map(op.ofm, block, Placement(CONSTANTS_REGION, offset)), op.ofm, stripe, what)
 
-    def transposed(self, op: Transpose, stripe: Stripe, what: str) -> vapi.NpuOperation:
-        """The whole OFM as (B, A, C) from the IFM's (A, B, C) view read with its row and column strides
-        swapped."""
+    def transposed(self, op: Transpose, stripe: Stripe, what: str, a: Interval, b: Interval) -> vapi.NpuOperation:
+        """The OFM's (B, A, C) box of rows `b` and columns `a` from the box (`a`, `b`) of the IFM's (A, B, C) view,
+        read with its row and column strides swapped."""
         rows, columns, depth = op.view
 
-        def view(region: FeatureMapRegion, shape: tuple[int, ...]) -> FeatureMapRegion:
-            return replace(region, layout=(1, *shape), box=tuple(Interval(0, n) for n in (1, *shape)))
+        def view(region: FeatureMapRegion, shape: tuple[int, ...], box: tuple[Interval, ...]) -> FeatureMapRegion:
+            return replace(region, layout=(1, *shape), box=(Interval(0, 1), *box, Interval(0, depth)))
 
-        source = self.fm(op.ifm, view(stripe.ifms[0], (rows, columns, depth)))
-        source.shape = vapi.NpuShape3D(height=columns, width=rows, depth=depth)
+        source = self.fm(op.ifm, view(stripe.ifms[0], (rows, columns, depth), (a, b)))
+        source.shape = vapi.NpuShape3D(height=b.extent, width=a.extent, depth=depth)
         source.strides = vapi.NpuShape3D(height=source.strides.width, width=source.strides.height,
                                          depth=source.strides.depth)
-        source.tiles = vapi.NpuTileBox(height_0=columns, height_1=columns, width_0=rows,
+        source.tiles = vapi.NpuTileBox(height_0=b.extent, height_1=b.extent, width_0=a.extent,
                                        addresses=source.tiles.addresses)
-        target = Stripe(stripe.op, view(stripe.ofm, (columns, rows, depth)), stripe.ifms)
+        target = Stripe(stripe.op, view(stripe.ofm, (columns, rows, depth), (b, a)), stripe.ifms)
         return self.copy(source, op.ofm, target, what)
 
     def copy(self, source: vapi.NpuFeatureMap, ofm: Operand, stripe: Stripe, what: str,

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..arch import MAX_EXTENT
 from ..qdq.match import Match
 from ..qdq.values import (
     REQUANTIZING_TABLES,
@@ -44,7 +45,7 @@ from ..quantization import (
     widening_fully_connected,
 )
 
-TENSOR_DIM_RANGE = (1, 65535)
+TENSOR_DIM_RANGE = (1, MAX_EXTENT)
 STRIDE_RANGE = (1, 3)
 MAX_DILATED_KERNEL_HEIGHT = 64
 MAX_DILATED_KERNEL_AREA = 64 * 64
@@ -1225,7 +1226,8 @@ def transposed_ofm_shape(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
 
 
 def check_transpose(match: Match) -> str:
-    """Permutations the NPU expresses as one copy with swapped strides (see `transposed_view`)."""
+    """Permutations the NPU expresses as copies with swapped strides (see `transposed_view`), one per block of at
+    most MAX_EXTENT rows and columns of the (A, B) view."""
     shape, perm = shape_of(match["ifm"]), permutation_of(match)
 
     def view() -> str:
@@ -1233,9 +1235,8 @@ def check_transpose(match: Match) -> str:
         if found is None:
             return (f"TRANSPOSE of {shape} by {perm}; the NPU swaps two axes (unit axes aside, axes that stay"
                     " together merged) and keeps the innermost after them")
-        low, high = TENSOR_DIM_RANGE
-        if found[:2] != (1, 1) and not all(low <= d <= high for d in found):  # (1, 1, N): a reshape
-            return f"TRANSPOSE viewed as {found}; each extent must be in the range [{low}, {high}]"
+        if found[:2] != (1, 1) and found[2] > MAX_EXTENT:  # (1, 1, N): a reshape; A and B go in blocks
+            return f"TRANSPOSE viewed as {found}; the depth kept innermost must be at most {MAX_EXTENT}"
         return ""
 
     return _first(
