@@ -328,11 +328,12 @@ def test_transpose_sweep(shape_perm, dtype, accelerator, seed):
                                                ((1, 2, 200, 330), (0, 2, 3, 1), 2),
                                                ((1, 165, 400, 3), (0, 3, 1, 2), 2)], ids=str)
 def test_nchw_transposes_in_blocks_of_65535(shape, perm, blocks):
-    """MobileNetV2's exported NCHW input, (3, 224·224) swapped, is one NPU operation, not one per row or channel;
-    H·W beyond 65535 (the NPU's largest extent) is swapped in blocks of 65535 rows, or columns back to NCHW."""
+    """MobileNetV2's exported NCHW input, (3, 224·224) swapped, is one NPU operation, not one per row or channel
+    (on ethos-u55-128 it writes the OFM with swapped strides: the cost model's blocks fit 3 x 50176 better than
+    50176 x 3); H·W beyond 65535 (the NPU's largest extent) is swapped in blocks of 65535 rows, or columns back to
+    NCHW."""
     model = models.make("transpose", 0, in_shape=shape, perm=perm)
-    if blocks > 1:
-        assert_model_exact(model, "ethos-u55-256", seeds=(0,))
+    assert_model_exact(model, "ethos-u55-128", seeds=(0,))
     _, (artifact,) = compile_model(model, "ethos-u55-128")
     assert [(o.op, o.npu_operation, o.block_operations) for o in artifact.ops] == [
         ("ethosu.transpose", "NpuPoolingOperation", blocks)]
