@@ -12,9 +12,10 @@ import pytest
 import tflite
 from aot_support import ACCELERATORS, assert_bit_exact, compile_model, members, npu_target
 
+import ethosu_tvm
 from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.fuzz import compile_once
-from ethosu_tvm.testing.reference import reference_runner, run_litert, run_tflm
+from ethosu_tvm.testing.reference import random_inputs, reference_runner, run_litert, run_tflm
 from ethosu_tvm.testing.tflite_builder import ModelBuilder, Quantization
 
 MLPERF = ("mlperf_tiny_kws_dscnn_int8.tflite", "mlperf_tiny_vww_mobilenetv1_96_int8.tflite",
@@ -437,10 +438,16 @@ def test_mlperf_model(name, accelerator, tmp_path):
     _assert_all_on_the_npu(shared_model(name), accelerator, tmp_path)
 
 
-def test_nchw_mobilenet_v2_on_the_npu(tmp_path):
-    """MobileNetV2-224 as a PyTorch export writes it: its NCHW input's TRANSPOSE on the NPU too, 84 of 84."""
-    _assert_all_on_the_npu(shared_model("tflm_xtensa_mobilenet_v2_224_nchw_int8.tflite"), "ethos-u55-128", tmp_path,
-                           operators=84)
+def test_nchw_mobilenet_v2_on_the_npu():
+    """MobileNetV2-224 as a PyTorch export writes it: its NCHW input's TRANSPOSE on the NPU too, 84 of 84 operators,
+    and CompiledModel.run bit-exact with LiteRT."""
+    model = shared_model("tflm_xtensa_mobilenet_v2_224_nchw_int8.tflite")
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=npu_target("ethos-u55-128"))
+    assert module.offload.counts() == {"ethos-u": 84}
+    for seed in range(2):
+        inputs = random_inputs(model, seed)
+        (got,), (want,) = module.run(inputs).values(), run_litert(model, inputs)
+        np.testing.assert_array_equal(got.reshape(want.shape), want, err_msg=f"seed {seed}")
 
 
 NPU_SOFTMAX = {  # SOFTMAX forms beyond the factory default, each one NPU operation sequence
