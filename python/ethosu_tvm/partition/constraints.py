@@ -1196,9 +1196,9 @@ def permutation_of(match: Match) -> tuple[int, ...]:
 def transposed_view(shape: tuple[int, ...], perm: tuple[int, ...]) -> tuple[int, int, int] | None:
     """The input seen as (A, B, C) whose output is (B, A, C) in element order, when the permutation is one: with
     axes of extent 1 left out and axes the output keeps side by side in their order merged (NCHW to NHWC is
-    (C, H·W) to (H·W, C)), it swaps two axes followed by at most one more (the NPU reads the IFM with its row and
-    column strides swapped, depth kept). (1, 1, N) when the order of the other axes is kept (a reshape); None
-    otherwise."""
+    (C, H·W) to (H·W, C)), it swaps two axes followed by at most one more (the NPU copies it with the row and
+    column strides of the IFM or the OFM swapped, depth kept). (1, 1, N) when the order of the other axes is kept
+    (a reshape); None otherwise."""
     ranked = sorted(axis for axis in perm if shape[axis] != 1)
     runs: list[list[int]] = []  # positions in `ranked`, in output order, each run one merged axis
     for position in (ranked.index(axis) for axis in perm if shape[axis] != 1):
