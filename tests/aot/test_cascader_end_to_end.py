@@ -192,6 +192,22 @@ def test_transpose_conv_between_convolutions_at_several_limits(stride, which, tm
     assert any(2 in cascade and len(cascade) > 1 for cascade in cascades) == (stride == (1, 1)), cascades
 
 
+def _depth_multiplied_model(channels: int) -> bytes:
+    """A convolution, a depthwise convolution with depth multiplier 2 over `channels` channels (block-diagonal
+    weights up to 8, the channels repeated beyond), a convolution."""
+    net = Net(5)
+    x = net.conv2d(net.input((1, 20, 16, 4)), out_channels=channels, activation="RELU")
+    x = net.depthwise_conv2d(x, depth_multiplier=2, activation="RELU6")
+    net.output(net.conv2d(x, out_channels=6))
+    return net.build()
+
+
+@pytest.mark.parametrize("channels", [6, 12])
+@pytest.mark.parametrize("which", ["smallest", "middle"])
+def test_depth_multiplier_between_convolutions_at_several_limits(channels, which, tmp_path):
+    check_frontier_limit(_depth_multiplied_model(channels), tmp_path, which)
+
+
 @pytest.mark.parametrize("name", list(MLPERF))
 def test_mlperf_smallest_schedule_is_bit_exact_and_smaller(name, tmp_path):
     model = shared_model(MLPERF[name])

@@ -12,9 +12,10 @@ import pytest
 import tflite
 from aot_support import ACCELERATORS, assert_bit_exact, compile_model, members, npu_target
 
+import ethosu_tvm
 from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.fuzz import compile_once
-from ethosu_tvm.testing.reference import reference_runner, run_litert, run_tflm
+from ethosu_tvm.testing.reference import random_inputs, reference_runner, run_litert, run_tflm
 from ethosu_tvm.testing.tflite_builder import ModelBuilder, Quantization
 
 MLPERF = ("mlperf_tiny_kws_dscnn_int8.tflite", "mlperf_tiny_vww_mobilenetv1_96_int8.tflite",
@@ -439,6 +440,18 @@ def test_mlperf_model(name, accelerator, tmp_path):
     _assert_all_on_the_npu(shared_model(name), accelerator, tmp_path)
 
 
+def test_nchw_mobilenet_v2_on_the_npu():
+    """MobileNetV2-224 as a PyTorch export writes it: its NCHW input's TRANSPOSE on the NPU too, 84 of 84 operators,
+    and CompiledModel.run bit-exact with LiteRT."""
+    model = shared_model("tflm_xtensa_mobilenet_v2_224_nchw_int8.tflite")
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=npu_target("ethos-u55-128"))
+    assert module.offload.counts() == {"ethos-u": 84}
+    for seed in range(2):
+        inputs = random_inputs(model, seed)
+        (got,), (want,) = module.run(inputs).values(), run_litert(model, inputs)
+        np.testing.assert_array_equal(got.reshape(want.shape), want, err_msg=f"seed {seed}")
+
+
 NPU_SOFTMAX = {  # SOFTMAX forms beyond the factory default, each one NPU operation sequence
     "rows_of_one": dict(in_shape=(6, 1), in_scale=0.3),
     "feature_map": dict(in_shape=(1, 3, 4, 20), in_scale=1 / 16, in_zp=-9),
@@ -491,8 +504,8 @@ def _nchw_model() -> bytes:
 
 @pytest.mark.parametrize("target", [npu_target(a) for a in ACCELERATORS] + ["c"])
 def test_data_movement_around_the_npu(target, tmp_path):
-    """Host transposes read and feed NPU tensors; the SPLIT, the slice and UNPACK's slices and reshapes run on the NPU
-    (on the host with --target=c)."""
+    """The transposes (NCHW to NHWC and back: C swapped with H·W), the SPLIT, the slice and UNPACK's slices and
+    reshapes run on the NPU (on the host with --target=c)."""
     model = _nchw_model()
     assert_bit_exact(model, compile_model(model, tmp_path, target), tmp_path)
 

@@ -5,14 +5,17 @@ or column, concatenated with the tensor; SLICE, STRIDED_SLICE, SPLIT, SPLIT_V an
 IFM, strided on height and width like a 1x1 pool (then a reshape where axes shrink); RESIZE_NEAREST_NEIGHBOR by 2, 4
 or 8 as copies with the NPU's NEAREST upscaling (with corners aligned, then a slice), RESIZE_BILINEAR by 2, 4 or 8 (or
 (H-1)·k+1 x (W-1)·k+1 with corners aligned) as an average pool reading its IFM upscaled, after such copies for the
-doublings before the last; TRANSPOSE of two axes (unit axes aside) as a copy with the IFM's row and column strides
-swapped. And the constraints that keep the rest on the host."""
+doublings before the last; TRANSPOSE of two axes (unit axes aside, axes that stay together merged) as a copy with
+the IFM's row and column strides swapped. And the constraints that keep the rest on the host."""
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.frontend.indexing import GATHER_SLICES
 from ethosu_tvm.partition import partition_for_ethosu
+from ethosu_tvm.partition.constraints import transposed_view
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import output_infos
 
@@ -286,14 +289,54 @@ TRANSPOSES = {
     "3-D": dict(in_shape=(3, 5, 7), perm=(1, 0, 2)),
     "unit-axes": dict(in_shape=(1, 4, 1, 6), perm=(0, 3, 2, 1)),
     "reshape": dict(in_shape=(1, 3, 4, 1), perm=(0, 3, 1, 2)),
+    "nchw-to-nhwc": dict(in_shape=(1, 3, 12, 10), perm=(0, 2, 3, 1)),
+    "nhwc-to-nchw": dict(in_shape=(1, 7, 5, 16), perm=(0, 3, 1, 2)),
+    "rotation-3-D": dict(in_shape=(4, 6, 5), perm=(2, 0, 1)),
+    "merged-then-innermost": dict(in_shape=(2, 3, 4, 5), perm=(2, 0, 1, 3)),
 }
 
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 @pytest.mark.parametrize("case", TRANSPOSES)
 def test_transpose(case, accelerator):
+    """Axes the output keeps side by side in order move as one: NCHW to NHWC swaps C with H·W."""
     for seed in (0, 5):
         assert_model_exact(models.make("transpose", seed, **TRANSPOSES[case]), accelerator)
+
+
+@st.composite
+def transposes(draw):
+    """A shape of rank 2 to 4 (batch 1 at rank 4) and a permutation the NPU takes as one swap of two runs of axes,
+    with or without one more run kept innermost."""
+    rank = draw(st.integers(2, 4))
+    shape = tuple(draw(st.lists(st.integers(1, 7), min_size=rank, max_size=rank)))
+    shape = (1,) + shape[1:] if rank == 4 else shape
+    perm = tuple(draw(st.permutations(range(rank))))
+    assume(transposed_view(shape, perm) is not None)
+    return shape, perm
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape_perm=transposes(), dtype=st.sampled_from(["int8", "int16"]), accelerator=st.sampled_from(ACCELERATORS),
+       seed=st.integers(0, 1000))
+def test_transpose_sweep(shape_perm, dtype, accelerator, seed):
+    shape, perm = shape_perm
+    assert_model_exact(models.make("transpose", seed, dtype=dtype, in_shape=shape, perm=perm), accelerator)
+
+
+@pytest.mark.parametrize("shape,perm,blocks", [((1, 3, 224, 224), (0, 2, 3, 1), 1),
+                                               ((1, 2, 200, 330), (0, 2, 3, 1), 2),
+                                               ((1, 165, 400, 3), (0, 3, 1, 2), 2)], ids=str)
+def test_nchw_transposes_in_blocks_of_65535(shape, perm, blocks):
+    """MobileNetV2's exported NCHW input, (3, 224·224) swapped, is one NPU operation, not one per row or channel
+    (on ethos-u55-128 it writes the OFM with swapped strides: the cost model's blocks fit 3 x 50176 better than
+    50176 x 3); H·W beyond 65535 (the NPU's largest extent) is swapped in blocks of 65535 rows, or columns back to
+    NCHW."""
+    model = models.make("transpose", 0, in_shape=shape, perm=perm)
+    assert_model_exact(model, "ethos-u55-128", seeds=(0,))
+    _, (artifact,) = compile_model(model, "ethos-u55-128")
+    assert [(o.op, o.npu_operation, o.block_operations) for o in artifact.ops] == [
+        ("ethosu.transpose", "NpuPoolingOperation", blocks)]
 
 
 INT16 = {
@@ -373,9 +416,11 @@ REFUSED = {
                                      "bilinear resize from 8x8 to 16x16; the NPU resizes to (H-1)·k+1 x (W-1)·k+1"
                                      " with corners aligned, k = 1, 2, 4 or 8,"
                                      " or a 1x1 IFM to any size"),
-    "transpose-channels": ("transpose", dict(in_shape=(1, 4, 8, 8), perm=(0, 2, 3, 1)),
-                           "TRANSPOSE of (1, 4, 8, 8) by (0, 2, 3, 1); the NPU swaps two axes (unit axes aside) and"
-                           " keeps the innermost after them"),
+    "transpose-inner-axes": ("transpose", dict(in_shape=(1, 4, 8, 8), perm=(0, 1, 3, 2)),
+                             "TRANSPOSE of (1, 4, 8, 8) by (0, 1, 3, 2); the NPU swaps two axes (unit axes aside, axes"
+                             " that stay together merged) and keeps the innermost after them"),
+    "transpose-deep": ("transpose", dict(in_shape=(2, 3, 256, 256), perm=(1, 0, 2, 3)),
+                       "TRANSPOSE viewed as (2, 3, 65536); the depth kept innermost must be at most 65535"),
     "slice-batches": ("slice", dict(in_shape=(2, 8, 8, 4), begin=(0, 1, 2, 0), size=(2, 5, 4, -1)),
                       "OFM has batch size 2; the IFM batch size must be 1"),
 }

@@ -313,6 +313,29 @@ def test_mlperf_model_on_the_npu(name, accelerator):
     assert_model_exact(shared_model(name), accelerator)
 
 
+# DEPTHWISE_CONV_2D with a depth multiplier over several channels: up to 8, one convolution with block-diagonal
+# weights; beyond, the channels repeated by a 1x1 convolution, then a depthwise convolution. Per-channel scales far
+# apart (output channel c·M + m keeps its own), strides, dilation, VALID, int16.
+DEPTH_MULTIPLIERS = {
+    "block-diagonal": dict(in_shape=(1, 7, 6, 4), depth_multiplier=2),
+    "block-diagonal-scales": dict(in_shape=(1, 6, 6, 3), depth_multiplier=4, stride=(2, 2), activation="RELU6",
+                                  w_scales=np.geomspace(0.001, 0.05, 12)),
+    "block-diagonal-8": dict(in_shape=(1, 5, 9, 8), depth_multiplier=3, kernel=(3, 5), in_zp=-60, out_zp=30),
+    "block-diagonal-per-tensor": dict(in_shape=(1, 6, 5, 5), depth_multiplier=2, per_channel=False),
+    "repeated": dict(in_shape=(1, 7, 6, 9), depth_multiplier=2),
+    "repeated-scales": dict(in_shape=(1, 8, 8, 12), depth_multiplier=3, w_scales=np.geomspace(0.05, 0.0005, 36)),
+    "repeated-dilated-valid": dict(in_shape=(1, 11, 10, 16), depth_multiplier=2, dilation=(2, 2), padding="VALID"),
+    "int16-block-diagonal": dict(dtype="int16", in_shape=(1, 6, 7, 3), depth_multiplier=3, stride=(2, 1)),
+    "int16-repeated": dict(dtype="int16", in_shape=(1, 5, 6, 10), depth_multiplier=2, activation="RELU"),
+}
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", DEPTH_MULTIPLIERS)
+def test_depth_multiplier_on_several_channels(case, accelerator):
+    assert_model_exact(models.make("depthwise_conv2d", 7, **DEPTH_MULTIPLIERS[case]), accelerator)
+
+
 SWEEP = settings(max_examples=40, deadline=None)
 accelerators = st.sampled_from(ACCELERATORS)
 
@@ -330,6 +353,24 @@ def test_convolution_sweep(op, h, w, c, kernel, stride, dilation, padding, in_zp
     extra = dict(out_channels=c + 3) if op == "conv2d" else {}
     model = models.make(op, seed=seed, in_shape=(1, h, w, c), kernel=kernel, stride=stride, dilation=dilation,
                         padding=padding, in_zp=in_zp, out_zp=out_zp, **extra)
+    assert_model_exact(model, accelerator)
+
+
+@settings(max_examples=30, deadline=None)
+@given(h=st.integers(1, 9), w=st.integers(1, 9), c=st.integers(2, 20), multiplier=st.integers(2, 4),
+       kernel=st.tuples(st.integers(1, 4), st.integers(1, 4)), stride=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+       dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)), padding=st.sampled_from(["SAME", "VALID"]),
+       dtype=st.sampled_from(["int8", "int16"]), per_channel=st.booleans(), in_zp=st.integers(-128, 127),
+       out_zp=st.integers(-128, 127), accelerator=accelerators, seed=st.integers(0, 1000))
+def test_depth_multiplier_sweep(h, w, c, multiplier, kernel, stride, dilation, padding, dtype, per_channel, in_zp,
+                                out_zp, accelerator, seed):
+    """Both forms (block-diagonal up to 8 channels, repeated beyond), int8 and 16x8 (zero points 0)."""
+    if padding == "VALID":
+        assume(h >= dilation[0] * (kernel[0] - 1) + 1 and w >= dilation[1] * (kernel[1] - 1) + 1)
+    zero_points = dict(in_zp=in_zp, out_zp=out_zp) if dtype == "int8" else {}
+    model = models.make("depthwise_conv2d", seed=seed, dtype=dtype, in_shape=(1, h, w, c), kernel=kernel,
+                        stride=stride, dilation=dilation, padding=padding, depth_multiplier=multiplier,
+                        per_channel=per_channel, **zero_points)
     assert_model_exact(model, accelerator)
 
 

@@ -83,6 +83,26 @@ def test_depthwise_and_fc_layouts():
     assert not fc.bias.any() and fc.requant.rounding == "NATURAL"
 
 
+def test_depth_multiplier_over_several_channels():
+    """Output channel o reads IFM channel o // M. Up to 8 channels: one convolution, its weights the depthwise ones
+    on that channel and 0 elsewhere. Beyond: a 1x1 convolution repeating each channel M times at unit scale (IFM
+    zero point in and out), then a depthwise convolution over the C·M channels."""
+    model = models.make("depthwise_conv2d", in_shape=(1, 6, 6, 3), depth_multiplier=2, kernel=(3, 3))
+    depthwise = _weights(model, 1)[0].transpose(2, 0, 1)  # TFLite [1, H, W, C·M] as (C·M, H, W)
+    (conv,) = _ops(model)
+    assert type(conv) is Conv2D and conv.weights.shape == (6, 3, 3, 3)
+    for o in range(6):
+        assert np.array_equal(conv.weights[o, :, :, o // 2], depthwise[o])
+        assert not np.delete(conv.weights[o], o // 2, axis=2).any()
+    model = models.make("depthwise_conv2d", in_shape=(1, 6, 6, 9), depth_multiplier=2, kernel=(3, 3), in_zp=5)
+    repeat, dw = _ops(model)
+    assert type(repeat) is Conv2D and type(dw) is DepthwiseConv2D and dw.ifm.tensor == repeat.ofm.tensor
+    assert repeat.ofm.tensor.shape == (1, 6, 6, 18) and repeat.ifm.zero_point == repeat.ofm.zero_point == 5
+    assert np.array_equal(repeat.weights[:, 0, 0, :], np.repeat(np.eye(9, dtype=np.int8), 2, axis=0))
+    assert repeat.requant.scale / 2.0 ** repeat.requant.shift == pytest.approx(1.0, abs=0) and not repeat.bias.any()
+    assert np.array_equal(dw.weights[..., 0], _weights(model, 1)[0].transpose(2, 0, 1))
+
+
 @pytest.mark.parametrize("stride,padding,kernel,expected", [
     ((2, 2), "SAME", (3, 3), (TransposeConv2D, Padding(2, 2, 0, 0))),
     ((2, 2), "SAME", (4, 4), (TransposeConv2D, Padding(2, 2, 1, 1))),

@@ -112,10 +112,6 @@ CONSTRAINT_CASES = {
         models.make("depthwise_conv2d", in_shape=(1, 16, 16, 4), stride=(4, 4)),
         "stride HxW is 4x4; stride values must be in the range [1, 3]",
     ),
-    "depth multiplier with several channels": (
-        models.make("depthwise_conv2d", in_shape=(1, 8, 8, 4), depth_multiplier=2),
-        "depth multiplier 2 with 4 IFM channels; for depth multipliers > 1 the IFM must have 1 channel",
-    ),
     "padded avg pool over 8": (
         models.make("avg_pool2d", in_shape=(1, 12, 12, 4), pool=(9, 9), stride=(1, 1), padding="SAME"),
         "padded average pool kernel HxW is 9x9; it must be in the range [1, 8]",

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 
 ALIGNMENT = 16
 
+# The largest height, width or depth of a feature map an NPU operation takes (Vela's limit).
+MAX_EXTENT = 65535
+
 # The activation lookup tables occupy the last 2 KiB of SHRAM, in eight 256-byte slots.
 LUT_BYTES = 2048
 LUT_SLOT_BYTES = 256

@@ -17,7 +17,7 @@ import numpy as np
 from ethosu.vela import api as vapi
 from ethosu.vela.operation import ExplicitScaling
 
-from ..arch import LUT_REGION, from_vela
+from ..arch import LUT_REGION, MAX_EXTENT, from_vela
 from ..arch.system import DEFAULT_SYSTEM, System
 from ..cascader.buffering import Choice
 from ..cascader.ethosu import performance
@@ -92,6 +92,11 @@ def _feature_map(operand: Operand, region: FeatureMapRegion, placement: Placemen
     fm.layout = vapi.NpuLayout.NHWC
     fm.name = region.tensor
     return fm
+
+
+def _blocks(extent: int) -> list[Interval]:
+    """0 to `extent` in intervals of at most MAX_EXTENT, the largest an NPU operation takes."""
+    return [Interval(start, min(start + MAX_EXTENT, extent)) for start in range(0, extent, MAX_EXTENT)]
 
 
 def _scalar(operand: Operand, ifm: vapi.NpuFeatureMap) -> vapi.NpuFeatureMap:
@@ -209,7 +214,7 @@ class OperationBuilder:
         if isinstance(op, Upscale):
             return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what, upscale=True)]
         if isinstance(op, Transpose):
-            return [self.transposed(op, stripe, what)]
+            return [self.transposed(op, stripe, what, a, b) for a in _blocks(op.view[0]) for b in _blocks(op.view[1])]
         if isinstance(op, Pad):
             return [self.copy(self.fm(op.ifm, stripe.ifms[0]), op.ofm, stripe, what) if stripe.ifms
                     else self.fill(op, stripe, what)]
@@ -426,39 +431,47 @@ class OperationBuilder:
                                  tuple(Interval(0, extent) for extent in shape))
         return self.copy(_feature_map(op.ofm, block, Placement(CONSTANTS_REGION, offset)), op.ofm, stripe, what)
 
-    def transposed(self, op: Transpose, stripe: Stripe, what: str) -> vapi.NpuOperation:
-        """The whole OFM as (B, A, C) from the IFM's (A, B, C) view read with its row and column strides
-        swapped."""
+    def transposed(self, op: Transpose, stripe: Stripe, what: str, a: Interval, b: Interval) -> vapi.NpuOperation:
+        """The OFM's (B, A, C) box of rows `b` and columns `a` from the box (`a`, `b`) of the IFM's (A, B, C) view:
+        one copy reading the IFM with its row and column strides swapped, or writing the OFM so, whichever the cost
+        model prefers (the blocks may fit the copy's b x a shape better than its a x b one, or the reverse)."""
         rows, columns, depth = op.view
 
-        def view(region: FeatureMapRegion, shape: tuple[int, ...]) -> FeatureMapRegion:
-            return replace(region, layout=(1, *shape), box=tuple(Interval(0, n) for n in (1, *shape)))
+        def view(region: FeatureMapRegion, shape: tuple[int, ...], box: tuple[Interval, ...]) -> FeatureMapRegion:
+            return replace(region, layout=(1, *shape), box=(Interval(0, 1), *box, Interval(0, depth)))
 
-        source = self.fm(op.ifm, view(stripe.ifms[0], (rows, columns, depth)))
-        source.shape = vapi.NpuShape3D(height=columns, width=rows, depth=depth)
-        source.strides = vapi.NpuShape3D(height=source.strides.width, width=source.strides.height,
-                                         depth=source.strides.depth)
-        source.tiles = vapi.NpuTileBox(height_0=columns, height_1=columns, width_0=rows,
-                                       addresses=source.tiles.addresses)
-        target = Stripe(stripe.op, view(stripe.ofm, (columns, rows, depth)), stripe.ifms)
-        return self.copy(source, op.ofm, target, what)
+        def swapped(fm: vapi.NpuFeatureMap, height: Interval, width: Interval) -> vapi.NpuFeatureMap:
+            fm.shape = vapi.NpuShape3D(height=height.extent, width=width.extent, depth=depth)
+            fm.strides = vapi.NpuShape3D(height=fm.strides.width, width=fm.strides.height, depth=fm.strides.depth)
+            fm.tiles = vapi.NpuTileBox(height_0=height.extent, height_1=height.extent, width_0=width.extent,
+                                       addresses=fm.tiles.addresses)
+            return fm
+
+        ifm = view(stripe.ifms[0], (rows, columns, depth), (a, b))
+        target = Stripe(stripe.op, view(stripe.ofm, (columns, rows, depth), (b, a)), stripe.ifms)
+        reading = self.copy(swapped(self.fm(op.ifm, ifm), b, a), op.ofm, target, what)
+        writing = self.copy(self.fm(op.ifm, ifm), op.ofm, target, what,
+                            ofm_view=swapped(self.fm(op.ofm, target.ofm), a, b))
+        return min((reading, writing), key=lambda npu_op: vela_call(what, performance.estimate_cycles, npu_op,
+                                                                     self.accelerator, system=self.system).cycles)
 
     def copy(self, source: vapi.NpuFeatureMap, ofm: Operand, stripe: Stripe, what: str,
              activation: vapi.NpuActivation | None = None, upscale: bool = False,
-             strides: tuple[int, int] = (1, 1), kind: vapi.NpuPoolingOp = vapi.NpuPoolingOp.MAX
-             ) -> vapi.NpuOperation:
+             strides: tuple[int, int] = (1, 1), kind: vapi.NpuPoolingOp = vapi.NpuPoolingOp.MAX,
+             ofm_view: vapi.NpuFeatureMap | None = None) -> vapi.NpuOperation:
         """A 1x1 max pool from `source` to the stripe's box of the OFM (for a reshape the source is the IFM's bytes
         in the OFM's shape; a concatenation or pad writes a box of its OFM; with `upscale` each source element
         fills 2x2 of the OFM; with `strides` (y, x) a slice skips rows and columns): a pool has no alignment rule
         on the size, which a DMA would have (multiples of 16). `kind` AVERAGE makes it a 1x1 average pool, which
-        scales globally (the built-in functions' input scaling)."""
+        scales globally (the built-in functions' input scaling). `ofm_view`, when given, is how the copy writes the
+        stripe's box (a transpose's, with swapped strides)."""
         npu_op = vapi.NpuPoolingOperation(kind)
         stride_y, stride_x = _strides(strides, stripe.ofm)
         npu_op.kernel = vapi.NpuKernel(1, 1, stride_x, stride_y)
         npu_op.padding = vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL
         npu_op.ifm = source
-        npu_op.ofm = self.fm(ofm, stripe.ofm)
+        npu_op.ofm = ofm_view or self.fm(ofm, stripe.ofm)
         npu_op.activation = activation
         if upscale:
             npu_op.ifm_upscale = vapi.NpuResamplingMode.NEAREST

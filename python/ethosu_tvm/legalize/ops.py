@@ -275,8 +275,8 @@ class Upscale(_SingleInput):
 @dataclass(frozen=True, eq=False)
 class Transpose(_SingleInput):
     """ethosu.transpose: the IFM's elements seen as (A, B, C) = `view`, written as (B, A, C): the OFM's element
-    order (a TRANSPOSE swapping two axes, unit axes aside, before at most one more). The NPU copies it once,
-    reading the IFM with its row and column strides swapped."""
+    order (a TRANSPOSE swapping two axes, unit axes aside, before at most one more). The NPU copies it with the row
+    and column strides of the IFM or the OFM swapped, one copy per block of at most 65535 rows and columns."""
 
     op_name: ClassVar[str] = "ethosu.transpose"
     ifm: Operand

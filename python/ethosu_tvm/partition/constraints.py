@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..arch import MAX_EXTENT
 from ..qdq.match import Match
 from ..qdq.values import (
     REQUANTIZING_TABLES,
@@ -45,7 +46,7 @@ from ..quantization import (
     widening_fully_connected,
 )
 
-TENSOR_DIM_RANGE = (1, 65535)
+TENSOR_DIM_RANGE = (1, MAX_EXTENT)
 STRIDE_RANGE = (1, 3)
 MAX_DILATED_KERNEL_HEIGHT = 64
 MAX_DILATED_KERNEL_AREA = 64 * 64
@@ -298,14 +299,9 @@ def check_conv2d(match: Match) -> str:
 def check_depthwise_conv2d(match: Match) -> str:
     conv = match["conv"]
     channels_in = shape_of(match["ifm"])[3]
-    channels_out = shape_of(conv)[3]
     groups = int(conv.attrs.groups)
     if groups != channels_in:
         return f"grouped convolution (groups={groups}, {channels_in} input channels) is not supported"
-    multiplier = channels_out // channels_in
-    if multiplier > 1 and channels_in != 1:
-        return (f"depth multiplier {multiplier} with {channels_in} IFM channels; for depth multipliers > 1 the IFM"
-                " must have 1 channel")
     # TFLite [1, H, W, C·M]: each output channel sums over H and W
     return _conv_common(match, weight_axes=(0, 1, 3), channel_sum_axes=(0, 1, 2))
 
@@ -1260,12 +1256,20 @@ def permutation_of(match: Match) -> tuple[int, ...]:
 
 def transposed_view(shape: tuple[int, ...], perm: tuple[int, ...]) -> tuple[int, int, int] | None:
     """The input seen as (A, B, C) whose output is (B, A, C) in element order, when the permutation is one: with
-    axes of extent 1 left out, it swaps two axes followed by at most one more (the NPU reads the IFM with its row
-    and column strides swapped, depth kept). (1, 1, N) when the order of the other axes is kept (a reshape); None
-    otherwise."""
-    kept = [axis for axis in perm if shape[axis] != 1]
-    dims = [shape[axis] for axis in sorted(kept)]
-    order = [sorted(kept).index(axis) for axis in kept]
+    axes of extent 1 left out and axes the output keeps side by side in their order merged (NCHW to NHWC is
+    (C, H·W) to (H·W, C)), it swaps two axes followed by at most one more (the NPU copies it with the row and
+    column strides of the IFM or the OFM swapped, depth kept). (1, 1, N) when the order of the other axes is kept
+    (a reshape); None otherwise."""
+    ranked = sorted(axis for axis in perm if shape[axis] != 1)
+    runs: list[list[int]] = []  # positions in `ranked`, in output order, each run one merged axis
+    for position in (ranked.index(axis) for axis in perm if shape[axis] != 1):
+        if runs and position == runs[-1][-1] + 1:
+            runs[-1].append(position)
+        else:
+            runs.append([position])
+    starts = sorted(run[0] for run in runs)
+    order = [starts.index(run[0]) for run in runs]
+    dims = [int(np.prod([shape[ranked[p]] for p in run], dtype=np.int64)) for run in sorted(runs)]
     if order == sorted(order):
         return (1, 1, int(np.prod(dims, dtype=np.int64)))
     if order == [1, 0]:
@@ -1275,23 +1279,31 @@ def transposed_view(shape: tuple[int, ...], perm: tuple[int, ...]) -> tuple[int,
     return None
 
 
+def transposed_ofm_shape(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """The 4-D shape a TRANSPOSE's output is written in: its batch merged into its height (the same bytes; the NPU
+    writes one batch)."""
+    batch, height, width, depth = (1,) * (4 - len(shape)) + tuple(shape)
+    return (1, batch * height, width, depth)
+
+
 def check_transpose(match: Match) -> str:
-    """Permutations the NPU expresses as one copy with swapped strides (see `transposed_view`)."""
+    """Permutations the NPU expresses as copies with swapped strides (see `transposed_view`), one per block of at
+    most MAX_EXTENT rows and columns of the (A, B) view."""
     shape, perm = shape_of(match["ifm"]), permutation_of(match)
 
     def view() -> str:
         found = transposed_view(shape, perm)
         if found is None:
-            return (f"TRANSPOSE of {shape} by {perm}; the NPU swaps two axes (unit axes aside) and keeps the"
-                    " innermost after them")
-        low, high = TENSOR_DIM_RANGE
-        if found[:2] != (1, 1) and not all(low <= d <= high for d in found):  # (1, 1, N): a reshape
-            return f"TRANSPOSE viewed as {found}; each extent must be in the range [{low}, {high}]"
+            return (f"TRANSPOSE of {shape} by {perm}; the NPU swaps two axes (unit axes aside, axes that stay"
+                    " together merged) and keeps the innermost after them")
+        if found[:2] != (1, 1) and found[2] > MAX_EXTENT:  # (1, 1, N): a reshape; A and B go in blocks
+            return f"TRANSPOSE viewed as {found}; the depth kept innermost must be at most {MAX_EXTENT}"
         return ""
 
     return _first(
         lambda: _feature_map_input(match["ifm"], "IFM", batch_one=False),
-        lambda: _feature_map(match["permute"], "OFM", False, COPY_DTYPES),
+        lambda: _feature_map_shape(transposed_ofm_shape(shape_of(match["permute"])), dtype_of(match["permute"]),
+                                   "OFM", dtypes=COPY_DTYPES),
         view,
     )
 
