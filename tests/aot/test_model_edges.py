@@ -1,0 +1,48 @@
+"""What a TFLite model can carry at its edges (the factory's `EDGES`: uint8, int16 and float32 I/O through QUANTIZE
+and DEQUANTIZE, inputs read by several operators, outputs that later operators read too, mixed input types), each
+built for the NPU and for the host alone and run through `CompiledModel.run`, equal LiteRT; the form TFLite Micro
+refuses is refused with its reason."""
+import numpy as np
+import pytest
+
+import ethosu_tvm
+from ethosu_tvm.host.spec import UnsupportedHostOp
+from ethosu_tvm.testing import models
+from ethosu_tvm.testing.reference import random_inputs, run_litert, run_tflm
+
+from aot_support import npu_target
+
+TARGETS = (npu_target("ethos-u55-128"), "c")
+RUNS = [name for name in models.EDGES if name != "float_to_uint8"]
+NPU_OPERATORS = {"uint8_body": {"ethos-u": 3}, "float_body": {"host": 2, "ethos-u": 1},
+                 "float_int16_body": {"host": 2, "ethos-u": 1}, "int16_io": {"ethos-u": 1},
+                 "uint8_to_float": {"host": 2, "ethos-u": 3}, "input_fanout": {"ethos-u": 3},
+                 "uint8_fanout": {"ethos-u": 5}, "float_fanout": {"host": 2, "ethos-u": 2},
+                 "npu_intermediate_output": {"ethos-u": 2, "host": 1},
+                 "host_intermediate_output": {"ethos-u": 2, "host": 1}, "mixed_inputs": {"ethos-u": 6, "host": 2}}
+
+
+@pytest.mark.parametrize("target", TARGETS, ids=("npu", "host"))
+@pytest.mark.parametrize("name", RUNS)
+def test_edge_form_runs_exactly(name, target):
+    model = models.make_edge(name)
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=target)
+    if target != "c":
+        assert module.offload.counts() == NPU_OPERATORS[name]
+    for seed in range(2):
+        inputs = random_inputs(model, seed)
+        expected = run_litert(model, inputs)
+        got = module.run({f"input_{i}": x for i, x in enumerate(inputs)})
+        assert list(got) == [f"output_{i}" for i in range(len(expected))]
+        for out, want in zip(got.values(), expected):
+            assert out.dtype == want.dtype and np.array_equal(out, want)
+
+
+@pytest.mark.parametrize("target", TARGETS, ids=("npu", "host"))
+def test_float_to_uint8_quantize_is_refused_as_tflite_micro_does(target):
+    model = models.make_edge("float_to_uint8")
+    with pytest.raises(RuntimeError):
+        run_tflm(model, random_inputs(model, 0))
+    with pytest.raises(UnsupportedHostOp, match=r"^operator #0 QUANTIZE: float32 to uint8 is not supported \(TFLite "
+                       r"Micro's QUANTIZE has no float32 to uint8\)$"):
+        ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=target)
