@@ -4,11 +4,12 @@ built for the NPU and for the host alone and run through `CompiledModel.run`, eq
 refuses is refused with its reason."""
 import numpy as np
 import pytest
+import tflite
 
 import ethosu_tvm
 from ethosu_tvm.host.spec import UnsupportedHostOp
 from ethosu_tvm.testing import models
-from ethosu_tvm.testing.reference import random_inputs, run_litert, run_tflm
+from ethosu_tvm.testing.reference import litert_tensors, random_inputs, run_litert, run_tflm
 
 from aot_support import npu_target
 
@@ -18,6 +19,7 @@ NPU_OPERATORS = {"uint8_body": {"ethos-u": 3}, "float_body": {"host": 2, "ethos-
                  "float_int16_body": {"host": 2, "ethos-u": 1}, "int16_io": {"ethos-u": 1},
                  "uint8_to_float": {"host": 2, "ethos-u": 3}, "input_fanout": {"ethos-u": 3},
                  "uint8_fanout": {"ethos-u": 5}, "float_fanout": {"host": 2, "ethos-u": 2},
+                 "float_two_quantizes": {"host": 2, "ethos-u": 2},
                  "npu_intermediate_output": {"ethos-u": 2, "host": 1},
                  "host_intermediate_output": {"ethos-u": 2, "host": 1}, "mixed_inputs": {"ethos-u": 6, "host": 2}}
 
@@ -46,3 +48,17 @@ def test_float_to_uint8_quantize_is_refused_as_tflite_micro_does(target):
     with pytest.raises(UnsupportedHostOp, match=r"^operator #0 QUANTIZE: float32 to uint8 is not supported \(TFLite "
                        r"Micro's QUANTIZE has no float32 to uint8\)$"):
         ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=target)
+
+
+def test_float_input_read_by_two_quantizes_stripped():
+    """With --strip-float-io each QUANTIZE of the float input gives an integer input: fed with the values LiteRT's
+    QUANTIZEs compute, the output equals LiteRT's."""
+    model = models.make_edge("float_two_quantizes")
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model, strip_float_io=True), target=TARGETS[0])
+    graph = tflite.Model.GetRootAsModel(model, 0).Subgraphs(0)
+    index = {graph.Tensors(i).Name().decode(): i for i in range(graph.TensorsLength())}
+    assert [field.name for field in module.interface.inputs] == ["input_0_int", "t_1"]
+    for seed in range(2):
+        tensors = litert_tensors(model, random_inputs(model, seed))
+        got = module.run({name: tensors[index[name]] for name in ("input_0_int", "t_1")})["output_0"]
+        assert np.array_equal(got, tensors[index["output_0"]])

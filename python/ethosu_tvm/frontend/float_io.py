@@ -32,8 +32,9 @@ def is_float(tensor: tflite.Tensor) -> bool:
 def float_edges(model: tflite.Model, kinds: list[str]) -> FloatEdges:
     """The strippable edges of the model's float I/O (`kinds`: each operator's builtin name).
 
-    A float input qualifies when a QUANTIZE is its only consumer, a float output when a DEQUANTIZE of an integer
-    tensor produces it and nothing else in the graph reads that output.
+    A float input qualifies when QUANTIZEs to integers are its only consumers (stripped, each QUANTIZE's output is
+    an input), a float output when a DEQUANTIZE of an integer tensor produces it and nothing else in the graph reads
+    that output.
     """
     graph = model.Subgraphs(0)
     ops = [graph.Operators(i) for i in range(graph.OperatorsLength())]
@@ -50,9 +51,9 @@ def float_edges(model: tflite.Model, kinds: list[str]) -> FloatEdges:
         users = consumers.get(tensor, [])
         if not is_float(graph.Tensors(tensor)):
             inputs.append(tensor)
-        elif len(users) == 1 and kinds[users[0]] == "QUANTIZE" and not is_float(_out(graph, ops[users[0]])):
-            stripped.add(users[0])
-            inputs.append(int(ops[users[0]].Outputs(0)))
+        elif users and all(kinds[u] == "QUANTIZE" and not is_float(_out(graph, ops[u])) for u in users):
+            stripped.update(users)
+            inputs.extend(int(ops[u].Outputs(0)) for u in users)
         else:
             refused.append(tensor)
     for tensor in (int(t) for t in graph.OutputsAsNumpy()):
