@@ -21,7 +21,9 @@ NPU_OPERATORS = {"uint8_body": {"ethos-u": 3}, "float_body": {"host": 2, "ethos-
                  "uint8_fanout": {"ethos-u": 5}, "float_fanout": {"host": 2, "ethos-u": 2},
                  "float_two_quantizes": {"host": 2, "ethos-u": 2},
                  "npu_intermediate_output": {"ethos-u": 2, "host": 1},
-                 "host_intermediate_output": {"ethos-u": 2, "host": 1}, "mixed_inputs": {"ethos-u": 6, "host": 2}}
+                 "host_intermediate_output": {"ethos-u": 2, "host": 1},
+                 "uint8_intermediate_output": {"ethos-u": 4}, "int16_int8_edges": {"host": 2, "ethos-u": 1},
+                 "mixed_inputs": {"ethos-u": 6, "host": 2}}
 
 
 @pytest.mark.parametrize("target", TARGETS, ids=("npu", "host"))

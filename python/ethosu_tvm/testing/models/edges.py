@@ -88,6 +88,19 @@ def _host_intermediate_output(net: Net) -> None:
     net.output(net.conv2d(y, out_channels=4))
 
 
+def _uint8_intermediate_output(net: Net) -> None:
+    """A uint8 output that a QUANTIZE back to int8 and a conv read too."""
+    y = net.quantize(net.conv2d(net.input(_SHAPE), out_channels=4), out_dtype="uint8")
+    net.output(y)
+    net.output(net.conv2d(net.quantize(y), out_channels=4))
+
+
+def _int16_int8_edges(net: Net) -> None:
+    """int16 in and out around an int8 body (QUANTIZE int16 to int8 and int8 to int16)."""
+    x = net.quantize(net.input(_SHAPE, "int16"), out_dtype="int8")
+    net.output(net.quantize(net.conv2d(x, out_channels=4), out_dtype="int16"))
+
+
 def _mixed_inputs(net: Net) -> None:
     """uint8, int8 and float32 inputs joined in an int8 body, with int8, uint8 and float32 outputs."""
     a = net.quantize(net.input(_SHAPE, "uint8"))
@@ -100,11 +113,11 @@ def _mixed_inputs(net: Net) -> None:
 
 
 _EDGES = {"uint8_body": _uint8_body, "float_body": _float_body, "float_int16_body": _float_int16_body,
-          "int16_io": _int16_io, "uint8_to_float": _uint8_to_float, "float_to_uint8": _float_to_uint8,
-          "input_fanout": _input_fanout, "uint8_fanout": _uint8_fanout, "float_fanout": _float_fanout,
-          "float_two_quantizes": _float_two_quantizes,
+          "int16_io": _int16_io, "int16_int8_edges": _int16_int8_edges, "uint8_to_float": _uint8_to_float,
+          "float_to_uint8": _float_to_uint8, "input_fanout": _input_fanout, "uint8_fanout": _uint8_fanout,
+          "float_fanout": _float_fanout, "float_two_quantizes": _float_two_quantizes,
           "npu_intermediate_output": _npu_intermediate_output, "host_intermediate_output": _host_intermediate_output,
-          "mixed_inputs": _mixed_inputs}
+          "uint8_intermediate_output": _uint8_intermediate_output, "mixed_inputs": _mixed_inputs}
 EDGES: tuple[str, ...] = tuple(_EDGES)
 
 
