@@ -22,7 +22,7 @@ NPU_OPERATORS = {"uint8_body": {"ethos-u": 3}, "float_body": {"host": 2, "ethos-
                  "float_two_quantizes": {"host": 2, "ethos-u": 2},
                  "npu_intermediate_output": {"ethos-u": 2, "host": 1},
                  "host_intermediate_output": {"ethos-u": 2, "host": 1},
-                 "uint8_intermediate_output": {"ethos-u": 4}, "int16_int8_edges": {"host": 2, "ethos-u": 1},
+                 "uint8_intermediate_output": {"ethos-u": 4}, "int16_int8_edges": {"ethos-u": 3},
                  "mixed_inputs": {"ethos-u": 6, "host": 2}}
 
 
