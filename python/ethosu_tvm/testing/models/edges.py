@@ -88,6 +88,19 @@ def _host_intermediate_output(net: Net) -> None:
     net.output(net.conv2d(y, out_channels=4))
 
 
+def _input_is_output(net: Net) -> None:
+    """A model input given back as an output, and read by a conv whose result is given twice, and once more as
+    uint8 (twice too)."""
+    x = net.input(_SHAPE)
+    net.output(x)
+    y = net.conv2d(x, out_channels=4)
+    net.output(y)
+    net.output(y)
+    z = net.quantize(y, out_dtype="uint8")
+    net.output(z)
+    net.output(z)
+
+
 def _uint8_intermediate_output(net: Net) -> None:
     """A uint8 output that a QUANTIZE back to int8 and a conv read too."""
     y = net.quantize(net.conv2d(net.input(_SHAPE), out_channels=4), out_dtype="uint8")
@@ -117,7 +130,8 @@ _EDGES = {"uint8_body": _uint8_body, "float_body": _float_body, "float_int16_bod
           "float_to_uint8": _float_to_uint8, "input_fanout": _input_fanout, "uint8_fanout": _uint8_fanout,
           "float_fanout": _float_fanout, "float_two_quantizes": _float_two_quantizes,
           "npu_intermediate_output": _npu_intermediate_output, "host_intermediate_output": _host_intermediate_output,
-          "uint8_intermediate_output": _uint8_intermediate_output, "mixed_inputs": _mixed_inputs}
+          "input_is_output": _input_is_output, "uint8_intermediate_output": _uint8_intermediate_output,
+          "mixed_inputs": _mixed_inputs}
 EDGES: tuple[str, ...] = tuple(_EDGES)
 
 
