@@ -7,6 +7,7 @@ import pytest
 import tflite
 
 import ethosu_tvm
+from ethosu_tvm.frontend.importer import FloatModelError
 from ethosu_tvm.frontend.tflite_file import output_infos
 from ethosu_tvm.host.spec import UnsupportedHostOp
 from ethosu_tvm.testing import models
@@ -24,7 +25,8 @@ NPU_OPERATORS = {"uint8_body": {"ethos-u": 3}, "float_body": {"host": 2, "ethos-
                  "npu_intermediate_output": {"ethos-u": 2, "host": 1},
                  "host_intermediate_output": {"ethos-u": 2, "host": 1},
                  "uint8_intermediate_output": {"ethos-u": 4}, "int16_int8_edges": {"ethos-u": 3},
-                 "input_is_output": {"ethos-u": 2}, "mixed_inputs": {"ethos-u": 6, "host": 2}}
+                 "input_is_output": {"ethos-u": 2},
+                 "float_input_is_output": {"host": 2, "ethos-u": 1}, "mixed_inputs": {"ethos-u": 6, "host": 2}}
 
 
 @pytest.mark.parametrize("target", TARGETS, ids=("npu", "host"))
@@ -77,3 +79,11 @@ def test_repeated_outputs_are_copies_of_their_own():
         ("output_3_1", "uint8")]
     assert [step.label for step in module.program.steps if step.target == "c"] == [
         f"tvmgen_default_copy_{n}" for n in range(3)]
+
+
+def test_float_input_given_back_is_not_stripped():
+    """--strip-float-io has no integer tensor to give for a float input that is also an output: refused in one line."""
+    model = models.make_edge("float_input_is_output")
+    with pytest.raises(FloatModelError, match=r"^float input 'input_0' is also a model output: --strip-float-io "
+                                              r"cannot strip it$"):
+        ethosu_tvm.from_tflite(model, strip_float_io=True)

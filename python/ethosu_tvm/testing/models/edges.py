@@ -65,12 +65,24 @@ def _float_fanout(net: Net) -> None:
     net.output(net.add(net.conv2d(x, out_channels=4), x), float_edge=True)
 
 
+def _last_float_input(net: Net) -> int:
+    """The float32 tensor of the input just added with `float_edge` (Net's layers take its QUANTIZEd one)."""
+    return net._io_tensors["inputs"][-1]
+
+
 def _float_two_quantizes(net: Net) -> None:
     """A float32 input read by two QUANTIZEs of different scales, joined by an ADD."""
     x = net.input(_SHAPE, float_edge=True)
     wide = net._activation(_SHAPE, "int8", 2 * x.scale, x.zero_point)
-    net.builder.add_operator(_OP.QUANTIZE, [net._io_tensors["inputs"][-1]], [wide.index])
+    net.builder.add_operator(_OP.QUANTIZE, [_last_float_input(net)], [wide.index])
     net.output(net.add(net.conv2d(wide, out_channels=4), x))
+
+
+def _float_input_is_output(net: Net) -> None:
+    """A float32 input given back as an output, beside the float32 result of the conv its QUANTIZE feeds."""
+    x = net.input(_SHAPE, float_edge=True)
+    net.output(net.conv2d(x, out_channels=4), float_edge=True)
+    net._io_tensors["outputs"].append(_last_float_input(net))
 
 
 def _npu_intermediate_output(net: Net) -> None:
@@ -130,8 +142,8 @@ _EDGES = {"uint8_body": _uint8_body, "float_body": _float_body, "float_int16_bod
           "float_to_uint8": _float_to_uint8, "input_fanout": _input_fanout, "uint8_fanout": _uint8_fanout,
           "float_fanout": _float_fanout, "float_two_quantizes": _float_two_quantizes,
           "npu_intermediate_output": _npu_intermediate_output, "host_intermediate_output": _host_intermediate_output,
-          "input_is_output": _input_is_output, "uint8_intermediate_output": _uint8_intermediate_output,
-          "mixed_inputs": _mixed_inputs}
+          "input_is_output": _input_is_output, "float_input_is_output": _float_input_is_output,
+          "uint8_intermediate_output": _uint8_intermediate_output, "mixed_inputs": _mixed_inputs}
 EDGES: tuple[str, ...] = tuple(_EDGES)
 
 
