@@ -126,7 +126,7 @@ def vela_on_cpu(model: bytes, name: str, accelerator: str, work_dir: Path) -> Co
 
 
 def benchmark_models(models_dir: Path):
-    """(row name, model bytes) of every factory op model and graph, then the MLPerf Tiny models."""
+    """(row name, model bytes) of every factory op model, graph and edge form, then the MLPerf Tiny models."""
     from ethosu_tvm.testing import models
 
     for op in models.OPS:
@@ -137,6 +137,8 @@ def benchmark_models(models_dir: Path):
         yield name, lambda op=op, params=params: models.make(op, 0, **params)
     for graph in models.GRAPHS:
         yield f"graph {graph}", lambda graph=graph: models.make_graph(graph, 0)
+    for edge in models.EDGES:
+        yield f"edge {edge}", lambda edge=edge: models.make_edge(edge, 0)
     yield "unidirectional_sequence_lstm int8", _lstm
     for file in DEFAULT_MODELS:
         yield Path(file).stem, lambda file=file: (models_dir / file).read_bytes()

@@ -34,7 +34,7 @@ from .codegen import compile_npu_graphs, io_in_scratch
 from .codegen.cascade import cascade_proposals
 from .compiled_model import CompiledModel
 from .frontend.importer import model_io_names, model_states
-from .host import build_host_kernels, fuse_host_ops
+from .host import build_copy_kernel, build_host_kernels, fuse_host_ops
 from .legalize import legalize
 from .legalize.ops import NpuGraph
 from .memory import PoolInfo
@@ -96,7 +96,8 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
             check_artifact(artifact)
     report("code generation: host kernels")
     kernels = build_host_kernels(fused, config.host, PREFIX)
-    program = build_program(fused, artifacts, kernels, *model_io_names(mod), model_states(mod))
+    program = build_program(fused, artifacts, kernels, *model_io_names(mod), model_states(mod),
+                            lambda t, n: build_copy_kernel(t.nbytes, config.host, f"{PREFIX}_copy_{n}"))
     report("memory planning")
     workspace = plan_workspace(program, list(config.pools), config.memory_planner, config.io_in_workspace)
     sources = generate(program, workspace, config.user_pools, MODULE)

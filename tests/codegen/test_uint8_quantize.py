@@ -1,6 +1,6 @@
-"""uint8 model I/O on the NPU: QUANTIZE from uint8 into int8 and back (a scaled 1x1 average pool, programmed as Vela
-programs it) equals LiteRT's Requantize on every U55 configuration, alone, as the first and last operation of a
-launch, and swept."""
+"""uint8 (and int16) model I/O on the NPU: QUANTIZE from uint8 or int16 into int8 and back (a scaled 1x1 average
+pool, programmed as Vela programs it) equals LiteRT's Requantize on every U55 configuration, alone, as the first and
+last operation of a launch, and swept."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -28,6 +28,10 @@ EVERY_VALUE = {
     "int8_down": ("int8", "uint8", dict(in_scale=1 / 255, in_zp=-128, out_scale=0.3, out_zp=3)),
     "uint8_up": ("uint8", "int8", dict(in_scale=0.5, in_zp=0, out_scale=0.004, out_zp=100)),
     "int8_up": ("int8", "uint8", dict(in_scale=0.25, in_zp=40, out_scale=1e-4, out_zp=250)),
+    "int16_down": ("int16", "int8", dict(in_scale=1 / 2048, in_zp=0, out_scale=0.02, out_zp=-3)),
+    "int16_up": ("int16", "int8", dict(in_scale=0.01, in_zp=0, out_scale=0.003, out_zp=5)),
+    "int8_to_int16_down": ("int8", "int16", dict(in_scale=0.001, in_zp=7, out_scale=0.01, out_zp=0)),
+    "int8_to_int16_up": ("int8", "int16", dict(in_scale=0.02, in_zp=-3, out_scale=1 / 2048, out_zp=0)),
 }
 
 
@@ -36,7 +40,7 @@ EVERY_VALUE = {
 def test_quantize_every_value(case, accelerator):
     in_type, out_type, quant = EVERY_VALUE[case]
     info = np.iinfo(in_type)
-    every = np.arange(info.min, info.max + 1).astype(in_type).reshape(1, 16, 16, 1)
+    every = np.arange(info.min, info.max + 1).astype(in_type).reshape(1, -1, 16, 1)
     model = models.make("quantize", 0, dtype=in_type, out_dtype=out_type, in_shape=every.shape, **quant)
     report, (artifact,) = compile_model(model, accelerator)
     assert report.counts() == {"ethos-u": 1}
@@ -85,6 +89,20 @@ def test_quantize_sweep(types, in_scale, ratio, in_zp, out_zp, accelerator, seed
     model = models.make("quantize", seed, dtype=in_type, out_dtype=out_type, in_shape=(1, 5, 7, 3),
                         in_scale=in_scale, in_zp=in_zp - 128 * (in_type == "int8"), out_scale=in_scale / ratio,
                         out_zp=out_zp - 128 * (out_type == "int8"))
+    assert_model_exact(model, accelerator)
+
+
+@settings(max_examples=20, deadline=None)
+@given(types=st.sampled_from([("int16", "int8"), ("int8", "int16")]), in_scale=st.floats(1e-4, 1.0),
+       ratio=st.floats(1e-4, 1e4), int8_zp=st.integers(-128, 127), accelerator=st.sampled_from(ACCELERATORS),
+       seed=st.integers(0, 1000))
+def test_int16_quantize_sweep(types, in_scale, ratio, int8_zp, accelerator, seed):
+    """QUANTIZE between int16 (zero point 0) and int8, effective scales from 1e-4 to 1e4: on the NPU below 2^15,
+    where TFLite's left shift of the centred int16 input stays in int32."""
+    in_type, out_type = types
+    model = models.make("quantize", seed, dtype=in_type, out_dtype=out_type, in_shape=(1, 5, 7, 3),
+                        in_scale=in_scale, in_zp=int8_zp if in_type == "int8" else 0, out_scale=in_scale / ratio,
+                        out_zp=int8_zp if out_type == "int8" else 0)
     assert_model_exact(model, accelerator)
 
 

@@ -206,6 +206,15 @@ def test_graphs(name):
         _assert_same(run_litert(model, inputs), run_tflm(model, inputs))
 
 
+@pytest.mark.parametrize("name", [name for name in models.EDGES if name != "float_to_uint8"])
+def test_edges(name):
+    """LiteRT, the edge tests' reference, agrees with TFLite Micro on every edge form TFLite Micro runs."""
+    model = models.make_edge(name)
+    for seed in SEEDS:
+        inputs = random_inputs(model, seed)
+        _assert_same(run_litert(model, inputs), run_tflm(model, inputs))
+
+
 @pytest.mark.parametrize("params,output", [
     (dict(dtype="uint8"), ("int8", 0.02, -3)),  # the converter's uint8 input: one scale, zero points 128 apart
     (dict(dtype="int8", in_zp=-128, out_dtype="uint8"), ("uint8", 0.02, 0)),

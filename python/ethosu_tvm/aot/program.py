@@ -6,7 +6,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Union
+from typing import Callable, Optional, Union
 
 import numpy as np
 import tvm
@@ -184,10 +184,13 @@ class _Builder:
 
 
 def build_program(mod: tvm.IRModule, artifacts: list[NpuArtifact], kernels: dict[str, HostKernel],
-                  input_names: list[str], output_names: list[str], states: Sequence[State] = ()) -> Program:
+                  input_names: list[str], output_names: list[str], states: Sequence[State] = (),
+                  copy: Optional[Callable[[TensorRef, int], HostKernel]] = None) -> Program:
     """The program of `mod` (partitioned, host ops fused), with NPU functions implemented by `artifacts` and host
     composites by `kernels` (by function name). `input_names`/`output_names` are the source model's names, in order;
-    main's last parameters and results are the `states` before and after the run."""
+    main's last parameters and results are the `states` before and after the run. An output that repeats a model
+    input or another output gets a copy of its own, by the n-th kernel `copy(tensor, n)` gives (without `copy`,
+    such a model is refused)."""
     builder = _Builder({a.function: a for a in artifacts}, kernels)
     main = mod["main"]
     io_names: set[str] = set()
@@ -208,10 +211,15 @@ def build_program(mod: tvm.IRModule, artifacts: list[NpuArtifact], kernels: dict
     results = list(value) if isinstance(value, tuple) else [value]
     produced = [name for step in builder.steps for name in step.outputs]
     outputs: list[ModelIO] = []
+    copies = 0
     for tensor, name in zip(results, output_names):
         if tensor not in produced or any(o.tensor.name == tensor for o in outputs):
-            raise UnsupportedHostOp(f"model output {name!r} is not computed by an operator of its own (it repeats "
-                                    "an input or another output); this is not supported")
+            if copy is None:
+                raise UnsupportedHostOp(f"model output {name!r} is not computed by an operator of its own (it "
+                                        "repeats an input or another output); this is not supported")
+            source, tensor = tensor, builder.new_tensor(f"{name}_copy", builder.tensors[tensor])
+            builder.steps.append(HostStep(copy(builder.tensors[source], copies), (source,), tensor))
+            copies += 1
         outputs.append(ModelIO(name, c_identifier(name, io_names), builder.tensors[tensor]))
     state_names: set[str] = set()
     kept = [StateIO(state.name, c_identifier(state.name, state_names), state.fill, before, builder.tensors[after])

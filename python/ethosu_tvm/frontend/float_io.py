@@ -23,6 +23,7 @@ class FloatEdges:
     inputs: tuple[int, ...]  # tensor indices
     outputs: tuple[int, ...]
     refused: tuple[int, ...]  # float I/O tensors not on a strippable edge
+    passed: tuple[int, ...] = ()  # float inputs given back as outputs (kept as they are; not strippable)
 
 
 def is_float(tensor: tflite.Tensor) -> bool:
@@ -32,8 +33,9 @@ def is_float(tensor: tflite.Tensor) -> bool:
 def float_edges(model: tflite.Model, kinds: list[str]) -> FloatEdges:
     """The strippable edges of the model's float I/O (`kinds`: each operator's builtin name).
 
-    A float input qualifies when a QUANTIZE is its only consumer, a float output when a DEQUANTIZE of an integer
-    tensor produces it and nothing else in the graph reads that output.
+    A float input qualifies when QUANTIZEs to integers are its only consumers (stripped, each QUANTIZE's output is
+    an input), a float output when a DEQUANTIZE of an integer tensor produces it and nothing else in the graph reads
+    that output, or when it is such an input given back (`passed`).
     """
     graph = model.Subgraphs(0)
     ops = [graph.Operators(i) for i in range(graph.OperatorsLength())]
@@ -44,20 +46,21 @@ def float_edges(model: tflite.Model, kinds: list[str]) -> FloatEdges:
             consumers.setdefault(int(tensor), []).append(index)
         for tensor in op.OutputsAsNumpy():
             producer[int(tensor)] = index
-    stripped, refused = set(), []
+    stripped, refused, passed = set(), [], []
     inputs, outputs = [], []
     for tensor in (int(t) for t in graph.InputsAsNumpy()):
         users = consumers.get(tensor, [])
         if not is_float(graph.Tensors(tensor)):
             inputs.append(tensor)
-        elif len(users) == 1 and kinds[users[0]] == "QUANTIZE" and not is_float(_out(graph, ops[users[0]])):
-            stripped.add(users[0])
-            inputs.append(int(ops[users[0]].Outputs(0)))
+        elif users and all(kinds[u] == "QUANTIZE" and not is_float(_out(graph, ops[u])) for u in users):
+            stripped.update(users)
+            inputs.extend(int(ops[u].Outputs(0)) for u in users)
+            passed.append(tensor)
         else:
             refused.append(tensor)
     for tensor in (int(t) for t in graph.OutputsAsNumpy()):
         index = producer.get(tensor)
-        if not is_float(graph.Tensors(tensor)):
+        if not is_float(graph.Tensors(tensor)) or tensor in passed:
             outputs.append(tensor)
         elif (index is not None and kinds[index] == "DEQUANTIZE" and not consumers.get(tensor)
               and not is_float(graph.Tensors(int(ops[index].Inputs(0))))):
@@ -65,7 +68,8 @@ def float_edges(model: tflite.Model, kinds: list[str]) -> FloatEdges:
             outputs.append(int(ops[index].Inputs(0)))
         else:
             refused.append(tensor)
-    return FloatEdges(frozenset(stripped), tuple(inputs), tuple(outputs), tuple(refused))
+    passed = [tensor for tensor in passed if tensor in outputs]
+    return FloatEdges(frozenset(stripped), tuple(inputs), tuple(outputs), tuple(refused), tuple(passed))
 
 
 def _out(graph: tflite.SubGraph, op: tflite.Operator) -> tflite.Tensor:

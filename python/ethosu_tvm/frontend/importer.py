@@ -123,6 +123,9 @@ def _converted_view(model: tflite.Model, strip_float_io: bool) -> tuple[tflite.M
     dilated = find_dilated_convs(model, kinds)
     hidden = folded.ops | {i for d in dilated.values() for i in (d.space_to_batch, d.batch_to_space)}
     if strip_float_io:
+        if edges.passed:
+            raise FloatModelError(f"float input {graph.Tensors(edges.passed[0]).Name().decode()!r} is also a model "
+                                  "output: --strip-float-io cannot strip it")
         hidden |= edges.stripped
         inputs, outputs = edges.inputs, edges.outputs
     else:

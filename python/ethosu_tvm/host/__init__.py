@@ -27,10 +27,10 @@ from .implementation import LIBRARY_OPS, PORTABLE, REGISTRY, KernelImplementatio
 from .kernel import HostKernel, KernelParam, ScratchBuffer, build_kernel
 from .lowering import StackLimitExceeded
 from .patterns import host_patterns
-from .program_kernels import build_host_kernels
+from .program_kernels import build_copy_kernel, build_host_kernels
 from .spec import UnsupportedHostOp
 from .spec_reader import host_spec
 
 __all__ = ["HostKernel", "KernelImplementation", "KernelParam", "KernelRegistry", "LIBRARY_OPS", "PORTABLE", "REGISTRY",
-           "ScratchBuffer", "StackLimitExceeded", "UnsupportedHostOp", "build_host_kernels", "build_kernel",
-           "fuse_host_ops", "host_functions", "host_patterns", "host_spec", "host_target", "spec"]
+           "ScratchBuffer", "StackLimitExceeded", "UnsupportedHostOp", "build_copy_kernel", "build_host_kernels",
+           "build_kernel", "fuse_host_ops", "host_functions", "host_patterns", "host_spec", "host_target", "spec"]

@@ -7,7 +7,7 @@ from ..partition.patterns import CODEGEN
 from .implementation import REGISTRY
 from .kernel import HostKernel
 from .patterns import SOURCE_ATTR
-from .spec import UnsupportedHostOp, op_name
+from .spec import QuantTensor, Reshape, UnsupportedHostOp, op_name
 from .spec_reader import host_spec
 
 
@@ -44,3 +44,10 @@ def _naming_the_operator(message: str, kind: str, func) -> str:
     if not where:
         return message
     return f"{where}: {message.removeprefix(f'{kind}: ')}"
+
+
+def build_copy_kernel(nbytes: int, target: tvm.target.Target, name: str) -> HostKernel:
+    """A kernel copying `nbytes` bytes: a model output that repeats a model input or another output needs a buffer
+    of its own, which TFLite fills as it passes the tensor on (the copy is a reshape of bytes, whatever the type)."""
+    tensor = QuantTensor((nbytes,), "int8", 1.0, 0)
+    return REGISTRY.build(Reshape(tensor, tensor), name, target)

@@ -31,7 +31,7 @@ class QuantTensor:
     """An activation tensor: real = scale · (q − zero_point)."""
 
     shape: tuple[int, ...]
-    dtype: str  # "int8", "int16" (or "uint8", which only QUANTIZE reads or writes)
+    dtype: str  # "int8", "int16" (or "uint8", which only QUANTIZE and DEQUANTIZE read or write)
     scale: float
     zero_point: int
 

@@ -858,12 +858,12 @@ def check_sigmoid_family(match: Match) -> str:
 
 
 def check_requantize(match: Match) -> str:
-    """int8 QUANTIZE is a table (`check_lookup`); int16 to int16 a scaled 1x1 average pool, and uint8 from or to
-    int8 too (`_check_uint8_requantize`). TFLite shifts the centred int16 input left before its multiply, so
-    effective scales from 2^15 on could overflow its 32 bits."""
+    """int8 QUANTIZE is a table (`check_lookup`); int16 to int16 a scaled 1x1 average pool, and int8 from or to
+    uint8 or int16 too (`_check_mixed_requantize`). TFLite shifts the centred int16 input left before its multiply,
+    so effective scales from 2^15 on could overflow its 32 bits."""
     types = dtype_of(match["ifm"]), dtype_of(match["quantize"])
-    if "uint8" in types:
-        return _check_uint8_requantize(match, types)
+    if "uint8" in types or sorted(types) == ["int16", "int8"]:
+        return _check_mixed_requantize(match, types)
     if types[0] != "int16":
         return check_lookup(match)
     ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
@@ -883,9 +883,10 @@ def check_quantize_int32(match: Match) -> str:
     return _feature_map(match["quantize"], "OFM", batch_one=False, dtypes=("int8", "int16"))
 
 
-def _check_uint8_requantize(match: Match, types: tuple[str, str]) -> str:
-    """uint8 QUANTIZE from or to int8, the only uint8 pairs TFLite Micro has: a scaled 1x1 average pool, where
-    TFLite's left shift of the centred input must stay in its 32 bits (`_wrapping_left_shifts`)."""
+def _check_mixed_requantize(match: Match, types: tuple[str, str]) -> str:
+    """QUANTIZE between int8 and uint8 (the only uint8 pairs TFLite Micro has) or int16: a scaled 1x1 average
+    pool, as Vela runs it, where TFLite's left shift of the centred input must stay in its 32 bits
+    (`_wrapping_left_shifts`)."""
     ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
     real = np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale)
     return _first(

@@ -12,9 +12,11 @@ from tvm import te, tirx
 
 from ..fixed_point import clamp
 from ..spec import Dequantize, FloatQuantize, op_name
-from ..te_kernel import TeKernel, activation, constant, require_dtype
+from ..te_kernel import TeKernel, activation, constant, require, require_dtype
 
-_DTYPES = ("int8", "int16")
+# TFLite Micro's types: QUANTIZE from float32 gives int8 and int16 only, DEQUANTIZE reads uint8 too.
+_QUANTIZE_DTYPES = ("int8", "int16")
+_DEQUANTIZE_DTYPES = ("int8", "uint8", "int16")
 
 
 def _scale(value: float):
@@ -24,7 +26,9 @@ def _scale(value: float):
 
 
 def define_quantize(op: FloatQuantize) -> TeKernel:
-    require_dtype(op_name(op), op.output, _DTYPES)
+    require(op.output.dtype != "uint8", op_name(op), "float32 to uint8 is not supported (TFLite Micro's QUANTIZE "
+            "has no float32 to uint8)")
+    require_dtype(op_name(op), op.output, _QUANTIZE_DTYPES)
     size = op.output.size
     x = te.placeholder((size,), "float32", name="input")
     scale = _scale(op.output.scale)
@@ -38,7 +42,7 @@ def define_quantize(op: FloatQuantize) -> TeKernel:
 
 
 def define_dequantize(op: Dequantize) -> TeKernel:
-    require_dtype(op_name(op), op.input, _DTYPES)
+    require_dtype(op_name(op), op.input, _DEQUANTIZE_DTYPES)
     x = activation(op.input, "input", (op.input.size,))
     scale = _scale(op.input.scale)
     y = te.compute(x.shape, lambda i: (x[i].astype("int32") - op.input.zero_point).astype("float32") * scale[0],

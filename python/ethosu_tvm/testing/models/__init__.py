@@ -7,9 +7,11 @@ Activations are int8, or int16 (with int8 weights, zero points 0) where TFLite h
 """
 from __future__ import annotations
 
+from .edges import EDGES, make_edge
 from .graphs import GRAPHS, make_graph
 from .net import Net
 from .quant import QTensor
 from .single import _INT16_OPS, _INT16_TFLM_LACKS, OPS, make
 
-__all__ = ["GRAPHS", "Net", "OPS", "QTensor", "_INT16_OPS", "_INT16_TFLM_LACKS", "make", "make_graph"]
+__all__ = ["EDGES", "GRAPHS", "Net", "OPS", "QTensor", "_INT16_OPS", "_INT16_TFLM_LACKS", "make", "make_edge",
+           "make_graph"]

@@ -53,16 +53,19 @@ class NetBase:
         rms = rms if rms is not None else math.sqrt((lo * lo + lo * hi + hi * hi) / 3)
         return QTensor(index, tuple(int(d) for d in shape), dtype, float(scale), int(zero_point), float(rms))
 
-    def input(self, shape, dtype="int8", scale: float | None = None, zero_point: int | None = None) -> QTensor:
+    def input(self, shape, dtype="int8", scale: float | None = None, zero_point: int | None = None,
+              float_edge: bool | None = None) -> QTensor:
         """A model input; int8 defaults to scale 0.02 and zero point -3, uint8 to the same reals (zero point 125),
-        int16 to scale 1/2048."""
+        int16 to scale 1/2048. `float_edge` puts a float32 input and a QUANTIZE before this one (default: the
+        model's `float_io`), for models mixing float and integer I/O."""
         is16 = np.dtype(dtype) == np.int16
         scale = scale if scale is not None else (1 / 2048 if is16 else 0.02)
         zero_point = zero_point if zero_point is not None else _DEFAULT_ZERO_POINTS.get(np.dtype(dtype).name, -3)
         name = f"input_{len(self._io_tensors['inputs'])}"
-        tensor = self._activation(shape, dtype, scale, zero_point, name=f"{name}_int" if self.float_io else name)
+        float_edge = self.float_io if float_edge is None else float_edge
+        tensor = self._activation(shape, dtype, scale, zero_point, name=f"{name}_int" if float_edge else name)
         self._inputs.append(tensor)
-        self._io_tensors["inputs"].append(self._float_edge(tensor, name, _OP.QUANTIZE) if self.float_io
+        self._io_tensors["inputs"].append(self._float_edge(tensor, name, _OP.QUANTIZE) if float_edge
                                           else tensor.index)
         return tensor
 
@@ -85,12 +88,16 @@ class NetBase:
             data = (data + (data >= avoid)).astype(dtype)
         return self._activation(shape, dtype, scale, zero_point, name=self._name("const"), data=data)
 
-    def output(self, tensor: QTensor) -> None:
-        """Mark a model output; it is named output_0, output_1, ... in order."""
+    def output(self, tensor: QTensor, float_edge: bool | None = None) -> None:
+        """Mark a model output; it is named output_0, output_1, ... in order (a model input, or a tensor already
+        given, keeps its name: a DEQUANTIZE of it gives the new one). `float_edge` gives it as float32 through a
+        DEQUANTIZE (default: the model's `float_io`)."""
         name = f"output_{len(self._outputs)}"
-        self.builder.rename_tensor(tensor.index, f"{name}_int" if self.float_io else name)
+        float_edge = self.float_io if float_edge is None else float_edge
+        if tensor not in self._inputs + self._outputs:
+            self.builder.rename_tensor(tensor.index, f"{name}_int" if float_edge else name)
         self._outputs.append(tensor)
-        self._io_tensors["outputs"].append(self._float_edge(tensor, name, _OP.DEQUANTIZE) if self.float_io
+        self._io_tensors["outputs"].append(self._float_edge(tensor, name, _OP.DEQUANTIZE) if float_edge
                                            else tensor.index)
 
     def _float_edge(self, tensor: QTensor, name: str, builtin: int) -> int:
