@@ -93,6 +93,12 @@ def test_dynamic_shape_is_rejected():
         from_tflite(dynamic_shape_model())
 
 
+def test_empty_tensor_is_refused_as_empty():
+    with pytest.raises(UnsupportedModelError, match=r"^tensor 'x' is empty: its shape \(1, 0, 8\) has a zero "
+                                                     r"dimension$"):
+        from_tflite(dynamic_shape_model((1, 0, 8)))
+
+
 def _square_model() -> bytes:
     """An int8 SQUARE, which TVM's TFLite frontend does not convert for quantized models (nor do we: TFLite's
     SQUARE is float only)."""

@@ -135,8 +135,8 @@ def _converted_view(model: tflite.Model, strip_float_io: bool) -> tuple[tflite.M
 
 
 def _check_tensors(graph: tflite.SubGraph) -> None:
-    """Reject dynamic shapes with one clear message. An operator's intermediates (an integer LSTM's quantization
-    carriers) hold no data: TFLite writes them with shape [0]."""
+    """Reject dynamic shapes and empty tensors with one clear message each. An operator's intermediates (an integer
+    LSTM's quantization carriers) hold no data: TFLite writes them with shape [0]."""
     operators = [graph.Operators(j) for j in range(graph.OperatorsLength())]
     intermediates = {int(i) for op in operators if op.IntermediatesLength() for i in op.IntermediatesAsNumpy()}
     for i in range(graph.TensorsLength()):
@@ -145,8 +145,11 @@ def _check_tensors(graph: tflite.SubGraph) -> None:
         tensor = graph.Tensors(i)
         shape = tensor.ShapeAsNumpy() if tensor.ShapeLength() else np.zeros(0, np.int32)
         signature = tensor.ShapeSignatureAsNumpy() if tensor.ShapeSignatureLength() else shape
+        if np.any(shape == 0):
+            raise UnsupportedModelError(f"tensor {tensor.Name().decode()!r} is empty: its shape "
+                                        f"{tuple(int(d) for d in shape)} has a zero dimension")
         # A -1 batch in the signature is how Keras exports a batch-1 model; any other unknown dimension is dynamic.
-        if np.any(shape <= 0) or np.any(signature[1:] < 0):
+        if np.any(shape < 0) or np.any(signature[1:] < 0):
             raise DynamicShapeError(
                 f"tensor {tensor.Name().decode()!r} has a dynamic shape {tuple(int(d) for d in signature)}:"
                 " only static shapes can be compiled"

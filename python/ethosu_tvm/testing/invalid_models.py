@@ -18,12 +18,12 @@ def float_model() -> bytes:
     return builder.build([a, b], [c], ["a", "b"], ["c"])
 
 
-def dynamic_shape_model() -> bytes:
-    """An int8 RELU over 'x' of shape (1, -1, 8)."""
+def dynamic_shape_model(shape=(1, -1, 8)) -> bytes:
+    """An int8 RELU over 'x' of `shape` (a dynamic one by default)."""
     builder = ModelBuilder()
     quant = Quantization((0.1,), (0,))
-    x = builder.add_tensor("x", (1, -1, 8), np.int8, quantization=quant)
-    y = builder.add_tensor("y", (1, -1, 8), np.int8, quantization=quant)
+    x = builder.add_tensor("x", shape, np.int8, quantization=quant)
+    y = builder.add_tensor("y", shape, np.int8, quantization=quant)
     builder.add_operator(tflite.BuiltinOperator.RELU, [x], [y])
     return builder.build([x], [y], ["x"], ["y"])
 
