@@ -35,3 +35,16 @@ def sin_model() -> bytes:
     y = builder.add_tensor("y", (1, 8), np.int8, quantization=Quantization((0.02,), (-128,)))
     builder.add_operator(tflite.BuiltinOperator.SIN, [x], [y])
     return builder.build([x], [y], ["x"], ["y"])
+
+
+def misdeclared_output_model(kind: str, in_shape, out_shape) -> bytes:
+    """An int8 RELU or ADD (of 'x' with itself) over 'x' of `in_shape` whose output 'y' declares `out_shape`."""
+    builder = ModelBuilder()
+    quant = Quantization((0.1,), (0,))
+    x = builder.add_tensor("x", in_shape, np.int8, quantization=quant)
+    y = builder.add_tensor("y", out_shape, np.int8, quantization=quant)
+    if kind == "RELU":
+        builder.add_operator(tflite.BuiltinOperator.RELU, [x], [y])
+    else:
+        builder.add_operator(tflite.BuiltinOperator.ADD, [x, x], [y], "AddOptions", {})
+    return builder.build([x], [y], ["x"], ["y"])
