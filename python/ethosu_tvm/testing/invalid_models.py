@@ -1,5 +1,5 @@
-"""Small TFLite models the compiler must refuse with a clear error: float arithmetic, dynamic shapes, an operator
-no kernel computes."""
+"""Small TFLite models the compiler must refuse with a clear error: float arithmetic, dynamic or empty shapes, an
+output declared with another shape than its operator computes, an operator no kernel computes."""
 from __future__ import annotations
 
 import numpy as np
