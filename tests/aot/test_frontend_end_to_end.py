@@ -1,11 +1,15 @@
 """Models the importer needed fixes for, compiled with `tvmc compile` and bit-exact with the reference kernels."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from aot_support import assert_bit_exact, compile_model, extract, members, npu_target
 
+import ethosu_tvm
 from ethosu_tvm.frontend.tflite_file import input_infos, read_model
+from ethosu_tvm.host.spec import UnsupportedHostOp
 from ethosu_tvm.run.host_program import HostProgram
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import litert_tensors, random_inputs, run_litert, run_tflm
@@ -121,3 +125,38 @@ def test_space_to_batch_dilated_convolution(op, params, target, tmp_path):
     assert row.split()[:3] == ["1", op.upper().replace("2D", "_2D"), "ethos-u" if on_npu else "host"], row
     if target != "c" and not on_npu:
         assert row.endswith("each must be 1 or 2"), row
+
+
+@pytest.mark.parametrize("target", [npu_target("ethos-u55-64"), "c"], ids=["npu", "host"])
+@pytest.mark.parametrize("copy", ["tile", "broadcast_to"])
+def test_copies_of_a_constant_are_folded(copy, target, tmp_path):
+    """A TILE or BROADCAST_TO of a constant (TFLite's converter folds them; a host kernel took only feature maps)
+    becomes the constant it computes, in its output's quantization: the ADD that reads it is all that runs."""
+    net, x, copied = _copy_of_a_constant(copy)
+    net.output(net.add(copied, x))
+    model = net.build()
+    archive = compile_model(model, tmp_path, target)
+    assert_bit_exact(model, archive, tmp_path, seeds=range(2))
+    rows = members(archive)["./src/offload_report.txt"].decode().splitlines()[2:-1]
+    assert [row.split()[1] for row in rows] == ["ADD"], rows
+
+
+@pytest.mark.parametrize("copy", ["tile", "broadcast_to"])
+def test_a_copy_of_a_constant_as_a_model_output_is_refused(copy):
+    """Not folded (a model output stays computed): no kernel computes constants, which the refusal says."""
+    net, x, copied = _copy_of_a_constant(copy)
+    net.output(net.relu(x))
+    net.output(copied)
+    message = (f"operator #0 {copy.upper()}: every operand is a constant (TFLite's converter folds such an operator; "
+               "no kernel computes constants)")
+    with pytest.raises(UnsupportedHostOp, match=f"^{re.escape(message)}$"):
+        ethosu_tvm.build(ethosu_tvm.from_tflite(net.build()), target="c")
+
+
+def _copy_of_a_constant(copy: str):
+    """A net with an input (1, 2, 6, 4) and a TILE or BROADCAST_TO of a constant into that shape."""
+    net = models.Net(1)
+    x = net.input((1, 2, 6, 4))
+    data = np.random.default_rng(1).integers(-128, 128, (1, 2, 3, 1) if copy == "tile" else (6, 1), dtype=np.int8)
+    constant = net._activation(data.shape, np.int8, 0.03, 5, data=data)
+    return net, x, net.tile(constant, (1, 1, 2, 4)) if copy == "tile" else net.broadcast_to(constant, (1, 2, 6, 4))

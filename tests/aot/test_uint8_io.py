@@ -39,3 +39,24 @@ def test_compiled_model_run():
         assert got.dtype == np.uint8 and np.array_equal(got, expected)
     with pytest.raises(RunError, match=r"^input 'input_0' must be uint8 of shape \(1, 12, 12, 3\), got int8 "):
         module.run({"input_0": x.astype(np.int8)})
+
+
+def _uint8_reshapes() -> bytes:
+    """uint8 RESHAPEs (which TFLite Micro runs) before the QUANTIZE into int8 and after the one back into uint8."""
+    net = models.Net(0)
+    x = net.quantize(net.reshape(net.input((1, 4, 4, 3), "uint8", scale=1 / 255, zero_point=0), (1, 48)))
+    net.output(net.reshape(net.quantize(net.relu(x), out_dtype="uint8"), (4, 12)))
+    return net.build()
+
+
+@pytest.mark.parametrize("target, counts", [(npu_target("ethos-u55-64"), {"host": 2, "ethos-u": 3}),
+                                            ("c", {"host": 5})])
+def test_uint8_reshape_is_a_host_copy(target, counts):
+    model = _uint8_reshapes()
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=target)
+    assert module.offload.counts() == counts
+    for seed in range(2):
+        inputs = random_inputs(model, seed)
+        (expected,) = run_litert(model, inputs)
+        got = module.run({"input_0": inputs[0]})["output_0"]
+        assert got.dtype == np.uint8 and got.shape == (4, 12) and np.array_equal(got, expected)

@@ -21,7 +21,7 @@ from ethosu_tvm.frontend.importer import (
 from ethosu_tvm.frontend.recurrent import State
 from ethosu_tvm.frontend.tflite_file import ModelFormatError
 from ethosu_tvm.testing import models, shared_model
-from ethosu_tvm.testing.invalid_models import dynamic_shape_model, float_model
+from ethosu_tvm.testing.invalid_models import dynamic_shape_model, float_model, misdeclared_output_model
 
 MLPERF = {
     "mlperf_tiny_kws_dscnn_int8.tflite": 13,
@@ -91,6 +91,22 @@ def test_dynamic_shape_is_rejected():
     with pytest.raises(DynamicShapeError, match=r"^tensor 'x' has a dynamic shape \(1, -1, 8\): only static "
                                                  r"shapes can be compiled$"):
         from_tflite(dynamic_shape_model())
+
+
+@pytest.mark.parametrize("kind, in_shape, out_shape", [("RELU", (), (1, 4)), ("RELU", (1, 4), (1, 8)),
+                                                       ("RELU", (1, 4), (2, 2)), ("ADD", (1, 4), (1, 8))])
+def test_misdeclared_output_shape_is_refused(kind, in_shape, out_shape):
+    """TFLite Micro's ADD aborts, its RELU writes the computed elements alone (the rest is uninitialised)."""
+    message = (f"operator #0 {kind}: output 'y' is declared with shape {out_shape}, but the operator computes shape "
+               f"{in_shape}")
+    with pytest.raises(UnsupportedModelError, match=f"^{re.escape(message)}$"):
+        from_tflite(misdeclared_output_model(kind, in_shape, out_shape))
+
+
+def test_empty_tensor_is_refused_as_empty():
+    with pytest.raises(UnsupportedModelError, match=r"^tensor 'x' is empty: its shape \(1, 0, 8\) has a zero "
+                                                     r"dimension$"):
+        from_tflite(dynamic_shape_model((1, 0, 8)))
 
 
 def _square_model() -> bytes:

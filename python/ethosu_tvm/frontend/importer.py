@@ -138,8 +138,8 @@ def _converted_view(model: tflite.Model, strip_float_io: bool) -> tuple[tflite.M
 
 
 def _check_tensors(graph: tflite.SubGraph) -> None:
-    """Reject dynamic shapes with one clear message. An operator's intermediates (an integer LSTM's quantization
-    carriers) hold no data: TFLite writes them with shape [0]."""
+    """Reject dynamic shapes and empty tensors with one clear message each. An operator's intermediates (an integer
+    LSTM's quantization carriers) hold no data: TFLite writes them with shape [0]."""
     operators = [graph.Operators(j) for j in range(graph.OperatorsLength())]
     intermediates = {int(i) for op in operators if op.IntermediatesLength() for i in op.IntermediatesAsNumpy()}
     for i in range(graph.TensorsLength()):
@@ -148,8 +148,11 @@ def _check_tensors(graph: tflite.SubGraph) -> None:
         tensor = graph.Tensors(i)
         shape = tensor.ShapeAsNumpy() if tensor.ShapeLength() else np.zeros(0, np.int32)
         signature = tensor.ShapeSignatureAsNumpy() if tensor.ShapeSignatureLength() else shape
+        if np.any(shape == 0):
+            raise UnsupportedModelError(f"tensor {tensor.Name().decode()!r} is empty: its shape "
+                                        f"{tuple(int(d) for d in shape)} has a zero dimension")
         # A -1 batch in the signature is how Keras exports a batch-1 model; any other unknown dimension is dynamic.
-        if np.any(shape <= 0) or np.any(signature[1:] < 0):
+        if np.any(shape < 0) or np.any(signature[1:] < 0):
             raise DynamicShapeError(
                 f"tensor {tensor.Name().decode()!r} has a dynamic shape {tuple(int(d) for d in signature)}:"
                 " only static shapes can be compiled"
@@ -214,8 +217,11 @@ def _tracking_converter(rewrites: _Rewrites):
             # also runs the type inference that rejects what TVM cannot express).
             items = [self.bb.emit(r) if not isinstance(r, relax.Var) else r for r in _as_list(ret)]
             self.outputs_by_op[index] = [v.name for v in items]
+            outputs = self.get_output_tensors(op)
             if index in rewrites.dilated:  # the hidden BATCH_TO_SPACE_ND's output is the convolution's
                 self.exp_tab.set_expr(get_tensor_name(self.subgraph, rewrites.dilated[index].result), items[0])
+                outputs = self.get_tensors([rewrites.dilated[index].result])
+            _check_output_shapes(items, outputs, f"operator #{index} {_op_name(self.model, op)}")
             inputs = [(self.get_expr(t.tensor_idx), t) for t in self.get_input_tensors(op)
                       if t.tensor_idx >= 0 and self.has_expr(t.tensor_idx)]
             self._record_quant(inputs + list(zip(items, self.get_output_tensors(op))))
@@ -897,6 +903,22 @@ def _is_power_of_two(tensor) -> bool:
     return abs(log2 - np.round(log2)) < 1e-3
 
 
+def _check_output_shapes(items, outputs, where: str) -> None:
+    """Refuse an output tensor declared with a shape other than the one its operator computes: LiteRT resizes it,
+    TFLite Micro's kernels abort (ADD) or write the computed elements alone, leaving the rest uninitialised (RELU).
+    A computed shape that no tensor may have is named as such first."""
+    for item, output in zip(items, outputs):
+        shapes = _tensor_shapes(item.ty)
+        if len(shapes) != 1:
+            continue
+        (computed,) = shapes
+        _check_size(computed, where)
+        declared = tuple(int(d) for d in output.tensor.ShapeAsNumpy()) if output.tensor.ShapeLength() else ()
+        if computed != declared:
+            raise UnsupportedModelError(f"{where}: output {output.tensor.Name().decode()!r} is declared with shape "
+                                        f"{declared}, but the operator computes shape {computed}")
+
+
 def _as_list(ret):
     from tvm import relax
 
@@ -959,15 +981,17 @@ def _check_computed_sizes(mod, ops: list[SourceOp]) -> None:
     for block in mod["main"].body.blocks:
         for binding in block.bindings:
             for shape in _tensor_shapes(binding.var.ty):
-                elements = math.prod(shape)
-                problem = ("has a negative extent" if any(d < 0 for d in shape) else
-                           "has no elements" if elements == 0 else
-                           f"has {elements:,} elements; the limit is {MAX_ELEMENTS:,}" if elements > MAX_ELEMENTS
-                           else None)
-                if problem:
-                    op = owner.get(binding.var.name)
-                    where = f"operator #{op.index} {op.op}" if op else "the model"
-                    raise UnsupportedModelError(f"{where} computes a tensor of shape {shape}, which {problem}")
+                op = owner.get(binding.var.name)
+                _check_size(shape, f"operator #{op.index} {op.op}" if op else "the model")
+
+
+def _check_size(shape: tuple[int, ...], where: str) -> None:
+    elements = math.prod(shape)
+    problem = ("has a negative extent" if any(d < 0 for d in shape) else
+               "has no elements" if elements == 0 else
+               f"has {elements:,} elements; the limit is {MAX_ELEMENTS:,}" if elements > MAX_ELEMENTS else None)
+    if problem:
+        raise UnsupportedModelError(f"{where} computes a tensor of shape {shape}, which {problem}")
 
 
 def from_tflite(model: str | Path | bytes, strip_float_io: bool = False):

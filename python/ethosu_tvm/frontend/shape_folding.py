@@ -1,9 +1,11 @@
-"""Folding shape arithmetic to constants at import: SHAPE, and STRIDED_SLICE and PACK on its results.
+"""Folding shape arithmetic to constants at import: SHAPE, and STRIDED_SLICE and PACK on its results; and TILE and
+BROADCAST_TO of a constant.
 
 Keras exports `tf.reshape(x, [tf.shape(x)[0], -1])` as SHAPE → STRIDED_SLICE → PACK → RESHAPE. The shapes are
 static (a -1 batch in the shape signature is 1 in the shape itself), so the chain is a constant; TVM's frontend
-refuses SHAPE in a quantized model instead. The folded operators are hidden from TVM and their outputs read as
-constants.
+refuses SHAPE in a quantized model instead. TFLite's converter folds a TILE or BROADCAST_TO of a constant itself;
+one left in the file copies the constant's integers, which no kernel need do at run time. The folded operators are
+hidden from TVM and their outputs read as constants.
 """
 from __future__ import annotations
 
@@ -24,8 +26,9 @@ class FoldedShapes:
 
 
 def fold_shapes(model: tflite.Model, kinds: list[str]) -> FoldedShapes:
-    """Fold, in model order, every SHAPE and every 1-D STRIDED_SLICE or PACK whose inputs are all constant (but
-    none that computes a model output)."""
+    """Fold, in model order, every SHAPE, every 1-D STRIDED_SLICE or PACK whose inputs are all constant and every
+    TILE or BROADCAST_TO of a constant into the shape its output declares (but none that computes a model
+    output)."""
     graph = model.Subgraphs(0)
     model_outputs = {int(t) for t in graph.OutputsAsNumpy()}
     values: dict[int, np.ndarray] = {}
@@ -38,11 +41,11 @@ def fold_shapes(model: tflite.Model, kinds: list[str]) -> FoldedShapes:
             continue
         if kind == "SHAPE":
             value = np.array(graph.Tensors(inputs[0]).ShapeAsNumpy())
-        elif kind in ("STRIDED_SLICE", "PACK"):
+        elif kind in _FOLDS:
             operands = [values[t] if t in values else constant_value(model, t) for t in inputs]
             if any(v is None for v in operands):
                 continue
-            value = _strided_slice(op, *operands) if kind == "STRIDED_SLICE" else _pack(op, operands)
+            value = _FOLDS[kind](op, operands, out)
             if value is None:
                 continue
         else:
@@ -73,3 +76,37 @@ def _strided_slice(op: tflite.Operator, data, begin, end, strides) -> np.ndarray
 
 def _pack(op: tflite.Operator, operands: list[np.ndarray]) -> np.ndarray:
     return np.stack(operands, axis=_options(op, tflite.PackOptions).Axis())
+
+
+def _copies(fold, operands: list[np.ndarray], out: tflite.Tensor) -> np.ndarray | None:
+    """TILE's or BROADCAST_TO's `fold` of its constant input into the shape its output declares, where the types
+    agree (None otherwise: the conversion names what is wrong)."""
+    declared = tuple(int(d) for d in out.ShapeAsNumpy()) if out.ShapeLength() else ()
+    if len(operands) != 2 or operands[0].dtype != TFLITE_DTYPES[out.Type()]:
+        return None
+    return fold(operands[0], [int(d) for d in operands[1].reshape(-1)], declared)
+
+
+def _tile(data: np.ndarray, multiples: list[int], declared: tuple[int, ...]) -> np.ndarray | None:
+    """Compared before copying: an absurd multiple allocates nothing."""
+    if len(multiples) != data.ndim or min(multiples, default=1) < 1 or \
+            tuple(d * m for d, m in zip(data.shape, multiples)) != declared:
+        return None
+    return np.tile(data, multiples)
+
+
+def _broadcast_to(data: np.ndarray, shape: list[int], declared: tuple[int, ...]) -> np.ndarray | None:
+    if tuple(shape) != declared:
+        return None
+    try:
+        return np.broadcast_to(data, declared).copy()  # NumPy's broadcasting rules are BROADCAST_TO's
+    except ValueError:  # not a broadcast of `data`
+        return None
+
+
+_FOLDS = {
+    "STRIDED_SLICE": lambda op, operands, out: _strided_slice(op, *operands),
+    "PACK": lambda op, operands, out: _pack(op, operands),
+    "TILE": lambda op, operands, out: _copies(_tile, operands, out),
+    "BROADCAST_TO": lambda op, operands, out: _copies(_broadcast_to, operands, out),
+}

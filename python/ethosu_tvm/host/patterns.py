@@ -82,7 +82,7 @@ def host_patterns(concat_arities: Iterable[int] = ()) -> list[CompositePattern]:
         strided_slice(f"{HOST}.strided_slice"),  # before reshape: it takes the reshape that follows a slice
         transpose(f"{HOST}.transpose"),
         broadcast_to(f"{HOST}.broadcast_to"),
-        reshape(f"{HOST}.reshape", ("int8", "int16")),
+        reshape(f"{HOST}.reshape", ("int8", "int16", "uint8")),
         pad(f"{HOST}.pad"),
         *(pattern for n in sorted(set(concat_arities))
           for pattern in (add_n(f"{HOST}.add_n", n), concatenation(f"{HOST}.concatenation", n),

@@ -58,6 +58,9 @@ class _Composite:
         maps = [e for e in exprs if not is_constant(e)]
         if repeats:
             maps = [e for k, e in enumerate(maps) if not any(e.same_as(f) for f in maps[:k])]
+        if not maps:
+            raise UnsupportedHostOp("every operand is a constant (TFLite's converter folds such an operator; no kernel "
+                                    "computes constants)")
         if (len(exprs) - len(maps) > constants or len(maps) != len(self.func.params)
                 or not all(e.same_as(p) for e, p in zip(maps, self.func.params))):
             kinds = ", ".join("a constant" if is_constant(e) else "a feature map" for e in exprs)

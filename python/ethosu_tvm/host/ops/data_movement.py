@@ -26,7 +26,7 @@ def _require_same(op, tensors, output) -> None:
 
 
 def define_reshape(op: Reshape) -> TeKernel:
-    require_dtype(op_name(op), op.input, _DTYPES)
+    require_dtype(op_name(op), op.input, (*_DTYPES, "uint8"))
     if (op.output.dtype, op.output.size) != (op.input.dtype, op.input.size):
         raise UnsupportedHostOp(f"reshape: {op.input.dtype}{list(op.input.shape)} cannot become "
                                 f"{op.output.dtype}{list(op.output.shape)}")
