@@ -71,7 +71,7 @@ def test_stripped_float_io_is_bit_exact_inside(make, tmp_path):
         inputs = _float_inputs(model, seed)
         tensors = litert_tensors(model, inputs)
         ints = [tensors[quantized[int(i)]] for i in graph.InputsAsNumpy()]
-        for x, q, index in zip(inputs, ints, graph.InputsAsNumpy()):  # the README's formula for the application
+        for x, q, index in zip(inputs, ints, graph.InputsAsNumpy()):  # docs/status.md's formula for the application
             quant = graph.Tensors(quantized[int(index)]).Quantization()
             ratio = (x / np.float32(quant.Scale(0))).astype(np.float64)
             rounded = np.sign(ratio) * np.floor(np.abs(ratio) + 0.5) + quant.ZeroPoint(0)

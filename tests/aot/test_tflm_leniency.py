@@ -1,5 +1,5 @@
-"""Models TFLite Micro runs though LiteRT or our earlier checks refuse them (README, "Model checks against TFLite
-Micro"): each compiles and its C equals TFLite Micro, the reference for what it alone accepts."""
+"""Models TFLite Micro runs though LiteRT or our earlier checks refuse them (docs/references.md, "Model checks
+against TFLite Micro"): each compiles and its C equals TFLite Micro, the reference for what it alone accepts."""
 from __future__ import annotations
 
 import json

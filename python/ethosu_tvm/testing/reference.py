@@ -31,7 +31,7 @@ def _check_inputs(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
 # Ops whose LiteRT 2.3 BUILTIN_REF kernel is wrong. Its SUM (int8, int16) reads the input as uint8; TFLite Micro
 # runs the same integer arithmetic (QuantizedMeanOrSum: requantize the centred int32 sum) on the right values, so
 # for these ops TFLite Micro is the reference. LiteRT's optimised SUM rounds in float32 instead and differs from
-# both on ties (see the README's known differences).
+# both on ties (see docs/references.md, the known differences).
 REF_KERNEL_WRONG = {
     "sum": "LiteRT 2.3 BUILTIN_REF int8/int16 SUM reads its input as uint8",
 }
