@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: the operators ethosu_tvm leaves on the host beside those Vela leaves on the CPU (issue 14's table).
 
-Every factory op model (`ethosu_tvm.testing.models.OPS`, int8, and int16 where the op has an int16 variant), every
+Every factory op model (`ethosu_tvm.testing.models.OPS`, int8, and int16 and uint8 where the op has them), every
 factory graph (`models.GRAPHS`), an integer LSTM (`models.Net.lstm`) and the MLPerf Tiny models are compiled for
 one accelerator by both tools. Ours: `ethosu_tvm.build`, counting the entries of its offload report whose target
 is the host (a build that fails is "ours failed"). Vela (`--optimise Performance`): every operator of its
@@ -129,10 +129,8 @@ def benchmark_models(models_dir: Path):
     """(row name, model bytes) of every factory op model, graph and edge form, then the MLPerf Tiny models."""
     from ethosu_tvm.testing import models
 
-    for op in models.OPS:
-        yield f"{op} int8", lambda op=op: models.make(op, 0)
-        if op in models._INT16_OPS:
-            yield f"{op} int16", lambda op=op: models.make(op, 0, dtype="int16")
+    for op, dtype in op_models():
+        yield f"{op} {dtype}", lambda op=op, dtype=dtype: models.make(op, 0, dtype=dtype)
     for name, (op, params) in VARIANTS.items():
         yield name, lambda op=op, params=params: models.make(op, 0, **params)
     for graph in models.GRAPHS:
@@ -142,6 +140,14 @@ def benchmark_models(models_dir: Path):
     yield "unidirectional_sequence_lstm int8", _lstm
     for file in DEFAULT_MODELS:
         yield Path(file).stem, lambda file=file: (models_dir / file).read_bytes()
+
+
+def op_models() -> list[tuple[str, str]]:
+    """(factory op, activation type) of every single-operator model: int8, int16 and uint8 where the op has them."""
+    from ethosu_tvm.testing import models
+
+    return [(op, dtype) for op in models.OPS for dtype, ops in (("int8", models.OPS), ("int16", models._INT16_OPS),
+                                                                  ("uint8", models.UINT8_OPS)) if op in ops]
 
 
 def _lstm() -> bytes:

@@ -290,6 +290,9 @@ def _conv_common(match: Match, weight_axes: tuple[int, ...], channel_sum_axes: t
 
 
 def check_conv2d(match: Match) -> str:
+    """CONV_2D, int8 or 16x8, ungrouped: feature maps of batch 1 up to 4-D, NHWC, strides up to 3, dilated kernels
+    up to 64 high and 64x64 in area, dilations 1 or 2, per-channel weight sums within the accumulator's limit, and
+    scales the NPU's requantization (and TFLite's int32 arithmetic) express exactly."""
     conv = match["conv"]
     if int(conv.attrs.groups) != 1:
         return f"grouped convolution (groups={int(conv.attrs.groups)}) is not supported"
@@ -297,6 +300,7 @@ def check_conv2d(match: Match) -> str:
 
 
 def check_depthwise_conv2d(match: Match) -> str:
+    """DEPTHWISE_CONV_2D with one group per input channel; otherwise the limits of `check_conv2d`."""
     conv = match["conv"]
     channels_in = shape_of(match["ifm"])[3]
     groups = int(conv.attrs.groups)
@@ -363,6 +367,8 @@ def check_transpose_conv(match: Match) -> str:
 
 
 def check_fully_connected(match: Match) -> str:
+    """FULLY_CONNECTED, int8, 16x8 or int8 into int16 (an LSTM's gates), over a 2-D IFM of any batch: the weight
+    sums and scales of `check_conv2d`."""
     ifm_q, w_q, ofm_q = _requant_quants(match)
     weights = const_value(match["weights"])  # TFLite [units, inputs]
     multipliers = fully_connected_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale)
@@ -451,6 +457,7 @@ def _check_run_time_batch_matmul(match: Match) -> str:
 
 
 def _pool_common(match: Match) -> str:
+    """8- or 16-bit NHWC feature maps of batch 1, no ceil mode, strides up to 3."""
     attrs = match["pool"].attrs
     return _first(
         lambda: _feature_map(match["ifm"], "IFM", dtypes=POOL_DTYPES),
@@ -462,6 +469,9 @@ def _pool_common(match: Match) -> str:
 
 
 def check_avg_pool2d(match: Match) -> str:
+    """AVERAGE_POOL_2D: 8- or 16-bit NHWC feature maps of batch 1, strides up to 3, padded kernels up to 8x8 (the
+    NPU divides exactly), unpadded ones up to 64 high and 64x64 (a depthwise convolution), int16 ones of at most
+    504 taps (where the NPU's 1/N scale stops matching TFLite's division)."""
     attrs = match["pool"].attrs
     kernel_h, kernel_w = (int(k) for k in attrs.pool_size)
     padded = any(int(p) for p in attrs.padding)
@@ -498,6 +508,8 @@ def _pool_kernel(kernel_h: int, kernel_w: int) -> str:
 
 
 def check_max_pool2d(match: Match) -> str:
+    """MAX_POOL_2D: 8- or 16-bit NHWC feature maps of batch 1, strides up to 3, a kernel up to 256 high and
+    256x256 in area."""
     kernel_h, kernel_w = (int(k) for k in match["pool"].attrs.pool_size)
     return _first(lambda: _pool_common(match), lambda: _pool_kernel(kernel_h, kernel_w))
 
@@ -539,6 +551,7 @@ def _constant_operand(match: Match) -> str:
 
 
 def _binary(match: Match, same_quant: bool) -> str:
+    """The limits `check_arithmetic` and `check_min_max` share; `same_quant`: inputs quantized as the OFM."""
     lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
 
     def matching() -> str:
@@ -582,6 +595,18 @@ def _binary(match: Match, same_quant: bool) -> str:
         matching,
         scales,
     )
+
+
+def check_arithmetic(match: Match) -> str:
+    """ADD, SUB and MUL: 8- or 16-bit feature maps of batch 1 (or one and a constant) of one type (MUL may narrow),
+    broadcasting size-1 dimensions, each operand and the result quantized freely within the NPU's scales."""
+    return _binary(match, same_quant=False)
+
+
+def check_min_max(match: Match) -> str:
+    """MINIMUM and MAXIMUM: as ADD (`check_arithmetic`), but the NPU compares the raw integers, so both inputs
+    must be quantized as the OFM."""
+    return _binary(match, same_quant=True)
 
 
 def reduced_axes(match: Match) -> tuple[int, ...]:
@@ -1316,11 +1341,11 @@ CHECKS: dict[str, Callable[[Match], str]] = {
     "fully_connected": check_fully_connected,
     "avg_pool2d": check_avg_pool2d,
     "max_pool2d": check_max_pool2d,
-    "add": lambda m: _binary(m, same_quant=False),
-    "subtract": lambda m: _binary(m, same_quant=False),
-    "multiply": lambda m: _binary(m, same_quant=False),
-    "minimum": lambda m: _binary(m, same_quant=True),
-    "maximum": lambda m: _binary(m, same_quant=True),
+    "add": check_arithmetic,
+    "subtract": check_arithmetic,
+    "multiply": check_arithmetic,
+    "minimum": check_min_max,
+    "maximum": check_min_max,
     "mean": check_mean,
     "sum": check_sum,
     "reduce_max": check_reduce_extreme,

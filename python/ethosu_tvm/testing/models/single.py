@@ -16,6 +16,8 @@ _INT16_OPS = _INT16_TFLM_LACKS | {
     "concatenation", "transpose_conv",
     "reverse_v2", "broadcast_to", "cast", "select_v2",
 }
+# Ops with a uint8 variant: TFLite Micro's QUANTIZE between uint8 and int8 (a model's uint8 edges).
+UINT8_OPS = ("quantize",)
 # op kind -> (Net method, number of tensor inputs, default input shape)
 _SINGLE = {
     "conv2d": (Net.conv2d, 1, (1, 8, 8, 4)),
@@ -171,7 +173,7 @@ def make(op: str, seed: int = 0, **params) -> bytes:
     dtype = params.pop("dtype", "int8")
     if dtype not in ("int8", "int16", "uint8"):
         raise ValueError(f"dtype must be 'int8', 'int16' or 'uint8', got {dtype!r}")
-    if dtype == "uint8" and op != "quantize":
+    if dtype == "uint8" and op not in UINT8_OPS:
         raise ValueError(f"op {op!r} has no uint8 variant here; only quantize takes uint8 (into int8)")
     if dtype == "int16" and op not in _INT16_OPS:
         raise ValueError(f"op {op!r} has no int16 variant here; int16 ops: {', '.join(sorted(_INT16_OPS))}")
