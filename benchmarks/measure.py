@@ -230,11 +230,11 @@ def measure_cascader(model: bytes, accelerator: str, count: int, inputs: list[np
 def measure_model(path: Path, accelerators: list[str], work_dir: Path, skip_tflm: bool,
                   cascader_points: int | None = None) -> list[Row]:
     """All rows of one model; with `cascader_points`, each with its cascader curve."""
-    from ethosu_tvm.testing.reference import random_inputs, run_litert
+    from ethosu_tvm.testing.reference import random_inputs, run_model_reference
 
     model = path.read_bytes()
     inputs = random_inputs(model, 0)
-    expected = run_litert(model, inputs)
+    expected = run_model_reference(model, inputs)
     tflm_arena = None
     if not skip_tflm:
         progress(f"{path.name}: TFLite Micro arena")

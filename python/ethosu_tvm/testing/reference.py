@@ -66,6 +66,15 @@ def run_litert(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
     return [interp.get_tensor(detail["index"]).copy() for detail in interp.get_output_details()]
 
 
+def run_model_reference(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """A whole model's reference outputs: LiteRT's reference kernels, or TFLite Micro's where LiteRT refuses the
+    model when loading it (quantization metadata TFLite Micro accepts, as person_detect's bias scales)."""
+    try:
+        return run_litert(model, inputs)
+    except ValueError:
+        return run_tflm(model, inputs, arena_size=64 << 20)
+
+
 def litert_tensors(model: bytes, inputs: list[np.ndarray]) -> dict[int, np.ndarray]:
     """Every tensor LiteRT's reference kernels computed, intermediates included, by TFLite tensor index."""
     interp = _litert_invoke(model, inputs, preserve_all_tensors=True)
