@@ -904,9 +904,10 @@ def _is_power_of_two(tensor) -> bool:
 
 
 def _check_output_shapes(items, outputs, where: str) -> None:
-    """Refuse an output tensor declared with a shape other than the one its operator computes: LiteRT resizes it,
-    TFLite Micro's kernels abort (ADD) or write the computed elements alone, leaving the rest uninitialised (RELU).
-    A computed shape that no tensor may have is named as such first."""
+    """Refuse an output tensor declared with another number of elements than its operator computes: LiteRT resizes
+    it, TFLite Micro's kernels abort (ADD) or write the computed elements alone, leaving the rest uninitialised
+    (RELU). The same elements in another shape (a reduction to a scalar declared (1,)) are what TFLite Micro writes
+    and are kept. A computed shape that no tensor may have is named as such first."""
     for item, output in zip(items, outputs):
         shapes = _tensor_shapes(item.ty)
         if len(shapes) != 1:
@@ -914,7 +915,7 @@ def _check_output_shapes(items, outputs, where: str) -> None:
         (computed,) = shapes
         _check_size(computed, where)
         declared = tuple(int(d) for d in output.tensor.ShapeAsNumpy()) if output.tensor.ShapeLength() else ()
-        if computed != declared:
+        if math.prod(computed) != math.prod(declared):
             raise UnsupportedModelError(f"{where}: output {output.tensor.Name().decode()!r} is declared with shape "
                                         f"{declared}, but the operator computes shape {computed}")
 
