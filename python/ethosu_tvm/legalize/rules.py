@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 from tvm import relax
 
-from ..partition.constraints import (
+from ..partition.npu_view import (
     broadcast_side,
     pack_view,
     permutation_of,
