@@ -31,7 +31,6 @@ from .operands import (
     tensor_of,
     times_multiplier,
 )
-from .unary import table
 
 
 def _float_clamp(match: Match, ofm: Quant, dtype: str = "int8") -> Clamp:
