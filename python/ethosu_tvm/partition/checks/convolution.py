@@ -17,7 +17,7 @@ from ...quantization import (
 )
 from ..npu_view import transpose_conv_padding
 from .arithmetic import centred_magnitude, scalar_scales, scale_range, wrapping_left_shifts
-from .generic import SUPPORTED_DTYPES, activation_quant, feature_map, feature_map_input, first, stride_limit
+from .generic import Tensors, activation, feature_map, first, quantized_io, stride_limit
 
 MAX_DILATED_KERNEL_HEIGHT = 64
 MAX_DILATED_KERNEL_AREA = 64 * 64
@@ -117,12 +117,8 @@ def _conv_common(match: Match, weight_axes: tuple[int, ...], channel_sum_axes: t
     weights = const_value(match["weights"])
     multipliers = conv_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale)
     return first(
-        lambda: feature_map(match["ifm"], "IFM", dtypes=WEIGHTED_DTYPES),
-        lambda: feature_map(match["quantize"], "OFM", dtypes=WEIGHTED_DTYPES),
         lambda: _same_type(match),
         lambda: "" if str(attrs.data_layout) == "NHWC" else f"data layout {attrs.data_layout} is not NHWC",
-        lambda: activation_quant(ifm_q, "IFM"),
-        lambda: activation_quant(ofm_q, "OFM"),
         lambda: stride_limit([int(s) for s in attrs.strides], shape_of(conv)),
         lambda: "" if dilated_h <= MAX_DILATED_KERNEL_HEIGHT else
         f"dilated kernel height is {dilated_h}; it must be in the range [1, {MAX_DILATED_KERNEL_HEIGHT}]",
@@ -207,12 +203,8 @@ def check_fully_connected(match: Match) -> str:
     weights = const_value(match["weights"])  # TFLite [units, inputs]
     multipliers = fully_connected_multipliers(ifm_q.scalar_scale, w_q.scale, ofm_q.scalar_scale)
     return first(
-        lambda: feature_map(match["ifm"], "IFM", batch_one=False, dtypes=WEIGHTED_DTYPES),
         lambda: "" if len(shape_of(match["ifm"])) == 2 else f"IFM is {len(shape_of(match['ifm']))}-D, expected 2-D",
-        lambda: feature_map(match["quantize"], "OFM", batch_one=False, dtypes=WEIGHTED_DTYPES),
         lambda: _same_type(match, widening=True),
-        lambda: activation_quant(ifm_q, "IFM"),
-        lambda: activation_quant(ofm_q, "OFM"),
         lambda: _weights(weights, w_q.zero_point, (1,)),
         lambda: _sixteen_by_eight(match, weights, (1,), multipliers, reduced=False),
         lambda: scale_range(multipliers),
@@ -245,11 +237,6 @@ def check_batch_matmul(match: Match) -> str:
     return first(
         lambda: _left_operand(match),
         operands,
-        lambda: feature_map_input(match["lhs"], "IFM", dtypes=SUPPORTED_DTYPES),
-        lambda: feature_map(match["quantize"], "OFM"),
-        lambda: activation_quant(lhs_q, "IFM"),
-        lambda: activation_quant(rhs_q, "the constant"),
-        lambda: activation_quant(ofm_q, "OFM"),
         lambda: _weights(matrix(), rhs_q.zero_point, depth_axis),
         lambda: scale_range(multipliers()),
         lambda: wrapping_left_shifts(_accumulator_bounds(matrix(), rhs_q.zero_point, depth_axis, match["lhs"],
@@ -278,13 +265,25 @@ def _check_run_time_batch_matmul(match: Match) -> str:
     return first(
         lambda: _left_operand(match),
         batches,
-        lambda: feature_map_input(match["lhs"], "IFM", dtypes=SUPPORTED_DTYPES),
-        lambda: feature_map_input(match["rhs"], "IFM2", dtypes=SUPPORTED_DTYPES),
-        lambda: feature_map(match["quantize"], "OFM"),
-        lambda: activation_quant(lhs_q, "IFM"),
-        lambda: activation_quant(rhs_q, "IFM2"),
-        lambda: activation_quant(ofm_q, "OFM"),
         lambda: scalar_scales(conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)),
         lambda: wrapping_left_shifts(lhs_shape[-1] * products,
                                       conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)),
     )
+
+
+def convolution_tensors(match: Match) -> Tensors:
+    """Convolutions read and write feature maps of batch 1, fully connected layers of any batch."""
+    batch_one = match.kind != "fully_connected"
+    return quantized_io(match, WEIGHTED_DTYPES, (batch_one, batch_one))
+
+
+def batch_matmul_tensors(match: Match) -> Tensors:
+    """The left-hand rows, the right-hand matrix when computed at run time, and the product."""
+    constant = is_const(match["rhs"])
+    yield feature_map(match["lhs"], "IFM")
+    if not constant:
+        yield feature_map(match["rhs"], "IFM2")
+    yield feature_map(match["quantize"], "OFM")
+    yield activation(match["lhs_dq"], "IFM")
+    yield activation(match["rhs_dq"], "the constant" if constant else "IFM2")
+    yield activation(match["quantize"], "OFM")

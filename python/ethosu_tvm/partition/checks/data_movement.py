@@ -20,28 +20,43 @@ from ..npu_view import (
 from .generic import (
     COPY_DTYPES,
     SUPPORTED_DTYPES,
-    activation_quant,
+    FeatureMap,
+    Tensors,
+    activation,
+    copied,
     feature_map,
-    feature_map_input,
-    feature_map_shape,
     first,
     stride_limit,
 )
 
 
+def reshape_tensors(match: Match) -> Tensors:
+    yield copied(match["ifm"], "IFM", batch_one=False)
+    yield feature_map(match["reshape"], "OFM", dtypes=COPY_DTYPES)
+
+
 def check_reshape(match: Match) -> str:
     """A copy of the same integers in another shape (8- or 16-bit). The copy writes one 3-D box, so the OFM has
     batch 1 (of a batch-N OFM it wrote only the first batch); the IFM is read as bytes in the OFM's shape."""
-    return first(
-        lambda: feature_map_input(match["ifm"], "IFM", batch_one=False),
-        lambda: feature_map(match["reshape"], "OFM", dtypes=COPY_DTYPES),
-    )
+    return ""
+
+
+def _inputs(match: Match) -> int:
+    return len(match["concat"].args[0].fields)
+
+
+def concatenation_tensors(match: Match) -> Tensors:
+    """Each input and the output; the input quantizations are the output's (checked as an activation's first)."""
+    yield from (copied(match[f"input{i}"], f"input {i}") for i in range(_inputs(match)))
+    yield feature_map(match["quantize"], "OFM", dtypes=COPY_DTYPES)
+    yield activation(match["quantize"], "OFM")
+    yield from (activation(match[f"input{i}_dq"], f"input {i}") for i in range(_inputs(match)))
 
 
 def check_concatenation(match: Match) -> str:
     """One copy per input into a box of the OFM: boxes are 3-D (batch 1), and the integers are copied unchanged."""
     concat = match["concat"]
-    count = len(concat.args[0].fields)
+    count = _inputs(match)
     ofm_q = quant_of(match["quantize"])
 
     def axis() -> str:
@@ -57,36 +72,37 @@ def check_concatenation(match: Match) -> str:
         return ""
 
     return first(
-        *(lambda i=i: feature_map_input(match[f"input{i}"], f"input {i}") for i in range(count)),
-        lambda: feature_map(match["quantize"], "OFM", dtypes=COPY_DTYPES),
-        lambda: activation_quant(ofm_q, "OFM"),
-        *(lambda i=i: activation_quant(quant_of(match[f"input{i}_dq"]), f"input {i}") for i in range(count)),
         *(lambda i=i: same_quant(i) for i in range(count)),
         axis,
     )
+
+
+def pack_tensors(match: Match) -> Tensors:
+    """Each input (of any batch) and the output in the view the NPU writes."""
+    concat = match["concat"]
+    yield from (copied(match[f"input{i}"], f"input {i}", batch_one=False) for i in range(_inputs(match)))
+    view, _ = pack_view(shape_of(concat), int(concat.attrs.axis) % len(shape_of(concat)))
+    yield FeatureMap(view, dtype_of(concat), "OFM", dtypes=COPY_DTYPES)
 
 
 def check_pack(match: Match) -> str:
     """A concatenation of the inputs along the new axis (each input copied into its box of the OFM's view, see
     `pack_view`)."""
     concat = match["concat"]
-    count = len(concat.args[0].fields)
     rank = len(shape_of(concat))
     axis = int(concat.attrs.axis) % rank
-    view, view_axis = pack_view(shape_of(concat), axis)
+    _, view_axis = pack_view(shape_of(concat), axis)
 
-    def axes() -> str:
-        for i in range(count):
-            expand_axes = [int(a) % rank for a in match[f"expand{i}"].attrs.axis]
-            if expand_axes != [axis]:
-                return f"input {i} gains axes {expand_axes}, the concatenation is along {axis}"
-        return "" if view_axis > 0 else "PACK along the batch axis; the NPU copies 3-D boxes"
+    for i in range(_inputs(match)):
+        expand_axes = [int(a) % rank for a in match[f"expand{i}"].attrs.axis]
+        if expand_axes != [axis]:
+            return f"input {i} gains axes {expand_axes}, the concatenation is along {axis}"
+    return "" if view_axis > 0 else "PACK along the batch axis; the NPU copies 3-D boxes"
 
-    return first(
-        *(lambda i=i: feature_map_input(match[f"input{i}"], f"input {i}", batch_one=False) for i in range(count)),
-        lambda: feature_map_shape(view, dtype_of(concat), "OFM", dtypes=COPY_DTYPES),
-        axes,
-    )
+
+def pad_tensors(match: Match) -> Tensors:
+    yield copied(match["ifm"], "IFM")
+    yield feature_map(match["pad"], "OFM", dtypes=COPY_DTYPES)
 
 
 def check_pad(match: Match) -> str:
@@ -100,11 +116,17 @@ def check_pad(match: Match) -> str:
         return f"pad value {pad_value} is not an {info.dtype} integer"
 
     return first(
-        lambda: feature_map_input(match["ifm"], "IFM"),
-        lambda: feature_map(match["pad"], "OFM", dtypes=COPY_DTYPES),
         lambda: "" if str(attrs.pad_mode) == "constant" else f"{attrs.pad_mode} padding; only constant padding",
         value,
     )
+
+
+def strided_slice_tensors(match: Match) -> Tensors:
+    """The IFM (of any batch), the sliced box, and the OFM in its own shape when axes shrink or appear."""
+    yield copied(match["ifm"], "IFM", batch_one=False)
+    yield feature_map(match["slice"], "OFM", dtypes=COPY_DTYPES)
+    if match.get("reshape") is not None:
+        yield feature_map(match["reshape"], "OFM", False, COPY_DTYPES)
 
 
 def check_strided_slice(match: Match) -> str:
@@ -115,22 +137,14 @@ def check_strided_slice(match: Match) -> str:
     axes, begin, strides = slice_parameters(call)
     strides_4d = (1,) * (4 - len(strides)) + strides
 
-    def box() -> str:
-        if axes != tuple(range(len(shape))) or not all(0 <= b < d for b, d in zip(begin, shape)):
-            return f"strided slice over axes {axes} from {begin}; every axis from a start inside it"
-        sliced = (1,) * (4 - len(shape)) + shape_of(call)
-        if any(s != 1 and sliced[axis] > 1 for axis, s in ((0, strides_4d[0]), (3, strides_4d[3]))):
-            return f"strides {strides}; the NPU strides only height and width"
-        if any(s < 1 for s in strides_4d[1:3]):
-            return f"strides {strides}; the NPU strides forwards"
-        return stride_limit(strides_4d[1:3], sliced)
-
-    return first(
-        lambda: feature_map_input(match["ifm"], "IFM", batch_one=False),
-        lambda: feature_map(call, "OFM", dtypes=COPY_DTYPES),
-        box,
-        lambda: "" if match.get("reshape") is None else feature_map(match["reshape"], "OFM", False, COPY_DTYPES),
-    )
+    if axes != tuple(range(len(shape))) or not all(0 <= b < d for b, d in zip(begin, shape)):
+        return f"strided slice over axes {axes} from {begin}; every axis from a start inside it"
+    sliced = (1,) * (4 - len(shape)) + shape_of(call)
+    if any(s != 1 and sliced[axis] > 1 for axis, s in ((0, strides_4d[0]), (3, strides_4d[3]))):
+        return f"strides {strides}; the NPU strides only height and width"
+    if any(s < 1 for s in strides_4d[1:3]):
+        return f"strides {strides}; the NPU strides forwards"
+    return stride_limit(strides_4d[1:3], sliced)
 
 
 # A 1x1 IFM's upscaled square may take at most this many times the OFM's bytes (a thin OFM would need far more).
@@ -151,6 +165,17 @@ def _resize_size(match: Match, method: str, aligned: bool) -> str:
     return ""
 
 
+def resize_tensors(match: Match) -> Tensors:
+    """Nearest neighbour copies 8- or 16-bit integers; bilinear averages int8 ones of one quantization."""
+    if match.kind == "resize_nearest_neighbor":
+        yield copied(match["ifm"], "IFM")
+        yield feature_map(match["resize"], "OFM", dtypes=COPY_DTYPES)
+        return
+    yield copied(match["ifm"], "IFM", dtypes=SUPPORTED_DTYPES)
+    yield feature_map(match["quantize"], "OFM")
+    yield activation(match["ifm_dq"], "IFM")
+
+
 def check_resize_nearest_neighbor(match: Match) -> str:
     """The NPU's NEAREST upscaling doubles height and width: TFLite's nearest neighbour by 2, 4 or 8 (output (y, x)
     reads (y // k, x // k)) is that doubling repeated, and with corners aligned (it reads the input at round(y / k))
@@ -167,8 +192,6 @@ def check_resize_nearest_neighbor(match: Match) -> str:
         return ""
 
     return first(
-        lambda: feature_map_input(match["ifm"], "IFM"),
-        lambda: feature_map(match["resize"], "OFM", dtypes=COPY_DTYPES),
         mode,
         lambda: _resize_size(match, "nearest neighbour", aligned),
     )
@@ -202,13 +225,17 @@ def check_resize_bilinear(match: Match) -> str:
         return ""
 
     return first(
-        lambda: feature_map_input(match["ifm"], "IFM", dtypes=SUPPORTED_DTYPES),
-        lambda: feature_map(match["quantize"], "OFM"),
-        lambda: activation_quant(ifm_q, "IFM"),
         quant,
         mode,
         lambda: _resize_size(match, "bilinear", transform == "align_corners"),
     )
+
+
+def transpose_tensors(match: Match) -> Tensors:
+    """The IFM (of any batch) and the OFM in the shape the NPU writes (once the IFM's rank is checked)."""
+    yield copied(match["ifm"], "IFM", batch_one=False)
+    permute = match["permute"]
+    yield FeatureMap(transposed_ofm_shape(shape_of(permute)), dtype_of(permute), "OFM", dtypes=COPY_DTYPES)
 
 
 def check_transpose(match: Match) -> str:
@@ -216,18 +243,10 @@ def check_transpose(match: Match) -> str:
     most MAX_EXTENT rows and columns of the (A, B) view."""
     shape, perm = shape_of(match["ifm"]), permutation_of(match)
 
-    def view() -> str:
-        found = transposed_view(shape, perm)
-        if found is None:
-            return (f"TRANSPOSE of {shape} by {perm}; the NPU swaps two axes (unit axes aside, axes that stay"
-                    " together merged) and keeps the innermost after them")
-        if found[:2] != (1, 1) and found[2] > MAX_EXTENT:  # (1, 1, N): a reshape; A and B go in blocks
-            return f"TRANSPOSE viewed as {found}; the depth kept innermost must be at most {MAX_EXTENT}"
-        return ""
-
-    return first(
-        lambda: feature_map_input(match["ifm"], "IFM", batch_one=False),
-        lambda: feature_map_shape(transposed_ofm_shape(shape_of(match["permute"])), dtype_of(match["permute"]),
-                                   "OFM", dtypes=COPY_DTYPES),
-        view,
-    )
+    found = transposed_view(shape, perm)
+    if found is None:
+        return (f"TRANSPOSE of {shape} by {perm}; the NPU swaps two axes (unit axes aside, axes that stay"
+                " together merged) and keeps the innermost after them")
+    if found[:2] != (1, 1) and found[2] > MAX_EXTENT:  # (1, 1, N): a reshape; A and B go in blocks
+        return f"TRANSPOSE viewed as {found}; the depth kept innermost must be at most {MAX_EXTENT}"
+    return ""

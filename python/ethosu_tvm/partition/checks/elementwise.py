@@ -18,7 +18,7 @@ from ...quantization import (
     squared_difference_multipliers,
 )
 from .arithmetic import centred_magnitude, defined_left_shifts, scalar_scales, wrapping_left_shifts
-from .generic import activation_quant, feature_map, first
+from .generic import SUPPORTED_DTYPES, Tensors, activation, feature_map, first
 
 ELEMENTWISE_DTYPES = ("int8", "int16")  # binary elementwise operators
 
@@ -59,6 +59,22 @@ def _constant_operand(match: Match) -> str:
     return ""
 
 
+def _operands(match: Match, dtypes: tuple[str, ...], constants: bool) -> Tensors:
+    """Both operands (with `constants`, a constant one is no feature map: the NPU's IFM2 scalar or a tensor in
+    the constant region) and the result."""
+    for role, what in (("lhs", "IFM"), ("rhs", "IFM2")):
+        if not (constants and is_const(match[role])):
+            yield feature_map(match[role], what, dtypes=dtypes)
+    yield feature_map(match["quantize"], "OFM", dtypes=dtypes)
+    for role, what in (("lhs_dq", "IFM"), ("rhs_dq", "IFM2"), ("quantize", "OFM")):
+        yield activation(match[role], what)
+
+
+def binary_tensors(match: Match) -> Tensors:
+    """ADD, SUB, MUL, MINIMUM and MAXIMUM: 8- or 16-bit feature maps, or one and a constant."""
+    return _operands(match, ELEMENTWISE_DTYPES, constants=True)
+
+
 def _binary(match: Match, same_quant: bool) -> str:
     """The limits `check_arithmetic` and `check_min_max` share; `same_quant`: inputs quantized as the OFM."""
     lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
@@ -93,13 +109,7 @@ def _binary(match: Match, same_quant: bool) -> str:
 
     return first(
         lambda: _constant_operand(match),
-        lambda: "" if is_const(match["lhs"]) else feature_map(match["lhs"], "IFM", dtypes=ELEMENTWISE_DTYPES),
-        lambda: "" if is_const(match["rhs"]) else feature_map(match["rhs"], "IFM2", dtypes=ELEMENTWISE_DTYPES),
-        lambda: feature_map(match["quantize"], "OFM", dtypes=ELEMENTWISE_DTYPES),
         same_type,
-        lambda: activation_quant(lhs_q, "IFM"),
-        lambda: activation_quant(rhs_q, "IFM2"),
-        lambda: activation_quant(ofm_q, "OFM"),
         lambda: _broadcast(shape_of(match["lhs"]), shape_of(match["rhs"]), shape_of(match["quantize"])),
         matching,
         scales,
@@ -116,6 +126,13 @@ def check_min_max(match: Match) -> str:
     """MINIMUM and MAXIMUM: as ADD (`check_arithmetic`), but the NPU compares the raw integers, so both inputs
     must be quantized as the OFM."""
     return _binary(match, same_quant=True)
+
+
+def prelu_tensors(match: Match) -> Tensors:
+    yield feature_map(match["ifm"], "IFM")
+    yield feature_map(match["quantize"], "OFM")
+    for role, what in (("ifm_dq", "IFM"), ("alpha_dq", "alpha"), ("quantize", "OFM")):
+        yield activation(match[role], what)
 
 
 def check_prelu(match: Match) -> str:
@@ -139,16 +156,16 @@ def check_prelu(match: Match) -> str:
         return ""
 
     return first(
-        lambda: feature_map(match["ifm"], "IFM"),
-        lambda: feature_map(match["quantize"], "OFM"),
-        lambda: activation_quant(ifm_q, "IFM"),
-        lambda: activation_quant(alpha_q, "alpha"),
-        lambda: activation_quant(ofm_q, "OFM"),
         alpha,
         lambda: defined_left_shifts(reals()[:1]),
         lambda: scalar_scales(reals()[1:]),
         lambda: wrapping_left_shifts(slopes(), reals()[1]),
     )
+
+
+def squared_difference_tensors(match: Match) -> Tensors:
+    """Two int8 feature maps (a constant operand passes this and is refused by the check)."""
+    return _operands(match, SUPPORTED_DTYPES, constants=False)
 
 
 def check_squared_difference(match: Match) -> str:
@@ -166,12 +183,6 @@ def check_squared_difference(match: Match) -> str:
     return first(
         lambda: "a constant operand; the NPU takes two feature maps" if is_const(match["lhs"]) or is_const(
             match["rhs"]) else "",
-        lambda: feature_map(match["lhs"], "IFM"),
-        lambda: feature_map(match["rhs"], "IFM2"),
-        lambda: feature_map(match["quantize"], "OFM"),
-        lambda: activation_quant(lhs_q, "IFM"),
-        lambda: activation_quant(rhs_q, "IFM2"),
-        lambda: activation_quant(ofm_q, "OFM"),
         lambda: _broadcast(shape_of(match["lhs"]), shape_of(match["rhs"]), shape_of(match["quantize"])),
         scales,
     )

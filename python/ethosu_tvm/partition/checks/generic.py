@@ -1,16 +1,18 @@
 """The limits every NPU operator meets (Vela's generic constraints): its feature maps' types, ranks, extents
-and batch, its activations' quantization, and its strides.
+and batch, and its activations' quantization, which the constraint table applies to the tensors each operator
+declares; and the stride limit.
 
 Each check returns the reason the operator must stay on the host, or "" when the NPU can run it.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
 from ...arch import MAX_EXTENT
-from ...qdq.values import Quant, dtype_of, is_const, shape_of
+from ...qdq.values import Quant, dtype_of, is_const, quant_of, shape_of
 
 TENSOR_DIM_RANGE = (1, MAX_EXTENT)
 STRIDE_RANGE = (1, 3)
@@ -31,41 +33,75 @@ def first(*reasons: Callable[[], str]) -> str:
     return ""
 
 
-def feature_map(expr, what: str, batch_one: bool = True, dtypes: tuple[str, ...] = SUPPORTED_DTYPES) -> str:
-    return feature_map_shape(shape_of(expr), dtype_of(expr), what, batch_one, dtypes)
+@dataclass(frozen=True)
+class FeatureMap:
+    """A tensor an operator reads or writes, in the shape and type the NPU sees it; `constant` when it is a model
+    constant an NPU copy would read."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    what: str
+    batch_one: bool = True
+    dtypes: tuple[str, ...] = SUPPORTED_DTYPES
+    constant: bool = False
+
+    def reason(self) -> str:
+        if self.constant:
+            return f"{self.what} is a constant; the NPU copies feature maps"
+        if self.dtype not in self.dtypes:
+            return f"{self.what} has data type {self.dtype}; tensors must be of type {', '.join(self.dtypes)}"
+        if len(self.shape) > 4:
+            return f"{self.what} is {len(self.shape)}-D; tensors must not be greater than 4-D"
+        low, high = TENSOR_DIM_RANGE
+        if not all(low <= d <= high for d in self.shape):
+            return f"{self.what} has shape {self.shape}; tensor dimensions must be in the range [{low}, {high}]"
+        if self.batch_one and len(self.shape) == 4 and self.shape[0] != 1:
+            return f"{self.what} has batch size {self.shape[0]}; the IFM batch size must be 1"
+        return ""
 
 
-def feature_map_shape(shape: tuple[int, ...], dtype: str, what: str, batch_one: bool = True,
-                       dtypes: tuple[str, ...] = SUPPORTED_DTYPES) -> str:
-    if dtype not in dtypes:
-        return f"{what} has data type {dtype}; tensors must be of type {', '.join(dtypes)}"
-    if len(shape) > 4:
-        return f"{what} is {len(shape)}-D; tensors must not be greater than 4-D"
-    low, high = TENSOR_DIM_RANGE
-    if not all(low <= d <= high for d in shape):
-        return f"{what} has shape {shape}; tensor dimensions must be in the range [{low}, {high}]"
-    if batch_one and len(shape) == 4 and shape[0] != 1:
-        return f"{what} has batch size {shape[0]}; the IFM batch size must be 1"
-    return ""
+@dataclass(frozen=True)
+class Activation:
+    """The quantization of a feature map (weights alone may be quantized per axis)."""
+
+    quant: Quant
+    what: str
+
+    def reason(self) -> str:
+        scale, what = self.quant.scale, self.what
+        if self.quant.per_axis:
+            return f"{what} has per-axis quantization; per-axis quantization is only supported on weights"
+        if not np.all(np.isfinite(scale)) or not np.all(scale > 0):
+            return f"{what} has scale {scale.tolist()}; quantization scales must be finite and positive"
+        if np.any(scale > MAX_ACTIVATION_SCALE):
+            return (f"{what} has scale {float(np.max(scale)):.3g}; the NPU's clamps are given to Vela as real "
+                    f"values in float32, which overflow above a scale of {MAX_ACTIVATION_SCALE:.3g}")
+        return ""
 
 
-def feature_map_input(expr, what: str, batch_one: bool = True, dtypes: tuple[str, ...] = COPY_DTYPES) -> str:
+# What an operator declares for the generic limits, lazily (a later tensor's view may need an earlier one's limits)
+Tensors = Iterator[FeatureMap | Activation]
+
+
+def feature_map(expr, what: str, batch_one: bool = True, dtypes: tuple[str, ...] = SUPPORTED_DTYPES) -> FeatureMap:
+    return FeatureMap(shape_of(expr), dtype_of(expr), what, batch_one, dtypes)
+
+
+def copied(expr, what: str, batch_one: bool = True, dtypes: tuple[str, ...] = COPY_DTYPES) -> FeatureMap:
     """An input a copy reads: a feature map, not a model constant (the frontend leaves those to fold, or to the
     operator that takes them, such as a fully connected layer's transposed weights)."""
-    if is_const(expr):
-        return f"{what} is a constant; the NPU copies feature maps"
-    return feature_map(expr, what, batch_one, dtypes)
+    return FeatureMap(shape_of(expr), dtype_of(expr), what, batch_one, dtypes, is_const(expr))
 
 
-def activation_quant(quant: Quant, what: str) -> str:
-    if quant.per_axis:
-        return f"{what} has per-axis quantization; per-axis quantization is only supported on weights"
-    if not np.all(np.isfinite(quant.scale)) or not np.all(quant.scale > 0):
-        return f"{what} has scale {quant.scale.tolist()}; quantization scales must be finite and positive"
-    if np.any(quant.scale > MAX_ACTIVATION_SCALE):
-        return (f"{what} has scale {float(np.max(quant.scale)):.3g}; the NPU's clamps are given to Vela as real "
-                f"values in float32, which overflow above a scale of {MAX_ACTIVATION_SCALE:.3g}")
-    return ""
+def activation(quantized, what: str) -> Activation:
+    """The quantization of `quantized` (a dequantize or quantize call) as an activation's."""
+    return Activation(quant_of(quantized), what)
+
+
+def generic(tensors: Tensors) -> str:
+    """The first generic limit one of an operator's tensors breaks, in the order it declares them, as Vela checks
+    its generic constraints on every operator before the operator's own."""
+    return next(filter(None, (tensor.reason() for tensor in tensors)), "")
 
 
 def stride_limit(strides, ofm_shape: tuple[int, ...]) -> str:
@@ -75,3 +111,13 @@ def stride_limit(strides, ofm_shape: tuple[int, ...]) -> str:
     if not all(low <= s <= high or extent == 1 for s, extent in zip(strides, out_hw)):
         return f"stride HxW is {strides[0]}x{strides[1]}; stride values must be in the range [{low}, {high}]"
     return ""
+
+
+def quantized_io(match, dtypes: tuple[str, ...] = SUPPORTED_DTYPES, batch_one: tuple[bool, bool] = (True, True),
+                 ofm_dtypes: tuple[str, ...] | None = None) -> Tensors:
+    """The tensors of an operator that reads one quantized IFM ("ifm") and writes one quantized OFM ("quantize"):
+    `batch_one` for each, the OFM of `ofm_dtypes` when given, else of `dtypes` as the IFM."""
+    yield feature_map(match["ifm"], "IFM", batch_one[0], dtypes)
+    yield feature_map(match["quantize"], "OFM", batch_one[1], ofm_dtypes or dtypes)
+    yield activation(match["ifm_dq"], "IFM")
+    yield activation(match["quantize"], "OFM")

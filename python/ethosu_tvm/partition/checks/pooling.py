@@ -4,7 +4,7 @@ from __future__ import annotations
 from ...qdq.match import Match
 from ...qdq.values import dtype_of, shape_of
 from .convolution import MAX_DILATED_KERNEL_AREA, MAX_DILATED_KERNEL_HEIGHT
-from .generic import feature_map, first, stride_limit
+from .generic import Tensors, feature_map, first, stride_limit
 
 MAX_PADDED_AVG_POOL_KERNEL = 8
 MAX_POOL_KERNEL_HEIGHT = 256
@@ -21,12 +21,16 @@ MAX_INT16_AVG_TAPS = 504
 POOL_DTYPES = ("int8", "int16")
 
 
+def pool_tensors(match: Match) -> Tensors:
+    """8- or 16-bit feature maps of batch 1, taken as raw integers (no quantization)."""
+    yield feature_map(match["ifm"], "IFM", dtypes=POOL_DTYPES)
+    yield feature_map(match["out"], "OFM", dtypes=POOL_DTYPES)
+
+
 def _pool_common(match: Match) -> str:
-    """8- or 16-bit NHWC feature maps of batch 1, no ceil mode, strides up to 3."""
+    """NHWC, no ceil mode, strides up to 3."""
     attrs = match["pool"].attrs
     return first(
-        lambda: feature_map(match["ifm"], "IFM", dtypes=POOL_DTYPES),
-        lambda: feature_map(match["out"], "OFM", dtypes=POOL_DTYPES),
         lambda: "" if str(attrs.layout) == "NHWC" else f"layout {attrs.layout} is not NHWC",
         lambda: "" if not bool(attrs.ceil_mode) else "ceil_mode pooling is not supported",
         lambda: stride_limit([int(s) for s in attrs.strides], shape_of(match["pool"])),

@@ -10,30 +10,27 @@ from ...qdq.values import dtype_of, quant_of, shape_of
 from ...quantization import MAX_NPU_SHIFT, shifts_in_range
 from ..npu_view import reduced_axes, reduction_count, reduction_window, sum_multiplier
 from .arithmetic import centred_magnitude, wrapping_left_shift
-from .generic import COPY_DTYPES, SUPPORTED_DTYPES, TENSOR_DIM_RANGE, activation_quant, feature_map, first
+from .generic import COPY_DTYPES, SUPPORTED_DTYPES, TENSOR_DIM_RANGE, Tensors, feature_map, first, quantized_io
 from .pooling import average_kernel, pool_kernel
 
 
-def _reduction(match: Match, kernel_check: Callable[[int, int], str], dtypes: tuple[str, ...]) -> str:
-    """What every reduction on the NPU needs: feature maps (batch 1), per-tensor quantization, and a window whose
-    view and kernel the NPU takes."""
-    shape, axes = shape_of(match["ifm"]), reduced_axes(match)
-    what = match.kind.upper()
+def reduction_tensors(match: Match) -> Tensors:
+    """A reduction's IFM has batch 1, its OFM any: SUM's are 8- or 16-bit, int8 MEAN's IFM is int8 (its sum of
+    either width), int16 MEAN's are int16, REDUCE_MAX's and REDUCE_MIN's int8."""
+    if match.kind == "mean" and dtype_of(match["ifm"]) == "int16":
+        return quantized_io(match, ("int16",), (True, False))
+    if match.kind == "mean":
+        return quantized_io(match, SUPPORTED_DTYPES, (True, False), COPY_DTYPES)
+    return quantized_io(match, COPY_DTYPES if match.kind == "sum" else SUPPORTED_DTYPES, (True, False))
 
-    def window() -> str:
-        view, (kernel_h, kernel_w), _ = reduction_window(shape, axes)
-        low, high = TENSOR_DIM_RANGE
-        if not all(low <= d <= high for d in view):
-            return f"{what} viewed as {view}; each extent must be in the range [{low}, {high}]"
-        return kernel_check(kernel_h, kernel_w)
 
-    return first(
-        lambda: feature_map(match["ifm"], "IFM", dtypes=dtypes),
-        lambda: feature_map(match["quantize"], "OFM", batch_one=False, dtypes=dtypes),
-        lambda: activation_quant(quant_of(match["ifm_dq"]), "IFM"),
-        lambda: activation_quant(quant_of(match["quantize"]), "OFM"),
-        window,
-    )
+def _reduction(match: Match, kernel_check: Callable[[int, int], str]) -> str:
+    """What every reduction on the NPU needs beyond its tensors: a window whose view and kernel the NPU takes."""
+    view, (kernel_h, kernel_w), _ = reduction_window(shape_of(match["ifm"]), reduced_axes(match))
+    low, high = TENSOR_DIM_RANGE
+    if not all(low <= d <= high for d in view):
+        return f"{match.kind.upper()} viewed as {view}; each extent must be in the range [{low}, {high}]"
+    return kernel_check(kernel_h, kernel_w)
 
 
 def _depthwise_kernel(kernel_h: int, kernel_w: int) -> str:
@@ -54,7 +51,7 @@ def check_sum(match: Match) -> str:
         centred = centred_magnitude(dtype_of(match["ifm"]), quant_of(match["ifm_dq"]).scalar_zero_point)
         return wrapping_left_shift(reduction_count(match) * centred, shift, multiplier * 2.0**(shift - 31))
 
-    return first(lambda: _reduction(match, _depthwise_kernel, COPY_DTYPES), scale)
+    return first(lambda: _reduction(match, _depthwise_kernel), scale)
 
 
 def check_mean(match: Match) -> str:
@@ -64,7 +61,7 @@ def check_mean(match: Match) -> str:
     depthwise convolution, requantized by a MUL (see `check_int16_mean`)."""
     if dtype_of(match["ifm"]) == "int16":
         return check_int16_mean(match)
-    return first(lambda: feature_map(match["ifm"], "IFM"), lambda: check_sum(match))
+    return check_sum(match)
 
 
 def _mean_axes(match: Match) -> str:
@@ -91,10 +88,6 @@ def check_int16_mean(match: Match) -> str:
         return ""
 
     return first(
-        lambda: feature_map(match["ifm"], "IFM", dtypes=("int16",)),
-        lambda: feature_map(match["quantize"], "OFM", batch_one=False, dtypes=("int16",)),
-        lambda: activation_quant(ifm_q, "IFM"),
-        lambda: activation_quant(ofm_q, "OFM"),
         lambda: _mean_axes(match),
         lambda: average_kernel(shape[1], shape[2]),
         scale,
@@ -111,10 +104,15 @@ def check_reduce_extreme(match: Match) -> str:
             return f"{match.kind.upper()} with different input and output quantizations"
         return ""
 
-    return first(lambda: _reduction(match, pool_kernel, SUPPORTED_DTYPES), same_quant)
+    return first(lambda: _reduction(match, pool_kernel), same_quant)
 
 
 ARG_MAX_DEPTH = 127  # the reversed index takes the low 7 bits below the value
+
+
+def arg_min_max_tensors(match: Match) -> Tensors:
+    """The int8 values (the indices are the NPU's own integers)."""
+    yield feature_map(match["ifm"], "IFM")
 
 
 def check_arg_min_max(match: Match) -> str:
@@ -125,14 +123,11 @@ def check_arg_min_max(match: Match) -> str:
     axis, index_dtype = int(match["arg"].attrs.axis) % len(shape), dtype_of(match["cast"])
     name = match.kind.upper()
 
-    def form() -> str:
-        if axis != len(shape) - 1:
-            return f"{name} over axis {axis} of a {len(shape)}-D tensor; only over the last (depth) axis"
-        if shape[-1] > ARG_MAX_DEPTH:
-            return f"{name} over {shape[-1]} values; the IFM depth must be at most {ARG_MAX_DEPTH}"
-        if index_dtype not in ("int32", "int64"):
-            return f"{name} with {index_dtype} indices; the NPU writes int32 ones (int64 as int32 pairs)"
-        rows, high = int(np.prod(shape[:-1])), TENSOR_DIM_RANGE[1]
-        return "" if rows <= high else f"{name} over {rows} rows (all but the depth axis); at most {high}"
-
-    return first(lambda: feature_map(match["ifm"], "IFM"), form)
+    if axis != len(shape) - 1:
+        return f"{name} over axis {axis} of a {len(shape)}-D tensor; only over the last (depth) axis"
+    if shape[-1] > ARG_MAX_DEPTH:
+        return f"{name} over {shape[-1]} values; the IFM depth must be at most {ARG_MAX_DEPTH}"
+    if index_dtype not in ("int32", "int64"):
+        return f"{name} with {index_dtype} indices; the NPU writes int32 ones (int64 as int32 pairs)"
+    rows, high = int(np.prod(shape[:-1])), TENSOR_DIM_RANGE[1]
+    return "" if rows <= high else f"{name} over {rows} rows (all but the depth axis); at most {high}"

@@ -10,9 +10,15 @@ from ...qdq.values import REQUANTIZING_TABLES, const_value, dtype_of, quant_of, 
 from ...quantization import leaky_relu_extreme, sigmoid_input_rescale, softmax_int16_input_scaling
 from ..npu_view import softmax_beta
 from .arithmetic import centred_magnitude, defined_left_shifts, scalar_scales, wrapping_left_shifts
-from .generic import COPY_DTYPES, TENSOR_DIM_RANGE, activation_quant, feature_map, first
+from .generic import COPY_DTYPES, SUPPORTED_DTYPES, TENSOR_DIM_RANGE, Tensors, feature_map, first, quantized_io
 
 CAST_WIDENS = {"int8": ("int8", "int16", "int32"), "int16": ("int16", "int32")}
+
+
+def cast_tensors(match: Match) -> Tensors:
+    """The raw integers: an 8- or 16-bit IFM, an OFM of up to 32 bits."""
+    yield feature_map(match["ifm"], "IFM", dtypes=COPY_DTYPES)
+    yield feature_map(match["cast"], "OFM", dtypes=("int8", "int16", "int32"))
 
 
 def check_cast(match: Match) -> str:
@@ -20,28 +26,29 @@ def check_cast(match: Match) -> str:
     where the NPU saturates."""
     ifm_type, ofm_type = dtype_of(match["ifm"]), dtype_of(match["cast"])
 
-    def widens() -> str:
-        if ofm_type not in CAST_WIDENS.get(ifm_type, ()):
-            return f"CAST from {ifm_type} to {ofm_type}; the NPU saturates where narrowing wraps"
-        return ""
+    if ofm_type not in CAST_WIDENS.get(ifm_type, ()):
+        return f"CAST from {ifm_type} to {ofm_type}; the NPU saturates where narrowing wraps"
+    return ""
 
-    return first(
-        lambda: feature_map(match["ifm"], "IFM", dtypes=COPY_DTYPES),
-        lambda: feature_map(match["cast"], "OFM", dtypes=("int8", "int16", "int32")),
-        widens,
-    )
+
+def lookup_tensors(match: Match) -> Tensors:
+    """A table maps int8 feature maps of any batch."""
+    return quantized_io(match, SUPPORTED_DTYPES, (False, False))
+
+
+def _int16(match: Match) -> bool:
+    return dtype_of(match["ifm"]) == "int16"
 
 
 def check_lookup(match: Match) -> str:
     """Unary int8 functions become a 256-entry table: only the feature maps and their quantization matter (and
     that TFLite's requantization defines the table)."""
-    return first(
-        lambda: feature_map(match["ifm"], "IFM", batch_one=False),
-        lambda: feature_map(match["quantize"], "OFM", batch_one=False),
-        lambda: activation_quant(quant_of(match["ifm_dq"]), "IFM"),
-        lambda: activation_quant(quant_of(match["quantize"]), "OFM"),
-        lambda: defined_left_shifts(table_reals(match)) if match.kind in REQUANTIZING_TABLES else "",
-    )
+    return defined_left_shifts(table_reals(match)) if match.kind in REQUANTIZING_TABLES else ""
+
+
+def leaky_relu_tensors(match: Match) -> Tensors:
+    """int16 feature maps of batch 1, or a table's."""
+    return quantized_io(match, ("int16",)) if _int16(match) else lookup_tensors(match)
 
 
 def check_leaky_relu(match: Match) -> str:
@@ -49,7 +56,7 @@ def check_leaky_relu(match: Match) -> str:
     branch's multiplier, two MULs by 1 the NPU computes as TFLite does where no left shift leaves int32: zero
     points 0 (TFLite requires them), alpha ≥ 0 (the NPU's scales are positive), and the MAX or MIN equal to
     TFLite's choice on every int16 value (`leaky_relu_extreme`)."""
-    if dtype_of(match["ifm"]) != "int16":
+    if not _int16(match):
         return check_lookup(match)
     ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
     alpha = float(match["core"].attrs.alpha)
@@ -67,10 +74,6 @@ def check_leaky_relu(match: Match) -> str:
         return ""
 
     return first(
-        lambda: feature_map(match["ifm"], "IFM", dtypes=("int16",)),
-        lambda: feature_map(match["quantize"], "OFM", dtypes=("int16",)),
-        lambda: activation_quant(ifm_q, "IFM"),
-        lambda: activation_quant(ofm_q, "OFM"),
         form,
         lambda: defined_left_shifts(table_reals(match)),
         lambda: scalar_scales(table_reals(match)),
@@ -82,10 +85,15 @@ def check_leaky_relu(match: Match) -> str:
 INT16_SIGMOID_OUTPUT = (1.0 / 32768.0, 0)  # TFLite fixes the int16 TANH and LOGISTIC output quantization
 
 
+def sigmoid_family_tensors(match: Match) -> Tensors:
+    """int16 feature maps of any batch, or a table's."""
+    return quantized_io(match, ("int16",), (False, False)) if _int16(match) else lookup_tensors(match)
+
+
 def check_sigmoid_family(match: Match) -> str:
     """int8 TANH and LOGISTIC are tables (`check_lookup`); int16 ones the NPU's built-in functions, whose input
     scaling must not exceed 16 bits (TFLite's 32-bit product of input and multiplier would wrap)."""
-    if dtype_of(match["ifm"]) != "int16":
+    if not _int16(match):
         return check_lookup(match)
     ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
 
@@ -102,39 +110,52 @@ def check_sigmoid_family(match: Match) -> str:
                                                 " multiplier must stay below 2^16")
 
     return first(
-        lambda: feature_map(match["ifm"], "IFM", batch_one=False, dtypes=("int16",)),
-        lambda: feature_map(match["quantize"], "OFM", batch_one=False, dtypes=("int16",)),
-        lambda: activation_quant(ifm_q, "IFM"),
-        lambda: activation_quant(ofm_q, "OFM"),
         quantization,
         input_scale,
     )
+
+
+def _types(match: Match) -> tuple[str, str]:
+    return dtype_of(match["ifm"]), dtype_of(match["quantize"])
+
+
+def _mixed(types: tuple[str, str]) -> bool:
+    """A QUANTIZE from or to uint8, or between int8 and int16."""
+    return "uint8" in types or sorted(types) == ["int16", "int8"]
+
+
+def requantize_tensors(match: Match) -> Tensors:
+    """Feature maps of batch 1 of their own types when mixed, int16 ones, or a table's."""
+    types = _types(match)
+    if _mixed(types):
+        return quantized_io(match, types)
+    return quantized_io(match, ("int16",)) if types[0] == "int16" else lookup_tensors(match)
 
 
 def check_requantize(match: Match) -> str:
     """int8 QUANTIZE is a table (`check_lookup`); int16 to int16 a scaled 1x1 average pool, and int8 from or to
     uint8 or int16 too (`_check_mixed_requantize`). TFLite shifts the centred int16 input left before its multiply,
     so effective scales from 2^15 on could overflow its 32 bits."""
-    types = dtype_of(match["ifm"]), dtype_of(match["quantize"])
-    if "uint8" in types or sorted(types) == ["int16", "int8"]:
+    types = _types(match)
+    if _mixed(types):
         return _check_mixed_requantize(match, types)
     if types[0] != "int16":
         return check_lookup(match)
     ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
     real = np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale)
     return first(
-        lambda: feature_map(match["ifm"], "IFM", dtypes=("int16",)),
-        lambda: feature_map(match["quantize"], "OFM", dtypes=("int16",)),
-        lambda: activation_quant(ifm_q, "IFM"),
-        lambda: activation_quant(ofm_q, "OFM"),
         lambda: "" if real < 1 << 15 else f"effective scale {real:.6g}; int16 requantization needs it below 2^15",
         lambda: scalar_scales([real]),
     )
 
 
+def quantize_int32_tensors(match: Match) -> Tensors:
+    yield feature_map(match["quantize"], "OFM", batch_one=False, dtypes=("int8", "int16"))
+
+
 def check_quantize_int32(match: Match) -> str:
     """QUANTIZE to int32 stays on the CPU, as in Vela: the NPU requantizes into int8 and int16 only here."""
-    return feature_map(match["quantize"], "OFM", batch_one=False, dtypes=("int8", "int16"))
+    return ""
 
 
 def _check_mixed_requantize(match: Match, types: tuple[str, str]) -> str:
@@ -145,10 +166,6 @@ def _check_mixed_requantize(match: Match, types: tuple[str, str]) -> str:
     real = np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale)
     return first(
         lambda: "" if "int8" in types else f"{types[0]} to {types[1]}; uint8 is requantized from or to int8 only",
-        lambda: feature_map(match["ifm"], "IFM", dtypes=types),
-        lambda: feature_map(match["quantize"], "OFM", dtypes=types),
-        lambda: activation_quant(ifm_q, "IFM"),
-        lambda: activation_quant(ofm_q, "OFM"),
         lambda: wrapping_left_shifts(centred_magnitude(types[0], ifm_q.scalar_zero_point), [real]),
         lambda: scalar_scales([real]),
     )
@@ -157,6 +174,11 @@ def _check_mixed_requantize(match: Match, types: tuple[str, str]) -> str:
 SOFTMAX_OUTPUT = {"int8": (1.0 / 256.0, -128), "int16": (1.0 / 32768.0, 0)}  # TFLite fixes the output quantization
 # int16: the rescaled input differences (up to 65535 · 2^left shift) must fit the 32-bit OFM of the scaled SUB
 MAX_SOFTMAX_INT16_LEFT_SHIFT = 15
+
+
+def softmax_tensors(match: Match) -> Tensors:
+    """8- or 16-bit feature maps of batch 1, the OFM of the IFM's type."""
+    return quantized_io(match, COPY_DTYPES, ofm_dtypes=(dtype_of(match["ifm"]),))
 
 
 def check_softmax(match: Match) -> str:
@@ -199,10 +221,6 @@ def check_softmax(match: Match) -> str:
                                          f"softmax rows must be at most {high}")
 
     return first(
-        lambda: feature_map(match["ifm"], "IFM", dtypes=COPY_DTYPES),
-        lambda: feature_map(match["quantize"], "OFM", dtypes=(dtype,)),
-        lambda: activation_quant(quant_of(match["ifm_dq"]), "IFM"),
-        lambda: activation_quant(quant_of(match["quantize"]), "OFM"),
         axis,
         beta,
         output,
