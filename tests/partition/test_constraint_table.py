@@ -1,5 +1,6 @@
-"""The constraint table: every NPU pattern kind has its tensors, its check and a legalize rule, and the generic limits
-on the tensors are checked before the kind's own check, as Vela checks its generic constraints first."""
+"""The constraint table: every NPU pattern kind has its tensors, its check and a legalize rule, and an operator's form,
+the generic limits on its tensors and its own check are checked in that order (Vela checks its generic constraints
+before each operator's own)."""
 from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.legalize.rules import RULES
 from ethosu_tvm.partition import partition_for_ethosu
@@ -33,3 +34,9 @@ def test_the_operators_own_check_follows_the_generic_limits():
     net.output(net.max_pool2d(net.input((1, 12, 12, 4)), pool=(2, 2), stride=(4, 4)))
     assert _reason(net.build()) == "stride HxW is 4x4; stride values must be in the range [1, 3]"
 
+
+
+def test_the_form_of_an_operator_is_reported_before_the_generic_limits():
+    """Run-time operands of other batch axes are no NPU BATCH_MATMUL, whatever their batch sizes."""
+    model = models.make("batch_matmul", 0, in_shape=(2, 1, 3, 6), in2_shape=(4, 6, 5))
+    assert _reason(model) == "batch axes (2, 1) and (4,) differ; the NPU does not broadcast them"

@@ -133,25 +133,41 @@ def _conv_common(match: Match, weight_axes: tuple[int, ...], channel_sum_axes: t
     )
 
 
+def ungrouped(match: Match) -> str:
+    groups = int(match["conv"].attrs.groups)
+    return "" if groups == 1 else f"grouped convolution (groups={groups}) is not supported"
+
+
 def check_conv2d(match: Match) -> str:
     """CONV_2D, int8 or 16x8, ungrouped: feature maps of batch 1 up to 4-D, NHWC, strides up to 3, dilated kernels
     up to 64 high and 64x64 in area, dilations 1 or 2, per-channel weight sums within the accumulator's limit, and
     scales the NPU's requantization (and TFLite's int32 arithmetic) express exactly."""
-    conv = match["conv"]
-    if int(conv.attrs.groups) != 1:
-        return f"grouped convolution (groups={int(conv.attrs.groups)}) is not supported"
     return _conv_common(match, weight_axes=(0, 1, 2), channel_sum_axes=(0, 1, 2))  # HWIO: sum over H, W, I
+
+
+def group_per_channel(match: Match) -> str:
+    channels_in = shape_of(match["ifm"])[3]
+    groups = int(match["conv"].attrs.groups)
+    if groups != channels_in:
+        return f"grouped convolution (groups={groups}, {channels_in} input channels) is not supported"
+    return ""
 
 
 def check_depthwise_conv2d(match: Match) -> str:
     """DEPTHWISE_CONV_2D with one group per input channel; otherwise the limits of `check_conv2d`."""
-    conv = match["conv"]
-    channels_in = shape_of(match["ifm"])[3]
-    groups = int(conv.attrs.groups)
-    if groups != channels_in:
-        return f"grouped convolution (groups={groups}, {channels_in} input channels) is not supported"
     # TFLite [1, H, W, C·M]: each output channel sums over H and W
     return _conv_common(match, weight_axes=(0, 1, 3), channel_sum_axes=(0, 1, 2))
+
+
+def transpose_conv_form(match: Match) -> str:
+    """TFLite's TRANSPOSE_CONV as the frontend writes it."""
+    attrs = match["conv"].attrs
+    layouts = (str(attrs.data_layout), str(attrs.kernel_layout), str(attrs.out_layout))
+    if layouts != ("NHWC", "IOHW", "NHWC") or int(attrs.groups) != 1:
+        return f"TRANSPOSE_CONV with layouts {layouts} and groups={int(attrs.groups)}; only NHWC/IOHW, one group"
+    if tuple(int(d) for d in attrs.dilation) != (1, 1) or any(int(p) for p in attrs.output_padding):
+        return "TRANSPOSE_CONV with dilation or output padding; TFLite's has neither"
+    return ""
 
 
 def check_transpose_conv(match: Match) -> str:
@@ -160,17 +176,8 @@ def check_transpose_conv(match: Match) -> str:
     within a kernel of padding on each side of the (upscaled) IFM, which TFLite's SAME and VALID give unless the
     kernel is smaller than the stride."""
     conv = match["conv"]
-    attrs = conv.attrs
-    layouts = (str(attrs.data_layout), str(attrs.kernel_layout), str(attrs.out_layout))
     kernel_h, kernel_w = shape_of(conv.args[1])[2:]
-    strides = tuple(int(s) for s in attrs.strides)
-
-    def form() -> str:
-        if layouts != ("NHWC", "IOHW", "NHWC") or int(attrs.groups) != 1:
-            return f"TRANSPOSE_CONV with layouts {layouts} and groups={int(attrs.groups)}; only NHWC/IOHW, one group"
-        if tuple(int(d) for d in attrs.dilation) != (1, 1) or any(int(p) for p in attrs.output_padding):
-            return "TRANSPOSE_CONV with dilation or output padding; TFLite's has neither"
-        return ""
+    strides = tuple(int(s) for s in conv.attrs.strides)
 
     def stride() -> str:
         one_row = strides == (1, 2) and shape_of(match["ifm"])[1] == 1 and kernel_h == 1
@@ -190,10 +197,9 @@ def check_transpose_conv(match: Match) -> str:
         return ""
 
     # IOHW: each output channel sums over I, H and W (int8, or 16x8 as CONV_2D: `_conv_common`).
-    return first(form,
-                  lambda: _conv_common(match, weight_axes=(0, 2, 3), channel_sum_axes=(0, 2, 3),
-                                       kernel=(kernel_h, kernel_w)),
-                  stride, padding)
+    return first(lambda: _conv_common(match, weight_axes=(0, 2, 3), channel_sum_axes=(0, 2, 3),
+                                      kernel=(kernel_h, kernel_w)),
+                 stride, padding)
 
 
 def check_fully_connected(match: Match) -> str:
@@ -220,23 +226,15 @@ def check_batch_matmul(match: Match) -> str:
     rhs_shape = shape_of(match["rhs"])
     if not is_const(match["rhs"]):
         return _check_run_time_batch_matmul(match)
-
-    def operands() -> str:
-        if any(d != 1 for d in rhs_shape[:-2]):
-            return f"the constant has shape {rhs_shape}; the NPU takes one matrix for every batch"
-        return ""
-
     depth_axis = (1,) if match.get("rhs_t") is not None else (0,)
 
-    def matrix() -> np.ndarray:  # once `operands` holds
+    def matrix() -> np.ndarray:  # once `batch_matmul_form` holds
         return np.asarray(const_value(match["rhs"])).reshape(rhs_shape[-2:])
 
     def multipliers() -> np.ndarray:  # once the scales are checked
         return conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)
 
     return first(
-        lambda: _left_operand(match),
-        operands,
         lambda: _weights(matrix(), rhs_q.zero_point, depth_axis),
         lambda: scale_range(multipliers()),
         lambda: wrapping_left_shifts(_accumulator_bounds(matrix(), rhs_q.zero_point, depth_axis, match["lhs"],
@@ -244,27 +242,26 @@ def check_batch_matmul(match: Match) -> str:
     )
 
 
-def _left_operand(match: Match) -> str:
-    """Both BATCH_MATMUL forms read the left-hand rows from a feature map as they are."""
+def batch_matmul_form(match: Match) -> str:
+    """Both BATCH_MATMUL forms read the left-hand rows from a feature map as they are; a constant right-hand
+    matrix is one for every batch, operands computed at run time have the same batch axes."""
+    lhs_shape, rhs_shape = shape_of(match["lhs"]), shape_of(match["rhs"])
     if is_const(match["lhs"]) or match.get("lhs_t") is not None:
         return "a constant or transposed (adj_x) left operand; the NPU reads the left-hand rows as they are"
+    if is_const(match["rhs"]) and any(d != 1 for d in rhs_shape[:-2]):
+        return f"the constant has shape {rhs_shape}; the NPU takes one matrix for every batch"
+    if not is_const(match["rhs"]) and lhs_shape[:-2] != rhs_shape[:-2]:
+        return f"batch axes {lhs_shape[:-2]} and {rhs_shape[:-2]} differ; the NPU does not broadcast them"
     return ""
 
 
 def _check_run_time_batch_matmul(match: Match) -> str:
     lhs_q, rhs_q, ofm_q = quant_of(match["lhs_dq"]), quant_of(match["rhs_dq"]), quant_of(match["quantize"])
-    lhs_shape, rhs_shape = shape_of(match["lhs"]), shape_of(match["rhs"])  # lhs [..., rows, depth] (no adj_x)
+    lhs_shape = shape_of(match["lhs"])  # [..., rows, depth] (no adj_x)
     products = (centred_magnitude(dtype_of(match["lhs"]), lhs_q.scalar_zero_point)
                 * centred_magnitude(dtype_of(match["rhs"]), rhs_q.scalar_zero_point))  # bound of each term
 
-    def batches() -> str:
-        if lhs_shape[:-2] != rhs_shape[:-2]:
-            return f"batch axes {lhs_shape[:-2]} and {rhs_shape[:-2]} differ; the NPU does not broadcast them"
-        return ""
-
     return first(
-        lambda: _left_operand(match),
-        batches,
         lambda: scalar_scales(conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)),
         lambda: wrapping_left_shifts(lhs_shape[-1] * products,
                                       conv_multipliers(lhs_q.scalar_scale, rhs_q.scale, ofm_q.scalar_scale)),

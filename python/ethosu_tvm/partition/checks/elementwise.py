@@ -41,7 +41,7 @@ _ABSORBING = {"multiply": lambda value, zero_point, info: value == zero_point,
               "maximum": lambda value, zero_point, info: value == info.max}
 
 
-def _constant_operand(match: Match) -> str:
+def constant_operand(match: Match) -> str:
     """A one-element constant operand is the NPU's IFM2 scalar (operands reversed when it is the left one), a larger
     one a tensor in the constant region (IFM2, or the IFM when the feature map is the operand that broadcasts)."""
     roles = [role for role in ("lhs", "rhs") if is_const(match[role])]
@@ -108,7 +108,6 @@ def _binary(match: Match, same_quant: bool) -> str:
         return ""
 
     return first(
-        lambda: _constant_operand(match),
         same_type,
         lambda: _broadcast(shape_of(match["lhs"]), shape_of(match["rhs"]), shape_of(match["quantize"])),
         matching,
@@ -163,8 +162,14 @@ def check_prelu(match: Match) -> str:
     )
 
 
+def no_constant_operand(match: Match) -> str:
+    if is_const(match["lhs"]) or is_const(match["rhs"]):
+        return "a constant operand; the NPU takes two feature maps"
+    return ""
+
+
 def squared_difference_tensors(match: Match) -> Tensors:
-    """Two int8 feature maps (a constant operand passes this and is refused by the check)."""
+    """Two int8 feature maps."""
     return _operands(match, SUPPORTED_DTYPES, constants=False)
 
 
@@ -181,8 +186,6 @@ def check_squared_difference(match: Match) -> str:
         return scalar_scales(reals) or wrapping_left_shifts(difference**2, reals[2])
 
     return first(
-        lambda: "a constant operand; the NPU takes two feature maps" if is_const(match["lhs"]) or is_const(
-            match["rhs"]) else "",
         lambda: _broadcast(shape_of(match["lhs"]), shape_of(match["rhs"]), shape_of(match["quantize"])),
         scales,
     )

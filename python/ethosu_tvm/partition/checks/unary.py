@@ -124,6 +124,14 @@ def _mixed(types: tuple[str, str]) -> bool:
     return "uint8" in types or sorted(types) == ["int16", "int8"]
 
 
+def requantize_form(match: Match) -> str:
+    """TFLite Micro requantizes uint8 from or to int8 only."""
+    types = _types(match)
+    if _mixed(types) and "int8" not in types:
+        return f"{types[0]} to {types[1]}; uint8 is requantized from or to int8 only"
+    return ""
+
+
 def requantize_tensors(match: Match) -> Tensors:
     """Feature maps of batch 1 of their own types when mixed, int16 ones, or a table's."""
     types = _types(match)
@@ -165,7 +173,6 @@ def _check_mixed_requantize(match: Match, types: tuple[str, str]) -> str:
     ifm_q, ofm_q = quant_of(match["ifm_dq"]), quant_of(match["quantize"])
     real = np.float64(ifm_q.scalar_scale) / np.float64(ofm_q.scalar_scale)
     return first(
-        lambda: "" if "int8" in types else f"{types[0]} to {types[1]}; uint8 is requantized from or to int8 only",
         lambda: wrapping_left_shifts(centred_magnitude(types[0], ifm_q.scalar_zero_point), [real]),
         lambda: scalar_scales([real]),
     )
