@@ -1,4 +1,5 @@
-"""The tarball's CMakeLists.txt: the model as a static library target; an NPU model links the driver's target.
+"""The tarball's CMakeLists.txt: the model as a static library target; an NPU model links the driver's target, any
+model the kernel libraries' targets.
 
 Host-only models are built and run through it on QEMU in tests/qemu; here an NPU model's library is built with
 CMake and the host gcc against a driver target made of the run shim's ethosu_driver.h."""
@@ -33,13 +34,14 @@ def test_host_only_model_needs_no_driver():
     host_files = [f for f in FILES if not f.startswith("runtime/")]
     text = cmake_lists("tvmgen_default", host_files, 0, 0)
     assert "runtime" not in text and "DRIVER" not in text and "ethosu_tvm_npu.c" not in text
+    assert text.endswith("target_link_libraries(tvmgen_default PUBLIC ${ETHOSU_TVM_KERNEL_LIBRARIES})\n")
 
 
 def _cmake(source: Path, build: Path) -> subprocess.CompletedProcess:
     configure = subprocess.run(["cmake", "-S", str(source), "-B", str(build)], capture_output=True, text=True)
     if configure.returncode != 0:
         return configure
-    return subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True)
+    return subprocess.run(["cmake", "--build", str(build), "--verbose"], capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +59,10 @@ def npu_mlf(tmp_path_factory) -> Path:
 def _application(tmp_path: Path, mlf: Path, driver: bool) -> Path:
     app = tmp_path / "app"
     app.mkdir()
-    lines = ["cmake_minimum_required(VERSION 3.13)", "project(app C)"]
+    lines = ["cmake_minimum_required(VERSION 3.13)", "project(app C)",
+             # a kernel library, seen in the model's compile lines through its usage requirement
+             "add_library(fake_nn INTERFACE)", "target_compile_definitions(fake_nn INTERFACE FAKE_NN_LINKED=1)",
+             'set(ETHOSU_TVM_KERNEL_LIBRARIES "fake_nn" CACHE STRING "")']
     if driver:  # what add_subdirectory(<ethos-u-core-driver>) defines, with the shim's header
         lines += ["add_library(ethosu_core_driver INTERFACE)",
                   f"target_include_directories(ethosu_core_driver INTERFACE {SHIM})"]
@@ -69,6 +74,8 @@ def _application(tmp_path: Path, mlf: Path, driver: bool) -> Path:
 def test_npu_model_library_builds_against_the_driver_target(tmp_path, npu_mlf):
     result = _cmake(_application(tmp_path, npu_mlf, driver=True), tmp_path / "build")
     assert result.returncode == 0, result.stdout + result.stderr
+    compiles = [line for line in result.stdout.splitlines() if line.endswith("default_lib0.c")]
+    assert len(compiles) == 1 and "-DFAKE_NN_LINKED=1" in compiles[0]
     symbols = subprocess.run(["nm", str(tmp_path / "build/model/libtvmgen_default.a")], capture_output=True,
                              text=True).stdout
     assert " T tvmgen_default_run" in symbols and " T ethosu_tvm_npu_invoke" in symbols

@@ -2,8 +2,9 @@
 `add_subdirectory` instead of copying source lists and include paths out of the tarball by hand.
 
 It is derived from the tarball's own file list (every `*/src/*.c` compiled, every `*/include` exported), so it
-cannot miss a file; an NPU model (it ships `runtime/`, the driver glue) links the Ethos-U core driver, a CMake target
-the application defines. The sections the memory plan fills are named with their sizes for the linker script.
+cannot miss a file; an NPU model (it ships `runtime/`, the driver glue) links the Ethos-U core driver, and any model
+the kernel libraries its host kernels call: CMake targets the application defines. The sections the memory plan
+fills are named with their sizes for the linker script.
 """
 from __future__ import annotations
 
@@ -41,6 +42,11 @@ def cmake_lists(target: str, files: list[str], constants_size: int, workspace_si
         f"target_include_directories({target} PUBLIC",
         *(f"  ${{CMAKE_CURRENT_SOURCE_DIR}}/{include}" for include in includes),
         ")",
+        "",
+        "# Host kernels built by a kernel library (e.g. CMSIS-NN, registered in ethosu_tvm.host.REGISTRY) call its",
+        "# functions: name the CMake targets that provide them (empty: the portable kernels need none).",
+        'set(ETHOSU_TVM_KERNEL_LIBRARIES "" CACHE STRING "CMake targets of the kernel libraries the model calls")',
+        f"target_link_libraries({target} PUBLIC ${{ETHOSU_TVM_KERNEL_LIBRARIES}})",
     ]
     if npu:
         lines += [
