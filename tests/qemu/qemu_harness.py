@@ -54,10 +54,10 @@ def qemu_available() -> bool:
     return Path(specs).is_absolute() and Path(specs).is_file()
 
 
-def cmake_build(source: Path, build: Path) -> Path:
-    """Configure and build the CMake project `source` with the template's toolchain file; the firmware.elf built."""
+def cmake_build(source: Path, build: Path, toolchain: Path | str = TOOLCHAIN_FILE, *options: str) -> Path:
+    """Configure (with `options`) and build the CMake project `source` for arm-none-eabi; the firmware.elf built."""
     assert qemu_available(), MISSING_TOOLS
-    for command in ([CMAKE, "-S", str(source), "-B", str(build), f"-DCMAKE_TOOLCHAIN_FILE={TOOLCHAIN_FILE}"],
+    for command in ([CMAKE, "-S", str(source), "-B", str(build), f"-DCMAKE_TOOLCHAIN_FILE={toolchain}", *options],
                     [CMAKE, "--build", str(build)]):
         step = subprocess.run(command, capture_output=True, text=True)
         assert step.returncode == 0, f"{' '.join(command)} failed:\n{step.stdout[-3000:]}\n{step.stderr}"
