@@ -43,7 +43,8 @@ def read_mlf(module: str, directory: Path):
 def add_input_arguments(parser) -> None:
     parser.add_argument("--inputs", metavar="IN.npz", help="input arrays by model input name (default: --fill-mode)")
     parser.add_argument("--fill-mode", default="random", choices=["random", "zeros", "ones"],
-                        help="inputs to use when --inputs is not given (random: seeded, reproducible)")
+                        help="inputs to use when --inputs is not given (random: seeded, reproducible; N(0, 1) for "
+                             "float32 inputs)")
 
 
 def model_inputs(args, interface) -> dict[str, np.ndarray]:
@@ -57,8 +58,10 @@ def model_inputs(args, interface) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(0)
     arrays = {}
     for field in interface.inputs:
-        info = np.iinfo(field.dtype)
-        if args.fill_mode == "random":
+        if args.fill_mode == "random" and np.dtype(field.dtype).kind == "f":  # a float32 input: N(0, 1)
+            arrays[field.name] = rng.standard_normal(size=field.shape).astype(field.dtype)
+        elif args.fill_mode == "random":
+            info = np.iinfo(field.dtype)
             arrays[field.name] = rng.integers(info.min, info.max + 1, size=field.shape, dtype=field.dtype)
         else:
             arrays[field.name] = np.full(field.shape, 0 if args.fill_mode == "zeros" else 1, dtype=field.dtype)
