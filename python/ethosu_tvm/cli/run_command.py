@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import process
+from .. import collector
 from .errors import CommandError
 from ..output_files import check_writable, write_atomically
 from .files import read_input_file
@@ -102,7 +102,7 @@ def run(args) -> int:
     from ..aot.interface import INTERFACE_PATH, ModelInterface
     from ..run.host_program import HostProgram
 
-    process.resume()
+    collector.resume()
 
     if args.outputs:
         check_writable(Path(args.outputs))
