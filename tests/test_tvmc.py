@@ -304,13 +304,13 @@ def test_errors_through_the_console_command(tmp_path):
 
 def test_garbage_collector_paused_only_for_the_tvmc_process_imports(tmp_path):
     """The `tvmc` process pauses Python's collector during its imports and freezes what they created
-    (ethosu_tvm.process); `main` called inside another program leaves that program's collector alone."""
+    (ethosu_tvm.collector); `main` called inside another program leaves that program's collector alone."""
     import gc
 
     frozen = gc.get_freeze_count()
     assert tvmc(["compile", str(_write(tmp_path, "x.tflite", b"junk")), TARGET, "-o", str(tmp_path / "o.tar")]) == 2
     assert gc.isenabled() and gc.get_freeze_count() == frozen
-    probe = ("import gc, ethosu_tvm.process as p; p.pause(); paused = not gc.isenabled(); import tvm; p.resume(); "
+    probe = ("import gc, ethosu_tvm.collector as p; p.pause(); paused = not gc.isenabled(); import tvm; p.resume(); "
              "print(paused, gc.isenabled(), gc.get_freeze_count() > 100_000)")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["True", "True", "True"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import process
+from .. import collector
 from .errors import CommandError
 from ..output_files import check_writable, write_atomically
 from .files import add_input_arguments, model_inputs, read_mlf
@@ -72,7 +72,7 @@ def _hidden_note(hidden: tuple[int, ...]) -> None:
 def run(args) -> int:
     from ..run.host_program import HostProgram
 
-    process.resume()
+    collector.resume()
 
     if args.outputs:
         check_writable(Path(args.outputs))
