@@ -1,5 +1,6 @@
-"""The Ethos-U performance model: its estimates equal the simulator's on the streams code generation produces, the
-block config it picks is the fastest valid one, weight traversal follows Vela, and stripe costs behave."""
+"""Code generation's cost model (`codegen.operation_cost`, `block_config`, `weight_stream`, `stripe_cost`): its
+estimates equal the simulator's on the streams code generation produces, the block config it picks is the fastest
+valid one, weight traversal follows Vela, and the stripe costs the cascader ranks plans by behave."""
 import copy
 import tempfile
 from pathlib import Path
@@ -8,19 +9,15 @@ import numpy as np
 import pytest
 from ethosu.vela import api as vapi
 
-from ethosu_tvm.cascader.ethosu import (
-    block_traversal,
-    choose_block_config,
-    estimate_cycles,
-    find_block_configs,
-    performance,
-    stripe_buffering,
-    stripe_cost,
-)
-from ethosu_tvm.codegen import compile_npu_graph
+from ethosu_tvm.arch.system import DEFAULT_SYSTEM
+from ethosu_tvm.codegen import block_config, compile_npu_graph
 from ethosu_tvm.codegen.artifact import build_operations
+from ethosu_tvm.codegen.block_config import choose_block_config, find_block_configs
 from ethosu_tvm.codegen.memory import CONSTANTS_REGION, SCRATCH_REGION
+from ethosu_tvm.codegen.operation_cost import costing, estimate_cycles
+from ethosu_tvm.codegen.stripe_cost import stripe_buffering, stripe_cost
 from ethosu_tvm.codegen.tir_to_npu import translate
+from ethosu_tvm.codegen.weight_stream import block_traversal, convolution_traversal
 from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.legalize import legalize
 from ethosu_tvm.legalize.ops import (
@@ -149,8 +146,8 @@ def unremembered_block_configs():
     """choose_block_config and find_block_configs remember their answers for an equal operation: a test that
     patches Vela's search must not leave its answers to the tests after it (in the same process)."""
     yield
-    performance._choose_block_config.cache_clear()
-    performance._find_block_configs.cache_clear()
+    block_config._choose_block_config.cache_clear()
+    block_config._find_block_configs.cache_clear()
 
 
 def test_no_block_config_when_nothing_fits(monkeypatch, unremembered_block_configs):
@@ -160,15 +157,15 @@ def test_no_block_config_when_nothing_fits(monkeypatch, unremembered_block_confi
         raise AssertionError("Vela asserts when no block fits in SHRAM")
 
     monkeypatch.setattr(vapi, "npu_find_block_configs", nothing_fits)
-    performance._choose_block_config.cache_clear()  # the answers before the patch are remembered
-    performance._find_block_configs.cache_clear()
+    block_config._choose_block_config.cache_clear()  # the answers before the patch are remembered
+    block_config._find_block_configs.cache_clear()
     assert find_block_configs(npu_op, U55_128) == []
     assert choose_block_config(npu_op, U55_128) is None
 
 
 def _choice_key(npu_op):
     """What choose_block_config remembers its choice by."""
-    return (performance._BlockSearch(npu_op), performance._costing(npu_op, U55_128, performance.DEFAULT_SYSTEM))
+    return (block_config._BlockSearch(npu_op), costing(npu_op, U55_128, DEFAULT_SYSTEM))
 
 
 def test_block_config_is_remembered_for_operations_that_differ_only_in_what_the_choice_does_not_read():
@@ -185,7 +182,7 @@ def test_block_config_is_remembered_for_operations_that_differ_only_in_what_the_
     moved.activation = vapi.NpuActivation(vapi.NpuActivationOp.NONE_OR_RELU)
     moved.activation.min, moved.activation.max = 0.0, 6.0
     assert _choice_key(moved) == _choice_key(npu_op)
-    assert performance._choose_block_config.__wrapped__(*_choice_key(moved), U55_128, None) == chosen
+    assert block_config._choose_block_config.__wrapped__(*_choice_key(moved), U55_128, None) == chosen
     # Everything the choice reads tells operations apart: regions, shapes, kernels, stream lengths, traversal.
     changes = [
         lambda op: setattr(op.ifm, "region", op.ifm.region + 1),
@@ -276,7 +273,7 @@ def _encoded(op, depth: int | None = None) -> int:
     """Bytes of op's weight stream as Vela encodes it for blocks of `depth` channels (default: all of them)."""
     depth = depth or op.weights.shape[0]
     stream = vapi.npu_encode_weights(U55_128, op.weights.astype(np.int16) - op.weight_zero_point, (1, 1), 8, depth,
-                                     isinstance(op, DepthwiseConv2D), performance.convolution_traversal(op))
+                                     isinstance(op, DepthwiseConv2D), convolution_traversal(op))
     return -(-len(stream) // 16) * 16
 
 
@@ -342,10 +339,10 @@ def test_stripe_cost_of_every_primitive_kind():
 
 
 def test_average_pool_falls_back_to_depthwise_when_no_block_fits(monkeypatch, unremembered_block_configs):
-    real = performance.find_block_configs
-    monkeypatch.setattr(performance, "find_block_configs", lambda op, accelerator: (
+    real = block_config.find_block_configs
+    monkeypatch.setattr(block_config, "find_block_configs", lambda op, accelerator: (
         [] if isinstance(op, vapi.NpuPoolingOperation) else real(op, accelerator)))
-    performance._choose_block_config.cache_clear()
+    block_config._choose_block_config.cache_clear()
     ifm, ofm = operand("ifm", (1, 25, 5, 64)), operand("ofm", (1, 1, 1, 64))
     pool = Pooling("AVG", ifm, ofm, (25, 5))
     depthwise = DepthwiseConv2D(ifm, ofm, np.ones((64, 25, 5, 1), dtype=np.int8), 0, np.zeros(64, dtype=np.int64),
