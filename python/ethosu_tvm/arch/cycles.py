@@ -1,9 +1,9 @@
 """The cost model of one NPU operation: cycles from Vela's legacy performance model (`ethosu.vela.npu_performance`)
 for the compute, and the bytes the hardware moves for the memory, on plain values.
 
-One estimate serves the simulator's statistics (operations decoded from registers, `ethosu_tvm.sim.cycles`), the
-cascader's cost model and code generation's block choice (Vela API operations,
-`ethosu_tvm.cascader.ethosu.performance`), so that the cycles the compiler plans with are the cycles the simulator
+One estimate serves the simulator's statistics (operations decoded from registers, `ethosu_tvm.sim.cycles`) and
+code generation's block choice and the cascader's stripe costs (Vela API operations,
+`ethosu_tvm.codegen.operation_cost`), so that the cycles the compiler plans with are the cycles the simulator
 reports.
 
 * Block operations (`block_cost`): max(compute, memory). Compute (`compute_cycles`) is `measure_cycle_cost` for the
