@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from ethosu.vela import api as vapi
 
 from ..arch import LUT_BYTES, Accelerator, from_vela, round_up
-from ..arch.cycles import CostedFeatureMap, block_cost, block_traffic, constants_cycles, dma_cycles, memory_cycles
+from ..arch.cycles import (CostedFeatureMap, block_cost, block_traffic, constants_cycles, dma_cycles, memory_cycles,
+                           touched_traffic)
 from ..arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from ..arch.system import DEFAULT_SYSTEM, System
 from .memory import CONSTANTS_REGION, SCRATCH_REGION
@@ -26,8 +27,9 @@ from .weight_stream import SCALE_BIAS_BYTES
 
 @dataclass(frozen=True)
 class OperationCost:
-    """Estimated cost of one NPU operation. `bytes_read`/`bytes_written` count what it touches once: the weight
-    and scale/bias streams, the table entries a LUT activation reads from SHRAM; `weight_bytes_fetched` counts the
+    """Estimated cost of one NPU operation. `bytes_read`/`bytes_written` count what it touches once
+    (`arch.cycles.touched_traffic`: the feature maps, the weight and scale/bias streams, the table entries a LUT
+    activation reads from SHRAM), as the simulator's statistics do; `weight_bytes_fetched` counts the
     weight and scale/bias bytes the hardware fetches, once per OFM block in height x width."""
 
     cycles: int  # max(compute, memory), rounded up
@@ -92,10 +94,6 @@ def _fused(npu_op: vapi.NpuBlockOperation) -> str | None:
             vapi.NpuActivationOp.TABLE_LOOKUP: "LUT"}.get(npu_op.activation.op_type)
 
 
-def _volume(shape) -> int:
-    return math.prod(shape)
-
-
 def _streams(npu_op: vapi.NpuBlockOperation, kind: str, ifm_depth: int) -> list[tuple[int, int]]:
     """(region, bytes) of a convolution's weight and scale/bias streams: their lengths once encoded, before that
     the uncompressed size Vela's element counts assume (one byte per weight, 10 per output channel), padded as the
@@ -145,13 +143,12 @@ class Costing:
         estimate = block_cost(self.system, self.accelerator, self.kind, self.mode, self.fused, self.ifm, self.ifm2,
                               self.ifm2_scalar, self.ofm, self.kernel, (block.height, block.width, block.depth),
                               self.acc_bits, self.streams, self.lut_bytes)
-        fm_read = _volume(self.ifm.shape) * self.ifm.bits // 8
-        if self.ifm2 is not None and not self.ifm2_scalar:
-            fm_read += _volume(self.ifm2.shape) * self.ifm2.bits // 8
+        touched = touched_traffic(self.ifm, None if self.ifm2_scalar else self.ifm2, self.ofm, self.streams,
+                                  self.lut_bytes)
         weight_bytes = sum(length for _, length in self.streams)
         blocks_hw = -(-self.ofm.shape[0] // block.height) * -(-self.ofm.shape[1] // block.width)
         return OperationCost(estimate.cycles, estimate.compute_cycles, estimate.memory_cycles,
-                             fm_read + weight_bytes + self.lut_bytes, _volume(self.ofm.shape) * self.ofm.bits // 8,
+                             sum(touched.read.values()), sum(touched.written.values()),
                              weight_bytes, weight_bytes * blocks_hw if self.kind in (CONV, DEPTHWISE) else 0,
                              constants_cycles(self.system, estimate.traffic))
 
