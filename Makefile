@@ -2,8 +2,8 @@
 #   make demo   set up .venv, install the package, run the main job on a default model
 #   make test   set up .venv with the test extras and system packages, run the whole test suite
 PYTHON ?= python3
-# Debian packages the tests need: the Cortex-M cross compiler, its C library, and QEMU to run Cortex-M55 code.
-APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+# Debian packages the tests need: CMake, the Cortex-M cross compiler, its C library, and QEMU to run Cortex-M55 code.
+APT_PACKAGES := cmake gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 # Running a compiled model on this PC (make demo, tvmc run) builds its C with the host gcc.
 HOST_APT_PACKAGES := gcc libc6-dev
 VENV := .venv

@@ -12,7 +12,8 @@ setup(
     # src/ (the C runtime glue copied into every MLF) is installed as the data folder ethosu_tvm/_glue.
     package_dir={"": "python", "ethosu_tvm._glue": "src"},
     packages=find_packages("python") + ["ethosu_tvm._glue"],
-    package_data={"ethosu_tvm._glue": ["*.c", "*.h"], "ethosu_tvm.run": ["shim/*.c", "shim/*.h"]},
+    package_data={"ethosu_tvm._glue": ["*.c", "*.h"], "ethosu_tvm.run": ["shim/*.c", "shim/*.h"],
+                  "ethosu_tvm.firmware": ["corstone300/*"]},
     install_requires=[
         "apache-tvm==0.27.0.post1",
         "ethos-u-vela==5.2.0",

@@ -29,7 +29,7 @@ MODELS = ["mlperf_tiny_kws_dscnn_int8.tflite", "mlperf_tiny_vww_mobilenetv1_96_i
           "mlperf_tiny_ic_resnet8_int8.tflite", "mlperf_tiny_ad_fc_autoencoder_int8.tflite"]
 VELA = Path(sys.executable).with_name("vela")
 # Prints the seconds its imports took, then those of the compile after them.
-PHASES = ("import sys, time; start = time.perf_counter(); import ethosu_tvm.process; ethosu_tvm.process.pause(); "
+PHASES = ("import sys, time; start = time.perf_counter(); import ethosu_tvm.collector; ethosu_tvm.collector.pause(); "
           "import ethosu_tvm.cli.compile_command, ethosu_tvm.build_module; imported = time.perf_counter(); "
           "from ethosu_tvm.cli import main; main(sys.argv[1:]); "
           "print(imported - start, time.perf_counter() - imported)")

@@ -146,7 +146,7 @@ def op_models() -> list[tuple[str, str]]:
     """(factory op, activation type) of every single-operator model: int8, int16 and uint8 where the op has them."""
     from ethosu_tvm.testing import models
 
-    return [(op, dtype) for op in models.OPS for dtype, ops in (("int8", models.OPS), ("int16", models._INT16_OPS),
+    return [(op, dtype) for op in models.OPS for dtype, ops in (("int8", models.OPS), ("int16", models.INT16_OPS),
                                                                   ("uint8", models.UINT8_OPS)) if op in ops]
 
 

@@ -1,5 +1,5 @@
 """The newcomer's documents stay complete and current: every package in the README's Layout table, every stage of
-build() in docs/architecture.md, and no module named there that is gone."""
+build() and every frontend module in docs/architecture.md, and no module named there that is gone."""
 import ast
 import importlib
 import re
@@ -28,6 +28,20 @@ def test_architecture_names_every_stage_of_build():
     doc = (ROOT / "docs" / "architecture.md").read_text()
     assert len(stages) >= 10
     assert sorted(s for s in stages if f"`{s}`" not in doc) == []
+
+
+def test_architecture_names_every_frontend_module():
+    """The frontend's section says what each of its modules is for, and the README's Layout row names only modules
+    that exist."""
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    section = doc.split("Frontend (`frontend/`)\n", 1)[1].split("\n### ", 1)[0]
+    modules = sorted(path.stem for path in (PACKAGE / "frontend").glob("*.py") if path.stem != "__init__")
+    assert len(modules) > 15
+    assert [m for m in modules if f"`{m}`" not in section and f"`{m}." not in section] == []
+    layout = (ROOT / "README.md").read_text().split("| `python/ethosu_tvm/frontend/` |", 1)[1].split("\n", 1)[0]
+    named = re.findall(r"`([a-z_]+)`", layout)
+    assert len(named) >= 5
+    assert [m for m in named if m not in modules and m != "from_tflite"] == []
 
 
 def test_architecture_names_only_modules_that_exist():

@@ -14,7 +14,7 @@ import pytest
 import ethosu_tvm
 from ethosu_tvm.cli import main as tvmc
 from ethosu_tvm.debug_layers import layer_tensors, read_dump
-from ethosu_tvm.frontend.importer import op_outputs
+from ethosu_tvm.frontend.attributes import op_outputs
 from ethosu_tvm.layer_report import COLUMNS, layer_rows, operator_claims
 from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.reference import random_inputs, run_litert

@@ -13,6 +13,7 @@ import pytest
 from ethosu_tvm.cli import main as tvmc
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.invalid_models import dynamic_shape_model, float_model, sin_model
+from ethosu_tvm.testing.reference import random_inputs, run_litert
 
 TARGET = '--target=ethos-u -accelerator-config=ethos-u55-128,c'
 
@@ -104,6 +105,17 @@ def test_run_writes_outputs_by_model_name(tmp_path, capsys):
         y = outputs["output_0"]
     assert printed == f"output_0: top 2: [9] {y[0, 9]}, [8] {y[0, 8]}"
     assert y[0, 9] > y[0, 8] > y[0, 0]  # softmax is monotonic in its input
+
+
+def test_run_fills_float_inputs_randomly(tmp_path):
+    """--fill-mode random (the default) gives a float32 input N(0, 1) values from the same seeded generator."""
+    data = models.make("conv2d", float_io=True)
+    model = _write(tmp_path, "m.tflite", data)
+    assert tvmc(["compile", str(model), "--target=c", "-o", str(tmp_path / "m.tar"), "-q"]) == 0
+    assert tvmc(["run", str(tmp_path / "m.tar"), "-o", str(tmp_path / "out.npz")]) == 0
+    x = np.random.default_rng(0).standard_normal(size=random_inputs(data, 0)[0].shape).astype(np.float32)
+    with np.load(tmp_path / "out.npz") as outputs:
+        np.testing.assert_array_equal(outputs["output_0"], run_litert(data, [x])[0])
 
 
 def test_run_estimates_cycles_in_the_compiled_system(tmp_path, capsys):
@@ -292,13 +304,13 @@ def test_errors_through_the_console_command(tmp_path):
 
 def test_garbage_collector_paused_only_for_the_tvmc_process_imports(tmp_path):
     """The `tvmc` process pauses Python's collector during its imports and freezes what they created
-    (ethosu_tvm.process); `main` called inside another program leaves that program's collector alone."""
+    (ethosu_tvm.collector); `main` called inside another program leaves that program's collector alone."""
     import gc
 
     frozen = gc.get_freeze_count()
     assert tvmc(["compile", str(_write(tmp_path, "x.tflite", b"junk")), TARGET, "-o", str(tmp_path / "o.tar")]) == 2
     assert gc.isenabled() and gc.get_freeze_count() == frozen
-    probe = ("import gc, ethosu_tvm.process as p; p.pause(); paused = not gc.isenabled(); import tvm; p.resume(); "
+    probe = ("import gc, ethosu_tvm.collector as p; p.pause(); paused = not gc.isenabled(); import tvm; p.resume(); "
              "print(paused, gc.isenabled(), gc.get_freeze_count() > 100_000)")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["True", "True", "True"]

@@ -33,7 +33,7 @@ from .cascader import Proposal
 from .codegen import compile_npu_graphs, io_in_scratch
 from .codegen.cascade import cascade_proposals
 from .compiled_model import CompiledModel
-from .frontend.importer import model_io_names, model_states
+from .frontend.attributes import model_io_names, model_states
 from .host import build_copy_kernel, build_host_kernels, fuse_host_ops
 from .legalize import legalize
 from .legalize.ops import NpuGraph

@@ -17,7 +17,7 @@ from .arch import round_up
 from .build_config import BuildConfig
 from .codegen.cascade import describe_proposal
 from .debug_layers import DEBUG_MAP_PATH, hidden_operators, layer_tensors, run_dumping, to_json, write_dump
-from .frontend.importer import OP_OUTPUTS_ATTR
+from .frontend.attributes import OP_OUTPUTS_ATTR
 from .memory import plan_to_json
 from .mlf import IOTensor, MlfModule, export_model_library_format
 from .partition import OffloadReport

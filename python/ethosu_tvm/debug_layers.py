@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from .aot.program import HostStep, NpuStep
-from .frontend.importer import op_outputs
+from .frontend.attributes import op_outputs
 
 DEBUG_MAP_PATH = "src/debug_layers.json"
 INDEX = "index.json"

@@ -1,37 +1,11 @@
-"""The `tvmc` process (also `python -m ethosu_tvm`): Python's cyclic garbage collector around its imports, and
-its exit.
-
-Importing TVM, Vela and NumPy allocates about 230,000 objects that live as long as the process; with the collector
-on, the collections their allocation triggers traverse them again and again, 0.15-0.2 s of a 0.9 s import. So the
-process starts with the collector off, and each command turns it back on once its heavy imports are done
-(`resume`), having frozen what they created so that later collections skip it. A `cli.main` called inside another
-program leaves that program's collector alone.
-"""
+"""The `tvmc` process (also `python -m ethosu_tvm`): the command with Python's collector paused around its imports
+(:mod:`ethosu_tvm.collector`), and its exit."""
 from __future__ import annotations
 
-import gc
 import os
 import sys
 
-_paused = False
-
-
-def pause() -> None:
-    """Turn the collector off until `resume` (the `tvmc` process, before its imports)."""
-    global _paused
-    if gc.isenabled():
-        gc.disable()
-        _paused = True
-
-
-def resume() -> None:
-    """After a command's heavy imports: keep what they created out of later collections, collect again (only in
-    the `tvmc` process, which paused the collector)."""
-    global _paused
-    if _paused:
-        gc.freeze()
-        gc.enable()
-        _paused = False
+from . import collector
 
 
 def command() -> None:
@@ -39,7 +13,7 @@ def command() -> None:
     status. Finalizing an interpreter that has TVM loaded takes 0.1-0.3 s, about as long as Vela's whole compile
     of a small model, and once `main` returns nothing is left to clean up: its files are written, the progress
     display has stopped, and the simulator's weight decoder process ends when its request pipe closes."""
-    pause()
+    collector.pause()
     from .cli import main
 
     status = main()

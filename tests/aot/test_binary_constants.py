@@ -12,7 +12,7 @@ from aot_support import ACCELERATORS, assert_bit_exact, compile_model, npu_targe
 from ethosu_tvm.cli import main as tvmc
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.models.net import Net
-from ethosu_tvm.testing.models.quant import _OP
+from ethosu_tvm.testing.models.quant import OP
 
 OPS = ("add", "sub", "mul", "minimum", "maximum")
 # constant shapes against the (1, 8, 8, 8) feature map: scalar, per-channel, [1,1,1,C], [1,H,1,1], rank 3
@@ -137,7 +137,7 @@ def _pot_scaled(op: str, lhs_scale: float, rhs_scale: float, out_scale: float) -
     net = Net(0)
     a, b = net.input((1, 4, 4, 8), "int16", lhs_scale, 0), net.input((1, 4, 4, 8), "int16", rhs_scale, 0)
     y = net._activation((1, 4, 4, 8), "int16", out_scale, 0)
-    net.builder.add_operator(getattr(_OP, op.upper()), [a.index, b.index], [y.index], f"{op.capitalize()}Options",
+    net.builder.add_operator(getattr(OP, op.upper()), [a.index, b.index], [y.index], f"{op.capitalize()}Options",
                              {"PotScaleInt16": True})
     net.output(y)
     return net.build()

@@ -21,7 +21,7 @@ from ethosu_tvm.cli import main as tvmc
 from ethosu_tvm.build_config import BuildError
 from ethosu_tvm.cli.run_command import _hidden_note
 from ethosu_tvm.debug_layers import DEBUG_MAP_PATH, hidden_operators, layer_tensors, read_dump
-from ethosu_tvm.frontend.importer import OP_OUTPUTS_ATTR
+from ethosu_tvm.frontend.attributes import OP_OUTPUTS_ATTR
 from ethosu_tvm.legalize.rules import RULES
 from ethosu_tvm.memory import PoolInfo
 from ethosu_tvm.testing.layer_compare import compare_layers

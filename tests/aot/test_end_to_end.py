@@ -23,7 +23,7 @@ MLPERF = ("mlperf_tiny_kws_dscnn_int8.tflite", "mlperf_tiny_vww_mobilenetv1_96_i
 
 ALL_U55 = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256")
 CASES = ([pytest.param(op, "int8", id=op) for op in models.OPS]
-         + [pytest.param(op, "int16", id=f"{op}-int16") for op in sorted(models._INT16_OPS)])
+         + [pytest.param(op, "int16", id=f"{op}-int16") for op in sorted(models.INT16_OPS)])
 
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)

@@ -22,7 +22,11 @@ BUILDS = {
     # a 5-D int16 softmax, which stays a host kernel
     "softmax-int16": (lambda: models.make("softmax", 0, dtype="int16", in_shape=(2, 2, 2, 3, 10)),
                       npu_target("ethos-u55-128")),
+    # uint8, int8 and float32 inputs and outputs
+    "mixed-io": (lambda: models.make_edge("mixed_inputs"), npu_target("ethos-u55-64")),
 }
+# The C element type an application's buffer for each tensor type must have.
+C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "float32": "float"}
 
 
 @pytest.fixture(scope="module", params=BUILDS)
@@ -75,8 +79,8 @@ def test_header_matches_metadata(mlf):
         assert int(macros[f"TVMGEN_DEFAULT_{pool['name'].upper()}_WORKSPACE_POOL_SIZE"]) == pool["size_bytes"]
     for kind in ("inputs", "outputs"):
         block = re.search(rf"struct tvmgen_default_{kind} {{\n(.*?)}};", header, re.S).group(1)
-        fields = re.findall(r"void\* (\w+);", block)
-        assert fields == [_c_name(name) for name in main[kind]]
+        fields = re.findall(r"(\w+)\* (\w+);", block)
+        assert fields == [(C_TYPES[info["dtype"]], _c_name(name)) for name, info in main[kind].items()]
         for name, info in main[kind].items():
             assert int(macros[f"TVMGEN_DEFAULT_{_c_name(name).upper()}_SIZE"]) == info["size"]
     npu = json.loads((mlf / "src/interface.json").read_text())["accelerator"] is not None
@@ -102,3 +106,33 @@ def test_tarball_is_byte_identical_across_compiles(tmp_path):
     assert (entry["executors"], entry["style"]) == (["aot"], "full-model")
     assert "SOFTMAX" in files["./src/offload_report.txt"].decode()
     assert '"Codegen": "ethos-u"' in files["./src/relax.txt"].decode()
+
+
+def test_io_fields_are_type_checked(tmp_path):
+    """An application's buffer of the tensor's C type compiles warning-free; a buffer of another type is an error."""
+    mlf = extract(compile_model(models.make_edge("mixed_inputs"), tmp_path, npu_target("ethos-u55-64")), tmp_path / "m")
+    main = json.loads((mlf / "metadata.json").read_text())["modules"]["default"]["memory"]["functions"]["main"][0]
+
+    def application(wrong: str | None) -> Path:
+        lines = ['#include "tvmgen_default.h"']
+        for kind in ("inputs", "outputs"):
+            for index, (name, info) in enumerate(main[kind].items()):
+                c_type = C_TYPES[info["dtype"]] if name != wrong else "int32_t"
+                lines.append(f"static {c_type} {kind}_{index}[{info['size']}];")
+            fields = ", ".join(f".{_c_name(name)} = {kind}_{index}" for index, name in enumerate(main[kind]))
+            lines.append(f"struct tvmgen_default_{kind} {kind} = {{{fields}}};")
+        source = tmp_path / f"app_{wrong}.c"
+        source.write_text("\n".join(lines) + "\n")
+        return source
+
+    def compile_c(source: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([*ARM_GCC, f"-I{mlf}/codegen/host/include", str(source), "-o", str(tmp_path / "a.o")],
+                              capture_output=True, text=True)
+
+    assert {info["dtype"] for kind in ("inputs", "outputs") for info in main[kind].values()} == \
+        {"int8", "uint8", "float32"}
+    right = compile_c(application(None))
+    assert right.returncode == 0 and not right.stderr, right.stderr
+    for name in [*main["inputs"], *main["outputs"]]:
+        wrong = compile_c(application(name))
+        assert wrong.returncode != 0 and "incompatible-pointer-types" in wrong.stderr, (name, wrong.stderr)

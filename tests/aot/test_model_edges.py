@@ -7,7 +7,7 @@ import pytest
 import tflite
 
 import ethosu_tvm
-from ethosu_tvm.frontend.importer import FloatModelError
+from ethosu_tvm.frontend.errors import FloatModelError
 from ethosu_tvm.frontend.tflite_file import output_infos
 from ethosu_tvm.host.spec import UnsupportedHostOp
 from ethosu_tvm.testing import models

@@ -9,7 +9,8 @@ from ethosu_tvm.arch import find_accelerator
 from ethosu_tvm.arch.cycles import CostedFeatureMap, block_cost, block_traffic, dma_cycles, memory_cycles
 from ethosu_tvm.arch.operation import CONV, DEPTHWISE, ELEMENTWISE, Kernel
 from ethosu_tvm.arch.system import SYSTEM_CONFIGS, System, find_system
-from ethosu_tvm.cascader.ethosu import choose_block_config, estimate_cycles, find_block_configs
+from ethosu_tvm.codegen.block_config import choose_block_config, find_block_configs
+from ethosu_tvm.codegen.operation_cost import estimate_cycles
 
 HIGH_END, DEEP = (System(SYSTEM_CONFIGS[name]) for name in ("Ethos_U55_High_End_Embedded", "Ethos_U55_Deep_Embedded"))
 SRAM_ONLY = System(SYSTEM_CONFIGS["Ethos_U55_High_End_Embedded"], "Sram_Only")

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import ethosu_tvm
 from ethosu_tvm.compiled_model import CompiledModel
-from ethosu_tvm.frontend.importer import UnsupportedModelError
+from ethosu_tvm.frontend.errors import UnsupportedModelError
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.models import Net
 from ethosu_tvm.testing.reference import output_infos, random_inputs, run_litert

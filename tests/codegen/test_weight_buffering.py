@@ -9,7 +9,7 @@ import pytest
 from ethosu_tvm.arch import find_accelerator
 from ethosu_tvm.arch.system import find_system
 from ethosu_tvm.cascader.buffering import choose_buffering
-from ethosu_tvm.cascader.ethosu.performance import estimate_cycles
+from ethosu_tvm.codegen.operation_cost import estimate_cycles
 from ethosu_tvm.codegen import compile_npu_graph
 from ethosu_tvm.codegen.memory import SCRATCH_REGION, ConstantPool, plan, weight_buffer
 from ethosu_tvm.codegen.operations import OperationBuilder

@@ -7,18 +7,9 @@ import numpy as np
 import pytest
 import tflite
 
-from ethosu_tvm.frontend.importer import (
-    DynamicShapeError,
-    FloatModelError,
-    ModelImportError,
-    UnsupportedModelError,
-    from_tflite,
-    model_io_names,
-    model_states,
-    source_ops,
-    tensor_quant,
-)
-from ethosu_tvm.frontend.recurrent import State
+from ethosu_tvm.frontend.attributes import State, model_io_names, model_states, source_ops, tensor_quant
+from ethosu_tvm.frontend.errors import DynamicShapeError, FloatModelError, ModelImportError, UnsupportedModelError
+from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.frontend.tflite_file import ModelFormatError
 from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.invalid_models import dynamic_shape_model, float_model, misdeclared_output_model
@@ -216,7 +207,7 @@ def test_tensor_quantization_map_covers_raw_integer_ops():
 def test_float_io_edges_are_kept_or_stripped_on_request():
     """QUANTIZE after a float input and DEQUANTIZE before a float output: imported by default (float32 params and
     results), left out with strip_float_io; the source-op map keeps the model's operator indices."""
-    from ethosu_tvm.frontend.importer import model_io_names
+    from ethosu_tvm.frontend.attributes import model_io_names
 
     model = models.make_graph("multi_io", float_io=True)
     mod = from_tflite(model)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from test_data_movement_sweeps import SWEEP, _check, dtypes, shapes
 
 import ethosu_tvm
-from ethosu_tvm.frontend.importer import UnsupportedModelError
+from ethosu_tvm.frontend.errors import UnsupportedModelError
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import random_inputs, run_litert
 

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 import ethosu_tvm
-from ethosu_tvm.frontend.importer import UnsupportedModelError
+from ethosu_tvm.frontend.errors import UnsupportedModelError
 from ethosu_tvm.frontend.tflite_file import output_infos
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import random_inputs, run_litert, run_tflm

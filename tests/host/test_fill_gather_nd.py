@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from host_harness import assert_bit_exact, assert_plain_c
 from host_tflite_ops import host_op
 
-from ethosu_tvm.frontend.importer import UnsupportedModelError, from_tflite
+from ethosu_tvm.frontend.errors import UnsupportedModelError
+from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.frontend.indexing import GATHER_SLICES
 from ethosu_tvm.host import UnsupportedHostOp, build_kernel, fuse_host_ops, host_functions, host_spec
 from ethosu_tvm.testing import models

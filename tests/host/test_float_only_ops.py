@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import tflite
 
-from ethosu_tvm.frontend.importer import UnsupportedModelError, from_tflite
+from ethosu_tvm.frontend.errors import UnsupportedModelError
+from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.host import UnsupportedHostOp, fuse_host_ops
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.testing.reference import run_litert, run_tflm

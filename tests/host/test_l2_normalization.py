@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from host_harness import assert_bit_exact
 from host_tflite_ops import host_op
 
-from ethosu_tvm.frontend.importer import UnsupportedModelError, from_tflite
+from ethosu_tvm.frontend.errors import UnsupportedModelError
+from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.host import UnsupportedHostOp, build_kernel, spec
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import run_litert

@@ -7,7 +7,8 @@ from host_harness import assert_bit_exact
 from host_tflite_ops import host_op
 
 import ethosu_tvm
-from ethosu_tvm.frontend.importer import UnsupportedModelError, from_tflite
+from ethosu_tvm.frontend.errors import UnsupportedModelError
+from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.host import UnsupportedHostOp, build_kernel
 from ethosu_tvm.quantization import sqrt_lut
 from ethosu_tvm.testing import models

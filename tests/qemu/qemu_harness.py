@@ -1,9 +1,11 @@
-"""Build C with arm-none-eabi-gcc for QEMU mps3-an547 (Cortex-M55), run it, and read results back.
+"""Build C for QEMU mps3-an547 (Cortex-M55) with CMake, arm-none-eabi-gcc and the files the Corstone-300 project
+template ships (its toolchain file, start-up code, linker script and corstone300.cmake), run it, read results back.
 
-Results come back two ways: main's return value is QEMU's exit status, and arrays printed by
-`ethosu_tvm_dump` (see DUMP_HELPER_C) are parsed from semihosting stdout by `parse_dumps`.
-Linker sections (an547.ld): `.rodata*` goes to QSPI (8 MB); `.sram_data*` (initialised) and `.sram_bss*` /
-`.ethosu_tvm_workspace*` (zeroed) go to the 2 MB SSE-300 SRAM; everything else to the 512 KB TCMs.
+A model is linked through the CMakeLists.txt its tarball carries, so the suite exercises what users build with.
+Results come back two ways: main's return value is QEMU's exit status, and arrays printed by `ethosu_tvm_dump`
+(the template's dump.h, DUMP_HELPER_C) are parsed from semihosting stdout by `parse_dumps`.
+Linker sections (corstone300.ld): `.rodata*` goes to QSPI (8 MB); `.sram_data*` (initialised), `.sram_bss*`
+(zeroed) and `.bss.noinit.tvm` / `.bss.noinit.npu` (not zeroed) go to the 2 MB SSE-300 SRAM; the rest to the TCMs.
 """
 from __future__ import annotations
 
@@ -16,42 +18,21 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-STARTUP_C = HERE / "startup_an547.c"
-LINKER_SCRIPT = HERE / "an547.ld"
+from ethosu_tvm.firmware import TEMPLATES
+
+TEMPLATE = TEMPLATES["corstone300"]
+TOOLCHAIN_FILE = TEMPLATE / "arm-none-eabi.cmake"
 GCC = "arm-none-eabi-gcc"
+CMAKE = "cmake"
 QEMU = "qemu-system-arm"
-CFLAGS = ("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-O2", "-Wall", "-Werror")
-LDFLAGS = ("--specs=rdimon.specs", "-nostartfiles", "-Wl,--gc-sections")
-HARDFAULT_EXIT_CODE = 222  # ETHOSU_TVM_HARDFAULT_EXIT in startup_an547.c
-MISSING_TOOLS = (f"{GCC} (with newlib) and {QEMU} are needed for the QEMU tests: `make test` installs them "
-                 "(Debian packages gcc-arm-none-eabi, libnewlib-arm-none-eabi, qemu-system-arm)")
+HARDFAULT_EXIT_CODE = 222  # ETHOSU_TVM_HARDFAULT_EXIT in the template's startup.c
+MISSING_TOOLS = (f"{CMAKE}, {GCC} (with newlib) and {QEMU} are needed for the QEMU tests: `make test` installs them "
+                 "(Debian packages cmake, gcc-arm-none-eabi, libnewlib-arm-none-eabi, qemu-system-arm)")
 
 _C_TYPES = {np.dtype(np.int8): "int8_t", np.dtype(np.uint8): "uint8_t", np.dtype(np.int16): "int16_t",
             np.dtype(np.int32): "int32_t"}
 
-DUMP_HELPER_C = r"""
-#include <stdint.h>
-#include <stdio.h>
-/* Print `size` bytes as lines of hex between markers; parse_dumps() in qemu_harness.py reads them back. */
-__attribute__((unused)) static void ethosu_tvm_dump(const char* name, const void* data, unsigned size) {
-  static const char digits[] = "0123456789abcdef";
-  const unsigned char* bytes = (const unsigned char*)data;
-  char line[2 * 64 + 2];
-  printf("@@dump %s %u\n", name, size);
-  for (unsigned start = 0; start < size; start += 64) {
-    unsigned n = size - start < 64 ? size - start : 64, i;
-    for (i = 0; i < n; ++i) {
-      line[2 * i] = digits[bytes[start + i] >> 4];
-      line[2 * i + 1] = digits[bytes[start + i] & 15];
-    }
-    line[2 * n] = '\n';
-    line[2 * n + 1] = 0;
-    fputs(line, stdout);
-  }
-  printf("@@end %s\n", name);
-}
-"""
+DUMP_HELPER_C = (TEMPLATE / "dump.h").read_text()
 
 _DUMP_RE = re.compile(r"^@@dump (\S+) (\d+)\n(.*?)^@@end \1$", re.MULTILINE | re.DOTALL)
 
@@ -66,30 +47,43 @@ class QemuResult:
 
 @functools.cache
 def qemu_available() -> bool:
-    """True if the cross compiler, newlib's rdimon and qemu-system-arm are all installed."""
-    if not (shutil.which(GCC) and shutil.which(QEMU)):
+    """True if cmake, the cross compiler, newlib's rdimon and qemu-system-arm are all installed."""
+    if not (shutil.which(CMAKE) and shutil.which(GCC) and shutil.which(QEMU)):
         return False
     specs = subprocess.run([GCC, "-print-file-name=rdimon.specs"], capture_output=True, text=True).stdout.strip()
     return Path(specs).is_absolute() and Path(specs).is_file()
 
 
-def build_and_run(sources: list[Path], include_dirs: list[Path], main_c: str, workdir: Path,
-                  timeout: float = 120) -> QemuResult:
-    """Write main_c to workdir/main.c, link it with `sources` and the start-up code, run it on mps3-an547."""
+def cmake_build(source: Path, build: Path, toolchain: Path | str = TOOLCHAIN_FILE, *options: str) -> Path:
+    """Configure (with `options`) and build the CMake project `source` for arm-none-eabi; the firmware.elf built."""
     assert qemu_available(), MISSING_TOOLS
+    for command in ([CMAKE, "-S", str(source), "-B", str(build), f"-DCMAKE_TOOLCHAIN_FILE={toolchain}", *options],
+                    [CMAKE, "--build", str(build)]):
+        step = subprocess.run(command, capture_output=True, text=True)
+        assert step.returncode == 0, f"{' '.join(command)} failed:\n{step.stdout[-3000:]}\n{step.stderr}"
+    return build / "firmware.elf"
+
+
+def build_and_run(main_c: str, workdir: Path, mlf: Path | None = None, timeout: float = 120) -> QemuResult:
+    """Write main_c to workdir/main.c, link it (and the model of the extracted tarball `mlf`, through its
+    CMakeLists.txt) with the template's start-up code, warnings as errors, and run it on mps3-an547."""
     workdir.mkdir(parents=True, exist_ok=True)
-    main = workdir / "main.c"
-    main.write_text(main_c)
-    elf = workdir / "firmware.elf"
-    command = [GCC, *CFLAGS, *LDFLAGS, "-T", str(LINKER_SCRIPT), f"-Wl,-Map={workdir / 'firmware.map'}",
-               *(f"-I{d}" for d in include_dirs), *map(str, sources), str(main), str(STARTUP_C), "-o", str(elf)]
-    gcc = subprocess.run(command, capture_output=True, text=True)
-    assert gcc.returncode == 0, f"arm-none-eabi-gcc failed in {workdir}:\n{gcc.stderr}"
+    (workdir / "main.c").write_text(main_c)
+    lines = ["cmake_minimum_required(VERSION 3.13)", "project(qemu_test C)", "add_compile_options(-Wall -Werror)",
+             f"include({TEMPLATE / 'corstone300.cmake'})", "corstone300_firmware(firmware main.c)"]
+    if mlf is not None:
+        lines += [f"add_subdirectory({mlf} model)", "target_link_libraries(firmware PRIVATE tvmgen_default)"]
+    (workdir / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
+    return run_elf(cmake_build(workdir, workdir / "build"), timeout)
+
+
+def run_elf(elf: Path, timeout: float = 120) -> QemuResult:
+    """Run a firmware on QEMU mps3-an547 with semihosting; its output files go beside it."""
     qemu = [QEMU, "-M", "mps3-an547", "-nographic", "-semihosting-config", "enable=on,target=native",
             "-kernel", str(elf)]
     # QEMU writes the guest's output non-blocking and drops what a full pipe refuses (seen: 64 KB kept of a
     # 512 KB dump), so send it to files, which never refuse a write.
-    out_path, err_path = workdir / "qemu.stdout", workdir / "qemu.stderr"
+    out_path, err_path = elf.with_suffix(".stdout"), elf.with_suffix(".stderr")
     with out_path.open("wb") as out, err_path.open("wb") as err:
         try:
             run = subprocess.run(qemu, stdin=subprocess.DEVNULL, stdout=out, stderr=err, timeout=timeout)

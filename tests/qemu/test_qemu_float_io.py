@@ -23,8 +23,7 @@ def test_float_io_host_only_on_cortex_m55(tmp_path):
     halfway = np.resize(np.arange(-40.5, 40.5, 0.125, dtype=np.float32), shape)  # x / 0.25 = k + 0.5 for odd 8x
     inputs = [halfway, random_inputs(model, 1)[0], (random_inputs(model, 2)[0] * 30).astype(np.float32)]
     expected = [run_litert(model, [x])[0] for x in inputs]
-    result = build_and_run(sorted((mlf / "codegen/host/src").glob("*.c")), [mlf / "codegen/host/include"],
-                           single_io_main_c(inputs, expected[0]), tmp_path)
+    result = build_and_run(single_io_main_c(inputs, expected[0]), tmp_path, mlf)
     assert result.exit_code == 0, result.stderr
     dumps = parse_dumps(result.stdout)
     for i, want in enumerate(expected):

@@ -46,7 +46,7 @@ def test_int8_kernel_matches_numpy(tmp_path, seed):
         c_array("shift", shift), c_array("out", np.zeros(N, np.int8), const=False),
         f"int main(void) {{\n  add_requant(a, b, mult, shift, out, {N}, {za}, {zb}, {ma}, {mb}, {zo});\n"
         f'  ethosu_tvm_dump("out", out, sizeof out);\n  return 0;\n}}\n'])
-    result = build_and_run([], [], main_c, tmp_path)
+    result = build_and_run(main_c, tmp_path)
     assert result.exit_code == 0, result
     assert parse_dumps(result.stdout) == {"out": expected.tobytes()}
 
@@ -62,7 +62,7 @@ def test_c_array_types_round_trip(tmp_path):
     main_c += "int main(void) {\n" + "".join(
         f'  if ((uintptr_t){name} % 16) return 1;\n  ethosu_tvm_dump("{name}", {name}, sizeof {name});\n'
         for name in arrays) + "  return 0;\n}\n"
-    result = build_and_run([], [], main_c, tmp_path)
+    result = build_and_run(main_c, tmp_path)
     assert result.exit_code == 0, result
     assert parse_dumps(result.stdout) == {name: array.tobytes() for name, array in arrays.items()}
 
@@ -70,7 +70,7 @@ def test_c_array_types_round_trip(tmp_path):
 @pytest.mark.parametrize("body", ["return 7;", "volatile float x = 3.5f;\n  return (int)(x * 2.0f);"],
                          ids=["int", "fpu"])
 def test_exit_code_is_mains_return_value(tmp_path, body):
-    result = build_and_run([], [], f"int main(void) {{\n  {body}\n}}\n", tmp_path)
+    result = build_and_run(f"int main(void) {{\n  {body}\n}}\n", tmp_path)
     assert result.exit_code == 7, result
 
 
@@ -110,9 +110,9 @@ def test_large_const_and_workspace_arrays(tmp_path):
     main_c = "".join([
         DUMP_HELPER_C, c_array("big_const", big_const),
         c_array("sram_init", sram_init, const=False, section=".sram_data"),
-        f'uint8_t workspace[{WORKSPACE_BYTES}] __attribute__((aligned(16), section(".ethosu_tvm_workspace")));\n',
+        f'uint8_t workspace[{WORKSPACE_BYTES}] __attribute__((aligned(16), section(".sram_bss")));\n',
         LARGE_ARRAYS_C])
-    result = build_and_run([], [], main_c, tmp_path)
+    result = build_and_run(main_c, tmp_path)
     assert result.exit_code == 0, result
 
     addresses = {k: int(v, 16) for k, v in re.findall(r"(\w+)=0x([0-9a-f]+)", result.stdout)}
@@ -128,14 +128,14 @@ def test_large_const_and_workspace_arrays(tmp_path):
 
 
 def test_fault_exits_with_distinctive_code(tmp_path):
-    result = build_and_run([], [], "int main(void) {\n  __builtin_trap();\n  return 0;\n}\n", tmp_path)
+    result = build_and_run("int main(void) {\n  __builtin_trap();\n  return 0;\n}\n", tmp_path)
     assert result.exit_code == HARDFAULT_EXIT_CODE, result
     assert "ethosu_tvm fault: exception=00000003 HFSR=40000000 CFSR=00010000" in result.stderr  # UFSR.UNDEFINSTR
 
 
 def test_compile_error_reports_gcc_stderr(tmp_path):
     with pytest.raises(AssertionError, match="unused variable 'unused'"):
-        build_and_run([], [], "int main(void) {\n  int unused;\n  return 0;\n}\n", tmp_path)
+        build_and_run("int main(void) {\n  int unused;\n  return 0;\n}\n", tmp_path)
 
 
 def test_dump_parser_rejects_truncated_dump():

@@ -25,8 +25,7 @@ def test_kws_host_only_on_cortex_m55(tmp_path):
     inputs = [random_inputs(model, seed)[0] for seed in SEEDS]
     expected = [run_litert(model, [x])[0] for x in inputs]
     assert len({e.tobytes() for e in expected}) > 1  # the inputs lead to different outputs
-    result = build_and_run(sorted((mlf / "codegen/host/src").glob("*.c")), [mlf / "codegen/host/include"],
-                           single_io_main_c(inputs, expected[0]), tmp_path)
+    result = build_and_run(single_io_main_c(inputs, expected[0]), tmp_path, mlf)
     assert result.exit_code == 0, result.stderr
     dumps = parse_dumps(result.stdout)
     for seed in SEEDS:

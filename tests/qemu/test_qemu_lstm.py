@@ -24,8 +24,7 @@ def test_lstm_states_carry_over_on_cortex_m55(tmp_path):
     sequence = [random_inputs(model, seed) for seed in range(3)]
     expected = [outputs[0] for outputs in run_tflm_sequence(model, sequence)]
     assert not np.array_equal(expected[1], run_tflm_sequence(model, sequence[1:2])[0][0])  # the states matter
-    result = build_and_run(sorted((mlf / "codegen/host/src").glob("*.c")), [mlf / "codegen/host/include"],
-                           single_io_main_c([x[0] for x in sequence], expected[0]), tmp_path)
+    result = build_and_run(single_io_main_c([x[0] for x in sequence], expected[0]), tmp_path, mlf)
     assert result.exit_code == 0, result.stderr
     dumps = parse_dumps(result.stdout)
     for i, want in enumerate(expected):

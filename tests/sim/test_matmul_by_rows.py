@@ -10,7 +10,7 @@ from ethosu.vela import api as vapi
 from ethosu.vela.operation import ExplicitScaling
 
 from ethosu_tvm.arch import find_accelerator
-from ethosu_tvm.cascader.ethosu.performance import choose_block_config
+from ethosu_tvm.codegen.block_config import choose_block_config
 from ethosu_tvm.frontend.tflite_file import input_infos, output_infos
 from ethosu_tvm.quantization import npu_scale_shift
 from ethosu_tvm.sim import Simulator

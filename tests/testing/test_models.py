@@ -62,7 +62,7 @@ def _assert_same(a, b):
 def _variants():
     for op in models.OPS:
         yield op, "int8"
-        if op in models._INT16_OPS:
+        if op in models.INT16_OPS:
             yield op, "int16"
 
 
@@ -96,7 +96,7 @@ def test_litert_and_tflm_agree(op, dtype):
             assert np.all(expected[0] == inputs[0])
         else:
             assert any(out.max() != out.min() for out in expected), "the output does not depend on the data"
-        if op in TFLM_LACKS or (dtype == "int16" and op in models._INT16_TFLM_LACKS):
+        if op in TFLM_LACKS or (dtype == "int16" and op in models.INT16_TFLM_LACKS):
             with pytest.raises(RuntimeError):
                 run_tflm(model, inputs)
         elif op in TFLM_PADS_UNSET:
@@ -117,7 +117,7 @@ def test_litert_and_tflm_agree(op, dtype):
 
 @pytest.mark.parametrize("op,dtype", [(op, dtype) for op in ("add", "sub", "mul", "minimum", "maximum",
                                                                "squared_difference")
-                                      for dtype in ("int8", "int16") if dtype == "int8" or op in models._INT16_OPS])
+                                      for dtype in ("int8", "int16") if dtype == "int8" or op in models.INT16_OPS])
 @pytest.mark.parametrize("side,shape", [("lhs", ()), ("rhs", (8,)), ("lhs", (1, 8, 1, 1))])
 def test_constant_operand(op, dtype, side, shape):
     """A constant operand is a buffer of the model, not an input; both runtimes agree on it."""

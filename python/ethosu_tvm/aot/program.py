@@ -13,7 +13,7 @@ import tvm
 from tvm import relax
 
 from ..codegen import NpuArtifact
-from ..frontend.recurrent import State
+from ..frontend.attributes import State
 from ..host import HostKernel, ScratchBuffer, UnsupportedHostOp
 
 MODULE = "default"

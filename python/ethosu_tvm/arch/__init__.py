@@ -3,8 +3,8 @@
 Each variant (`Accelerator`, listed in `ACCELERATORS`) fixes the MAC count, the micro-block depths that order the
 encoded weight stream, and the SHRAM size, whose last 2 KiB hold the activation lookup tables. `ALIGNMENT` is the
 16-byte alignment the NPU needs of every address it is given; the memory plan, the constant blob and the host's
-scratch use it too, so that one buffer layout suits every reader. The cycle model shared by the simulator and the
-cascader's cost model is `ethosu_tvm.arch.cycles`.
+scratch use it too, so that one buffer layout suits every reader. The cost model shared by the simulator and code
+generation (its block choice and the cascader's stripe costs) is `ethosu_tvm.arch.cycles`.
 
 Importing this package imports neither TVM nor Vela (`import ethosu_tvm` and `tvmc --help` stay fast).
 """

@@ -1,9 +1,9 @@
 """The cost model of one NPU operation: cycles from Vela's legacy performance model (`ethosu.vela.npu_performance`)
 for the compute, and the bytes the hardware moves for the memory, on plain values.
 
-One estimate serves the simulator's statistics (operations decoded from registers, `ethosu_tvm.sim.cycles`), the
-cascader's cost model and code generation's block choice (Vela API operations,
-`ethosu_tvm.cascader.ethosu.performance`), so that the cycles the compiler plans with are the cycles the simulator
+One estimate serves the simulator's statistics (operations decoded from registers, `ethosu_tvm.sim.cycles`) and
+code generation's block choice and the cascader's stripe costs (Vela API operations,
+`ethosu_tvm.codegen.operation_cost`), so that the cycles the compiler plans with are the cycles the simulator
 reports.
 
 * Block operations (`block_cost`): max(compute, memory). Compute (`compute_cycles`) is `measure_cycle_cost` for the
@@ -17,6 +17,8 @@ reports.
   weight and scale streams once per OFM block in height x width: small blocks on a large OFM multiply the flash
   traffic.
 * DMA (`dma_cycles`): the bytes at the slower side's bandwidth, plus the source's read latency.
+* What an operation touches once (`touched_traffic`), re-reads aside, is what a simulation run measures at the
+  memory interface: the statistics and the cost of an operation report it beside the cycles.
 
 Bandwidths and latencies come from the system (`arch.system`): region 0 (constants) is off-chip flash under
 Shared_Sram, SRAM under Sram_Only; every other region and SHRAM is SRAM. Vela is imported on first use.
@@ -142,6 +144,22 @@ def block_traffic(kind: str, ifm: CostedFeatureMap, ifm2: CostedFeatureMap | Non
     if lut_bytes:
         read[SHRAM] += lut_bytes
     written[ofm.region] += ofm_elements * ofm.bits // 8
+    return Traffic(dict(read), dict(written))
+
+
+def touched_traffic(ifm: CostedFeatureMap, ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap,
+                    streams: tuple[tuple[int, int], ...] = (), lut_bytes: int = 0) -> Traffic:
+    """The bytes a block operation touches once, per region: its IFM (and `ifm2`, None for a scalar or none), its
+    weight and scale `streams` (region, bytes), the `lut_bytes` a table lookup reads from SHRAM, and the OFM."""
+    read, written = Counter(), Counter()
+    for fm in (ifm, ifm2):
+        if fm is not None:
+            read[fm.region] += math.prod(fm.shape) * fm.bits // 8
+    for region, length in streams:
+        read[region] += length
+    if lut_bytes:
+        read[SHRAM] += lut_bytes
+    written[ofm.region] += math.prod(ofm.shape) * ofm.bits // 8
     return Traffic(dict(read), dict(written))
 
 

@@ -1,7 +1,7 @@
 """The NPU's block operations in its own terms: the four kinds its NPU_OP_* commands start, and a kernel's geometry.
 
-The simulator decodes registers into these terms and the cycle model (`arch.cycles`) is asked in them, so the
-cascader's cost model, which starts from Vela API operations, translates into them too.
+The simulator decodes registers into these terms and the cost model (`arch.cycles`) is asked in them, so code
+generation, which costs Vela API operations (`codegen.operation_cost`), translates into them too.
 """
 from __future__ import annotations
 

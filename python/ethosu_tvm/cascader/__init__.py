@@ -4,7 +4,7 @@ The generic core (this package's modules) knows nothing about the Ethos-U: how a
 region it needs (`Propagator`, derived from TE computes or written per operator), how a tensor is cut into stripes
 (`StripeConfig`), the graph of parts (`CascaderGraph`), plans and proposals with their memory and cycles, and the
 search for the Pareto frontier of proposals (`search`, `CascaderOptions`). `cascader.ethosu` supplies the NPU's
-parts and performance model; `codegen.cascade` turns the chosen proposal into a TIR schedule.
+parts, `codegen.stripe_cost` their costs; `codegen.cascade` turns the chosen proposal into a TIR schedule.
 """
 from __future__ import annotations
 

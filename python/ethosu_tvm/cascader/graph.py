@@ -1,7 +1,8 @@
 """What the cascader schedules: tensors, parts (operators) that read and write them, and the graph they form.
 
 A `Part` knows which input region each output stripe needs (one `Propagator` per input) and what computing a
-stripe costs (a callable supplied by the hardware layer, e.g. `cascader.ethosu`); nothing here knows the NPU.
+stripe costs (a callable the caller supplies, e.g. `codegen.stripe_cost` through `cascader.ethosu`); nothing here
+knows the NPU.
 Parts are listed in execution order, which the plans keep: a cascade is a run of consecutive parts.
 """
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The `tvmc` command: `tvmc compile` (TFLite → MLF tarball) and `tvmc run` (the tarball's C on this PC, NPU work
-in the simulator), with the flags old TVM's tvmc had for this flow.
+"""The `tvmc` command: `tvmc compile` (TFLite → MLF tarball), `tvmc run` (the tarball's C on this PC, NPU work
+in the simulator) and `tvmc micro create-project` (a firmware project around the tarball), with the flags old TVM's
+tvmc had for this flow.
 
 Every user error is one line on stderr, `tvmc: error: ...`, and exit status 2; nothing is left half-written.
 """
@@ -9,7 +10,7 @@ import argparse
 import os
 import sys
 
-from . import compile_command, run_command
+from . import compile_command, micro_command, run_command
 from .errors import CommandError, one_line, user_errors
 
 
@@ -22,9 +23,10 @@ class _Parser(argparse.ArgumentParser):
 
 def parser() -> argparse.ArgumentParser:
     top = _Parser(prog="tvmc", description="ethosu-tvm: compile quantized TFLite models for Cortex-M + Ethos-U55")
-    commands = top.add_subparsers(dest="command", metavar="{compile,run}", parser_class=_Parser)
+    commands = top.add_subparsers(dest="command", metavar="{compile,run,micro}", parser_class=_Parser)
     compile_command.add_parser(commands)
     run_command.add_parser(commands)
+    micro_command.add_parser(commands)
     return top
 
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from . import pool_options
-from .. import process
+from .. import collector
 from .errors import CommandError
 from ..output_files import check_writable, write_atomically
 from .files import read_input_file
@@ -115,7 +115,7 @@ def run(args) -> int:
     from ..frontend.tflite_file import ModelFormatError
     from ..memory import plan_to_png, plan_to_svg
 
-    process.resume()
+    collector.resume()
 
     for option, accepted in _ACCEPTED.items():
         value = getattr(args, option)

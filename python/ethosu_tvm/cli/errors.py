@@ -11,7 +11,7 @@ class CommandError(Exception):
 def _user_error_types() -> tuple[type, ...]:
     from ..build_config import BuildError
     from ..codegen import CascaderError
-    from ..frontend.importer import ModelImportError
+    from ..frontend.errors import ModelImportError
     from ..frontend.tflite_file import ModelFormatError
     from ..host import UnsupportedHostOp
     from ..memory import PlanDoesNotFit

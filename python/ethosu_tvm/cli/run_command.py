@@ -5,25 +5,22 @@ from __future__ import annotations
 
 import io
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from .. import process
+from .. import collector
 from .errors import CommandError
 from ..output_files import check_writable, write_atomically
-from .files import read_input_file
+from .files import add_input_arguments, model_inputs, read_mlf
 
 
 def add_parser(commands) -> None:
     parser = commands.add_parser("run", help="run a compiled MLF tarball on this PC (NPU work in the simulator)",
                                  description="Build the MLF's C with gcc and run it once.")
     parser.add_argument("module", help="the MLF tarball from tvmc compile")
-    parser.add_argument("--inputs", metavar="IN.npz", help="input arrays by model input name (default: --fill-mode)")
-    parser.add_argument("--fill-mode", default="random", choices=["random", "zeros", "ones"],
-                        help="inputs to use when --inputs is not given (random: seeded, reproducible)")
+    add_input_arguments(parser)
     parser.add_argument("-o", "--outputs", metavar="OUT.npz", help="write the outputs, by model output name")
     parser.add_argument("--print-top", type=int, metavar="N", help="print the N largest values of each output")
     parser.add_argument("--debug-layers", metavar="DIR",
@@ -31,32 +28,6 @@ def add_parser(commands) -> None:
                              "index.json, by TFLite tensor name); needs a tarball from tvmc compile --debug-info")
     parser.add_argument("--device", default="cpu", choices=["cpu"], help="only cpu (this PC)")
     parser.set_defaults(handler=run)
-
-
-def _extract(archive: Path, directory: Path) -> None:
-    try:
-        with tarfile.open(archive) as tar:
-            tar.extractall(directory, filter="data")
-    except (tarfile.TarError, OSError):
-        raise CommandError(f"{archive} is not a readable MLF tarball") from None
-
-
-def _inputs(args, interface) -> dict[str, np.ndarray]:
-    if args.inputs:
-        try:
-            with np.load(io.BytesIO(read_input_file(args.inputs, "inputs"))) as data:
-                return {name: data[name] for name in data.files}
-        except (ValueError, OSError) as err:
-            raise CommandError(f"{args.inputs} is not a NumPy .npz file ({err})") from None
-    rng = np.random.default_rng(0)
-    arrays = {}
-    for field in interface.inputs:
-        info = np.iinfo(field.dtype)
-        if args.fill_mode == "random":
-            arrays[field.name] = rng.integers(info.min, info.max + 1, size=field.shape, dtype=field.dtype)
-        else:
-            arrays[field.name] = np.full(field.shape, 0 if args.fill_mode == "zeros" else 1, dtype=field.dtype)
-    return arrays
 
 
 def _top(name: str, values: np.ndarray, count: int) -> str:
@@ -99,26 +70,18 @@ def _hidden_note(hidden: tuple[int, ...]) -> None:
 
 
 def run(args) -> int:
-    from ..aot.interface import INTERFACE_PATH, ModelInterface
     from ..run.host_program import HostProgram
 
-    process.resume()
+    collector.resume()
 
     if args.outputs:
         check_writable(Path(args.outputs))
     if args.debug_layers and Path(args.debug_layers).exists() and not Path(args.debug_layers).is_dir():
         raise CommandError(f"--debug-layers {args.debug_layers}: not a directory")
-    read_input_file(args.module, "module")
     with tempfile.TemporaryDirectory(prefix="tvmc_run_") as tmp:
         root = Path(tmp)
-        _extract(Path(args.module), root / "mlf")
-        if not (root / "mlf" / INTERFACE_PATH).is_file():
-            raise CommandError(f"{args.module} is not an MLF tarball from ethosu-tvm (no {INTERFACE_PATH})")
-        try:
-            interface = ModelInterface.from_json((root / "mlf" / INTERFACE_PATH).read_text())
-        except (ValueError, KeyError) as err:
-            raise CommandError(f"{args.module}: its {INTERFACE_PATH} cannot be read: {err}") from None
-        inputs = _inputs(args, interface)
+        interface = read_mlf(args.module, root / "mlf")
+        inputs = model_inputs(args, interface)
         tensors, hidden = _debug_map(root / "mlf", args.module) if args.debug_layers else (None, ())
         program = HostProgram(root / "mlf", root, debug=bool(args.debug_layers))
         if args.debug_layers:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..cascader import BufferMode, CascaderOptions, Proposal, WeightBuffer, search
-from ..cascader.ethosu import cascader_graph, stripe_buffering, stripe_cost
+from ..cascader.ethosu import cascader_graph
 from ..legalize.ops import NpuGraph
 from ..target import EthosuTarget
 from ..te import te_graph
@@ -30,6 +30,7 @@ from .schedule import (
     execution_order,
     primitive_blocks,
 )
+from .stripe_cost import stripe_buffering, stripe_cost
 from .vela_calls import CodegenError
 
 # Proposals compiled at most per NPU subgraph while looking for one whose real scratch fits the SRAM limit.

@@ -3,7 +3,7 @@
 Each feature map is the box of its stripe, addressed in its buffer by NHWC strides; a box that wraps around a rolling
 buffer is split over the NPU's tiles (up to two rows and two columns of them). The NPU works on 3-D feature maps
 (height, width, depth), so the batch of 1 is dropped. Block configs and the weight traversal of convolutions come
-from the Ethos-U performance model (`ethosu_tvm.cascader.ethosu.performance`). The weights and scale/bias streams
+from the cost model (`codegen.block_config`, `codegen.weight_stream`). The weights and scale/bias streams
 of a primitive are encoded once per output-channel range, traversal and block depth, and shared by its stripes.
 A convolution that would fetch its streams from flash for many OFM blocks can get them DMAed into an SRAM weight
 buffer of the memory plan first, with the block config that suits weights in SRAM; which convolutions do is decided
@@ -20,7 +20,6 @@ from ethosu.vela.operation import ExplicitScaling
 from ..arch import LUT_REGION, MAX_EXTENT, from_vela
 from ..arch.system import DEFAULT_SYSTEM, System
 from ..cascader.buffering import Choice
-from ..cascader.ethosu import performance
 from ..cascader.graph import WeightBuffer
 from ..legalize.ops import (
     BinaryElementwise,
@@ -40,11 +39,14 @@ from ..legalize.ops import (
     Upscale,
     average_as_depthwise,
 )
+from . import block_config
 from .memory import CONSTANTS_REGION, SCRATCH_REGION, ConstantPool, Placement, softmax_scratch, weight_buffer
+from .operation_cost import buffering_cost, estimate_cycles
 from .softmax import SoftmaxSequence, row_segments
 from .tir_regions import Interval
 from .tir_to_npu import FeatureMapRegion, Stripe
 from .vela_calls import CodegenError, describe, vela_call
+from .weight_stream import convolution_traversal, encoded_stream_bytes, encoded_weights
 
 _DTYPES = {"int8": vapi.NpuDataType.INT8, "uint8": vapi.NpuDataType.UINT8, "int16": vapi.NpuDataType.INT16,
            "int32": vapi.NpuDataType.INT32}
@@ -54,6 +56,8 @@ _ELEMENTWISE = {"ADD": vapi.NpuElementWiseOp.ADD, "SUB": vapi.NpuElementWiseOp.S
                 "MUL": vapi.NpuElementWiseOp.MUL, "MIN": vapi.NpuElementWiseOp.MIN,
                 "MAX": vapi.NpuElementWiseOp.MAX}
 _FUNCTIONS = {"TANH": vapi.NpuActivationOp.TANH, "SIGMOID": vapi.NpuActivationOp.SIGMOID}
+POOLING_OPS = {"MAX": vapi.NpuPoolingOp.MAX, "AVG": vapi.NpuPoolingOp.AVERAGE,
+               "REDUCE_SUM": vapi.NpuPoolingOp.REDUCE_SUM}
 
 
 def _segments(interval: Interval, size: int, ring: bool) -> list[tuple[int, int]]:
@@ -134,6 +138,13 @@ def _activation(clamp: Clamp, ofm: Operand) -> vapi.NpuActivation:
     return activation
 
 
+def scalar_value(op: BinaryElementwise) -> float:
+    """Vela takes an IFM2 scalar as a real value and quantizes it with IFM2's quantization (in float32): the real
+    value of the raw integer, which quantizes back to it exactly (|q − zp| < 2^17 needs far less than float32's
+    precision)."""
+    return float(np.float32(op.ifm2_scalar - op.ifm2.zero_point) * np.float32(op.ifm2.scale))
+
+
 def _require_block_config(npu_op: vapi.NpuBlockOperation, what: str) -> vapi.NpuBlockOperation:
     if npu_op.block_config is None:
         raise CodegenError(f"{what}: no block configuration fits in this accelerator's SHRAM")
@@ -149,7 +160,7 @@ def choose_block_config(op: vapi.NpuBlockOperation, accelerator, system: System,
                         depth: int | None = None) -> vapi.NpuShape3D | None:
     """The valid block config with the fewest estimated cycles in `system`, of block depth `depth` when there is
     one (the stripes of a convolution then share one weight stream); None when no block fits in SHRAM."""
-    return vela_call(what, performance.choose_block_config, op, accelerator, depth, system)
+    return vela_call(what, block_config.choose_block_config, op, accelerator, depth, system)
 
 
 class OperationBuilder:
@@ -189,7 +200,7 @@ class OperationBuilder:
         npu_ops = self._build(op, stripe, what)
         kernels = [npu_op for npu_op in npu_ops if isinstance(npu_op, vapi.NpuBlockOperation)]
         if kernels:
-            cost = vela_call(what, performance.estimate_cycles, kernels[-1], self.accelerator, system=self.system)
+            cost = vela_call(what, estimate_cycles, kernels[-1], self.accelerator, system=self.system)
             self.choices.append(Choice(cost.cycles, cost.overlap))
             self.stripes.append(stripe)
         return npu_ops
@@ -254,7 +265,7 @@ class OperationBuilder:
             npu_op.ifm_upscale = vapi.NpuResamplingMode.TRANSPOSE
         npu_op.rounding_mode = _ROUNDING[op.requant.rounding]
         if not depthwise:
-            npu_op.block_traversal = performance.convolution_traversal(op)
+            npu_op.block_traversal = convolution_traversal(op)
         # Weights and biases are encoded after the block config: the weight stream depends on its depth.
         npu_op.weights = [vapi.NpuAddressRange(CONSTANTS_REGION, 0, 0)]
         npu_op.biases = [vapi.NpuAddressRange(CONSTANTS_REGION, 0, 0)]
@@ -264,10 +275,10 @@ class OperationBuilder:
             self._block_op(npu_op, op, stripe, what, depth=preferred)
         else:
             self._operands(npu_op, op, stripe)
-            npu_op.block_config = vela_call(what, performance.buffered_block_config, npu_op, op, channels.start,
+            npu_op.block_config = vela_call(what, block_config.buffered_block_config, npu_op, op, channels.start,
                                             channels.stop, self.accelerator, preferred, self.system)
             _require_block_config(npu_op, what)
-        weights, biases = vela_call(what, performance.encoded_stream_bytes, op, channels.start, channels.stop,
+        weights, biases = vela_call(what, encoded_stream_bytes, op, channels.start, channels.stop,
                                     npu_op.block_config.depth, self.accelerator)
         npu_op.weights = [vapi.NpuAddressRange(region, 0, weights)]
         npu_op.biases = [vapi.NpuAddressRange(region, 0, biases)]
@@ -276,7 +287,7 @@ class OperationBuilder:
     def _encodings(self, op: Conv2D, stripe: Stripe) -> dict[int, tuple[vapi.NpuAddressRange, vapi.NpuAddressRange]]:
         """Block depth → the streams of the stripe's output channels already in the pool (in the primitive's
         traversal, fixed per primitive, so all its stripes can share one weight stream)."""
-        return self._encoded.setdefault((stripe.op, stripe.ofm.box[3], performance.convolution_traversal(op)), {})
+        return self._encoded.setdefault((stripe.op, stripe.ofm.box[3], convolution_traversal(op)), {})
 
     def _encoded_streams(self, npu_op: vapi.NpuBlockOperation, op: Conv2D, stripe: Stripe,
                          what: str) -> vapi.NpuBlockOperation:
@@ -295,7 +306,7 @@ class OperationBuilder:
         block depth."""
         copy = self.convolution(op, stripe, what, SCRATCH_REGION, encode=False)
         streamed = self.convolution(op, stripe, what, encode=False)
-        cost = vela_call(what, performance.buffering_cost, streamed, copy, self.accelerator, self.system)
+        cost = vela_call(what, buffering_cost, streamed, copy, self.accelerator, self.system)
         self.choices.append(Choice(cost.streamed, cost.overlap, WeightBuffer(cost.nbytes, cost.dma, cost.buffered)))
         self.stripes.append(stripe)
         if buffering_key(stripe) in self.buffered:
@@ -325,7 +336,7 @@ class OperationBuilder:
         """The weight stream (in the primitive's traversal, for blocks of `depth` output channels) and scale/bias
         stream of `channels`."""
         selected = slice(channels.start, channels.stop)
-        encoded = vela_call(what, performance.encoded_weights, op, channels.start, channels.stop, depth,
+        encoded = vela_call(what, encoded_weights, op, channels.start, channels.stop, depth,
                             self.accelerator)
         count = op.weights.shape[0]
         scale = np.broadcast_to(op.requant.scale, (count,))[selected]
@@ -336,7 +347,7 @@ class OperationBuilder:
         return self.constant(encoded), self.constant(scale_bias)
 
     def pooling(self, op: Pooling, stripe: Stripe, what: str) -> vapi.NpuOperation:
-        kind = performance.POOLING_OPS[op.pooling_type]
+        kind = POOLING_OPS[op.pooling_type]
         npu_op = vapi.NpuPoolingOperation(kind)
         kernel_h, kernel_w = op.pool_shape
         stride_y, stride_x = _strides(op.strides, stripe.ofm)
@@ -369,7 +380,7 @@ class OperationBuilder:
             npu_op.rescale = (int(op.requant.scale[0]), int(op.requant.shift[0]))
         if op.ifm2_scalar is not None:
             npu_op.ifm = self.fm(op.ifm, stripe.ifms[0])
-            npu_op.ifm2, npu_op.ifm2_scalar = _scalar(op.ifm2, npu_op.ifm), performance.scalar_value(op)
+            npu_op.ifm2, npu_op.ifm2_scalar = _scalar(op.ifm2, npu_op.ifm), scalar_value(op)
             npu_op.reversed_operands = op.reversed_operands
         elif op.ifm2_constant is not None:
             npu_op.ifm, npu_op.ifm2 = self.fm(op.ifm, stripe.ifms[0]), self.constant_fm(op, stripe)
@@ -452,8 +463,8 @@ class OperationBuilder:
         reading = self.copy(swapped(self.fm(op.ifm, ifm), b, a), op.ofm, target, what)
         writing = self.copy(self.fm(op.ifm, ifm), op.ofm, target, what,
                             ofm_view=swapped(self.fm(op.ofm, target.ofm), a, b))
-        return min((reading, writing), key=lambda npu_op: vela_call(what, performance.estimate_cycles, npu_op,
-                                                                     self.accelerator, system=self.system).cycles)
+        return min((reading, writing), key=lambda npu_op: vela_call(what, estimate_cycles, npu_op, self.accelerator,
+                                                                    system=self.system).cycles)
 
     def copy(self, source: vapi.NpuFeatureMap, ofm: Operand, stripe: Stripe, what: str,
              activation: vapi.NpuActivation | None = None, upscale: bool = False,

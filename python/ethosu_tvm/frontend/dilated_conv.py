@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import tflite
 
-from .tflite_file import constant_value
+from .tflite_file import builtin_options, constant_value
 
 
 @dataclass(frozen=True)
@@ -68,8 +68,6 @@ def find_dilated_convs(model: tflite.Model, kinds: list[str]) -> dict[int, Dilat
 
 
 def _undilated_valid(op: tflite.Operator, kind: str) -> bool:
-    options = tflite.Conv2DOptions() if kind == "CONV_2D" else tflite.DepthwiseConv2DOptions()
-    raw = op.BuiltinOptions()
-    options.Init(raw.Bytes, raw.Pos)
+    options = builtin_options(op, tflite.Conv2DOptions if kind == "CONV_2D" else tflite.DepthwiseConv2DOptions)
     return (options.Padding() == tflite.Padding.VALID and options.StrideH() == options.StrideW() == 1
             and options.DilationHFactor() == options.DilationWFactor() == 1)

@@ -196,6 +196,12 @@ def builtin_code(code: tflite.OperatorCode) -> int:
     return max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
 
 
+def operator_name(model: tflite.Model, op: tflite.Operator) -> str:
+    """The operator's builtin name (``BUILTIN_<code>`` for a code this schema does not know)."""
+    builtin = builtin_code(model.OperatorCodes(op.OpcodeIndex()))
+    return OPERATOR_NAMES.get(builtin, f"BUILTIN_{builtin}")
+
+
 def check_model(model: tflite.Model) -> None:
     """Raise ModelConsistencyError at the first inconsistency of `model` (structurally verified, seen through
     `tflm_view`)."""

@@ -13,16 +13,20 @@ The output and cell states are TFLite variable tensors: read and overwritten by 
 one inference to the next. The import makes each state a model input (its value before the inference) and a model
 output (its value after) and records them (module attribute ``ethosu.states``), so that the runner keeps them in
 static buffers of its own between calls (:mod:`ethosu_tvm.aot`).
-
-A mixin of the importer's converter class: it uses the converter's tensor readers, `_shape` and `_concat`.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import tflite
+from tvm import relax
+from tvm.relax.frontend.tflite.tflite_frontend import get_tensor_name
+
+from .attributes import State
+from .converter import ConverterCore
+from .slicing import strided_slice
+from .tflite_file import builtin_options
 
 LSTM = "UNIDIRECTIONAL_SEQUENCE_LSTM"
 # Input positions of the operator (TFLite's kLstm*Tensor): input, the four input and four recurrent weight matrices
@@ -36,15 +40,6 @@ _ACTIVATED_SCALE = 2.0 ** -15  # Q0.15: after LOGISTIC or TANH
 MAX_STEPS = 256
 
 
-@dataclass(frozen=True)
-class State:
-    """A variable tensor: its name (a model input and output after import) and the byte every element starts as
-    (TFLite resets a variable tensor to its zero point when int8, else to 0)."""
-
-    name: str
-    fill: int
-
-
 def variable_states(model: tflite.Model, kinds: list[str]) -> list[int]:
     """Tensor indices of the states the LSTMs of the model (`kinds`: each operator's builtin name) carry, in
     operator order."""
@@ -54,6 +49,7 @@ def variable_states(model: tflite.Model, kinds: list[str]) -> list[int]:
 
 
 def state_of(tensor: tflite.Tensor) -> State:
+    """The state a variable tensor of the model is."""
     quant = tensor.Quantization()
     zero_point = int(quant.ZeroPoint(0)) if quant is not None and quant.ZeroPointLength() else 0
     fill = zero_point & 0xFF if tensor.Type() == tflite.TensorType.INT8 else 0
@@ -103,20 +99,14 @@ class _Step:
         self.clip = int(min(max(cell_clip / self.cell_scale, -32768.0), 32767.0)) if cell_clip > 0 else None
 
     def dq(self, expr, scale: float, zero_point: int = 0):
-        from tvm import relax
-
         return relax.op.dequantize(expr, _const(scale, "float32"), _const(zero_point, "int32"), axis=-1)
 
     def q(self, expr, scale: float, zero_point: int, dtype: str):
-        from tvm import relax
-
         return self.converter.bb.emit(relax.op.quantize(expr, _const(scale, "float32"), _const(zero_point, "int32"),
                                                         axis=-1, out_dtype=dtype))
 
     def fully_connected(self, data, data_quant: tuple[float, int], weights, bias):
         """int8 data · weightsᵀ (+ bias) → int16 at the gates' scale."""
-        from tvm import relax
-
         matrix = relax.const(self.converter.get_tensor_value(weights), "int8")
         product = relax.op.matmul(self.dq(data, *data_quant), self.dq(relax.op.permute_dims(matrix), *_quant(weights)))
         if bias is not None:
@@ -136,22 +126,16 @@ class _Step:
         return self.activated(total, function, _GATE_SCALE)
 
     def add(self, a, b, scale: float):
-        from tvm import relax
-
         return relax.op.add(self.dq(a, scale), self.dq(b, scale))
 
     def activated(self, x, function, scale: float):
         return self.q(function(self.dq(x, scale)), _ACTIVATED_SCALE, 0, "int16")
 
     def product(self, a, a_scale: float, b, b_scale: float, out_scale: float, out_zero_point: int, dtype: str):
-        from tvm import relax
-
         return self.q(relax.op.multiply(self.dq(a, a_scale), self.dq(b, b_scale)), out_scale, out_zero_point, dtype)
 
     def __call__(self, x_t, h, c):
         """The output state and the cell state after the step from `h`, `c` with input `x_t` ([batch, features])."""
-        from tvm import relax
-
         input_gate, forget_gate, cell_gate, output_gate = (
             self.gate(x_t, h, index, relax.op.tanh if index == 2 else relax.op.sigmoid) for index in range(4))
         s_c = self.cell_scale
@@ -167,31 +151,29 @@ class _Step:
 
 
 def _const(value, dtype: str):
-    from tvm import relax
-
     return relax.const(np.asarray(value, dtype=dtype), dtype)
 
 
-class RecurrentConverters:
+class RecurrentConverters(ConverterCore):
     def _lstm_shapes(self, present: dict, output, time_major: bool) -> tuple[int, int, int, int]:
         """(batch, steps, features, units), after checking every shape as TFLite Micro's kernel does."""
-        shape = self._shape(present[0])
+        shape = self.shape_of(present[0])
         if len(shape) != 3:
             raise ValueError(f"the input has shape {list(shape)}; an LSTM takes [batch, time, features]")
         batch, steps = (shape[1], shape[0]) if time_major else (shape[0], shape[1])
-        features, units = shape[2], self._shape(present[_RECURRENT_WEIGHTS[0]])[0]
+        features, units = shape[2], self.shape_of(present[_RECURRENT_WEIGHTS[0]])[0]
         expected = {**{p: (units, features) for p in _INPUT_WEIGHTS}, **{p: (units, units) for p in _RECURRENT_WEIGHTS},
                     **{p: (units,) for p in _BIASES}}
         for position, dims in expected.items():
-            if self._shape(present[position]) != dims:
-                raise ValueError(f"input {position} has shape {list(self._shape(present[position]))}, expected "
+            if self.shape_of(present[position]) != dims:
+                raise ValueError(f"input {position} has shape {list(self.shape_of(present[position]))}, expected "
                                  f"{list(dims)}")
         for position in (_OUTPUT_STATE, _CELL_STATE):
-            if math.prod(self._shape(present[position])) != batch * units:
-                raise ValueError(f"the state (input {position}) has shape {list(self._shape(present[position]))}, "
+            if math.prod(self.shape_of(present[position])) != batch * units:
+                raise ValueError(f"the state (input {position}) has shape {list(self.shape_of(present[position]))}, "
                                  f"expected {batch * units} values")
-        if self._shape(output) != (shape[0], shape[1], units):
-            raise ValueError(f"the output has shape {list(self._shape(output))}, expected "
+        if self.shape_of(output) != (shape[0], shape[1], units):
+            raise ValueError(f"the output has shape {list(self.shape_of(output))}, expected "
                              f"{[shape[0], shape[1], units]}")
         if steps > MAX_STEPS:
             raise ValueError(f"{steps} time steps; LSTMs are unrolled per step, at most {MAX_STEPS}")
@@ -200,29 +182,24 @@ class RecurrentConverters:
     def convert_unidirectional_sequence_lstm(self, op):
         """Every time step unrolled (see the module's docstring); the output is the concatenation of the steps'
         output states, the state tensors' names bound to the last ones."""
-        from tvm import relax
-        from tvm.relax.frontend.tflite.tflite_frontend import get_tensor_name
-
-        from .importer import _options, _strided_slice
-
         present = {p: t for p, t in enumerate(self.get_input_tensors(op)) if t.tensor_idx >= 0}
         (output,) = self.get_output_tensors(op)
-        options = _options(op, tflite.UnidirectionalSequenceLSTMOptions)
+        options = builtin_options(op, tflite.UnidirectionalSequenceLSTMOptions)
         _check(present, output, options)
         batch_major = not options.TimeMajor()
         batch, steps, features, units = self._lstm_shapes(present, output, not batch_major)
         step = _Step(self, present, options)
-        shape = self._shape(present[0])
+        shape = self.shape_of(present[0])
         x, h, c = (self.get_tensor_expr(present[p]) for p in (0, _OUTPUT_STATE, _CELL_STATE))
         rows = []
         for t in range(steps):
             ranges = [range(batch), range(t, t + 1), range(features)]
             if not batch_major:
                 ranges[:2] = ranges[1::-1]
-            x_t = self.bb.emit(relax.op.reshape(_strided_slice(x, ranges, shape), [batch, features]))
+            x_t = self.bb.emit(relax.op.reshape(strided_slice(x, ranges, shape), [batch, features]))
             h, c = step(x_t, h, c)
             rows.append(relax.op.reshape(h, [batch, 1, units] if batch_major else [1, batch, units]))
         for position, value in ((_OUTPUT_STATE, h), (_CELL_STATE, c)):
             name = get_tensor_name(self.subgraph, present[position].tensor_idx)
             self.exp_tab.set_expr(name, value, force_override=True)
-        return self._concat(rows, 1 if batch_major else 0, output)
+        return self.concatenated(rows, 1 if batch_major else 0, output)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import tflite
 
-from .tflite_file import TFLITE_DTYPES, constant_value
+from .tflite_file import TFLITE_DTYPES, builtin_options, constant_value
 
 
 @dataclass(frozen=True)
@@ -55,16 +55,9 @@ def fold_shapes(model: tflite.Model, kinds: list[str]) -> FoldedShapes:
     return FoldedShapes(frozenset(folded), values)
 
 
-def _options(op: tflite.Operator, table):
-    options = table()
-    raw = op.BuiltinOptions()
-    options.Init(raw.Bytes, raw.Pos)
-    return options
-
-
 def _strided_slice(op: tflite.Operator, data, begin, end, strides) -> np.ndarray | None:
     """A 1-D slice with begin/end/shrink masks (None for anything else, which stays with TVM)."""
-    options = _options(op, tflite.StridedSliceOptions)
+    options = builtin_options(op, tflite.StridedSliceOptions)
     if data.ndim != 1 or begin.size != 1 or options.EllipsisMask() or options.NewAxisMask() or options.Offset():
         return None
     if options.ShrinkAxisMask() & 1:
@@ -75,7 +68,7 @@ def _strided_slice(op: tflite.Operator, data, begin, end, strides) -> np.ndarray
 
 
 def _pack(op: tflite.Operator, operands: list[np.ndarray]) -> np.ndarray:
-    return np.stack(operands, axis=_options(op, tflite.PackOptions).Axis())
+    return np.stack(operands, axis=builtin_options(op, tflite.PackOptions).Axis())
 
 
 def _copies(fold, operands: list[np.ndarray], out: tflite.Tensor) -> np.ndarray | None:

@@ -1,7 +1,8 @@
 """TFLite's STRIDED_SLICE index arithmetic: which input elements its reference kernel copies, in which order.
 
-TVM's converter handles the masks its own way (and ignores `offset`); the importer instead emits a plain
-strided slice over the input's axes computed here, then a reshape to the output's shape (shrunk and new axes).
+TVM's converter handles the masks its own way (and ignores `offset`); `data_movement` instead emits a plain
+strided slice (`strided_slice`) over the input's axes computed here, then a reshape to the output's shape (shrunk
+and new axes).
 """
 from __future__ import annotations
 
@@ -101,3 +102,14 @@ def strided_slice_ranges(spec: SliceSpec, shape: tuple[int, ...]) -> tuple[list[
         ranges.append(indices)
         out_shape.append(len(indices))
     return ranges, tuple(out_shape)
+
+
+def strided_slice(x, ranges: list[range], shape):
+    """The Relax strided slice of the elements of `x` (of `shape`) at `ranges`, one per axis."""
+    from tvm import relax
+
+    # Ends past the front of an axis (going backward) are written below -size, as Relax reads them.
+    ends = [r.start + len(r) * r.step for r in ranges]
+    ends = [end if end >= 0 else -size - 1 for end, size in zip(ends, shape)]
+    return relax.op.strided_slice(x, list(range(len(ranges))), [r.start for r in ranges], ends,
+                                  [r.step for r in ranges])

@@ -62,6 +62,14 @@ def read_model(buf: bytes) -> tflite.Model:
     return model
 
 
+def builtin_options(op: tflite.Operator, options_class):
+    """The operator's builtin options as `options_class`."""
+    options = options_class()
+    table = op.BuiltinOptions()
+    options.Init(table.Bytes, table.Pos)
+    return options
+
+
 def constant_value(model: tflite.Model, index: int) -> np.ndarray | None:
     """The value of constant tensor `index` of the first subgraph; None for a tensor without data."""
     tensor = model.Subgraphs(0).Tensors(index)

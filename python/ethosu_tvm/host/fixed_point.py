@@ -60,7 +60,7 @@ def rounding_divide_by_pot(body: Body, x, exponent):
 
 
 @scalar_function("int32", x="int32", exponent="int32")
-def _saturating_left_shift(body: Body, x, exponent):
+def saturating_left_shift(body: Body, x, exponent):
     """x · 2^exponent (exponent 1..31), saturating to the int32 range."""
     threshold = body.let("threshold", const(INT32_MAX) >> exponent)
     shifted = narrow(wide(x) * _power_of_two(exponent))
@@ -69,7 +69,7 @@ def _saturating_left_shift(body: Body, x, exponent):
 
 def saturating_rounding_multiply_by_pot(x, exponent: int) -> Expr:
     """x · 2^exponent: a saturating left shift for exponent > 0, a rounding right shift otherwise."""
-    return _saturating_left_shift(x, exponent) if exponent > 0 else rounding_divide_by_pot(x, -exponent)
+    return saturating_left_shift(x, exponent) if exponent > 0 else rounding_divide_by_pot(x, -exponent)
 
 
 @scalar_function("int32", x="int32", multiplier="int32", shift="int32")

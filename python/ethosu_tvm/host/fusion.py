@@ -14,7 +14,7 @@ import tvm
 from tvm import relax
 from tvm.relax.transform import FuseOpsByPattern, FusionPattern
 
-from ..frontend.importer import source_ops, tensor_quant
+from ..frontend.attributes import source_ops, tensor_quant
 from ..partition.patterns import CODEGEN
 from ..qdq.patterns import called_functions, concat_arities
 from ..qdq.sources import OperatorRecorder

@@ -14,7 +14,6 @@ from ..quantization import EXP_INPUT_INTEGER_BITS  # exp_on_negative_values take
 from .fixed_point import (
     INT32_MAX,
     INT32_MIN,
-    _saturating_left_shift,
     clamp,
     const,
     count_leading_zeros,
@@ -22,6 +21,7 @@ from .fixed_point import (
     narrow,
     rounding_divide_by_pot,
     rounding_half_sum,
+    saturating_left_shift,
     saturating_rounding_doubling_high_mul as mul,
     saturating_rounding_multiply_by_pot,
     select,
@@ -115,14 +115,14 @@ def log_x_at_least_one(body: Body, x):
     exponent_shift = 31 - _LOG_ACCUMULATOR_BITS  # an integer exponent as a Q6 raw value
 
     headroom_a = body.let("headroom_a", count_leading_zeros(x))
-    normalised_a = body.let("normalised_a", _saturating_left_shift(x, headroom_a - 1))
+    normalised_a = body.let("normalised_a", saturating_left_shift(x, headroom_a - 1))
     mantissa_a = body.let("mantissa_a", saturating_rounding_multiply_by_pot(mul(normalised_a, sqrt_half), 1))
     exponent_a = body.let("exponent_a", _saturating(
-        wide(_saturating_left_shift(LOG_INPUT_INTEGER_BITS - headroom_a, exponent_shift)) + wide(quarter)))
+        wide(saturating_left_shift(LOG_INPUT_INTEGER_BITS - headroom_a, exponent_shift)) + wide(quarter)))
     headroom_b = body.let("headroom_b", count_leading_zeros(mul(x, sqrt_half)) - 1)
-    mantissa_b = body.let("mantissa_b", _saturating_left_shift(x, headroom_b))
+    mantissa_b = body.let("mantissa_b", saturating_left_shift(x, headroom_b))
     exponent_b = body.let("exponent_b", _saturating(
-        wide(_saturating_left_shift(LOG_INPUT_INTEGER_BITS - headroom_b, exponent_shift)) - wide(quarter)))
+        wide(saturating_left_shift(LOG_INPUT_INTEGER_BITS - headroom_b, exponent_shift)) - wide(quarter)))
     r = body.let("r", select(mantissa_a < mantissa_b, mantissa_a, mantissa_b))
     exponent = body.let("exponent", select(exponent_a > exponent_b, exponent_a, exponent_b))
 

@@ -7,7 +7,7 @@ import tvm
 from tvm import relax
 from tvm.relax.transform import FuseOpsByPattern, FusionPattern, MergeCompositeFunctions
 
-from ..frontend.importer import source_ops
+from ..frontend.attributes import source_ops
 from ..target import EthosuTarget, parse_ethosu_target
 from ..qdq.match import match_from_context
 from ..qdq.patterns import CompositePattern, concat_arities, required_ops

@@ -70,6 +70,30 @@ def _struct(name: str, fields: Sequence[str]) -> type:
     return type(name, (ctypes.Structure,), {"_fields_": [(f, ctypes.c_void_p) for f in fields]})
 
 
+def input_arrays(interface: ModelInterface, inputs) -> list[np.ndarray]:
+    """`inputs` (a mapping by model input name, or a sequence in model order) checked against the model's, in model
+    order and shape."""
+    fields = interface.inputs
+    if isinstance(inputs, Mapping):
+        unknown = sorted(set(inputs) - {f.name for f in fields})
+        missing = [f.name for f in fields if f.name not in inputs]
+        if unknown or missing:
+            raise RunError(f"inputs must be named {', '.join(f.name for f in fields)}"
+                           + (f"; unknown: {', '.join(unknown)}" if unknown else "")
+                           + (f"; missing: {', '.join(missing)}" if missing else ""))
+        inputs = [inputs[f.name] for f in fields]
+    if len(inputs) != len(fields):
+        raise RunError(f"the model takes {len(fields)} inputs, got {len(inputs)}")
+    arrays = []
+    for field, value in zip(fields, inputs):
+        value = np.asarray(value)
+        if value.dtype != np.dtype(field.dtype) or value.size != int(np.prod(field.shape)):
+            raise RunError(f"input {field.name!r} must be {field.dtype} of shape {field.shape}, "
+                           f"got {value.dtype} of shape {value.shape}")
+        arrays.append(np.ascontiguousarray(value.reshape(field.shape)))
+    return arrays
+
+
 class HostProgram:
     """An extracted MLF compiled for this PC; `run` executes tvmgen_default_run once. A `debug` build calls
     `run`'s `after_step` after each step (NPU launch or kernel call). NPU cycles are estimated for the system the
@@ -120,34 +144,13 @@ class HostProgram:
             self._error_context = "NPU launch failed in the simulator"
             return -1
 
-    def _arrays(self, inputs) -> list[np.ndarray]:
-        fields = self.interface.inputs
-        if isinstance(inputs, Mapping):
-            unknown = sorted(set(inputs) - {f.name for f in fields})
-            missing = [f.name for f in fields if f.name not in inputs]
-            if unknown or missing:
-                raise RunError(f"inputs must be named {', '.join(f.name for f in fields)}"
-                               + (f"; unknown: {', '.join(unknown)}" if unknown else "")
-                               + (f"; missing: {', '.join(missing)}" if missing else ""))
-            inputs = [inputs[f.name] for f in fields]
-        if len(inputs) != len(fields):
-            raise RunError(f"the model takes {len(fields)} inputs, got {len(inputs)}")
-        arrays = []
-        for field, value in zip(fields, inputs):
-            value = np.asarray(value)
-            if value.dtype != np.dtype(field.dtype) or value.size != int(np.prod(field.shape)):
-                raise RunError(f"input {field.name!r} must be {field.dtype} of shape {field.shape}, "
-                               f"got {value.dtype} of shape {value.shape}")
-            arrays.append(np.ascontiguousarray(value.reshape(field.shape)))
-        return arrays
-
     def run(self, inputs, after_step=None) -> dict[str, np.ndarray]:
         """Outputs by model name for `inputs` (a mapping by model input name, or a sequence in model order).
 
         `after_step(step, read)` (debug builds only) is called after each step with its index and
         `read(pool, offset, nbytes)`, which returns those bytes of the workspace as they are then."""
         interface = self.interface
-        arrays = self._arrays(inputs)
+        arrays = input_arrays(self.interface, inputs)
         pools = {name: np.zeros(size + ALIGNMENT, dtype=np.uint8) for name, size in interface.pools}
         base = {name: round_up(p.ctypes.data) for name, p in pools.items()}
         if after_step is not None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 
 from ..arch import Accelerator
-from ..arch.cycles import BlockCost, CostedFeatureMap, block_cost, constants_cycles, dma_cycles
+from ..arch.cycles import (BlockCost, CostedFeatureMap, Traffic, block_cost, constants_cycles, dma_cycles,
+                           touched_traffic)
 from ..arch.system import DEFAULT_SYSTEM, System
 from . import activation
 from .operation import BlockOperation
@@ -24,6 +25,23 @@ from .ops.dma import DmaTransfer
 
 def _costed(fm) -> CostedFeatureMap:
     return CostedFeatureMap(fm.shape, fm.bits, fm.region, fm.brick)
+
+
+def _function_and_streams(op: BlockOperation) -> tuple[str | None, tuple[tuple[int, int], ...], int]:
+    """The cost model's terms for what an operation reads besides feature maps: its fused function ("TANH",
+    "SIGMOID", "LUT" or None), its weight and scale streams (region, bytes) and the bytes its table lookup reads."""
+    function = op.output.function
+    lut = activation.is_lut(function)
+    fused = "LUT" if lut else {activation.TANH: "TANH", activation.SIGMOID: "SIGMOID"}.get(function)
+    streams = tuple((stream.region, stream.length) for stream in (op.weights, op.scales) if stream is not None)
+    return fused, streams, activation.table_bytes(op.output) if lut else 0
+
+
+def touched(op: BlockOperation) -> Traffic:
+    """The bytes a decoded operation touches once, per region (`arch.cycles.touched_traffic`)."""
+    _, streams, lut_bytes = _function_and_streams(op)
+    return touched_traffic(_costed(op.ifm), _costed(op.ifm2) if op.reads_ifm2 else None, _costed(op.ofm), streams,
+                           lut_bytes)
 
 
 class CycleModel:
@@ -35,14 +53,10 @@ class CycleModel:
 
     def block(self, op: BlockOperation) -> BlockCost:
         """The estimate of a CONV/DEPTHWISE/POOL/ELEMENTWISE operation: compute and memory cycles (they overlap)."""
-        function = op.output.function
-        lut = activation.is_lut(function)
-        fused = "LUT" if lut else {activation.TANH: "TANH", activation.SIGMOID: "SIGMOID"}.get(function)
-        streams = tuple((stream.region, stream.length) for stream in (op.weights, op.scales) if stream is not None)
+        fused, streams, lut_bytes = _function_and_streams(op)
         return block_cost(self._system, self._accelerator, op.kind, op.mode, fused, _costed(op.ifm),
                           _costed(op.ifm2) if op.ifm2 is not None else None, not op.reads_ifm2, _costed(op.ofm),
-                          op.kernel, op.block, op.acc_bits, streams,
-                          activation.table_bytes(op.output) if lut else 0)
+                          op.kernel, op.block, op.acc_bits, streams, lut_bytes)
 
     def dma(self, transfer: DmaTransfer) -> int:
         """Estimated cycles of a DMA transfer."""

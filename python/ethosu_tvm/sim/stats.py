@@ -2,8 +2,9 @@
 
 Traffic counts every byte an operation touches once: the IFM window (and IFM2 unless it is a scalar), the whole
 weight and scale streams, the LUT entries it reads from SHRAM, the OFM it writes, and both sides of a DMA. A run
-measures these at the memory interface; `estimate` derives the same quantities from the decoded registers, which is
-what `python -m ethosu_tvm.sim stats` can report for a stream without its memory contents. The cycle estimate
+measures these at the memory interface; `estimate` derives the same quantities from the decoded registers (by the
+cost model's `arch.cycles.touched_traffic`, as code generation's cost of an operation counts them), which is what
+`python -m ethosu_tvm.sim stats` can report for a stream without its memory contents. The cycle estimate
 counts more: what the hardware fetches again for every OFM block (`arch.cycles.block_traffic`).
 """
 from __future__ import annotations
@@ -13,13 +14,10 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-import numpy as np
-
 from ..arch import Accelerator
-from ..arch.cycles import SHRAM
 from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, System
-from . import activation, operation
-from .cycles import CycleModel, Timeline
+from . import operation
+from .cycles import CycleModel, Timeline, touched
 from .ops import dma
 from .regfile import RegisterFile
 from .registers import Command
@@ -153,17 +151,8 @@ def walk(commands: list[Command], accelerator: Accelerator,
 
 
 def _block_traffic(op: operation.BlockOperation, regs: RegisterFile) -> Traffic:
-    read, written = Counter(), Counter()
-    feature_maps = [op.ifm] + ([op.ifm2] if op.reads_ifm2 else [])
-    for fm in feature_maps:
-        read[fm.region] += int(np.prod(fm.shape)) * fm.dtype.itemsize
-    for stream in (op.weights, op.scales):
-        if stream is not None:
-            read[stream.region] += stream.length
-    if activation.is_lut(op.output.function):
-        read[SHRAM] += activation.table_bytes(op.output)
-    written[op.ofm.region] += int(np.prod(op.ofm.shape)) * op.ofm.dtype.itemsize
-    return read, written
+    traffic = touched(op)
+    return traffic.read, traffic.written
 
 
 def _dma_traffic(transfer: dma.DmaTransfer, regs: RegisterFile) -> Traffic:

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from .fuzz import RobustnessResult, compile_once
-from .models import _INT16_OPS, OPS, make
-from .models.single import _SINGLE, _op_params
+from .models import INT16_OPS, OPS, make
+from .models.single import SINGLE, op_params
 from .reference import random_inputs, reference_runner, run_tflm
 
 OUTPUT_SCALES = (1e-12, 1 / 1.9e9, 1e-6, 1e-3, 0.5, 10.0, 1e4, 1e9)
@@ -44,11 +44,11 @@ def cases(ops=OPS) -> list[Case]:
     ops with an int16 model), and a binary op's second operand scale."""
     found = []
     for op in ops:
-        method, arity, _ = _SINGLE[op]
-        if "out_scale" in _op_params(method):
+        method, arity, _ = SINGLE[op]
+        if "out_scale" in op_params(method):
             found += [Case(op, (("in_scale", 1.0), ("out_scale", scale))) for scale in OUTPUT_SCALES]
         found += [Case(op, (("in_scale", scale),)) for scale in INPUT_SCALES]
-        if op in _INT16_OPS:
+        if op in INT16_OPS:
             found += [Case(op, (("dtype", "int16"), ("in_scale", scale))) for scale in INPUT_SCALES]
         if arity == 2 and op not in _NO_SECOND_SCALE:
             found += [Case(op, (("in2_scale", scale),)) for scale in INPUT_SCALES]

@@ -1,8 +1,8 @@
 """An NPU subgraph as a cascader graph: one part per primitive.
 
 Each part's propagators are derived from the primitive's TE definition (`derive_propagator`), with the per-operator
-definition as the fallback where the reads are not affine (a table lookup); its stripe cost is the Ethos-U
-performance model's estimate for one operation computing that stripe.
+definition as the fallback where the reads are not affine (a table lookup); its stripe cost is the callable the
+caller hands in (code generation's `codegen.stripe_cost`).
 """
 from __future__ import annotations
 

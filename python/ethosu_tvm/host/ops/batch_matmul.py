@@ -22,7 +22,7 @@ from ..te_kernel import (
     split_reduction_init,
     tflite_multiplier,
 )
-from .binary import _operand
+from .binary import operand
 
 
 def _matrix(shape: tuple[int, ...], adjoint: bool) -> tuple[int, int]:
@@ -54,7 +54,7 @@ def define(op: BatchMatMul) -> TeKernel:
     require(depth == rhs_depth and batch is not None and batch + (rows, columns) == op.output.shape, name,
             f"{op.lhs.shape} (adj_x={op.adj_x}) by {op.rhs.shape} (adj_y={op.adj_y}) does not give {op.output.shape}")
     require(op.lhs_values is None or op.rhs_values is None, name, "both operands are constants")
-    (lhs, lhs_shape), (rhs, rhs_shape) = _operand(op.lhs, op.lhs_values, "lhs"), _operand(op.rhs, op.rhs_values, "rhs")
+    (lhs, lhs_shape), (rhs, rhs_shape) = operand(op.lhs, op.lhs_values, "lhs"), operand(op.rhs, op.rhs_values, "rhs")
     a = _element(lhs, lhs_shape, len(batch), op.adj_x)
     b = _element(rhs, rhs_shape, len(batch), op.adj_y)
     product_scale = float(np.float32(op.lhs.scale) * np.float32(op.rhs.scale))

@@ -49,13 +49,13 @@ from ..te_kernel import (
 
 
 
-def _broadcast(tensor, shape: tuple[int, ...], out_rank: int):
+def broadcast_reader(tensor, shape: tuple[int, ...], out_rank: int):
     """Index `tensor` (of `shape`) with output indices: right-aligned, size-1 dimensions pinned to 0."""
     offset = out_rank - len(shape)
     return lambda *index: tensor[tuple(0 if d == 1 else index[offset + k] for k, d in enumerate(shape))]
 
 
-def _operand(tensor: QuantTensor, values, name: str):
+def operand(tensor: QuantTensor, values, name: str):
     """A kernel input, or for a model constant the kernel constant of its values; a scalar (shape ()) is viewed as
     shape (1,), which broadcasts the same (TE indexes no rank-0 tensor)."""
     shape = tensor.shape or (1,)
@@ -195,11 +195,11 @@ def define(op: Binary) -> TeKernel:
     rank = len(op.output.shape)
     require(not op.one_input or (op.lhs == op.rhs and op.lhs_values is None and op.rhs_values is None), op.kind,
             "one input for two operands of different tensors")
-    (lhs, lhs_shape), (rhs, rhs_shape) = _operand(op.lhs, op.lhs_values, "lhs"), _operand(op.rhs, op.rhs_values, "rhs")
+    (lhs, lhs_shape), (rhs, rhs_shape) = operand(op.lhs, op.lhs_values, "lhs"), operand(op.rhs, op.rhs_values, "rhs")
     if op.one_input:
         rhs = lhs
-    y = te.compute(op.output.shape, _KINDS[op.kind](op, _broadcast(lhs, lhs_shape, rank),
-                                                    _broadcast(rhs, rhs_shape, rank)), name="output")
+    y = te.compute(op.output.shape, _KINDS[op.kind](op, broadcast_reader(lhs, lhs_shape, rank),
+                                                    broadcast_reader(rhs, rhs_shape, rank)), name="output")
     inputs = (lhs,) if op.one_input else (lhs, rhs)
     return TeKernel(inputs=tuple(t for t in inputs if not isinstance(t, Constant)), output=y,
                     constants=tuple(t for t in (lhs, rhs) if isinstance(t, Constant)))

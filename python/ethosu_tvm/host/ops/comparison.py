@@ -13,7 +13,7 @@ from ...quantization import quantize_multiplier
 from ..fixed_point import multiply_by_quantized_multiplier
 from ..spec import Comparison, QuantTensor
 from ..te_kernel import Constant, TeKernel, require, require_dtype
-from .binary import _broadcast, _operand
+from .binary import broadcast_reader, operand
 
 _LEFT_SHIFT = 8
 _COMPARE = {"equal": lambda a, b: a == b, "not_equal": lambda a, b: a != b, "greater": lambda a, b: a > b,
@@ -37,9 +37,9 @@ def define(op: Comparison) -> TeKernel:
     require(broadcast == op.output_shape, op.kind, f"{op.lhs.shape} and {op.rhs.shape} do not broadcast to "
             f"{op.output_shape}")
     require(op.lhs_values is None or op.rhs_values is None, op.kind, "both operands are constants")
-    (lhs, lhs_shape), (rhs, rhs_shape) = _operand(op.lhs, op.lhs_values, "lhs"), _operand(op.rhs, op.rhs_values, "rhs")
+    (lhs, lhs_shape), (rhs, rhs_shape) = operand(op.lhs, op.lhs_values, "lhs"), operand(op.rhs, op.rhs_values, "rhs")
     shape = op.output_shape or (1,)
-    a, b = _broadcast(lhs, lhs_shape, len(shape)), _broadcast(rhs, rhs_shape, len(shape))
+    a, b = broadcast_reader(lhs, lhs_shape, len(shape)), broadcast_reader(rhs, rhs_shape, len(shape))
     y = te.compute(shape, lambda *i: _COMPARE[op.kind](_scaled(op.lhs, a(*i)), _scaled(op.rhs, b(*i))),
                    name="output")
     return TeKernel(inputs=tuple(t for t in (lhs, rhs) if not isinstance(t, Constant)), output=y,

@@ -9,7 +9,7 @@ from tvm import te, tirx
 
 from ..spec import Select
 from ..te_kernel import Constant, TeKernel, constant, require
-from .binary import _broadcast
+from .binary import broadcast_reader
 
 
 def _operand(shape: tuple[int, ...], dtype: str, values, name: str):
@@ -34,7 +34,7 @@ def define(op: Select) -> TeKernel:
     operands = [_operand(shape, dtype, v, name) for shape, dtype, v, name in
                 zip(shapes, ("bool", op.dtype, op.dtype), values, ("condition", "x", "y"))]
     shape = op.output_shape or (1,)
-    condition, x, y = (_broadcast(t, s or (1,), len(shape)) for t, s in zip(operands, shapes))
+    condition, x, y = (broadcast_reader(t, s or (1,), len(shape)) for t, s in zip(operands, shapes))
     output = te.compute(shape, lambda *i: tirx.if_then_else(condition(*i), x(*i), y(*i)), name="output")
     return TeKernel(inputs=tuple(t for t in operands if not isinstance(t, Constant)), output=output,
                     constants=tuple(t for t in operands if isinstance(t, Constant)))

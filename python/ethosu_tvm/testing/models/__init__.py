@@ -11,7 +11,7 @@ from .edges import EDGES, make_edge
 from .graphs import GRAPHS, make_graph
 from .net import Net
 from .quant import QTensor
-from .single import _INT16_OPS, _INT16_TFLM_LACKS, OPS, UINT8_OPS, make
+from .single import INT16_OPS, INT16_TFLM_LACKS, OPS, UINT8_OPS, make
 
-__all__ = ["EDGES", "GRAPHS", "Net", "OPS", "QTensor", "UINT8_OPS", "_INT16_OPS", "_INT16_TFLM_LACKS", "make",
+__all__ = ["EDGES", "GRAPHS", "INT16_OPS", "INT16_TFLM_LACKS", "Net", "OPS", "QTensor", "UINT8_OPS", "make",
            "make_edge", "make_graph"]

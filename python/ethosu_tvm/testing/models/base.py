@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ..tflite_builder import ModelBuilder, Quantization
-from .quant import _OP, QTensor, _quant_for_range
+from .quant import OP, QTensor, quant_for_range
 
 _DEFAULT_ZERO_POINTS = {"int8": -3, "uint8": 125, "int16": 0}
 
@@ -65,7 +65,7 @@ class NetBase:
         float_edge = self.float_io if float_edge is None else float_edge
         tensor = self._activation(shape, dtype, scale, zero_point, name=f"{name}_int" if float_edge else name)
         self._inputs.append(tensor)
-        self._io_tensors["inputs"].append(self._float_edge(tensor, name, _OP.QUANTIZE) if float_edge
+        self._io_tensors["inputs"].append(self._float_edge(tensor, name, OP.QUANTIZE) if float_edge
                                           else tensor.index)
         return tensor
 
@@ -97,13 +97,13 @@ class NetBase:
         if tensor not in self._inputs + self._outputs:
             self.builder.rename_tensor(tensor.index, f"{name}_int" if float_edge else name)
         self._outputs.append(tensor)
-        self._io_tensors["outputs"].append(self._float_edge(tensor, name, _OP.DEQUANTIZE) if float_edge
+        self._io_tensors["outputs"].append(self._float_edge(tensor, name, OP.DEQUANTIZE) if float_edge
                                            else tensor.index)
 
     def _float_edge(self, tensor: QTensor, name: str, builtin: int) -> int:
         """The float32 tensor `name` that a QUANTIZE turns into `tensor`, or a DEQUANTIZE computes from it."""
         edge = self.builder.add_tensor(name, tensor.shape, np.float32)
-        inputs, outputs = ([edge], [tensor.index]) if builtin == _OP.QUANTIZE else ([tensor.index], [edge])
+        inputs, outputs = ([edge], [tensor.index]) if builtin == OP.QUANTIZE else ([tensor.index], [edge])
         self.builder.add_operator(builtin, inputs, outputs)
         return edge
 
@@ -115,7 +115,7 @@ class NetBase:
     def _result(self, x: QTensor, shape, lo: float, hi: float, out_scale, out_zp, rms=None, dtype=None) -> QTensor:
         """The output tensor (of `dtype`, default the input's): given quantization, or one covering [lo, hi]."""
         dtype = x.dtype if dtype is None else dtype
-        scale, zero_point = _quant_for_range(lo, hi, dtype)
+        scale, zero_point = quant_for_range(lo, hi, dtype)
         return self._activation(shape, dtype, out_scale if out_scale is not None else scale,
                                 out_zp if out_zp is not None else zero_point, rms=rms)
 

@@ -4,7 +4,7 @@ around a small int8 or int16 body."""
 from __future__ import annotations
 
 from .net import Net
-from .quant import _OP
+from .quant import OP
 
 _SHAPE = (1, 8, 8, 4)
 
@@ -74,7 +74,7 @@ def _float_two_quantizes(net: Net) -> None:
     """A float32 input read by two QUANTIZEs of different scales, joined by an ADD."""
     x = net.input(_SHAPE, float_edge=True)
     wide = net._activation(_SHAPE, "int8", 2 * x.scale, x.zero_point)
-    net.builder.add_operator(_OP.QUANTIZE, [_last_float_input(net)], [wide.index])
+    net.builder.add_operator(OP.QUANTIZE, [_last_float_input(net)], [wide.index])
     net.output(net.add(net.conv2d(wide, out_channels=4), x))
 
 

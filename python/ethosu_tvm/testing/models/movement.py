@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import NetBase
-from .quant import _ACTIVATIONS, _OP, QTensor, _choice, _pair
+from .quant import ACTIVATIONS, OP, QTensor, choice, pair
 
 
 def _pairs(paddings, x: QTensor) -> np.ndarray:
@@ -39,22 +39,22 @@ class DataMovementOps(NetBase):
         y = self._same_quant(x, shape)
         if not batch_from_shape:
             shape_t = self._const(np.array(shape, dtype=np.int32))
-            self.builder.add_operator(_OP.RESHAPE, [x.index, shape_t], [y.index], "ReshapeOptions",
+            self.builder.add_operator(OP.RESHAPE, [x.index, shape_t], [y.index], "ReshapeOptions",
                                       dict(NewShape=list(shape)))
             return y
         for tensor in (x, y):
             self.builder.set_shape_signature(tensor.index, (-1,) + tensor.shape[1:])
         dims = self.builder.add_tensor(self._name("shape"), (len(x.shape),), np.int32)
-        self.builder.add_operator(_OP.SHAPE, [x.index], [dims], "ShapeOptions", dict(OutType=2))  # INT32
+        self.builder.add_operator(OP.SHAPE, [x.index], [dims], "ShapeOptions", dict(OutType=2))  # INT32
         batch = self.builder.add_tensor(self._name("batch"), (), np.int32)
         ends = [self._const(np.array([v], dtype=np.int32)) for v in (0, 1, 1)]
-        self.builder.add_operator(_OP.STRIDED_SLICE, [dims, *ends], [batch], "StridedSliceOptions",
+        self.builder.add_operator(OP.STRIDED_SLICE, [dims, *ends], [batch], "StridedSliceOptions",
                                   dict(ShrinkAxisMask=1))
         rest = [self._const(np.array(d, dtype=np.int32)) for d in new_shape[1:]]
         packed = self.builder.add_tensor(self._name("new_shape"), (len(shape),), np.int32)
-        self.builder.add_operator(_OP.PACK, [batch, *rest], [packed], "PackOptions",
+        self.builder.add_operator(OP.PACK, [batch, *rest], [packed], "PackOptions",
                                   dict(ValuesCount=len(shape), Axis=0))
-        self.builder.add_operator(_OP.RESHAPE, [x.index, packed], [y.index])
+        self.builder.add_operator(OP.RESHAPE, [x.index, packed], [y.index])
         return y
 
     def concatenation(self, inputs: list[QTensor], axis: int = -1, activation: str = "NONE") -> QTensor:
@@ -71,8 +71,8 @@ class DataMovementOps(NetBase):
         shape = list(first.shape)
         shape[axis] = sum(t.shape[axis] for t in inputs)
         y = self._same_quant(first, shape)
-        self.builder.add_operator(_OP.CONCATENATION, [t.index for t in inputs], [y.index], "ConcatenationOptions",
-                                  dict(Axis=axis, FusedActivationFunction=_choice(activation, _ACTIVATIONS,
+        self.builder.add_operator(OP.CONCATENATION, [t.index for t in inputs], [y.index], "ConcatenationOptions",
+                                  dict(Axis=axis, FusedActivationFunction=choice(activation, ACTIVATIONS,
                                                                                   "activation")))
         return y
 
@@ -93,7 +93,7 @@ class DataMovementOps(NetBase):
         shape[axis] //= num_splits
         outputs = [self._moved(x, shape, out_scale, out_zp) for _ in range(num_splits)]
         axis_t = self._const(np.array(axis, dtype=np.int32))
-        self.builder.add_operator(_OP.SPLIT, [axis_t, x.index], [t.index for t in outputs], "SplitOptions",
+        self.builder.add_operator(OP.SPLIT, [axis_t, x.index], [t.index for t in outputs], "SplitOptions",
                                   dict(NumSplits=num_splits))
         return outputs
 
@@ -114,7 +114,7 @@ class DataMovementOps(NetBase):
             shape[axis] = size
             outputs.append(self._moved(x, shape, out_scale, out_zp))
         consts = [self._const(np.array(size_splits, dtype=np.int32)), self._const(np.array(axis, dtype=np.int32))]
-        self.builder.add_operator(_OP.SPLIT_V, [x.index, *consts], [t.index for t in outputs], "SplitVOptions",
+        self.builder.add_operator(OP.SPLIT_V, [x.index, *consts], [t.index for t in outputs], "SplitVOptions",
                                   dict(NumSplits=len(sizes)))
         return outputs
 
@@ -125,7 +125,7 @@ class DataMovementOps(NetBase):
             raise ValueError(f"axis {axis} is out of range for rank {rank}")
         shape = x.shape[:axis % rank] + x.shape[axis % rank + 1:]
         outputs = [self._moved(x, shape, out_scale, out_zp) for _ in range(x.shape[axis])]
-        self.builder.add_operator(_OP.UNPACK, [x.index], [t.index for t in outputs], "UnpackOptions",
+        self.builder.add_operator(OP.UNPACK, [x.index], [t.index for t in outputs], "UnpackOptions",
                                   dict(Num=len(outputs), Axis=axis))
         return outputs
 
@@ -156,7 +156,7 @@ class DataMovementOps(NetBase):
             raise ValueError(f"the slice of {x.shape} is empty")
         y = self._moved(x, shape, out_scale, out_zp)
         consts = [self._const(np.array(v, dtype=np.int32)) for v in (begin, end, strides)]
-        self.builder.add_operator(_OP.STRIDED_SLICE, [x.index, *consts], [y.index], "StridedSliceOptions",
+        self.builder.add_operator(OP.STRIDED_SLICE, [x.index, *consts], [y.index], "StridedSliceOptions",
                                   dict(BeginMask=begin_mask, EndMask=end_mask, EllipsisMask=ellipsis_mask,
                                        NewAxisMask=new_axis_mask, ShrinkAxisMask=shrink_axis_mask, Offset=offset))
         return y
@@ -170,7 +170,7 @@ class DataMovementOps(NetBase):
             raise ValueError(f"slice begin={tuple(begin)} size={tuple(size)} does not fit {x.shape}")
         y = self._moved(x, shape, out_scale, out_zp)
         consts = [self._const(np.array(v, dtype=np.int32)) for v in (begin, size)]
-        self.builder.add_operator(_OP.SLICE, [x.index, *consts], [y.index], "SliceOptions")
+        self.builder.add_operator(OP.SLICE, [x.index, *consts], [y.index], "SliceOptions")
         return y
 
     def squeeze(self, x: QTensor, axis=(0,)) -> QTensor:
@@ -178,7 +178,7 @@ class DataMovementOps(NetBase):
         if any(x.shape[a] != 1 for a in axes):
             raise ValueError(f"cannot squeeze axes {tuple(axis)} of {x.shape}: not all of size 1")
         y = self._same_quant(x, [d for i, d in enumerate(x.shape) if i not in axes])
-        self.builder.add_operator(_OP.SQUEEZE, [x.index], [y.index], "SqueezeOptions", dict(SqueezeDims=axes))
+        self.builder.add_operator(OP.SQUEEZE, [x.index], [y.index], "SqueezeOptions", dict(SqueezeDims=axes))
         return y
 
     def expand_dims(self, x: QTensor, axis: int = 0) -> QTensor:
@@ -188,7 +188,7 @@ class DataMovementOps(NetBase):
         shape = list(x.shape)
         shape.insert(axis % rank, 1)
         y = self._same_quant(x, shape)
-        self.builder.add_operator(_OP.EXPAND_DIMS, [x.index, self._const(np.array([axis], dtype=np.int32))],
+        self.builder.add_operator(OP.EXPAND_DIMS, [x.index, self._const(np.array([axis], dtype=np.int32))],
                                   [y.index], "ExpandDimsOptions")
         return y
 
@@ -196,7 +196,7 @@ class DataMovementOps(NetBase):
         if sorted(perm) != list(range(len(x.shape))):
             raise ValueError(f"perm {tuple(perm)} is not a permutation of {len(x.shape)} axes")
         y = self._moved(x, [x.shape[p] for p in perm], out_scale, out_zp)
-        self.builder.add_operator(_OP.TRANSPOSE, [x.index, self._const(np.array(perm, dtype=np.int32))],
+        self.builder.add_operator(OP.TRANSPOSE, [x.index, self._const(np.array(perm, dtype=np.int32))],
                                   [y.index], "TransposeOptions")
         return y
 
@@ -214,7 +214,7 @@ class DataMovementOps(NetBase):
         shape = list(first.shape)
         shape.insert(axis % rank, len(inputs))
         y = self._moved(first, shape, out_scale, out_zp)
-        self.builder.add_operator(_OP.PACK, [t.index for t in inputs], [y.index], "PackOptions",
+        self.builder.add_operator(OP.PACK, [t.index for t in inputs], [y.index], "PackOptions",
                                   dict(ValuesCount=len(inputs), Axis=axis % rank))
         return y
 
@@ -222,11 +222,11 @@ class DataMovementOps(NetBase):
         """PAD with the zero point (real 0.0)."""
         pads = _pairs(paddings, x)
         y = self._same_quant(x, tuple(d + int(p.sum()) for d, p in zip(x.shape, pads)))
-        self.builder.add_operator(_OP.PAD, [x.index, self._const(pads)], [y.index], "PadOptions")
+        self.builder.add_operator(OP.PAD, [x.index, self._const(pads)], [y.index], "PadOptions")
         return y
 
     def _resize(self, builtin, options_table, x: QTensor, size, align_corners, half_pixel_centers) -> QTensor:
-        height, width = _pair(size, "size")
+        height, width = pair(size, "size")
         if align_corners and half_pixel_centers:
             raise ValueError("align_corners and half_pixel_centers cannot both be set")
         y = self._same_quant(x, (x.shape[0], height, width, x.shape[3]))
@@ -237,12 +237,12 @@ class DataMovementOps(NetBase):
 
     def resize_nearest_neighbor(self, x: QTensor, size=(16, 16), align_corners: bool = False,
                                 half_pixel_centers: bool = False) -> QTensor:
-        return self._resize(_OP.RESIZE_NEAREST_NEIGHBOR, "ResizeNearestNeighborOptions", x, size, align_corners,
+        return self._resize(OP.RESIZE_NEAREST_NEIGHBOR, "ResizeNearestNeighborOptions", x, size, align_corners,
                             half_pixel_centers)
 
     def resize_bilinear(self, x: QTensor, size=(16, 16), align_corners: bool = False,
                         half_pixel_centers: bool = False) -> QTensor:
-        return self._resize(_OP.RESIZE_BILINEAR, "ResizeBilinearOptions", x, size, align_corners,
+        return self._resize(OP.RESIZE_BILINEAR, "ResizeBilinearOptions", x, size, align_corners,
                             half_pixel_centers)
 
     def depth_to_space(self, x: QTensor, block_size: int = 2) -> QTensor:
@@ -251,7 +251,7 @@ class DataMovementOps(NetBase):
         if block_size < 1 or c % (block_size * block_size):
             raise ValueError(f"{c} channels do not divide into blocks of {block_size}x{block_size}")
         y = self._same_quant(x, (n, h * block_size, w * block_size, c // block_size ** 2))
-        self.builder.add_operator(_OP.DEPTH_TO_SPACE, [x.index], [y.index], "DepthToSpaceOptions",
+        self.builder.add_operator(OP.DEPTH_TO_SPACE, [x.index], [y.index], "DepthToSpaceOptions",
                                   dict(BlockSize=block_size))
         return y
 
@@ -261,7 +261,7 @@ class DataMovementOps(NetBase):
         if block_size < 1 or h % block_size or w % block_size:
             raise ValueError(f"{h}x{w} does not divide into blocks of {block_size}x{block_size}")
         y = self._same_quant(x, (n, h // block_size, w // block_size, c * block_size ** 2))
-        self.builder.add_operator(_OP.SPACE_TO_DEPTH, [x.index], [y.index], "SpaceToDepthOptions",
+        self.builder.add_operator(OP.SPACE_TO_DEPTH, [x.index], [y.index], "SpaceToDepthOptions",
                                   dict(BlockSize=block_size))
         return y
 
@@ -273,8 +273,8 @@ class DataMovementOps(NetBase):
         if any(p.max() > m for p, m in zip(pads, limit)):
             raise ValueError(f"{mode} paddings {pads.tolist()} exceed {x.shape}")
         y = self._same_quant(x, tuple(d + int(p.sum()) for d, p in zip(x.shape, pads)))
-        self.builder.add_operator(_OP.MIRROR_PAD, [x.index, self._const(pads)], [y.index], "MirrorPadOptions",
-                                  dict(Mode=_choice(mode, modes, "mode")))
+        self.builder.add_operator(OP.MIRROR_PAD, [x.index, self._const(pads)], [y.index], "MirrorPadOptions",
+                                  dict(Mode=choice(mode, modes, "mode")))
         return y
 
     def padv2(self, x: QTensor, paddings=((0, 0), (1, 1), (2, 1), (0, 0)), value: int = 5) -> QTensor:
@@ -286,7 +286,7 @@ class DataMovementOps(NetBase):
         y = self._same_quant(x, tuple(d + int(p.sum()) for d, p in zip(x.shape, pads)))
         fill = self._activation((), x.dtype, x.scale, x.zero_point, name=self._name("const"),
                                 data=np.array(value, dtype=x.dtype))
-        self.builder.add_operator(_OP.PADV2, [x.index, self._const(pads), fill.index], [y.index], "PadV2Options")
+        self.builder.add_operator(OP.PADV2, [x.index, self._const(pads), fill.index], [y.index], "PadV2Options")
         return y
 
     def reverse_v2(self, x: QTensor, axis=(1,)) -> QTensor:
@@ -294,7 +294,7 @@ class DataMovementOps(NetBase):
         if any(not -len(x.shape) <= a < len(x.shape) for a in axis):
             raise ValueError(f"axes {tuple(axis)} are out of range for rank {len(x.shape)}")
         y = self._same_quant(x, x.shape)
-        self.builder.add_operator(_OP.REVERSE_V2, [x.index, self._const(np.array(axis, dtype=np.int32))],
+        self.builder.add_operator(OP.REVERSE_V2, [x.index, self._const(np.array(axis, dtype=np.int32))],
                                   [y.index], "ReverseV2Options")
         return y
 
@@ -311,7 +311,7 @@ class DataMovementOps(NetBase):
         if not 0 <= batch_dims <= min(axis, idx.ndim) or idx.shape[:batch_dims] != x.shape[:batch_dims]:
             raise ValueError(f"batch_dims {batch_dims} does not pair indices {idx.shape} with {x.shape}")
         y = self._same_quant(x, x.shape[:axis] + idx.shape[batch_dims:] + x.shape[axis + 1:])
-        self.builder.add_operator(_OP.GATHER, [x.index, self._const(idx)], [y.index], "GatherOptions",
+        self.builder.add_operator(OP.GATHER, [x.index, self._const(idx)], [y.index], "GatherOptions",
                                   dict(Axis=axis, BatchDims=batch_dims))
         return y
 
@@ -335,7 +335,7 @@ class DataMovementOps(NetBase):
                 raise ValueError(f"indices {idx.tolist()} are out of range for {x.shape}")
             index = self.plain_input(shape, np.int32) if runtime_indices else self._const(idx)
         y = self._same_quant(x, shape[:-1] + x.shape[shape[-1]:])
-        self.builder.add_operator(_OP.GATHER_ND, [x.index, index], [y.index])
+        self.builder.add_operator(OP.GATHER_ND, [x.index, index], [y.index])
         return y
 
     def fill(self, x: QTensor, shape=(2, 3, 4)) -> QTensor:
@@ -343,7 +343,7 @@ class DataMovementOps(NetBase):
         if x.shape != ():
             raise ValueError(f"FILL's value must be a scalar, got shape {x.shape}")
         y = self._same_quant(x, tuple(int(d) for d in shape))
-        self.builder.add_operator(_OP.FILL, [self._const(np.array(shape, np.int32)), x.index], [y.index])
+        self.builder.add_operator(OP.FILL, [self._const(np.array(shape, np.int32)), x.index], [y.index])
         return y
 
     def broadcast_to(self, x: QTensor, shape=(1, 8, 8, 4)) -> QTensor:
@@ -355,7 +355,7 @@ class DataMovementOps(NetBase):
         if out != tuple(shape):
             raise ValueError(f"cannot broadcast {x.shape} to {tuple(shape)}")
         y = self._same_quant(x, out)
-        self.builder.add_operator(_OP.BROADCAST_TO, [x.index, self._const(np.array(shape, dtype=np.int32))],
+        self.builder.add_operator(OP.BROADCAST_TO, [x.index, self._const(np.array(shape, dtype=np.int32))],
                                   [y.index], "BroadcastToOptions", version=2)
         return y
 
@@ -368,13 +368,13 @@ class DataMovementOps(NetBase):
             raise ValueError(f"multiples must be {len(x.shape)} positive ints, got {tuple(multiples)}")
         y = self._same_quant(x, tuple(d * int(m) for d, m in zip(x.shape, reps)))
         operand = self.plain_input(reps.shape, np.int32) if runtime_multiples else self._const(reps)
-        self.builder.add_operator(_OP.TILE, [x.index, operand], [y.index], "TileOptions")
+        self.builder.add_operator(OP.TILE, [x.index, operand], [y.index], "TileOptions")
         return y
 
     def space_to_batch_nd(self, x: QTensor, block_shape=(2, 2), paddings=((1, 1), (0, 2))) -> QTensor:
         """SPACE_TO_BATCH_ND of an NHWC tensor on its own: padded with the zero point, then block_shape blocks of
         pixels become batches."""
-        (bh, bw), pads = _pair(block_shape, "block_shape"), np.array(paddings, dtype=np.int32)
+        (bh, bw), pads = pair(block_shape, "block_shape"), np.array(paddings, dtype=np.int32)
         if pads.shape != (2, 2) or pads.min() < 0:
             raise ValueError("paddings must be 2 non-negative (before, after) pairs")
         n, h, w, c = x.shape
@@ -382,20 +382,20 @@ class DataMovementOps(NetBase):
         if bh < 1 or bw < 1 or h % bh or w % bw:
             raise ValueError(f"the padded {h}x{w} does not divide into {bh}x{bw} blocks")
         y = self._same_quant(x, (n * bh * bw, h // bh, w // bw, c))
-        self.builder.add_operator(_OP.SPACE_TO_BATCH_ND, [x.index, self._const(np.array([bh, bw], np.int32)),
+        self.builder.add_operator(OP.SPACE_TO_BATCH_ND, [x.index, self._const(np.array([bh, bw], np.int32)),
                                                           self._const(pads)], [y.index])
         return y
 
     def batch_to_space_nd(self, x: QTensor, block_shape=(2, 2), crops=((1, 0), (0, 2))) -> QTensor:
         """BATCH_TO_SPACE_ND of an NHWC tensor on its own: batches become block_shape blocks of pixels, then the
         crops are cut off."""
-        (bh, bw), cut = _pair(block_shape, "block_shape"), np.array(crops, dtype=np.int32)
+        (bh, bw), cut = pair(block_shape, "block_shape"), np.array(crops, dtype=np.int32)
         n, h, w, c = x.shape
         if bh < 1 or bw < 1 or n % (bh * bw):
             raise ValueError(f"a batch of {n} does not divide into {bh}x{bw} blocks")
         if cut.shape != (2, 2) or cut.min() < 0 or cut[0].sum() >= h * bh or cut[1].sum() >= w * bw:
             raise ValueError(f"crops {cut.tolist()} do not fit {h * bh}x{w * bw}")
         y = self._same_quant(x, (n // (bh * bw), h * bh - int(cut[0].sum()), w * bw - int(cut[1].sum()), c))
-        self.builder.add_operator(_OP.BATCH_TO_SPACE_ND, [x.index, self._const(np.array([bh, bw], np.int32)),
+        self.builder.add_operator(OP.BATCH_TO_SPACE_ND, [x.index, self._const(np.array([bh, bw], np.int32)),
                                                           self._const(cut)], [y.index])
         return y

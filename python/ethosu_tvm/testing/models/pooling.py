@@ -5,17 +5,17 @@ import numpy as np
 import tflite
 
 from .base import NetBase
-from .quant import _ACTIVATIONS, _OP, _PADDINGS, QTensor, _choice, _conv_out_size, _pair
+from .quant import ACTIVATIONS, OP, PADDINGS, QTensor, choice, conv_out_size, pair
 
 
 class PoolingOps(NetBase):
     """Average and max pooling, mean, sum, the maximum and minimum over axes and their indices."""
 
     def _pool(self, builtin, x: QTensor, pool, stride, padding, activation) -> QTensor:
-        (ph, pw), (sh, sw) = _pair(pool, "pool"), _pair(stride, "stride")
-        act, pad = _choice(activation, _ACTIVATIONS, "activation"), _choice(padding, _PADDINGS, "padding")
+        (ph, pw), (sh, sw) = pair(pool, "pool"), pair(stride, "stride")
+        act, pad = choice(activation, ACTIVATIONS, "activation"), choice(padding, PADDINGS, "padding")
         n, h, w, c = x.shape
-        y = self._same_quant(x, (n, _conv_out_size(h, ph, sh, 1, padding), _conv_out_size(w, pw, sw, 1, padding), c))
+        y = self._same_quant(x, (n, conv_out_size(h, ph, sh, 1, padding), conv_out_size(w, pw, sw, 1, padding), c))
         self.builder.add_operator(builtin, [x.index], [y.index], "Pool2DOptions",
                                   dict(Padding=pad, StrideW=sw, StrideH=sh, FilterWidth=pw, FilterHeight=ph,
                                        FusedActivationFunction=act))
@@ -24,12 +24,12 @@ class PoolingOps(NetBase):
     def avg_pool2d(self, x: QTensor, pool=(2, 2), stride=(2, 2), padding: str = "VALID",
                    activation: str = "NONE") -> QTensor:
         """AVERAGE_POOL_2D; TFLite requires the output to keep the input's quantization."""
-        return self._pool(_OP.AVERAGE_POOL_2D, x, pool, stride, padding, activation)
+        return self._pool(OP.AVERAGE_POOL_2D, x, pool, stride, padding, activation)
 
     def max_pool2d(self, x: QTensor, pool=(2, 2), stride=(2, 2), padding: str = "VALID",
                    activation: str = "NONE") -> QTensor:
         """MAX_POOL_2D; the output keeps the input's quantization."""
-        return self._pool(_OP.MAX_POOL_2D, x, pool, stride, padding, activation)
+        return self._pool(OP.MAX_POOL_2D, x, pool, stride, padding, activation)
 
     def _reduce(self, builtin, x: QTensor, axis, keep_dims: bool, result) -> QTensor:
         """A reducer over `axis`; `result(shape, count)` makes the output tensor (count: elements reduced)."""
@@ -43,22 +43,22 @@ class PoolingOps(NetBase):
     def mean(self, x: QTensor, axis=(1, 2), keep_dims: bool = True, out_scale=None, out_zp=None) -> QTensor:
         """MEAN over `axis`."""
         lo, hi = x.real_range
-        return self._reduce(_OP.MEAN, x, axis, keep_dims,
+        return self._reduce(OP.MEAN, x, axis, keep_dims,
                             lambda shape, _: self._result(x, shape, lo, hi, out_scale, out_zp))
 
     def sum(self, x: QTensor, axis=(1, 2), keep_dims: bool = True, out_scale=None, out_zp=None) -> QTensor:
         """SUM over `axis`; the default output range grows with the number of summed elements."""
         lo, hi = x.real_range
-        return self._reduce(_OP.SUM, x, axis, keep_dims,
+        return self._reduce(OP.SUM, x, axis, keep_dims,
                             lambda shape, count: self._result(x, shape, lo * count, hi * count, out_scale, out_zp))
 
     def reduce_max(self, x: QTensor, axis=(1, 2), keep_dims: bool = True) -> QTensor:
         """REDUCE_MAX over `axis`; the output keeps the input's quantization."""
-        return self._reduce(_OP.REDUCE_MAX, x, axis, keep_dims, lambda shape, _: self._same_quant(x, shape))
+        return self._reduce(OP.REDUCE_MAX, x, axis, keep_dims, lambda shape, _: self._same_quant(x, shape))
 
     def reduce_min(self, x: QTensor, axis=(1, 2), keep_dims: bool = True) -> QTensor:
         """REDUCE_MIN over `axis`; the output keeps the input's quantization."""
-        return self._reduce(_OP.REDUCE_MIN, x, axis, keep_dims, lambda shape, _: self._same_quant(x, shape))
+        return self._reduce(OP.REDUCE_MIN, x, axis, keep_dims, lambda shape, _: self._same_quant(x, shape))
 
     def _arg(self, builtin, options_table: str, x: QTensor, axis: int, output_type: str) -> QTensor:
         types = {"int32": tflite.TensorType.INT32, "int64": tflite.TensorType.INT64}
@@ -76,8 +76,8 @@ class PoolingOps(NetBase):
 
     def arg_max(self, x: QTensor, axis: int = -1, output_type: str = "int32") -> QTensor:
         """ARG_MAX over `axis`: the index of the largest value (the first of equal ones), the axis removed."""
-        return self._arg(_OP.ARG_MAX, "ArgMaxOptions", x, axis, output_type)
+        return self._arg(OP.ARG_MAX, "ArgMaxOptions", x, axis, output_type)
 
     def arg_min(self, x: QTensor, axis: int = -1, output_type: str = "int32") -> QTensor:
         """ARG_MIN over `axis`: the index of the smallest value (the first of equal ones), the axis removed."""
-        return self._arg(_OP.ARG_MIN, "ArgMinOptions", x, axis, output_type)
+        return self._arg(OP.ARG_MIN, "ArgMinOptions", x, axis, output_type)

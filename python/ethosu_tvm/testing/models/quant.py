@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import tflite
 
-_OP = tflite.BuiltinOperator
-_ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
-_PADDINGS = {"SAME": 0, "VALID": 1}
+OP = tflite.BuiltinOperator
+ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
+PADDINGS = {"SAME": 0, "VALID": 1}
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class QTensor:
         return self.scale * (info.min - self.zero_point), self.scale * (info.max - self.zero_point)
 
 
-def _quant_for_range(lo: float, hi: float, dtype) -> tuple[float, int]:
+def quant_for_range(lo: float, hi: float, dtype) -> tuple[float, int]:
     """Scale and zero point covering [lo, hi] (always including 0); int16 is symmetric with zero point 0."""
     lo, hi = min(lo, 0.0), max(hi, 0.0)
     if hi - lo < 1e-6:
@@ -43,20 +43,20 @@ def _quant_for_range(lo: float, hi: float, dtype) -> tuple[float, int]:
     return scale, zero_point
 
 
-def _pair(value, name: str) -> tuple[int, int]:
-    pair = (value, value) if isinstance(value, int) else tuple(value)
-    if len(pair) != 2 or any(not isinstance(v, (int, np.integer)) or v < 1 for v in pair):
+def pair(value, name: str) -> tuple[int, int]:
+    values = (value, value) if isinstance(value, int) else tuple(value)
+    if len(values) != 2 or any(not isinstance(v, (int, np.integer)) or v < 1 for v in values):
         raise ValueError(f"{name} must be a positive int or a pair of positive ints, got {value!r}")
-    return int(pair[0]), int(pair[1])
+    return int(values[0]), int(values[1])
 
 
-def _choice(value: str, options: dict, name: str) -> int:
+def choice(value: str, options: dict, name: str) -> int:
     if value not in options:
         raise ValueError(f"{name} must be one of {', '.join(options)}, got {value!r}")
     return options[value]
 
 
-def _conv_out_size(size: int, kernel: int, stride: int, dilation: int, padding: str) -> int:
+def conv_out_size(size: int, kernel: int, stride: int, dilation: int, padding: str) -> int:
     effective = (kernel - 1) * dilation + 1
     out = -(-size // stride) if padding == "SAME" else (size - effective) // stride + 1
     if out < 1:

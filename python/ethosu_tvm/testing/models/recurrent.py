@@ -8,7 +8,7 @@ import tflite
 
 from ..tflite_builder import Quantization
 from .base import NetBase
-from .quant import _OP, QTensor
+from .quant import OP, QTensor
 
 # Q3.12: the scale of an integer LSTM's gate pre-activations, fixed by the kernels.
 _GATE_SCALE = 2.0 ** -12
@@ -56,7 +56,7 @@ class RecurrentOps(NetBase):
         y = self._activation((*x.shape[:2], units), np.int8, state_scale, state_zp)
         inputs = [x.index, *input_weights, *recurrent_weights, -1, -1, -1, *biases, -1, -1, output_state,
                   cell_state, -1, -1, -1, -1]
-        self.builder.add_operator(_OP.UNIDIRECTIONAL_SEQUENCE_LSTM, inputs, [y.index],
+        self.builder.add_operator(OP.UNIDIRECTIONAL_SEQUENCE_LSTM, inputs, [y.index],
                                   "UnidirectionalSequenceLSTMOptions",
                                   dict(FusedActivationFunction=tflite.ActivationFunctionType.TANH,
                                        CellClip=cell_clip, ProjClip=0.0, TimeMajor=time_major),

@@ -8,8 +8,8 @@ import numpy as np
 from .net import Net
 
 # Ops with 16-bit activation kernels in both LiteRT and TFLite Micro (16x8 for the weighted ones), and in LiteRT only.
-_INT16_TFLM_LACKS = {"gather_nd", "fill", "div", "tile"}
-_INT16_OPS = _INT16_TFLM_LACKS | {
+INT16_TFLM_LACKS = {"gather_nd", "fill", "div", "tile"}
+INT16_OPS = INT16_TFLM_LACKS | {
     "conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "sub", "mul",
     "minimum", "maximum", "tanh", "logistic", "softmax", "leaky_relu", "reshape", "quantize", "mean", "sum",
     "resize_nearest_neighbor", "split", "split_v", "strided_slice", "slice", "transpose", "pack", "unpack", "padv2",
@@ -19,7 +19,7 @@ _INT16_OPS = _INT16_TFLM_LACKS | {
 # Ops with a uint8 variant: TFLite Micro's QUANTIZE between uint8 and int8 (a model's uint8 edges).
 UINT8_OPS = ("quantize",)
 # op kind -> (Net method, number of tensor inputs, default input shape)
-_SINGLE = {
+SINGLE = {
     "conv2d": (Net.conv2d, 1, (1, 8, 8, 4)),
     "depthwise_conv2d": (Net.depthwise_conv2d, 1, (1, 8, 8, 8)),
     "fully_connected": (Net.fully_connected, 1, (1, 32)),
@@ -97,7 +97,7 @@ _SINGLE = {
     "arg_min": (Net.arg_min, 1, (1, 8, 8, 8)),
     "cast": (Net.cast, 1, (1, 8, 8, 8)),
 }
-OPS: tuple[str, ...] = tuple(_SINGLE)
+OPS: tuple[str, ...] = tuple(SINGLE)
 # Input quantization defaults of ops defined only for non-negative inputs (LiteRT's RSQRT fails on the others).
 _INPUT_DEFAULTS = {"log": {"in_zp": -128}, "rsqrt": {"in_zp": -128}, "sqrt": {"in_zp": -128}}
 # Parameters of a binary op's second operand, a feature map or (constant_lhs/constant_rhs) a constant.
@@ -112,7 +112,7 @@ _CONDITION_OPS = ("select_v2",)
 _CONDITION = {"condition_shape", "constant_condition"}
 
 
-def _op_params(method) -> list[str]:
+def op_params(method) -> list[str]:
     return [p for p in inspect.signature(method).parameters
             if p not in ("self", "x", "a", "b", "inputs", "condition", "y")]
 
@@ -158,10 +158,10 @@ def make(op: str, seed: int = 0, **params) -> bytes:
     `_condition`). Every other parameter is the op's own (see the `Net` method of the same name). Bad values raise
     ValueError.
     """
-    if op not in _SINGLE:
+    if op not in SINGLE:
         raise ValueError(f"unknown op kind {op!r}; known: {', '.join(OPS)}")
-    method, arity, default_shape = _SINGLE[op]
-    allowed = set(_op_params(method)) | {"in_shape", "dtype", "in_scale", "in_zp", "per_tensor_axis", "float_io"}
+    method, arity, default_shape = SINGLE[op]
+    allowed = set(op_params(method)) | {"in_shape", "dtype", "in_scale", "in_zp", "per_tensor_axis", "float_io"}
     allowed |= _SECOND_OPERAND if arity == 2 and op not in _LIST_OPS else set()
     allowed |= {"num_inputs"} if op in _LIST_OPS else set()
     allowed |= _CONDITION if op in _CONDITION_OPS else set()
@@ -175,8 +175,8 @@ def make(op: str, seed: int = 0, **params) -> bytes:
         raise ValueError(f"dtype must be 'int8', 'int16' or 'uint8', got {dtype!r}")
     if dtype == "uint8" and op not in UINT8_OPS:
         raise ValueError(f"op {op!r} has no uint8 variant here; only quantize takes uint8 (into int8)")
-    if dtype == "int16" and op not in _INT16_OPS:
-        raise ValueError(f"op {op!r} has no int16 variant here; int16 ops: {', '.join(sorted(_INT16_OPS))}")
+    if dtype == "int16" and op not in INT16_OPS:
+        raise ValueError(f"op {op!r} has no int16 variant here; int16 ops: {', '.join(sorted(INT16_OPS))}")
     shape = tuple(params.pop("in_shape", default_shape))
     net = Net(seed, f"ethosu_tvm.testing.models:{op}", params.pop("per_tensor_axis", None),
               params.pop("float_io", False))

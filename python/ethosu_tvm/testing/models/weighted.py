@@ -8,7 +8,7 @@ import numpy as np
 
 from ..tflite_builder import Quantization
 from .base import NetBase
-from .quant import _ACTIVATIONS, _OP, _PADDINGS, QTensor, _choice, _conv_out_size, _pair
+from .quant import ACTIVATIONS, OP, PADDINGS, QTensor, choice, conv_out_size, pair
 
 
 class WeightedOps(NetBase):
@@ -68,7 +68,7 @@ class WeightedOps(NetBase):
             crops.append([0, extra])
             blocks.append((size + total + extra) // d)
         inner = self._same_quant(x, (dilation[0] * dilation[1], blocks[0], blocks[1], x.shape[3]))
-        self.builder.add_operator(_OP.SPACE_TO_BATCH_ND, [x.index, self._const(np.array(dilation, np.int32)),
+        self.builder.add_operator(OP.SPACE_TO_BATCH_ND, [x.index, self._const(np.array(dilation, np.int32)),
                                                           self._const(np.array(pads, np.int32))], [inner.index])
         return inner, crops
 
@@ -86,8 +86,8 @@ class WeightedOps(NetBase):
         _, bh, bw, _ = inner_x.shape
         inner_y = self._same_quant(y, (inner_x.shape[0], bh - kernel[0] + 1, bw - kernel[1] + 1, y.shape[3]))
         self.builder.add_operator(builtin, [inner_x.index, *constants], [inner_y.index], table,
-                                  dict(options, Padding=_PADDINGS["VALID"], DilationWFactor=1, DilationHFactor=1))
-        self.builder.add_operator(_OP.BATCH_TO_SPACE_ND, [inner_y.index, self._const(np.array(dilation, np.int32)),
+                                  dict(options, Padding=PADDINGS["VALID"], DilationWFactor=1, DilationHFactor=1))
+        self.builder.add_operator(OP.BATCH_TO_SPACE_ND, [inner_y.index, self._const(np.array(dilation, np.int32)),
                                                           self._const(np.array(crops, np.int32))], [y.index])
 
     def conv2d(self, x: QTensor, out_channels: int = 8, kernel=(3, 3), stride=(1, 1), dilation=(1, 1),
@@ -96,16 +96,16 @@ class WeightedOps(NetBase):
         """CONV_2D with OHWI weights and a bias (LiteRT cannot run it without one); `bias_values`, one per output
         channel in accumulator units, replace the random bias. `space_to_batch` writes the dilation as TensorFlow
         does: SPACE_TO_BATCH_ND → CONV_2D → BATCH_TO_SPACE_ND."""
-        (kh, kw), (sh, sw), (dh, dw) = _pair(kernel, "kernel"), _pair(stride, "stride"), _pair(dilation, "dilation")
-        act, pad = _choice(activation, _ACTIVATIONS, "activation"), _choice(padding, _PADDINGS, "padding")
+        (kh, kw), (sh, sw), (dh, dw) = pair(kernel, "kernel"), pair(stride, "stride"), pair(dilation, "dilation")
+        act, pad = choice(activation, ACTIVATIONS, "activation"), choice(padding, PADDINGS, "padding")
         n, h, w, c = x.shape
-        shape = (n, _conv_out_size(h, kh, sh, dh, padding), _conv_out_size(w, kw, sw, dw, padding), out_channels)
+        shape = (n, conv_out_size(h, kh, sh, dh, padding), conv_out_size(w, kw, sw, dw, padding), out_channels)
         weights, scales = self._weights((out_channels, kh, kw, c), out_channels, 0, per_channel, w_scales)
         y, acc = self._weighted_output(x, shape, kh * kw * c, scales, activation, out_scale, out_zp)
         bias_index = self._bias(x, scales, acc, True, bias_values)
         options = dict(Padding=pad, StrideW=sw, StrideH=sh, DilationWFactor=dw, DilationHFactor=dh,
                        FusedActivationFunction=act)
-        self._add_conv(_OP.CONV_2D, "Conv2DOptions", options, x, [weights, bias_index], y, (kh, kw), padding,
+        self._add_conv(OP.CONV_2D, "Conv2DOptions", options, x, [weights, bias_index], y, (kh, kw), padding,
                        space_to_batch)
         return y
 
@@ -115,19 +115,19 @@ class WeightedOps(NetBase):
                          space_to_batch: bool = False) -> QTensor:
         """DEPTHWISE_CONV_2D with [1, H, W, C*multiplier] weights and a bias (LiteRT needs one); `space_to_batch`
         as for :meth:`conv2d`."""
-        (kh, kw), (sh, sw), (dh, dw) = _pair(kernel, "kernel"), _pair(stride, "stride"), _pair(dilation, "dilation")
-        act, pad = _choice(activation, _ACTIVATIONS, "activation"), _choice(padding, _PADDINGS, "padding")
+        (kh, kw), (sh, sw), (dh, dw) = pair(kernel, "kernel"), pair(stride, "stride"), pair(dilation, "dilation")
+        act, pad = choice(activation, ACTIVATIONS, "activation"), choice(padding, PADDINGS, "padding")
         if depth_multiplier < 1:
             raise ValueError(f"depth_multiplier must be positive, got {depth_multiplier}")
         n, h, w, c = x.shape
         channels = c * depth_multiplier
-        shape = (n, _conv_out_size(h, kh, sh, dh, padding), _conv_out_size(w, kw, sw, dw, padding), channels)
+        shape = (n, conv_out_size(h, kh, sh, dh, padding), conv_out_size(w, kw, sw, dw, padding), channels)
         weights, scales = self._weights((1, kh, kw, channels), channels, 3, per_channel, w_scales)
         y, acc = self._weighted_output(x, shape, kh * kw, scales, activation, out_scale, out_zp)
         bias_index = self._bias(x, scales, acc, True, bias_values)
         options = dict(Padding=pad, StrideW=sw, StrideH=sh, DepthMultiplier=depth_multiplier, DilationWFactor=dw,
                        DilationHFactor=dh, FusedActivationFunction=act)
-        self._add_conv(_OP.DEPTHWISE_CONV_2D, "DepthwiseConv2DOptions", options, x, [weights, bias_index], y,
+        self._add_conv(OP.DEPTHWISE_CONV_2D, "DepthwiseConv2DOptions", options, x, [weights, bias_index], y,
                        (kh, kw), padding, space_to_batch)
         return y
 
@@ -135,7 +135,7 @@ class WeightedOps(NetBase):
                         activation: str = "NONE", per_channel: bool = False, w_scales=None, out_scale=None,
                         out_zp=None, bias_values=None) -> QTensor:
         """FULLY_CONNECTED over the last dimension (inputs of higher rank are flattened unless keep_num_dims)."""
-        act = _choice(activation, _ACTIVATIONS, "activation")
+        act = choice(activation, ACTIVATIONS, "activation")
         depth = x.shape[-1]
         if keep_num_dims:
             shape = x.shape[:-1] + (units,)
@@ -144,7 +144,7 @@ class WeightedOps(NetBase):
         weights, scales = self._weights((units, depth), units, 0, per_channel, w_scales)
         y, acc = self._weighted_output(x, shape, depth, scales, activation, out_scale, out_zp)
         bias_index = self._bias(x, scales, acc, bias, bias_values)
-        self.builder.add_operator(_OP.FULLY_CONNECTED, [x.index, weights, bias_index], [y.index],
+        self.builder.add_operator(OP.FULLY_CONNECTED, [x.index, weights, bias_index], [y.index],
                                   "FullyConnectedOptions", dict(FusedActivationFunction=act, KeepNumDims=keep_num_dims))
         return y
 
@@ -154,8 +154,8 @@ class WeightedOps(NetBase):
         """TRANSPOSE_CONV with OHWI weights; the output size is input*stride (SAME) or (input-1)*stride+kernel.
         `shape_input` makes the output shape a model input (after the data), as TFLite Micro's SEANet models have
         it."""
-        (kh, kw), (sh, sw) = _pair(kernel, "kernel"), _pair(stride, "stride")
-        pad = _choice(padding, _PADDINGS, "padding")
+        (kh, kw), (sh, sw) = pair(kernel, "kernel"), pair(stride, "stride")
+        pad = choice(padding, PADDINGS, "padding")
         n, h, w, c = x.shape
         if padding == "SAME":
             shape = (n, h * sh, w * sw, out_channels)
@@ -165,7 +165,7 @@ class WeightedOps(NetBase):
         weights, scales = self._weights((out_channels, kh, kw, c), out_channels, 0, per_channel, w_scales)
         taps = max(1, -(-kh // sh) * -(-kw // sw)) * c
         y, acc = self._weighted_output(x, shape, taps, scales, "NONE", out_scale, out_zp)
-        self.builder.add_operator(_OP.TRANSPOSE_CONV, [out_shape, weights, x.index, self._bias(x, scales, acc, bias)],
+        self.builder.add_operator(OP.TRANSPOSE_CONV, [out_shape, weights, x.index, self._bias(x, scales, acc, bias)],
                                   [y.index], "TransposeConvOptions", dict(Padding=pad, StrideW=sw, StrideH=sh),
                                   version=3)
         return y

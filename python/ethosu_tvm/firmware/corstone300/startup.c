@@ -1,6 +1,8 @@
-/* Bare-metal start-up for QEMU mps3-an547 (Cortex-M55, Secure state), used with an547.ld and newlib's rdimon.
- * Reset: enable the FPU/MVE, copy .data, zero .bss and .sram_bss, set up semihosting stdio, exit(main()).
- * Any fault prints its status registers with integer-only code and exits with ETHOSU_TVM_HARDFAULT_EXIT. */
+/* Bare-metal start-up for Corstone-300 (Cortex-M55, Secure state; QEMU mps3-an547), used with corstone300.ld and
+ * newlib's rdimon (semihosting). Reset: enable the FPU/MVE, copy .data, zero .bss and .sram_bss, set up semihosting
+ * stdio, exit(main()). Any fault prints its status registers with integer-only code and exits with
+ * ETHOSU_TVM_HARDFAULT_EXIT. The Ethos-U55's interrupt (IRQ 56) calls NPU_IRQHandler, which the application defines
+ * when it uses the NPU (ethosu_irq_handler). */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -25,6 +27,9 @@ extern void initialise_monitor_handles(void);
 void Reset_Handler(void);
 void Fault_Handler(void);
 void ethosu_tvm_report_fault(const uint32_t *frame, uint32_t exc_return);
+void NPU_IRQHandler(void) __attribute__((weak, alias("Fault_Handler")));
+
+#define NPU_IRQ 56
 
 /* -nostartfiles drops crti/crtn; newlib's exit path still refers to these. */
 void _init(void) {}
@@ -32,7 +37,7 @@ void _fini(void) {}
 
 typedef void (*vector_t)(void);
 
-__attribute__((section(".vectors"), used)) const vector_t ethosu_tvm_vectors[16 + 16] = {
+__attribute__((section(".vectors"), used)) const vector_t ethosu_tvm_vectors[16 + NPU_IRQ + 1] = {
     (vector_t)&__stack_top, /* initial MSP */
     Reset_Handler,
     Fault_Handler, /* NMI */
@@ -47,7 +52,8 @@ __attribute__((section(".vectors"), used)) const vector_t ethosu_tvm_vectors[16 
     0,
     Fault_Handler, /* PendSV */
     Fault_Handler, /* SysTick */
-    [16 ... 31] = Fault_Handler, /* the first 16 external interrupts; none is enabled */
+    [16 ... 16 + NPU_IRQ - 1] = Fault_Handler, /* external interrupts; none but the NPU's is enabled */
+    [16 + NPU_IRQ] = NPU_IRQHandler,
 };
 
 static void fill_words(uint32_t *start, uint32_t *end, uint32_t value) {

@@ -1,0 +1,135 @@
+"""The block config of one Vela API block operation: among Vela's valid ones (`npu_find_block_configs`), the one the
+cost model (`operation_cost`) estimates fastest.
+
+Vela keeps this choice apart from the cost of an operation too (its architecture allocator against its performance
+model); code generation asks it for every operation it builds, and the stripe costs the cascader ranks with ask it
+for the operation code generation would build, so that both rank alternatives alike.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import functools
+import io
+
+from ethosu.vela import api as vapi
+
+from ..arch.system import DEFAULT_SYSTEM, System
+from ..legalize.ops import Conv2D
+from .memory import CONSTANTS_REGION, SCRATCH_REGION
+from .operation_cost import Costing, costing, estimate_cycles
+from .weight_stream import encoded_stream_bytes
+
+
+def find_block_configs(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator) -> list[vapi.NpuShape3D]:
+    """Vela's valid block configs for the operation; empty when no block's buffers fit in SHRAM (Vela asserts
+    then)."""
+    return list(_find_block_configs(_BlockSearch(npu_op), accelerator))
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _find_block_configs(search: "_BlockSearch", accelerator: vapi.NpuAccelerator) -> tuple[vapi.NpuShape3D, ...]:
+    """find_block_configs, once per search key (a convolution is searched streaming and buffered, and networks
+    repeat layer shapes with other weights and quantization)."""
+    with contextlib.redirect_stdout(io.StringIO()):  # Vela's first call announces its default configuration
+        try:
+            return tuple(vapi.npu_find_block_configs(search.npu_op, accelerator))
+        except AssertionError:
+            return ()
+
+
+class _BlockSearch:
+    """A block operation, compared by what Vela's block-config search reads of it: the block type and traversal,
+    the feature maps' shapes, the IFM's element size and upscaling, the kernel, whether a LUT takes SHRAM, whether
+    every feature map is quantized and whether IFM2 is a scalar. Not weights, addresses, scales or names."""
+
+    def __init__(self, npu_op: vapi.NpuBlockOperation):
+        self.npu_op = npu_op
+        kernel = npu_op.kernel
+        fms = (npu_op.ifm, npu_op.ifm2, npu_op.ofm)
+        self.key = (
+            type(npu_op).__name__, getattr(npu_op, "sub_op_type", None), getattr(npu_op, "block_traversal", None),
+            tuple(tuple(fm.shape) if fm is not None else None for fm in fms),
+            npu_op.ifm.data_type.size_in_bits(), npu_op.ifm_upscale,
+            None if kernel is None else (kernel.width, kernel.height, kernel.stride_x, kernel.stride_y,
+                                         kernel.dilation_x, kernel.dilation_y),
+            npu_op.activation is not None and npu_op.activation.op_type == vapi.NpuActivationOp.TABLE_LOOKUP,
+            all(fm is None or fm.quantization is not None for fm in fms), npu_op.ifm2_scalar is not None,
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _BlockSearch) and self.key == other.key
+
+
+def choose_block_config(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator,
+                        depth: int | None = None, system: System = DEFAULT_SYSTEM) -> vapi.NpuShape3D | None:
+    """Among Vela's valid block configs, the one with the fewest estimated cycles in `system`; None when no block
+    fits in SHRAM. Since every OFM block in height x width fetches the weights again, a weight-bound convolution
+    gets the config with the fewest such blocks that SHRAM allows.
+
+    Configs of block depth `depth` come first when there are any: the stripes of one convolution share one weight
+    stream, which is encoded for one block depth. Ties (memory-bound operations cost the same for many blocks) go
+    to the fewest compute cycles, then the fewest weight bytes fetched, the fewest OFM blocks, the smallest block
+    volume and the shape, so the choice is deterministic.
+    """
+    return _choose_block_config(_BlockSearch(npu_op), costing(npu_op, accelerator, system), accelerator, depth)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _choose_block_config(search: _BlockSearch, costed: Costing, accelerator: vapi.NpuAccelerator,
+                         depth: int | None) -> vapi.NpuShape3D | None:
+    """choose_block_config, once per what it reads: Vela's search (`_BlockSearch`) and the cost model's
+    block-independent inputs (`Costing`), so operations that differ only in addresses, names, scales or clamps
+    (networks repeat layer shapes; code generation builds a convolution again with its weight buffer placed) are
+    ranked once. Vela's search and this ranking dominate code generation's time."""
+    configs = find_block_configs(search.npu_op, accelerator)
+    if not configs:
+        return None
+    configs = [c for c in configs if c.depth == depth] or configs
+    height, width, ofm_depth = costed.ofm.shape
+
+    def rank(block: vapi.NpuShape3D):
+        cost = costed.cost(block)
+        blocks = -(-height // block.height) * -(-width // block.width) * -(-ofm_depth // block.depth)
+        return (cost.cycles, cost.compute_cycles, cost.weight_bytes_fetched, blocks,
+                block.height * block.width * block.depth, tuple(block))
+
+    # Ranked in order of their memory cycles, a lower bound of their cycles: once that bound exceeds the best
+    # cycles found, no later config can win, and Vela's compute estimate is not asked for it.
+    best, best_rank = None, None
+    for bound, block in sorted(((costed.least_cycles(block), block) for block in configs), key=lambda c: c[0]):
+        if best_rank is not None and bound > best_rank[0]:
+            break
+        block_rank = rank(block)
+        if best_rank is None or block_rank < best_rank:
+            best, best_rank = block, block_rank
+    return best
+
+
+def buffered_block_config(npu_op: vapi.NpuBlockOperation, op: Conv2D, start: int, stop: int,
+                          accelerator: vapi.NpuAccelerator, depth: int | None = None,
+                          system: System = DEFAULT_SYSTEM) -> vapi.NpuShape3D | None:
+    """The block config of `op`'s convolution `npu_op` (output channels start..stop−1) reading its weights from an
+    SRAM buffer. `choose_block_config` ranks with the streams' uncompressed sizes, while each block depth has its
+    own encoded stream; so of the configs it ranks best with the weights in SRAM and in flash, the one with fewer
+    cycles reading the encoded streams from SRAM (None when no block fits)."""
+    candidates = []
+    for region in (SCRATCH_REGION, CONSTANTS_REGION):
+        trial = copy.copy(npu_op)
+        trial.weights, trial.biases = [vapi.NpuAddressRange(region, 0, 0)], [vapi.NpuAddressRange(region, 0, 0)]
+        block = choose_block_config(trial, accelerator, depth, system)
+        if block is not None and block not in candidates:
+            candidates.append(block)
+
+    def cycles(block: vapi.NpuShape3D) -> int:
+        trial = copy.copy(npu_op)
+        weights, biases = encoded_stream_bytes(op, start, stop, block.depth, accelerator)
+        trial.block_config = block
+        trial.weights = [vapi.NpuAddressRange(SCRATCH_REGION, 0, weights)]
+        trial.biases = [vapi.NpuAddressRange(SCRATCH_REGION, 0, biases)]
+        return estimate_cycles(trial, accelerator, system=system).cycles
+
+    return min(candidates, key=cycles, default=None)

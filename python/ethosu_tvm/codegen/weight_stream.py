@@ -1,0 +1,73 @@
+"""A convolution's weight and scale/bias streams as code generation stores them in the constant pool.
+
+The weight order (traversal) is chosen as Vela's weight encoder chooses it and the weights are encoded through Vela's
+API. The cost model counts the streams at these stored lengths: compression matters, since flash traffic bounds many
+layers and every stripe of a cascade reads the stream again.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+
+import numpy as np
+from ethosu.vela import api as vapi
+
+from ..arch import round_up
+from ..legalize.ops import Conv2D, DepthwiseConv2D
+
+SCALE_BIAS_BYTES = 10  # per output channel
+
+
+def block_traversal(kernel: tuple[int, int], ifm_depth: int, ifm_bits: int = 8) -> vapi.NpuBlockTraversal:
+    """The weight order of a (non-depthwise) convolution with this kernel (height, width) and IFM, chosen as Vela's
+    weight encoder chooses it: part-kernel-first for IFMs of depth 8 or less, and whenever it keeps at least as
+    many multipliers busy as depth-first. Depth-first consumes the IFM depth in steps of 32 channels (16 for 16-bit
+    IFMs); part-kernel-first consumes 8 channels times 4 kernel taps (2 for 16-bit IFMs)."""
+    if ifm_depth <= 8:
+        return vapi.NpuBlockTraversal.PART_KERNEL_FIRST
+    taps = kernel[0] * kernel[1]
+    depth_first = ifm_depth / round_up(ifm_depth, 32 if ifm_bits == 8 else 16)
+    part_kernel = (ifm_depth / round_up(ifm_depth, 8)) * (taps / round_up(taps, 4 if ifm_bits == 8 else 2))
+    if part_kernel >= depth_first:
+        return vapi.NpuBlockTraversal.PART_KERNEL_FIRST
+    return vapi.NpuBlockTraversal.DEPTH_FIRST
+
+
+def convolution_traversal(op: Conv2D) -> vapi.NpuBlockTraversal:
+    """The weight order of a convolution primitive: fixed per primitive (it depends on the kernel and the whole IFM
+    depth, which every stripe reads), so all its stripes can share one weight stream. Depthwise weights are only
+    ever depth-first."""
+    if isinstance(op, DepthwiseConv2D):
+        return vapi.NpuBlockTraversal.DEPTH_FIRST
+    return block_traversal(op.kernel, op.ifm.tensor.shape[3], _dtype_bits(op.ifm.tensor.dtype))
+
+
+def _dtype_bits(dtype: str) -> int:
+    return vapi.NpuDataType[dtype.upper()].size_in_bits()
+
+
+def encode_weights(op: Conv2D, channels: slice, depth: int, accelerator: vapi.NpuAccelerator) -> bytes:
+    """The weight stream of `op`'s output `channels`, encoded for OFM blocks of `depth` channels in the primitive's
+    traversal: what code generation stores in flash, and what the cost model counts."""
+    centred = op.weights[channels].astype(np.int16) - np.int16(op.weight_zero_point)
+    with contextlib.redirect_stdout(io.StringIO()):  # Vela's first call announces its default configuration
+        return bytes(vapi.npu_encode_weights(accelerator, centred, (op.dilation[1], op.dilation[0]),
+                                             _dtype_bits(op.ifm.tensor.dtype), depth,
+                                             isinstance(op, DepthwiseConv2D), convolution_traversal(op)))
+
+
+@functools.lru_cache(maxsize=64)
+def encoded_weights(op: Conv2D, start: int, stop: int, depth: int, accelerator: vapi.NpuAccelerator) -> bytes:
+    """`encode_weights` of output channels start..stop−1, remembered for the latest streams: code generation costs a
+    convolution's stream (`encoded_stream_bytes`) just before it stores it."""
+    return encode_weights(op, slice(start, stop), depth, accelerator)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def encoded_stream_bytes(op: Conv2D, start: int, stop: int, depth: int,
+                         accelerator: vapi.NpuAccelerator) -> tuple[int, int]:
+    """The bytes of `op`'s weight stream (for blocks of `depth` channels) and scale/bias stream of output channels
+    start..stop−1, as the constant pool stores them."""
+    return (round_up(len(encoded_weights(op, start, stop, depth, accelerator))),
+            round_up(SCALE_BIAS_BYTES * (stop - start)))

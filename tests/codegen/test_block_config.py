@@ -1,0 +1,88 @@
+"""Block-config choice (`codegen.block_config`): the block config picked is the fastest valid one, none when no
+block fits, and the choice is remembered for operations that differ only in what it does not read."""
+import copy
+
+import pytest
+from ethosu.vela import api as vapi
+
+from ethosu_tvm.arch.system import DEFAULT_SYSTEM
+from ethosu_tvm.codegen import block_config
+from ethosu_tvm.codegen.block_config import choose_block_config, find_block_configs
+from ethosu_tvm.codegen.operation_cost import costing, estimate_cycles
+from ethosu_tvm.target import EthosuTarget
+from ethosu_tvm.testing import models
+
+from cost_support import PART_KERNEL, SINGLE_OPS, U55_128, codegen_operations
+from sim_support import ACCELERATORS
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("case", ["kws_first_conv", "conv3x3_depth32", "depthwise", "max_pool", "mul", "lut"])
+def test_chosen_block_config_is_the_fastest_valid_one(case, accelerator):
+    kind, params = SINGLE_OPS[case]
+    _, npu_ops, _ = codegen_operations(models.make(kind, seed=1, **params), accelerator)
+    npu_op = [op for op in npu_ops if isinstance(op, vapi.NpuBlockOperation)][0]
+    npu_accelerator = EthosuTarget(accelerator).npu_accelerator
+    # Code generation chooses before it encodes the weights (the stream depends on the block depth): the cost model
+    # then counts them at their uncompressed size.
+    for streams in ("weights", "biases"):
+        if getattr(npu_op, streams, None):
+            setattr(npu_op, streams, [vapi.NpuAddressRange(r.region, r.address, 0) for r in getattr(npu_op, streams)])
+    configs = find_block_configs(npu_op, npu_accelerator)
+    chosen = choose_block_config(npu_op, npu_accelerator)
+    assert chosen in configs and len(configs) > 1
+    assert npu_op.block_config == chosen
+    best = estimate_cycles(npu_op, npu_accelerator, chosen).cycles
+    assert all(estimate_cycles(npu_op, npu_accelerator, block).cycles >= best for block in configs)
+    # A preferred depth wins when some valid config has it, and is ignored otherwise.
+    for depth in {c.depth for c in configs}:
+        assert choose_block_config(npu_op, npu_accelerator, depth).depth == depth
+    assert choose_block_config(npu_op, npu_accelerator, 10_000) == chosen
+
+
+def test_no_block_config_when_nothing_fits(monkeypatch, unremembered_block_configs):
+    _, (npu_op,), _ = codegen_operations(models.make("max_pool2d", seed=0), "ethos-u55-128")
+
+    def nothing_fits(op, accelerator):
+        raise AssertionError("Vela asserts when no block fits in SHRAM")
+
+    monkeypatch.setattr(vapi, "npu_find_block_configs", nothing_fits)
+    block_config._choose_block_config.cache_clear()  # the answers before the patch are remembered
+    block_config._find_block_configs.cache_clear()
+    assert find_block_configs(npu_op, U55_128) == []
+    assert choose_block_config(npu_op, U55_128) is None
+
+
+def _choice_key(npu_op):
+    """What choose_block_config remembers its choice by."""
+    return (block_config._BlockSearch(npu_op), costing(npu_op, U55_128, DEFAULT_SYSTEM))
+
+
+def test_block_config_is_remembered_for_operations_that_differ_only_in_what_the_choice_does_not_read():
+    _, npu_ops, _ = codegen_operations(models.make("conv2d", seed=2, **SINGLE_OPS["conv3x3_depth32"][1]),
+                                       "ethos-u55-128")
+    (npu_op,) = [op for op in npu_ops if isinstance(op, vapi.NpuBlockOperation)]
+    npu_op.block_config = None  # as code generation asks: before choosing
+    chosen = choose_block_config(npu_op, U55_128)
+    moved = copy.deepcopy(npu_op)
+    moved.ifm.tiles = moved.ifm.tiles._replace(addresses=[a + 4096 for a in moved.ifm.tiles.addresses])
+    moved.ofm.name, moved.ifm.name = "elsewhere", "another"
+    moved.weights = [r._replace(address=r.address + 64) for r in moved.weights]
+    moved.ofm.quantization = vapi.NpuQuantization(scale_f32=0.25, zero_point=3)  # another layer of the same shape
+    moved.activation = vapi.NpuActivation(vapi.NpuActivationOp.NONE_OR_RELU)
+    moved.activation.min, moved.activation.max = 0.0, 6.0
+    assert _choice_key(moved) == _choice_key(npu_op)
+    assert block_config._choose_block_config.__wrapped__(*_choice_key(moved), U55_128, None) == chosen
+    # Everything the choice reads tells operations apart: regions, shapes, kernels, stream lengths, traversal.
+    changes = [
+        lambda op: setattr(op.ifm, "region", op.ifm.region + 1),
+        lambda op: setattr(op.ofm, "shape", op.ofm.shape._replace(width=op.ofm.shape.width - 1)),
+        lambda op: setattr(op.kernel, "stride_x", 2),
+        lambda op: setattr(op, "weights", [r._replace(length=r.length + 16) for r in op.weights]),
+        lambda op: setattr(op, "block_traversal", PART_KERNEL),
+        lambda op: setattr(op, "activation", vapi.NpuActivation(vapi.NpuActivationOp.TABLE_LOOKUP)),
+    ]
+    for change in changes:
+        other = copy.deepcopy(npu_op)
+        change(other)
+        assert _choice_key(other) != _choice_key(npu_op)
