@@ -1,6 +1,7 @@
-"""The newcomer's documents stay complete: every package in the README's Layout table, every stage of build() and
-every frontend module in docs/architecture.md."""
+"""The newcomer's documents stay complete and current: every package in the README's Layout table, every stage of
+build() and every frontend module in docs/architecture.md, and no module named there that is gone."""
 import ast
+import importlib
 import re
 from pathlib import Path
 
@@ -41,3 +42,27 @@ def test_architecture_names_every_frontend_module():
     named = re.findall(r"`([a-z_]+)`", layout)
     assert len(named) >= 5
     assert [m for m in named if m not in modules and m != "from_tflite"] == []
+
+
+def test_architecture_names_only_modules_that_exist():
+    """Each dotted name of the package in docs/architecture.md (`partition.npu_view`, `codegen.artifact.x`) is a
+    module of it, or a name in one."""
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    tops = {path.stem for path in PACKAGE.iterdir() if path.suffix == ".py" or (path / "__init__.py").exists()}
+    names = {name for name in re.findall(r"`([a-z_]+(?:\.\w+)+)`", doc) if name.split(".")[0] in tops}
+    assert len(names) > 40
+    assert sorted(name for name in names if not _resolves(name)) == []
+
+
+def _resolves(name: str) -> bool:
+    """Whether `name` is a module of the package, or an attribute (path) of its longest module prefix."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(f"ethosu_tvm.{'.'.join(parts[:cut])}")
+        except ModuleNotFoundError:
+            continue
+        for attribute in parts[cut:]:
+            found = getattr(found, attribute, None)
+        return found is not None
+    return False

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.frontend.indexing import GATHER_SLICES
 from ethosu_tvm.partition import partition_for_ethosu
-from ethosu_tvm.partition.constraints import transposed_view
+from ethosu_tvm.partition.npu_view import transposed_view
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import output_infos
 

@@ -9,7 +9,7 @@ from ethosu_tvm.codegen import compile_npu_graph
 from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.legalize import legalize
 from ethosu_tvm.partition import partition_for_ethosu
-from ethosu_tvm.partition.constraints import MAX_INT16_AVG_TAPS
+from ethosu_tvm.partition.checks.pooling import MAX_INT16_AVG_TAPS
 from ethosu_tvm.target import EthosuTarget
 from ethosu_tvm.sim import Simulator, vela_compile, vela_tflite
 from ethosu_tvm.sim.operation import decode

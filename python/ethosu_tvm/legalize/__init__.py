@@ -5,6 +5,6 @@ The primitives and the NpuGraph that holds them are the dataclasses of :mod:`eth
 from __future__ import annotations
 
 from .legalizer import legalize, legalize_function, npu_shape
-from .rules import LegalizeError
+from .rules.operands import LegalizeError
 
 __all__ = ["legalize", "legalize_function", "npu_shape", "LegalizeError"]

@@ -4,12 +4,14 @@ from __future__ import annotations
 import tvm
 from tvm import relax
 
+from ..partition.npu_view import pack_view, transposed_ofm_shape
 from ..partition.patterns import npu_functions, npu_patterns
-from ..qdq.match import match_composite
+from ..qdq.match import Match, match_composite
 from ..qdq.patterns import concat_arities
 from ..qdq.values import dtype_of, shape_of
 from .ops import NpuGraph, Tensor
-from .rules import RULES, LegalizeError, npu_shape, ofm_type
+from .rules import RULES
+from .rules.operands import LegalizeError, npu_shape
 
 
 class _Names:
@@ -26,6 +28,21 @@ class _Names:
             name, suffix = f"{var.name}_{suffix}", suffix + 1
         self.used.add(name)
         return Tensor(name, shape or npu_shape(shape_of(var)), dtype or dtype_of(var))
+
+
+def ofm_type(match: Match, var: relax.Var) -> tuple[tuple[int, int, int, int], str]:
+    """The 4-D shape and element type a composite's output is written in (the same bytes): PACK's view of its OFM
+    (see `pack_view`); int64 ARG_MAX indices as int32 pairs, each index then 0 (little-endian, as the NPU writes no
+    64-bit values); a TRANSPOSE's with its batch merged into its height (`transposed_ofm_shape`); other outputs' own
+    shapes in NHWC."""
+    if match.kind == "transpose":
+        return transposed_ofm_shape(shape_of(var)), dtype_of(var)
+    if match.kind == "pack":
+        concat = match["concat"]
+        return pack_view(shape_of(concat), int(concat.attrs.axis) % len(shape_of(concat)))[0], dtype_of(var)
+    if match.kind in ("arg_max", "arg_min") and dtype_of(var) == "int64":
+        return npu_shape(shape_of(var) + (2,)), "int32"
+    return npu_shape(shape_of(var)), dtype_of(var)
 
 
 def _outputs(func: relax.Function, tensors: dict) -> tuple[Tensor, ...]:

@@ -12,7 +12,7 @@ from ..target import EthosuTarget, parse_ethosu_target
 from ..qdq.match import match_from_context
 from ..qdq.patterns import CompositePattern, concat_arities, required_ops
 from ..qdq.sources import OperatorRecorder
-from .constraints import CHECKS
+from .constraints import check
 from .patterns import npu_patterns
 from .report import HOST, NPU, OffloadEntry, OffloadReport
 
@@ -38,7 +38,6 @@ def _fusion_pattern(pattern: CompositePattern, log: _CheckLog, owners: dict[str,
                     recorder: OperatorRecorder) -> FusionPattern:
     """Wrap the pattern's constraint check so that its verdict is remembered for every binding it covered, and
     the operators of what it accepts recorded on the composite."""
-    check = CHECKS[pattern.kind]
 
     def run(ctx) -> bool:
         names = [var.name for var in ctx.matched_bindings.keys()]

@@ -35,7 +35,7 @@ from ..qdq.patterns import (
     unary,
     weighted_and_elementwise,
 )
-from .constraints import COPY_DTYPES
+from .checks.generic import COPY_DTYPES
 
 CODEGEN = "ethos-u"
 
