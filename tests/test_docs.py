@@ -17,6 +17,24 @@ def test_layout_table_lists_every_package():
     assert [p for p in packages if f"| `{p}` |" not in layout] == []
 
 
+def test_layout_rows_name_only_what_exists():
+    """Each name a package's row of the README's Layout table gives is a module of that package or a name in one."""
+    layout = (ROOT / "README.md").read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
+    checked, missing = 0, []
+    for path, text in re.findall(r"^\| `python/(ethosu_tvm/[\w/]*)/` \|(.*)$", layout, re.M):
+        package = ROOT / "python" / path
+        modules = [importlib.import_module(path.replace("/", "."))]
+        modules += [importlib.import_module(f"{path.replace('/', '.')}.{module.stem}")
+                    for module in package.glob("*.py") if module.stem != "__init__"]
+        for name in re.findall(r"`([a-z_][a-z0-9_]*)`", text):
+            checked += 1
+            if not ((package / f"{name}.py").exists() or (package / name).is_dir()
+                    or any(hasattr(module, name) for module in modules)):
+                missing.append(f"{path}: {name}")
+    assert checked >= 8
+    assert missing == []
+
+
 def test_architecture_names_every_stage_of_build():
     """Each function build() calls, itself or through its private helpers, is named in docs/architecture.md."""
     tree = ast.parse((PACKAGE / "build_module.py").read_text())
@@ -28,6 +46,19 @@ def test_architecture_names_every_stage_of_build():
     doc = (ROOT / "docs" / "architecture.md").read_text()
     assert len(stages) >= 10
     assert sorted(s for s in stages if f"`{s}`" not in doc) == []
+
+
+def test_build_docstring_numbers_the_stages_as_architecture_does():
+    """build_module's list of stages and docs/architecture.md's stage table give each number the same stage and
+    function."""
+    docstring = ast.get_docstring(ast.parse((PACKAGE / "build_module.py").read_text()))
+    listed = {number: (stage, function) for number, stage, function
+              in re.findall(r"^(\d+a?)\. ([\w ]+) \(`(\w+)`", docstring, re.M)}
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    table = {number: (stage, function) for number, stage, function
+             in re.findall(r"^\| (\d+a?) \| ([\w ]+) \| `(\w+)`", doc, re.M)}
+    assert len(table) >= 12
+    assert listed == table
 
 
 def test_architecture_names_every_frontend_module():

@@ -5,18 +5,21 @@
     module.export_model_library_format("module.tar")
     outputs = module.run({"input_1": x})      # the MLF's C on this PC, NPU work in the simulator
 
-The stages, in the order :func:`build` runs them (each a function of its own package, typed in and out):
+The stages, numbered as in docs/architecture.md (each a function of its own package, typed in and out):
 
-1. partition (`partition_for_ethosu`): NPU-capable operators → merged ``Codegen="ethos-u"`` functions + report;
-2. fuse host ops (`fuse_host_ops`): what stays in main → ``host.<kind>`` composites;
-3. legalize (`legalize`): each NPU function → an `NpuGraph` of primitives with integer parameters;
-4. NPU code generation (`compile_npu_graphs`): TE → (cascaded) TIR → Vela API → command streams (`NpuArtifact`),
-   each then run once in the simulator (`check_artifact`): a stream the NPU cannot execute is never written;
-5. host kernels (`build_host_kernels`): each host composite → a plain C function (`HostKernel`);
-6. program (`build_program`): main → ordered NPU launches and kernel calls over named tensors;
-7. memory plan (`plan_workspace`): every buffer placed in the workspace pools;
-8. C sources (`generate`, `interface_of`): the AOT runner, header and I/O description;
-then `CompiledModel.export_model_library_format` writes the MLF tarball.
+0. options (`configure`): the target string, pools and cascader limit → a `BuildConfig`;
+1. frontend (`from_tflite`, before build): TFLite → QDQ Relax;
+2. partition (`partition_for_ethosu`): NPU-capable operators → merged ``Codegen="ethos-u"`` functions + report;
+3. host fusion (`fuse_host_ops`): what stays in main → ``host.<kind>`` composites;
+4. legalize (`legalize`): each NPU function → an `NpuGraph` of primitives with integer parameters;
+5. NPU code generation (`compile_npu_graphs`): TE → (cascaded) TIR → Vela API → command streams (`NpuArtifact`);
+5a. stream check (`check_artifact`): each stream run once in the simulator; one the NPU cannot execute is never
+    written;
+6. host kernels (`build_host_kernels`): each host composite → a plain C function (`HostKernel`);
+7. AOT program (`build_program`): main → ordered NPU launches and kernel calls over named tensors;
+8. memory planning (`plan_workspace`): every buffer placed in the workspace pools;
+9. C sources (`generate`, `interface_of`): the AOT runner, header and I/O description;
+10. result (`CompiledModel`): `export_model_library_format` writes the MLF tarball, `run` runs its C here.
 """
 from __future__ import annotations
 
