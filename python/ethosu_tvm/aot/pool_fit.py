@@ -55,14 +55,18 @@ class PoolFit:
                           lambda artifact: self._need(self.program(compiled + [artifact] + later)))
 
     def _beside(self, program: Program, function: str) -> int:
-        """Bytes the NPU's pool can hold during `function`'s launch, its own scratch apart."""
+        """The most bytes the NPU's pool holds beside `function`'s scratch at one step while that scratch lives (from
+        the launch, or earlier when it holds model inputs, which the application writes before the first step)."""
         step = next(i for i, s in enumerate(program.steps)
                     if isinstance(s, NpuStep) and s.artifact.function == function)
         own = set(scratch_names(program)[step])
         name = self.pools[self.npu_pool].name
         buffers, _ = program_buffers(program, list(self.pools), self.io_in_workspace)
-        return sum(round_up(b.size, b.alignment) for b in buffers
-                   if b.first_use <= step <= b.last_use and b.name not in own and (not b.pools or name in b.pools))
+        scratch = [b for b in buffers if b.name in own]
+        steps = range(min([step] + [b.first_use for b in scratch]), max([step] + [b.last_use for b in scratch]) + 1)
+        others = [b for b in buffers if b.name not in own and (not b.pools or name in b.pools)]
+        return max(sum(round_up(b.size, b.alignment) for b in others if b.first_use <= at <= b.last_use)
+                   for at in steps)
 
     def _need(self, program: Program) -> int:
         """The NPU pool's size in the workspace plan of `program`, planned with that pool unbounded."""
