@@ -52,11 +52,16 @@ def _flag(config: dict, key: str) -> bool:
     return value in ("1", "true")
 
 
+def npu_pool(pools: tuple[PoolInfo, ...]) -> Optional[int]:
+    """The index of the first pool the NPU can use that has a size hint (None: none has)."""
+    return next((i for i, p in enumerate(pools) if p.size_hint_bytes is not None and p.reachable_by({CODEGEN})), None)
+
+
 def npu_pool_limit(pools: tuple[PoolInfo, ...]) -> Optional[int]:
-    """The size hint of the first pool the NPU can use that has one (None: no limit): the SRAM the NPU's scratch,
-    weight buffers included, must fit."""
-    hints = [p.size_hint_bytes for p in pools if p.size_hint_bytes is not None and p.reachable_by({CODEGEN})]
-    return hints[0] if hints else None
+    """The size hint of `npu_pool` (None: no limit): the SRAM the NPU's scratch, weight buffers included, must
+    fit."""
+    index = npu_pool(pools)
+    return None if index is None else pools[index].size_hint_bytes
 
 
 def _cascader(npu: Optional[EthosuTarget], pools: tuple[PoolInfo, ...],

@@ -12,10 +12,12 @@ The stages, numbered as in docs/architecture.md (each a function of its own pack
 2. partition (`partition_for_ethosu`): NPU-capable operators → merged ``Codegen="ethos-u"`` functions + report;
 3. host fusion (`fuse_host_ops`): what stays in main → ``host.<kind>`` composites;
 4. legalize (`legalize`): each NPU function → an `NpuGraph` of primitives with integer parameters;
-5. NPU code generation (`compile_npu_graphs`): TE → (cascaded) TIR → Vela API → command streams (`NpuArtifact`);
-5a. stream check (`check_artifact`): each stream run once in the simulator; one the NPU cannot execute is never
+5. host kernels (`build_host_kernels`): each host composite → a plain C function (`HostKernel`);
+6. NPU code generation (`compile_npu_graphs`): TE → (cascaded) TIR → Vela API → command streams (`NpuArtifact`);
+   with a pool's size as the cascader's limit, each proposal is measured by the workspace plan of stages 7-8
+   (`aot.pool_fit`), which is why the host kernels come first;
+6a. stream check (`check_artifact`): each stream run once in the simulator; one the NPU cannot execute is never
     written;
-6. host kernels (`build_host_kernels`): each host composite → a plain C function (`HostKernel`);
 7. AOT program (`build_program`): main → ordered NPU launches and kernel calls over named tensors;
 8. memory planning (`plan_workspace`): every buffer placed in the workspace pools;
 9. C sources (`generate`, `interface_of`): the AOT runner, header and I/O description;
@@ -29,11 +31,12 @@ import tvm
 
 from .aot.c_source import generate
 from .aot.interface import interface_of
-from .aot.program import MODULE, PREFIX, build_program
+from .aot.pool_fit import PoolFit, stand_in
+from .aot.program import MODULE, PREFIX, Program, build_program
 from .aot.workspace import plan_workspace
-from .build_config import BuildConfig, BuildError, configure, npu_pool_limit
+from .build_config import BuildConfig, BuildError, configure, npu_pool, npu_pool_limit
 from .cascader import Proposal
-from .codegen import compile_npu_graphs, io_in_scratch
+from .codegen import NpuArtifact, ScratchIo, compile_npu_graphs, io_in_scratch
 from .codegen.cascade import cascade_proposals
 from .compiled_model import CompiledModel
 from .frontend.attributes import model_io_names, model_states
@@ -56,6 +59,27 @@ def _partition(mod: tvm.IRModule, config: BuildConfig) -> tuple[tvm.IRModule, Of
 def _npu_graphs(fused: tvm.IRModule, config: BuildConfig) -> list[NpuGraph]:
     """Stage 3: the legalized NPU subgraphs, in main's call order (none without an ethos-u target)."""
     return legalize(fused) if config.npu is not None else []
+
+
+def _program(fused: tvm.IRModule, mod: tvm.IRModule, artifacts: list[NpuArtifact], kernels: dict,
+             config: BuildConfig) -> Program:
+    """Stage 6: the program over the NPU launches `artifacts` and the host `kernels`."""
+    return build_program(fused, artifacts, kernels, *model_io_names(mod), model_states(mod),
+                         lambda t, n: build_copy_kernel(t.nbytes, config.host, f"{PREFIX}_copy_{n}"))
+
+
+def _pool_fit(fused: tvm.IRModule, mod: tvm.IRModule, kernels: dict, config: BuildConfig, graphs: list[NpuGraph],
+              scratch_io: dict[str, ScratchIo], cascader_sram_limit: Optional[int]) -> Optional[PoolFit]:
+    """How the cascader measures its proposals against the NPU's pool, when its limit is that pool's size (no
+    explicit cascader limit, no forced proposal); None otherwise (the limit is on the NPU scratch alone)."""
+    index = npu_pool(config.pools)
+    cascader = config.cascader
+    if cascader is None or cascader_sram_limit is not None or cascader.force_proposal is not None or index is None:
+        return None
+    stand_ins = tuple(stand_in(g, scratch_io.get(g.function, ScratchIo()).names(g), config.npu.accelerator)
+                      for g in graphs)
+    return PoolFit(lambda artifacts: _program(fused, mod, artifacts, kernels, config), stand_ins, config.pools,
+                   index, config.memory_planner, config.io_in_workspace)
 
 
 def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u55-128,c", params=None,
@@ -89,18 +113,18 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     fused = fuse_host_ops(partitioned)
     report("legalization")
     graphs = _npu_graphs(fused, config)
+    report("code generation: host kernels")
+    kernels = build_host_kernels(fused, config.host, PREFIX)
     artifacts = []
     if config.npu is not None:
         scratch_io = io_in_scratch(fused, config.io_in_workspace, len(model_states(mod)))
+        fit = _pool_fit(fused, mod, kernels, config, graphs, scratch_io, cascader_sram_limit)
         artifacts = compile_npu_graphs(graphs, config.npu, scratch_io, config.cascader, report,
-                                       npu_pool_limit(config.pools))
+                                       npu_pool_limit(config.pools), None if fit is None else fit.budget)
         report("code generation: checking the NPU command streams in the simulator")
         for artifact in artifacts:
             check_artifact(artifact)
-    report("code generation: host kernels")
-    kernels = build_host_kernels(fused, config.host, PREFIX)
-    program = build_program(fused, artifacts, kernels, *model_io_names(mod), model_states(mod),
-                            lambda t, n: build_copy_kernel(t.nbytes, config.host, f"{PREFIX}_copy_{n}"))
+    program = _program(fused, mod, artifacts, kernels, config)
     report("memory planning")
     workspace = plan_workspace(program, list(config.pools), config.memory_planner, config.io_in_workspace)
     sources = generate(program, workspace, config.user_pools, MODULE)

@@ -6,7 +6,9 @@ interior tensor's producer is annotated with its ring size and, for ROLLING buff
 
 The cascader's memory figure is an estimate (the sum of live buffers); the scratch the memory planner then
 finds can be larger (alignment, fragmentation). So the chosen proposal is compiled and measured, and when it
-exceeds the SRAM limit the next fastest one is tried, a bounded number of times.
+exceeds the SRAM limit the next fastest one is tried, a bounded number of times. When the limit is the workspace
+pool's size (`PoolBudget`), what the pool holds beside the launch's scratch is counted too, and a proposal is
+measured by planning the whole workspace with it.
 """
 from __future__ import annotations
 
@@ -39,6 +41,16 @@ MAX_ATTEMPTS = 6
 
 class CascaderError(CodegenError):
     """No schedule the cascader found fits the SRAM limit."""
+
+
+@dataclass(frozen=True)
+class PoolBudget:
+    """The workspace pool a launch's scratch shares: `beside` bytes of it hold, during the launch, what is not in
+    its scratch (tensors it exchanges with other steps, I/O that others read or write too); `need` gives the pool
+    size the whole workspace plan takes with a compiled launch."""
+
+    beside: int
+    need: Callable[[NpuArtifact], int]
 
 
 def cascade_schedule(proposal: Proposal) -> ScheduleFn:
@@ -100,34 +112,36 @@ def _attempt_order(proposals: list[Proposal], sram_limit: int | None) -> list[in
     return fitting[:MAX_ATTEMPTS - 1] + [smallest]
 
 
-def compile_cascaded(graph: NpuGraph, target: EthosuTarget, options: CascaderOptions, sram_limit: int | None,
+def compile_cascaded(graph: NpuGraph, target: EthosuTarget, proposals: list[Proposal], sram_limit: int | None,
                      io_in_scratch: frozenset[str] = frozenset(), force_proposal: int | None = None,
                      log: Callable[[str], None] | None = None,
-                     progress: Callable[[str], None] | None = None) -> NpuArtifact:
-    """Compile `graph` with the fastest cascading schedule whose scratch fits `sram_limit` bytes (no limit: the
-    smallest schedule). `force_proposal` picks a frontier index instead; `log` receives every proposal, `progress`
-    the search's and code generation's stage."""
+                     progress: Callable[[str], None] | None = None, pool: PoolBudget | None = None) -> NpuArtifact:
+    """Compile `graph` with the fastest of its cascading `proposals` (`cascade_proposals`) whose scratch fits
+    `sram_limit` bytes (no limit: the smallest schedule), or with `pool`, whose workspace plan fits a pool of
+    `sram_limit` bytes. `force_proposal` picks a frontier index instead; `log` receives every proposal, `progress`
+    code generation's stage."""
     report = progress or (lambda stage: None)
-    proposals = cascade_proposals(graph, target, options, io_in_scratch, progress)
     if log is not None:
         for index, proposal in enumerate(proposals):
             log(f"{graph.name} proposal {index}: {describe_proposal(proposal)}")
-    if force_proposal is not None:
-        if not 0 <= force_proposal < len(proposals):
-            raise CascaderError(f"{graph.name}: proposal {force_proposal} does not exist; the "
-                                f"cascader found {len(proposals)} (0 to {len(proposals) - 1})")
-        order = [force_proposal]
-    else:
-        order = _attempt_order(proposals, sram_limit)
+    if force_proposal is not None and not 0 <= force_proposal < len(proposals):
+        raise CascaderError(f"{graph.name}: proposal {force_proposal} does not exist; the "
+                            f"cascader found {len(proposals)} (0 to {len(proposals) - 1})")
+    room = sram_limit if pool is None or sram_limit is None else sram_limit - pool.beside
+    order = [force_proposal] if force_proposal is not None else _attempt_order(proposals, room)
     smallest = None
     for attempt, index in enumerate(order, 1):
         report(f"code generation: {graph.name}, proposal {index} (attempt {attempt} of at most {len(order)})")
         artifact = compile_npu_graph(graph, target, cascade_schedule(proposals[index]), io_in_scratch,
-                                     sram_limit, proposals[index].buffered)
-        smallest = artifact.scratch_size if smallest is None else min(smallest, artifact.scratch_size)
-        if sram_limit is None or artifact.scratch_size <= sram_limit or force_proposal is not None:
+                                     room, proposals[index].buffered)
+        need = artifact.scratch_size if pool is None else pool.need(artifact)
+        smallest = need if smallest is None else min(smallest, need)
+        if sram_limit is None or need <= sram_limit or force_proposal is not None:
             report = CascadeReport(proposals[index], index, len(proposals), sram_limit, artifact.scratch_size)
             return dataclasses.replace(artifact, cascade=report)
+    if pool is not None:
+        raise CascaderError(f"{graph.name}: no schedule fits the NPU's workspace pool of {sram_limit} bytes; the "
+                            f"smallest pool one fits is {smallest} bytes")
     raise CascaderError(f"{graph.name}: no schedule fits the cascader's SRAM limit of {sram_limit} "
                         f"bytes; the smallest one found needs {smallest} bytes of NPU scratch")
 

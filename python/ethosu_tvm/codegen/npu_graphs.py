@@ -10,7 +10,7 @@ from ..legalize.ops import NpuGraph
 from ..partition.patterns import CODEGEN
 from ..target import EthosuTarget
 from .artifact import NpuArtifact, compile_npu_graph
-from .cascade import CascaderSettings, compile_cascaded
+from .cascade import CascaderSettings, PoolBudget, cascade_proposals, compile_cascaded
 from .memory import FIRST_IO_REGION, MAX_REGIONS
 
 
@@ -83,20 +83,28 @@ def io_in_scratch(mod: tvm.IRModule, io_in_workspace: bool, states: int = 0) -> 
 def compile_npu_graphs(graphs: list[NpuGraph], target: EthosuTarget, scratch_io: dict[str, ScratchIo] | None = None,
                        cascader: CascaderSettings | None = None,
                        progress: Callable[[str], None] | None = None,
-                       sram_limit: int | None = None) -> list[NpuArtifact]:
+                       sram_limit: int | None = None,
+                       pool: Callable[[list[NpuArtifact], list[int]], PoolBudget] | None = None) -> list[NpuArtifact]:
     """Compile each legalized NPU subgraph, in order. `scratch_io` (from :func:`io_in_scratch`, by function) says
     which of a subgraph's inputs and outputs to place in its scratch (see compile_npu_graph); with `cascader`, each
     subgraph is scheduled by the cascader (see compile_cascaded), otherwise one operation per primitive, with weight
-    buffers only where the scratch stays within `sram_limit` bytes.
+    buffers only where the scratch stays within `sram_limit` bytes. When the cascader's limit is the workspace
+    pool's size, `pool` gives the pool as the next subgraph sees it from those compiled so far and each subgraph's
+    smallest estimated scratch (the later ones are counted at that, so that an earlier one leaves them room).
     `progress` receives the stage: which subgraph, and the cascader's search."""
     report = progress or (lambda stage: None)
-    artifacts = []
-    for graph in graphs:
-        in_scratch = (scratch_io or {}).get(graph.function, ScratchIo()).names(graph)
-        if cascader is None:
+    in_scratch = [(scratch_io or {}).get(graph.function, ScratchIo()).names(graph) for graph in graphs]
+    artifacts: list[NpuArtifact] = []
+    if cascader is None:
+        for graph, names in zip(graphs, in_scratch):
             report(f"code generation: {graph.name} ({len(graph.ops)} NPU primitives)")
-            artifacts.append(compile_npu_graph(graph, target, io_in_scratch=in_scratch, sram_limit=sram_limit))
-        else:
-            artifacts.append(compile_cascaded(graph, target, cascader.options, cascader.sram_limit, in_scratch,
-                                              cascader.force_proposal, cascader.log, progress))
+            artifacts.append(compile_npu_graph(graph, target, io_in_scratch=names, sram_limit=sram_limit))
+        return artifacts
+    frontiers = [cascade_proposals(graph, target, cascader.options, names, progress)
+                 for graph, names in zip(graphs, in_scratch)]
+    smallest = [min(proposal.memory for proposal in proposals) for proposals in frontiers]
+    for graph, names, proposals in zip(graphs, in_scratch, frontiers):
+        artifacts.append(compile_cascaded(graph, target, proposals, cascader.sram_limit, names,
+                                          cascader.force_proposal, cascader.log, progress,
+                                          None if pool is None else pool(artifacts, smallest)))
     return artifacts

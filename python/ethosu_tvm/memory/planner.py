@@ -1,6 +1,8 @@
 """Choosing and running a planning algorithm over user-described pools, with a verified result."""
 from __future__ import annotations
 
+import dataclasses
+
 from ..arch import round_up
 from .algorithms import ALGORITHMS, Result, extents
 from .buffers import BufferInfo, MemoryPlan, PlanDoesNotFit, PoolInfo
@@ -44,6 +46,17 @@ def plan_memory(buffers: list[BufferInfo], pools: list[PoolInfo] | None = None,
 
 
 def _run(buffers, pools, algorithm) -> tuple[str, Result]:
+    """The plan of unbounded pools when it stays within every size hint: then a pool at least as large as that plan
+    always takes it, whichever heuristic found it; otherwise the bounded pools' plan (spilling into later pools)."""
+    unbounded = [dataclasses.replace(p, size_hint_bytes=None) for p in pools]
+    name, result = _choose(buffers, unbounded, algorithm)
+    used = extents(result.allocations)
+    if all(p.size_hint_bytes is None or used.get(p.name, 0) <= p.size_hint_bytes for p in pools):
+        return name, result
+    return _choose(buffers, pools, algorithm)
+
+
+def _choose(buffers, pools, algorithm) -> tuple[str, Result]:
     if algorithm != "auto":
         return algorithm, ALGORITHMS[algorithm](buffers, pools)
     if len(buffers) <= EXACT_MAX_BUFFERS:
