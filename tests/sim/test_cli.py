@@ -85,10 +85,11 @@ def test_bench_meets_targets(capsys):
     "argv, message",
     [
         (["disasm", "/nonexistent/file.bin"], "error: [Errno 2] No such file or directory"),
-        (["stats", "--accelerator", "ethos-u65-512", "X"], "error: argument --accelerator: unknown accelerator 'ethos-u65-512'"),
+        (["stats", "--accelerator", "ethos-u85-256", "X"],
+         "error: argument --accelerator: unknown accelerator 'ethos-u85-256'"),
         (["frobnicate"], "error: argument command: invalid choice: 'frobnicate'"),
-        (["stats", "--memory-mode", "Dedicated_Sram", "X"],
-         "error: argument --memory-mode: invalid choice: 'Dedicated_Sram' (choose from "),
+        (["stats", "--memory-mode", "Dedicated", "X"],
+         "error: argument --memory-mode: invalid choice: 'Dedicated' (choose from "),
         ([], "error: the following arguments are required: command"),
     ],
 )

@@ -120,8 +120,8 @@ def test_unsupported_values_name_the_register():
 
 
 def test_unknown_accelerator():
-    with pytest.raises(ValueError, match="unknown accelerator 'ethos-u65-256'"):
-        Simulator("ethos-u65-256")
+    with pytest.raises(ValueError, match="unknown accelerator 'ethos-u85-256'"):
+        Simulator("ethos-u85-256")
 
 
 def test_results_are_unchanged_by_a_failed_write():

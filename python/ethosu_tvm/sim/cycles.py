@@ -49,7 +49,7 @@ class CycleModel:
 
     def __init__(self, accelerator: Accelerator, system: System = DEFAULT_SYSTEM):
         self._accelerator = accelerator
-        self._system = system
+        self._system = system.for_accelerator(accelerator)
 
     def block(self, op: BlockOperation) -> BlockCost:
         """The estimate of a CONV/DEPTHWISE/POOL/ELEMENTWISE operation: compute and memory cycles (they overlap)."""
