@@ -33,7 +33,7 @@ def _function_and_streams(op: BlockOperation) -> tuple[str | None, tuple[tuple[i
     function = op.output.function
     lut = activation.is_lut(function)
     fused = "LUT" if lut else {activation.TANH: "TANH", activation.SIGMOID: "SIGMOID"}.get(function)
-    streams = tuple((stream.region, stream.length) for stream in (op.weights, op.scales) if stream is not None)
+    streams = tuple((stream.region, stream.length) for stream in op.weights + op.scales)
     return fused, streams, activation.table_bytes(op.output) if lut else 0
 
 
