@@ -168,7 +168,8 @@ def test_run_refuses_a_system_it_does_not_know(tmp_path, capsys):
     assert tvmc(["run", str(tmp_path / "edited.tar")]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         f"tvmc: error: {tmp_path / 'edited.tar'}: its src/interface.json cannot be read: unknown system config "
-        "'Ethos_U55_Tiny'; expected one of Ethos_U55_High_End_Embedded, Ethos_U55_Deep_Embedded"]
+        "'Ethos_U55_Tiny'; expected one of Ethos_U55_High_End_Embedded, Ethos_U55_Deep_Embedded, Ethos_U65_Embedded, "
+        "Ethos_U65_Mid_End, Ethos_U65_High_End, Ethos_U65_Client_Server"]
 
 
 BAD_MODEL_CASES = {
@@ -226,10 +227,11 @@ OPTION_CASES = {
                           "unknown system-config 'Ethos_U55_Tiny'; valid: Ethos_U55_High_End_Embedded, "
                           "Ethos_U55_Deep_Embedded"),
     "bad memory mode": (["--target=ethos-u -memory-mode=Dedicated_Sram,c"],
-                        "unknown memory-mode 'Dedicated_Sram'; valid: Shared_Sram, Sram_Only"),
+                        "memory-mode 'Dedicated_Sram' is not yet supported by the compiler; valid: Shared_Sram, "
+                        "Sram_Only"),
     "bad accelerator": (["--target=ethos-u -accelerator-config=ethos-u65-256,c"],
-                        "unknown accelerator-config 'ethos-u65-256'; valid: ethos-u55-32, ethos-u55-64, "
-                        "ethos-u55-128, ethos-u55-256"),
+                        "accelerator-config 'ethos-u65-256' is not yet supported by the compiler; valid: "
+                        "ethos-u55-32, ethos-u55-64, ethos-u55-128, ethos-u55-256"),
     "no host target": (["--target=ethos-u"], "the target list needs the host target 'c' (e.g. \"ethos-u "
                                              "-accelerator-config=ethos-u55-128\",c): operators and the runner run "
                                              "on the Cortex-M"),

@@ -17,8 +17,9 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from .arch import ACCELERATORS
-from .arch.system import DEFAULT_MEMORY_MODE, DEFAULT_SYSTEM_CONFIG, MEMORY_MODES, SYSTEM_CONFIGS, System
+from .arch import ACCELERATORS, COMPILER_ACCELERATORS
+from .arch.system import (COMPILER_MEMORY_MODES, COMPILER_SYSTEM_CONFIGS, DEFAULT_MEMORY_MODE,
+                          DEFAULT_SYSTEM_CONFIG, MEMORY_MODES, SYSTEM_CONFIGS, System)
 
 
 class TargetError(ValueError):
@@ -38,6 +39,14 @@ KIND_OPTIONS = {
     "c": ("mcpu", "march", "workspace-byte-alignment", "constants-byte-alignment"),
     "llvm": ("mtriple", "mcpu", "mattr", "mfloat-abi", "mabi", "num-cores"),
 }
+
+
+def _check_choice(option: str, value: str, known, supported) -> None:
+    """Refuse a value nobody knows, and one the hardware has but the compiler does not support yet."""
+    if value not in supported:
+        problem = (f"{option} {value!r} is not yet supported by the compiler" if value in known
+                   else f"unknown {option} {value!r}")
+        raise TargetError(f"{problem}; valid: {', '.join(supported)}")
 
 
 @dataclass(frozen=True)
@@ -64,12 +73,9 @@ class EthosuTarget:
     memory_mode: str = DEFAULT_MEMORY_MODE
 
     def __post_init__(self):
-        if self.accelerator not in ACCELERATORS:
-            raise TargetError(f"unknown accelerator-config {self.accelerator!r}; valid: {', '.join(ACCELERATORS)}")
-        if self.system_config not in SYSTEM_CONFIGS:
-            raise TargetError(f"unknown system-config {self.system_config!r}; valid: {', '.join(SYSTEM_CONFIGS)}")
-        if self.memory_mode not in MEMORY_MODES:
-            raise TargetError(f"unknown memory-mode {self.memory_mode!r}; valid: {', '.join(MEMORY_MODES)}")
+        _check_choice("accelerator-config", self.accelerator, ACCELERATORS, COMPILER_ACCELERATORS)
+        _check_choice("system-config", self.system_config, SYSTEM_CONFIGS, COMPILER_SYSTEM_CONFIGS)
+        _check_choice("memory-mode", self.memory_mode, MEMORY_MODES, COMPILER_MEMORY_MODES)
 
     @property
     def system(self) -> System:

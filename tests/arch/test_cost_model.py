@@ -135,12 +135,29 @@ def test_estimate_counts_weight_bytes_per_block_and_block_choice_follows():
 
 def test_system_configs():
     assert find_system() == HIGH_END and HIGH_END.config.core_clock == 500e6
-    assert HIGH_END.memory(0).bytes_per_cycle == 1 and HIGH_END.memory(1).bytes_per_cycle == 8
-    assert DEEP.config.core_clock == 200e6 and DEEP.memory(0).bytes_per_cycle == 0.5
+    assert HIGH_END.bytes_per_cycle(0) == 1 and HIGH_END.bytes_per_cycle(1) == 8
+    assert DEEP.config.core_clock == 200e6 and DEEP.bytes_per_cycle(0) == 0.5
     assert SRAM_ONLY.memory(0) == SRAM_ONLY.memory(1) == SRAM_ONLY.memory("shram") == HIGH_END.memory(1)
     with pytest.raises(ValueError, match="^unknown system config 'X'; expected one of Ethos_U55_High_End_Embedded, "
-                                         "Ethos_U55_Deep_Embedded$"):
+                                         "Ethos_U55_Deep_Embedded, Ethos_U65_Embedded, Ethos_U65_Mid_End, "
+                                         "Ethos_U65_High_End, Ethos_U65_Client_Server$"):
         find_system("X")
-    with pytest.raises(ValueError, match="^unknown memory mode 'Dedicated_Sram'; expected one of Shared_Sram, "
-                                         "Sram_Only$"):
-        find_system(memory_mode="Dedicated_Sram")
+    with pytest.raises(ValueError, match="^unknown memory mode 'Dedicated'; expected one of Shared_Sram, "
+                                         "Sram_Only, Dedicated_Sram$"):
+        find_system(memory_mode="Dedicated")
+    with pytest.raises(ValueError, match="^memory mode Dedicated_Sram keeps feature maps in DRAM; "
+                                         "Ethos_U65_Embedded has OffChipFlash on its second AXI port$"):
+        find_system("Ethos_U65_Embedded", "Dedicated_Sram")
+
+
+@pytest.mark.parametrize("config, clock, dram", [("Ethos_U65_Mid_End", 500e6, 0.46875),
+                                                 ("Ethos_U65_High_End", 1e9, 0.234375),
+                                                 ("Ethos_U65_Client_Server", 1e9, 0.75)])
+def test_u65_systems(config, clock, dram):
+    """Vela.ini's U65 systems have a DRAM on AXI1; Dedicated_Sram moves the feature maps there and keeps only the
+    fast scratch (region 2) and SHRAM in SRAM."""
+    shared, dedicated = find_system(config, "Shared_Sram"), find_system(config, "Dedicated_Sram")
+    assert shared.config.core_clock == clock and shared.config.axi1.clock_scale == dram
+    assert shared.config.axi1.read_latency == 500 and shared.config.axi1.write_latency == 250
+    assert [shared.memory(r).name for r in (0, 1, 2, 3, "shram")] == ["Dram", "Sram", "Sram", "Sram", "Sram"]
+    assert [dedicated.memory(r).name for r in (0, 1, 2, 3, "shram")] == ["Dram", "Dram", "Sram", "Dram", "Sram"]

@@ -85,10 +85,11 @@ def test_bench_meets_targets(capsys):
     "argv, message",
     [
         (["disasm", "/nonexistent/file.bin"], "error: [Errno 2] No such file or directory"),
-        (["stats", "--accelerator", "ethos-u65-512", "X"], "error: argument --accelerator: unknown accelerator 'ethos-u65-512'"),
+        (["stats", "--accelerator", "ethos-u85-256", "X"],
+         "error: argument --accelerator: unknown accelerator 'ethos-u85-256'"),
         (["frobnicate"], "error: argument command: invalid choice: 'frobnicate'"),
-        (["stats", "--memory-mode", "Dedicated_Sram", "X"],
-         "error: argument --memory-mode: invalid choice: 'Dedicated_Sram' (choose from "),
+        (["stats", "--memory-mode", "Dedicated", "X"],
+         "error: argument --memory-mode: invalid choice: 'Dedicated' (choose from "),
         ([], "error: the following arguments are required: command"),
     ],
 )
@@ -112,3 +113,28 @@ def test_bad_files_through_the_module_entry_point(content, message, tmp_path):
                             text=True)
     assert result.returncode == 2 and result.stdout == ""
     assert message in result.stderr and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_u65_streams(vela, tmp_path, capsys):
+    """A U65-512 payload names its accelerator (product and MACs of both cores). A U65's AXI ports move twice a
+    U55's bytes per cycle: the same U65-256 stream costs less on it than on a U55-256, whose compute is the same.
+    Dedicated_Sram needs a system with DRAM."""
+    kws = shared_model("mlperf_tiny_kws_dscnn_int8.tflite")
+    payload = tmp_path / "kws.cop1"
+    payload.write_bytes(parse(vela("kws", kws, "ethos-u65-512", "Performance",
+                                   system=("Ethos_U65_High_End", "Dedicated_Sram"))).command_stream)
+    assert main(["disasm", str(payload)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "driver payload for ethos-u65-512" in lines[0] and "mode=DUAL_CORE_DEPTH" in lines[1]
+    raw = tmp_path / "kws.bin"
+    u65_256 = parse(vela("kws", kws, "ethos-u65-256", "Performance", system=("Ethos_U65_High_End", "Shared_Sram")))
+    words = parse_driver_payload(bytes_to_words(u65_256.command_stream)).words
+    raw.write_bytes(b"".join(w.to_bytes(4, "little") for w in words))
+    elapsed = {}
+    for accelerator in ("ethos-u55-256", "ethos-u65-256"):
+        assert main(["stats", str(raw), "--accelerator", accelerator, "--system-config", "Ethos_U65_High_End"]) == 0
+        elapsed[accelerator] = _elapsed(capsys.readouterr().out.splitlines())
+    assert elapsed["ethos-u65-256"] < elapsed["ethos-u55-256"]
+    assert main(["stats", str(payload), "--memory-mode", "Dedicated_Sram"]) == 2
+    assert capsys.readouterr().err == ("error: memory mode Dedicated_Sram keeps feature maps in DRAM; "
+                                       "Ethos_U55_High_End_Embedded has OffChipFlash on its second AXI port\n")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from ethosu_tvm.sim import Simulator, SimulatorError
-from simhelpers import assemble, command, elementwise
+from simhelpers import assemble, command, elementwise, feature_map
 
 MAX = 4
 
@@ -14,9 +14,10 @@ def _run(words, regions=None, accelerator="ethos-u55-128"):
     return Simulator(accelerator).run(words, regions if regions is not None else {1: bytearray(0xC00)})
 
 
-def _payload(stream_words, macs_log2=7, declared=None, actions=()):
-    """A COP1 driver payload: Config (macs), NOPs, optional extra actions, then CmdStream."""
-    words = [int.from_bytes(b"COP1", "little"), 0x00100001, (24 << 8) | macs_log2, 0, *actions, 0x05, 0x05]
+def _payload(stream_words, macs_log2=7, declared=None, actions=(), product=0):
+    """A COP1 driver payload: Config (macs, product), NOPs, optional extra actions, then CmdStream."""
+    words = [int.from_bytes(b"COP1", "little"), 0x00100001, (product << 28) | (24 << 8) | macs_log2, 0, *actions,
+             0x05, 0x05]
     length = len(stream_words) if declared is None else declared
     words.append(0x02 | ((length >> 16) << 8) | ((length & 0xFFFF) << 16))
     return struct.pack(f"<{len(words) + len(stream_words)}I", *words, *stream_words)
@@ -99,7 +100,8 @@ def test_bad_driver_payloads():
         _run(_payload(stream, declared=5))
     with pytest.raises(SimulatorError, match="unknown driver action 9"):
         _run(_payload(stream, actions=(0x09,)))
-    with pytest.raises(SimulatorError, match="compiled for 256 MACs/cycle, the simulator models ethos-u55-128"):
+    with pytest.raises(SimulatorError, match="compiled for Ethos-U55 with 256 MACs/cycle, the simulator models "
+                                             "ethos-u55-128"):
         _run(_payload(stream, macs_log2=8))
     with pytest.raises(SimulatorError, match="no CmdStream action"):
         _run(struct.pack("<4I", int.from_bytes(b"COP1", "little"), 0x05, 0x05, 0x05))
@@ -120,8 +122,8 @@ def test_unsupported_values_name_the_register():
 
 
 def test_unknown_accelerator():
-    with pytest.raises(ValueError, match="unknown accelerator 'ethos-u65-256'"):
-        Simulator("ethos-u65-256")
+    with pytest.raises(ValueError, match="unknown accelerator 'ethos-u85-256'"):
+        Simulator("ethos-u85-256")
 
 
 def test_results_are_unchanged_by_a_failed_write():
@@ -133,3 +135,57 @@ def test_results_are_unchanged_by_a_failed_write():
     with pytest.raises(SimulatorError):
         _run(assemble(*program), {1: region})
     assert region[0xBC0:] == bytes(0x40)
+
+
+def test_payload_product_and_cores():
+    """A payload names its product and its MACs of all cores; the simulator checks both."""
+    stream = assemble()
+    assert _run(_payload(stream, macs_log2=9, product=1), accelerator="ethos-u65-512").ops == []
+    with pytest.raises(SimulatorError, match=r"^the driver payload was compiled for Ethos-U65 with 256 MACs/cycle, "
+                                             r"the simulator models ethos-u55-256 \(256 MACs/cycle\)$"):
+        _run(_payload(stream, macs_log2=8, product=1), accelerator="ethos-u55-256")
+    with pytest.raises(SimulatorError, match="compiled for Ethos-U65 with 512 MACs/cycle, the simulator models "
+                                             "ethos-u65-256"):
+        _run(_payload(stream, macs_log2=9, product=1), accelerator="ethos-u65-256")
+    with pytest.raises(SimulatorError, match="compiled for unknown product 2 with 256 MACs/cycle"):
+        _run(_payload(stream, macs_log2=8, product=2), accelerator="ethos-u65-256")
+
+
+def test_address_width():
+    """Addresses have 40 bits on a U65 (bits 39:32 in the parameter), 32 on a U55; stream lengths 32 on both."""
+    program = elementwise(MAX, (2, 2, 8), (2, 2, 8))
+    program[program.index(("IFM_BASE0", 0))] = ("IFM_BASE0", 1 << 32)
+    with pytest.raises(SimulatorError, match=r"NPU_SET_IFM_BASE0 = 0x100000000 .*access to bytes \[0x100000000, "
+                                             r"0x100000020\) is outside region 1"):
+        _run(assemble(*program), accelerator="ethos-u65-256")
+    with pytest.raises(SimulatorError, match=r"^command \d+ \(word \d+\): NPU_SET_IFM_BASE0 sets value bits beyond "
+                                             r"bit 31 \(parameter 0x0001\); it has 32 bits on this accelerator$"):
+        _run(assemble(*program))
+    with pytest.raises(SimulatorError, match=r"NPU_SET_DMA0_SRC sets value bits beyond bit 39 \(parameter 0x0100\)"):
+        _run(assemble(("DMA0_SRC", 1 << 40)), accelerator="ethos-u65-512")
+    with pytest.raises(SimulatorError, match=r"NPU_SET_WEIGHT1_LENGTH sets value bits beyond bit 31 \(parameter "
+                                             r"0x0001\); it has 32 bits"):
+        _run(assemble(("WEIGHT1_LENGTH", 1 << 32)), accelerator="ethos-u65-512")
+
+
+@pytest.mark.parametrize("accelerator", ["ethos-u55-256", "ethos-u65-256"])
+def test_dual_core_mode_needs_two_cores(accelerator):
+    program = [("PARALLEL_MODE", 1)] + elementwise(MAX, (2, 2, 8), (2, 2, 8))
+    with pytest.raises(SimulatorError, match=rf"^command \d+ \(NPU_OP_ELEMENTWISE\): NPU_SET_PARALLEL_MODE = 0x1 "
+                                             rf"\(set by command 0\): 2 cores work on the operation, the "
+                                             rf"{accelerator} has 1$"):
+        _run(assemble(*program), accelerator=accelerator)
+    assert len(_run(assemble(*program), accelerator="ethos-u65-512").ops) == 1
+
+
+def test_dual_core_reduce_sum_needs_nhwc():
+    """Vela's rule for the U65-512: REDUCE_SUM split over two cores reads an NHWC IFM."""
+    program = [("PARALLEL_MODE", 1), *feature_map("IFM", 1, 0, (2, 2, 16)), *feature_map("OFM", 1, 0x400, (2, 2, 1),
+                                                                                         "int32"),
+               ("OFM_SCALE", 1, 0), ("NPU_OP_POOL", 2)]
+    assert len(_run(assemble(*program), accelerator="ethos-u65-512").ops) == 1
+    program[program.index(("IFM_PRECISION", 1))] = ("IFM_PRECISION", 1 | 1 << 6)
+    with pytest.raises(SimulatorError, match=r"NPU_SET_IFM_PRECISION = 0x41 .*: REDUCE_SUM on two cores needs an "
+                                             r"NHWC IFM$"):
+        _run(assemble(*program), accelerator="ethos-u65-512")
+    assert len(_run(assemble(*program[1:]), accelerator="ethos-u65-512").ops) == 1  # one core: any layout

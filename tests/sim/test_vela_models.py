@@ -1,11 +1,13 @@
 """Vela-compiled MLPerf Tiny models and hello_world, simulated and compared bit-exactly with LiteRT's reference
-kernels on the original model, for every U55 configuration and both Vela optimisation strategies.
+kernels on the original model, for every U55 configuration and both Vela optimisation strategies, and the MLPerf
+Tiny models for both U65 configurations in Ethos_U65_High_End with Shared_Sram and Dedicated_Sram.
 
 Vela rounds FULLY_CONNECTED twice (TFLite's double rounding, OFM round mode TFL) where LiteRT 2.3's reference
 FULLY_CONNECTED rounds once (half up). Every stream is therefore also run with the OFM round mode of its
 FULLY_CONNECTED convolutions switched to NATURAL (simhelpers.patch_fc_rounding), which must match LiteRT exactly on
 every input: the single register field is the whole difference. The unpatched streams match LiteRT exactly where a
-softmax follows the FC (KWS, VWW, ResNet8 on these inputs) and differ by 1 LSB elsewhere (AD, hello_world).
+softmax follows the FC (KWS, VWW, ResNet8 on these inputs) and differ by 1 LSB elsewhere (AD, hello_world); an
+unpatched U65 stream gives exactly what the unpatched U55-256 stream gives.
 """
 import dataclasses
 import functools
@@ -14,7 +16,10 @@ import numpy as np
 import pytest
 
 from ethosu_tvm.frontend.tflite_file import input_infos
+from ethosu_tvm.arch import find_accelerator
+from ethosu_tvm.arch.system import FAST_SCRATCH_REGION
 from ethosu_tvm.sim import Simulator, SimulatorError, run_vela_tflite, stats, vela_tflite
+from ethosu_tvm.sim.stream import load
 from ethosu_tvm.sim.payload import bytes_to_words, parse_driver_payload
 from ethosu_tvm.testing import shared_model
 from ethosu_tvm.testing.reference import random_inputs, run_litert
@@ -46,9 +51,10 @@ def _case(name: str, seed: int):
     return inputs, run_litert(model, inputs)
 
 
-def _patched(parsed: vela_tflite.VelaModel, expected_fc: int) -> vela_tflite.VelaModel:
+def _patched(parsed: vela_tflite.VelaModel, expected_fc: int, at_least: bool = False) -> vela_tflite.VelaModel:
+    """The stream with LiteRT's FC rounding; `expected_fc` FC convolutions (at least, if Vela splits them)."""
     words, count = patch_fc_rounding(parse_driver_payload(bytes_to_words(parsed.command_stream)).words)
-    assert count == expected_fc
+    assert count >= expected_fc if at_least else count == expected_fc
     return dataclasses.replace(parsed, command_stream=words)
 
 
@@ -72,6 +78,30 @@ def test_mlperf_tiny_bit_exact(name, accelerator, optimise, vela):
         assert not any(unpatched_exact)
     else:  # the 1-LSB logit differences, if any, vanish in the int8 softmax on these inputs
         assert all(unpatched_exact)
+
+
+@pytest.mark.parametrize("memory_mode", ["Shared_Sram", "Dedicated_Sram"])
+@pytest.mark.parametrize("accelerator", ["ethos-u65-256", "ethos-u65-512"])
+@pytest.mark.parametrize("name", ["kws", "vww", "resnet8", "ad"])
+def test_u65_mlperf_tiny_bit_exact(name, accelerator, memory_mode, vela):
+    """Vela's U65 streams: the U65-512's two cores each with their share of the weights and scales, and under
+    Dedicated_Sram a fast scratch of its own beside feature maps in the (DRAM) arena."""
+    model = shared_model(MODELS[name][0])
+    parsed = vela_tflite.parse(vela(name, model, accelerator, "Performance",
+                                    system=("Ethos_U65_High_End", memory_mode)))
+    commands = load(parsed.command_stream, find_accelerator(accelerator))
+    dual_core = accelerator == "ethos-u65-512"
+    assert {c.param for c in commands if c.opcode.name == "PARALLEL_MODE"} == {int(dual_core)}
+    assert any(c.payload for c in commands if c.opcode.name == "WEIGHT1_LENGTH") == dual_core
+    fast_scratch = {c.param for c in commands if c.opcode.name in ("IFM_REGION", "OFM_REGION")} >= {FAST_SCRATCH_REGION}
+    assert fast_scratch == (parsed.regions[FAST_SCRATCH_REGION].offset == -1) == (memory_mode == "Dedicated_Sram")
+    single_rounding = _patched(parsed, MODELS[name][1], at_least=True)
+    u55 = vela_tflite.parse(vela(name, model, "ethos-u55-256", "Performance"))
+    for seed in FULL_RANGE_SEEDS + NARROW_SEEDS:
+        inputs, references = _case(name, seed)
+        assert _exact(vela_tflite.execute(single_rounding, inputs, accelerator)[0], references), seed
+        assert _exact(vela_tflite.execute(parsed, inputs, accelerator)[0],
+                      vela_tflite.execute(u55, inputs, "ethos-u55-256")[0]), seed
 
 
 @pytest.mark.parametrize("optimise", OPTIMISE)
@@ -143,5 +173,5 @@ def test_person_detect_vela_artefact():
     outputs = {tuple(run_vela_tflite(model, vela_tflite.seeded_inputs(parsed, s), "ethos-u55-256")[0].ravel())
                for s in range(1, 4)}
     assert len(outputs) > 1  # the output depends on the input
-    with pytest.raises(SimulatorError, match="compiled for 256 MACs/cycle"):
+    with pytest.raises(SimulatorError, match="compiled for Ethos-U55 with 256 MACs/cycle"):
         run_vela_tflite(model, inputs, "ethos-u55-128")

@@ -92,10 +92,21 @@ def test_tvmc_style_list():
         ("ethos-u -accelerator_confg=ethos-u55-128",
          "unknown option 'accelerator_confg' for target ethos-u; valid: accelerator-config, system-config, "
          "memory-mode, enable-cascader, enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
+        ("ethos-u -accelerator-config=ethos-u65-512",
+         "accelerator-config 'ethos-u65-512' is not yet supported by the compiler; valid: ethos-u55-32, "
+         "ethos-u55-64, ethos-u55-128, ethos-u55-256"),
+        ("ethos-u65-256",
+         "accelerator-config 'ethos-u65-256' is not yet supported by the compiler; valid: ethos-u55-32, "
+         "ethos-u55-64, ethos-u55-128, ethos-u55-256"),
         ("ethos-u -system-config=Ethos_U65_High_End",
-         "unknown system-config 'Ethos_U65_High_End'; valid: Ethos_U55_High_End_Embedded, Ethos_U55_Deep_Embedded"),
+         "system-config 'Ethos_U65_High_End' is not yet supported by the compiler; valid: "
+         "Ethos_U55_High_End_Embedded, Ethos_U55_Deep_Embedded"),
+        ("ethos-u -system-config=Ethos_U65_Huge",
+         "unknown system-config 'Ethos_U65_Huge'; valid: Ethos_U55_High_End_Embedded, Ethos_U55_Deep_Embedded"),
         ("ethos-u -memory-mode=Dedicated_Sram",
-         "unknown memory-mode 'Dedicated_Sram'; valid: Shared_Sram, Sram_Only"),
+         "memory-mode 'Dedicated_Sram' is not yet supported by the compiler; valid: Shared_Sram, Sram_Only"),
+        ("ethos-u -memory-mode=Dedicated",
+         "unknown memory-mode 'Dedicated'; valid: Shared_Sram, Sram_Only"),
         ("ethos-u -dev-select-proposal=-1",
          "option dev-select-proposal takes a non-negative integer, got '-1'"),
         ("ethos-u -enable-cascader=maybe",
@@ -129,8 +140,8 @@ def test_system_config_options(config, clock, flash, mode):
                                  f"-memory-mode={mode}")
     assert (target.system_config, target.memory_mode) == (config, mode)
     system = target.system
-    assert system.config.core_clock == clock and system.memory(1).bytes_per_cycle == 8
-    assert system.memory(0).bytes_per_cycle == (flash if mode == "Shared_Sram" else 8)
+    assert system.config.core_clock == clock and system.bytes_per_cycle(1) == 8
+    assert system.bytes_per_cycle(0) == (flash if mode == "Shared_Sram" else 8)
 
 
 def test_default_system():

@@ -1,7 +1,11 @@
-"""The Ethos-U55 hardware, described once for the target parser, code generation, the cost model and the simulator.
+"""The Ethos-U55 and Ethos-U65 hardware, described once for the target parser, code generation, the cost model and
+the simulator.
 
-Each variant (`Accelerator`, listed in `ACCELERATORS`) fixes the MAC count, the micro-block depths that order the
-encoded weight stream, and the SHRAM size, whose last 2 KiB hold the activation lookup tables. `ALIGNMENT` is the
+Each variant (`Accelerator`, listed in `ACCELERATORS`) fixes the MAC count and number of cores, the micro-block
+depths that order the encoded weight stream, the SHRAM banks, whose last 2 KiB hold the activation lookup tables,
+and what its AXI ports move per cycle, how many DMAs it keeps in flight and how wide its addresses are (Vela 5.2's
+architecture features). The compiler supports the U55s only so far (`COMPILER_ACCELERATORS`); the simulator runs
+all of them. `ALIGNMENT` is the
 16-byte alignment the NPU needs of every address it is given; the memory plan, the constant blob and the host's
 scratch use it too, so that one buffer layout suits every reader. The cost model shared by the simulator and code
 generation (its block choice and the cascader's stripe costs) is `ethosu_tvm.arch.cycles`.
@@ -29,15 +33,39 @@ def round_up(value: int, multiple: int = ALIGNMENT) -> int:
     return -(-value // multiple) * multiple
 
 
+SHRAM_BANK_BYTES = 1024
+U55, U65 = "Ethos-U55", "Ethos-U65"
+_PRODUCTS = {U55: 0, U65: 1}  # the product number a driver payload's config word carries
+
+
 @dataclass(frozen=True)
 class Accelerator:
-    """One Ethos-U55 variant, named as target strings, Vela and the simulator name it ("ethos-u55-128")."""
+    """One Ethos-U variant, named as target strings, Vela and the simulator name it ("ethos-u55-128")."""
 
     name: str
-    macs: int  # MAC units per cycle
+    product: str  # U55 or U65
+    macs: int  # MAC units per cycle of one core
     ofm_ublock_depth: int
     ifm_ublock_depth: int
-    shram_bytes: int
+    shram_banks: int  # per core
+    cores: int = 1
+    axi_bytes_per_cycle: int = 8  # per AXI port and core cycle
+    outstanding_dmas: int = 1
+    address_bits: int = 32
+
+    @property
+    def shram_bytes(self) -> int:
+        return self.shram_banks * SHRAM_BANK_BYTES
+
+    @property
+    def product_number(self) -> int:
+        """The product field of a driver payload's config word."""
+        return _PRODUCTS[self.product]
+
+    @property
+    def total_macs(self) -> int:
+        """MACs per cycle of all cores together, as a driver payload's config word states them."""
+        return self.macs * self.cores
 
     @property
     def lut_base(self) -> int:
@@ -50,18 +78,24 @@ class Accelerator:
         code generation on."""
         from ethosu.vela.api import NpuAccelerator
 
-        return NpuAccelerator[f"Ethos_U55_{self.macs}"]
+        return NpuAccelerator[self.name.replace("ethos-u", "Ethos_U").replace("-", "_")]
 
 
+_U65 = dict(product=U65, axi_bytes_per_cycle=16, outstanding_dmas=2, address_bits=40)
 ACCELERATORS: dict[str, Accelerator] = {
     acc.name: acc
     for acc in (
-        Accelerator("ethos-u55-32", 32, ofm_ublock_depth=4, ifm_ublock_depth=8, shram_bytes=16 * 1024),
-        Accelerator("ethos-u55-64", 64, ofm_ublock_depth=8, ifm_ublock_depth=8, shram_bytes=16 * 1024),
-        Accelerator("ethos-u55-128", 128, ofm_ublock_depth=8, ifm_ublock_depth=8, shram_bytes=24 * 1024),
-        Accelerator("ethos-u55-256", 256, ofm_ublock_depth=8, ifm_ublock_depth=8, shram_bytes=48 * 1024),
+        Accelerator("ethos-u55-32", U55, 32, ofm_ublock_depth=4, ifm_ublock_depth=8, shram_banks=16),
+        Accelerator("ethos-u55-64", U55, 64, ofm_ublock_depth=8, ifm_ublock_depth=8, shram_banks=16),
+        Accelerator("ethos-u55-128", U55, 128, ofm_ublock_depth=8, ifm_ublock_depth=8, shram_banks=24),
+        Accelerator("ethos-u55-256", U55, 256, ofm_ublock_depth=8, ifm_ublock_depth=8, shram_banks=48),
+        Accelerator("ethos-u65-256", macs=256, ofm_ublock_depth=8, ifm_ublock_depth=8, shram_banks=48, **_U65),
+        Accelerator("ethos-u65-512", macs=256, ofm_ublock_depth=8, ifm_ublock_depth=8, shram_banks=48, cores=2,
+                    **_U65),
     )
 }
+# The variants the compiler generates code for; the others are refused by the target parser.
+COMPILER_ACCELERATORS = tuple(name for name, acc in ACCELERATORS.items() if acc.product == U55)
 
 
 def find_accelerator(name: str) -> Accelerator:
@@ -78,4 +112,4 @@ def from_vela(npu_accelerator) -> Accelerator:
     for accelerator in ACCELERATORS.values():
         if accelerator.vela_accelerator == npu_accelerator:
             return accelerator
-    raise ValueError(f"{npu_accelerator} is not an Ethos-U55 variant; expected one of {', '.join(ACCELERATORS)}")
+    raise ValueError(f"{npu_accelerator} is not an Ethos-U variant; expected one of {', '.join(ACCELERATORS)}")

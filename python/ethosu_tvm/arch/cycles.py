@@ -20,8 +20,9 @@ reports.
 * What an operation touches once (`touched_traffic`), re-reads aside, is what a simulation run measures at the
   memory interface: the statistics and the cost of an operation report it beside the cycles.
 
-Bandwidths and latencies come from the system (`arch.system`): region 0 (constants) is off-chip flash under
-Shared_Sram, SRAM under Sram_Only; every other region and SHRAM is SRAM. Vela is imported on first use.
+Bandwidths and latencies come from the system (`arch.system`): region 0 (constants) is on AXI1 (flash or DRAM)
+under Shared_Sram and Dedicated_Sram, SRAM under Sram_Only; feature maps are in SRAM, but under Dedicated_Sram on
+AXI1 except the fast scratch; SHRAM is SRAM. Vela is imported on first use.
 """
 from __future__ import annotations
 
@@ -34,9 +35,7 @@ from dataclasses import dataclass
 
 from . import Accelerator, round_up
 from .operation import CONV, DEPTHWISE, ELEMENTWISE, Kernel
-from .system import CONSTANTS_REGION, System
-
-SHRAM = "shram"  # the NPU's internal memory, as a key of the per-region traffic counters
+from .system import CONSTANTS_REGION, SHRAM, System
 _SUB_KERNEL_TAPS = 8  # the U55 splits kernels into sub-kernels of at most 8 x 8 taps, each reading the IFM again
 _BRICK_DEPTH = 16  # NHCWB16 stores depth in bricks of 16
 
@@ -169,22 +168,21 @@ def memory_cycles(system: System, traffic: Traffic) -> float:
     per_memory = Counter()
     for counter in (traffic.read, traffic.written):
         for region, count in counter.items():
-            memory = system.memory(region)
-            per_memory[memory.name] += count / memory.bytes_per_cycle
+            per_memory[system.memory(region).name] += count / system.bytes_per_cycle(region)
     return float(max(per_memory.values(), default=0.0))
 
 
 def constants_cycles(system: System, traffic: Traffic) -> int:
     """Cycles an operation spends reading the constants' memory (region 0): a weight DMA from that memory cannot
     use it meanwhile (`sim.cycles.Timeline`)."""
-    return int(math.ceil(traffic.read.get(CONSTANTS_REGION, 0) / system.memory(CONSTANTS_REGION).bytes_per_cycle))
+    return int(math.ceil(traffic.read.get(CONSTANTS_REGION, 0) / system.bytes_per_cycle(CONSTANTS_REGION)))
 
 
 def dma_cycles(system: System, source_region, destination_region, nbytes: int) -> float:
     """Cycles of a DMA transfer of `nbytes` between two regions (or into SHRAM): the slower side's transfer time,
     the source's read latency on top."""
-    source, destination = system.memory(source_region), system.memory(destination_region)
-    return max(nbytes / source.bytes_per_cycle + source.read_latency, nbytes / destination.bytes_per_cycle)
+    return max(nbytes / system.bytes_per_cycle(source_region) + system.memory(source_region).read_latency,
+               nbytes / system.bytes_per_cycle(destination_region))
 
 
 def block_cost(system: System, accelerator: Accelerator, kind: str, mode: str, fused: str | None,

@@ -1,22 +1,27 @@
 """The system around the NPU, named as Vela names it: a system config (core clock and the memories on its two AXI
-ports) and a memory mode (which memory holds the constants).
+ports) and a memory mode (which memory holds the constants, the feature maps and the fast scratch).
 
-The cost model (`arch.cycles`) reads each memory's bandwidth from here. The values are those of the U55 systems in
-Vela 5.2's `vela.ini`: a U55 AXI port moves 8 bytes per core cycle, scaled by the memory's clock scale. Feature
-maps, scratch and SHRAM traffic are always SRAM's; constants (region 0: weights, scales, lookup tables) are in the
-off-chip flash under Shared_Sram and in SRAM under Sram_Only.
+The cost model (`arch.cycles`) reads each memory's bandwidth from here. The values are those of Vela 5.2's
+`vela.ini`: an AXI port moves 8 bytes per core cycle on a U55 (16 on a U65: `System.for_accelerator`), scaled
+by the memory's clock scale. AXI0 is SRAM; AXI1 is an off-chip flash
+or, on the U65 systems but Ethos_U65_Embedded, a DRAM. Regions are numbered as Vela's ethos-u operator numbers its
+tensors: 0 the constants (weights, scales, lookup tables), 1 the scratch arena, 2 the fast scratch, then the I/O.
+Shared_Sram keeps the constants on AXI1, everything else in SRAM; Sram_Only everything in SRAM; Dedicated_Sram
+(a writable AXI1 only) the constants and the feature maps (scratch and I/O) on AXI1, and only the fast scratch in
+SRAM. SHRAM traffic counts as SRAM's.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 CONSTANTS_REGION = 0
-_AXI_BYTES_PER_CYCLE = 8
+FAST_SCRATCH_REGION = 2
+SHRAM = "shram"  # the NPU's internal memory, as a key of the per-region traffic counters
 
 
 @dataclass(frozen=True)
 class Memory:
-    """One memory as the NPU sees it: bytes per core cycle, burst length and latencies in core cycles."""
+    """One memory as the NPU sees it: clock relative to the core's, burst length and latencies in core cycles."""
 
     name: str
     clock_scale: float
@@ -24,52 +29,78 @@ class Memory:
     read_latency: int
     write_latency: int
 
-    @property
-    def bytes_per_cycle(self) -> float:
-        return _AXI_BYTES_PER_CYCLE * self.clock_scale
-
 
 @dataclass(frozen=True)
 class SystemConfig:
-    """A board: the NPU's core clock (Hz), its SRAM and its off-chip flash."""
+    """A board: the NPU's core clock (Hz), its SRAM (AXI0) and its off-chip flash or DRAM (AXI1)."""
 
     name: str
     core_clock: float
     sram: Memory
-    flash: Memory
+    axi1: Memory
+
+
+def _flash(clock_scale: float) -> Memory:
+    return Memory("OffChipFlash", clock_scale, burst_bytes=128, read_latency=64, write_latency=0)
+
+
+def _dram(clock_scale: float) -> Memory:
+    return Memory("Dram", clock_scale, burst_bytes=128, read_latency=500, write_latency=250)
 
 
 _SRAM = Memory("Sram", 1.0, burst_bytes=32, read_latency=32, write_latency=32)
 SYSTEM_CONFIGS: dict[str, SystemConfig] = {
     config.name: config
     for config in (
-        SystemConfig("Ethos_U55_High_End_Embedded", 500e6, _SRAM,
-                     Memory("OffChipFlash", 0.125, burst_bytes=128, read_latency=64, write_latency=0)),
-        SystemConfig("Ethos_U55_Deep_Embedded", 200e6, _SRAM,
-                     Memory("OffChipFlash", 0.0625, burst_bytes=128, read_latency=64, write_latency=0)),
+        SystemConfig("Ethos_U55_High_End_Embedded", 500e6, _SRAM, _flash(0.125)),
+        SystemConfig("Ethos_U55_Deep_Embedded", 200e6, _SRAM, _flash(0.0625)),
+        SystemConfig("Ethos_U65_Embedded", 500e6, _SRAM, _flash(0.0625)),
+        SystemConfig("Ethos_U65_Mid_End", 500e6, _SRAM, _dram(0.46875)),
+        SystemConfig("Ethos_U65_High_End", 1e9, _SRAM, _dram(0.234375)),
+        SystemConfig("Ethos_U65_Client_Server", 1e9, _SRAM, _dram(0.75)),
     )
 }
-MEMORY_MODES = ("Shared_Sram", "Sram_Only")
+MEMORY_MODES = ("Shared_Sram", "Sram_Only", "Dedicated_Sram")
+# What the compiler supports so far: the U55 systems, and no fast scratch.
+COMPILER_SYSTEM_CONFIGS = ("Ethos_U55_High_End_Embedded", "Ethos_U55_Deep_Embedded")
+COMPILER_MEMORY_MODES = ("Shared_Sram", "Sram_Only")
 DEFAULT_SYSTEM_CONFIG = "Ethos_U55_High_End_Embedded"
 DEFAULT_MEMORY_MODE = "Shared_Sram"
 
 
 @dataclass(frozen=True)
 class System:
-    """A system config with a memory mode: which memory each region's traffic goes to."""
+    """A system config with a memory mode (which memory each region's traffic goes to) and the bytes an AXI port
+    of the NPU moves per core cycle (a U55's unless `for_accelerator` says otherwise)."""
 
     config: SystemConfig = SYSTEM_CONFIGS[DEFAULT_SYSTEM_CONFIG]
     memory_mode: str = DEFAULT_MEMORY_MODE
+    axi_bytes_per_cycle: int = 8
 
     def __post_init__(self):
         if self.memory_mode not in MEMORY_MODES:
             raise ValueError(f"unknown memory mode {self.memory_mode!r}; expected one of {', '.join(MEMORY_MODES)}")
+        if self.memory_mode == "Dedicated_Sram" and self.config.axi1.name != "Dram":
+            raise ValueError(f"memory mode Dedicated_Sram keeps feature maps in DRAM; {self.config.name} has "
+                             f"{self.config.axi1.name} on its second AXI port")
 
     def memory(self, region) -> Memory:
         """The memory behind a region number (or SHRAM, which the NPU reads at SRAM speed in this model)."""
-        if region == CONSTANTS_REGION and self.memory_mode == "Shared_Sram":
-            return self.config.flash
+        if self.memory_mode == "Sram_Only":
+            return self.config.sram
+        if region == CONSTANTS_REGION:
+            return self.config.axi1
+        if self.memory_mode == "Dedicated_Sram" and region not in (FAST_SCRATCH_REGION, SHRAM):
+            return self.config.axi1
         return self.config.sram
+
+    def bytes_per_cycle(self, region) -> float:
+        """The bandwidth of the memory behind a region, in bytes per core cycle."""
+        return self.axi_bytes_per_cycle * self.memory(region).clock_scale
+
+    def for_accelerator(self, accelerator) -> System:
+        """This system around `accelerator` (an `arch.Accelerator`), whose AXI ports may be wider."""
+        return replace(self, axi_bytes_per_cycle=accelerator.axi_bytes_per_cycle)
 
 
 def find_system(config: str = DEFAULT_SYSTEM_CONFIG, memory_mode: str = DEFAULT_MEMORY_MODE) -> System:

@@ -46,9 +46,9 @@ def _accelerator_for(stream: bytes, requested: str | None) -> str:
     if requested:
         return requested
     if is_driver_payload(stream):
-        macs = parse_driver_payload(bytes_to_words(stream)).macs_per_cycle
+        payload = parse_driver_payload(bytes_to_words(stream))
         for name, config in ACCELERATORS.items():
-            if config.macs == macs:
+            if (config.product_number, config.total_macs) == (payload.product, payload.macs_per_cycle):
                 return name
     return "ethos-u55-128"
 
@@ -104,7 +104,7 @@ def _bench(args) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(prog="python -m ethosu_tvm.sim", description="Ethos-U55 simulator tools")
+    parser = _Parser(prog="python -m ethosu_tvm.sim", description="Ethos-U55/U65 simulator tools")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     disasm = commands.add_parser("disasm", help="list the commands of a stream with decoded fields")
     disasm.add_argument("file")
@@ -118,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     stats.add_argument("--system-config", default=DEFAULT_SYSTEM_CONFIG, choices=list(SYSTEM_CONFIGS),
                        help="the system whose clock and bandwidths the cycle estimate assumes (default: %(default)s)")
     stats.add_argument("--memory-mode", default=DEFAULT_MEMORY_MODE, choices=list(MEMORY_MODES),
-                       help="constants in flash (Shared_Sram) or SRAM (Sram_Only); default: %(default)s")
+                       help="constants in flash or DRAM (Shared_Sram), or SRAM (Sram_Only), or feature maps too in "
+                            "DRAM with a fast scratch in SRAM (Dedicated_Sram); default: %(default)s")
     bench = commands.add_parser("bench", help="time the simulation of the Vela-compiled MLPerf Tiny models")
     bench.add_argument("--models", help="folder of the shared models (default: $ETHOSU_TVM_MODELS or ../shared)")
     bench.add_argument("--accelerator", action="append", type=_accelerator_name,

@@ -33,7 +33,7 @@ def _function_and_streams(op: BlockOperation) -> tuple[str | None, tuple[tuple[i
     function = op.output.function
     lut = activation.is_lut(function)
     fused = "LUT" if lut else {activation.TANH: "TANH", activation.SIGMOID: "SIGMOID"}.get(function)
-    streams = tuple((stream.region, stream.length) for stream in (op.weights, op.scales) if stream is not None)
+    streams = tuple((stream.region, stream.length) for stream in op.weights + op.scales)
     return fused, streams, activation.table_bytes(op.output) if lut else 0
 
 
@@ -49,7 +49,7 @@ class CycleModel:
 
     def __init__(self, accelerator: Accelerator, system: System = DEFAULT_SYSTEM):
         self._accelerator = accelerator
-        self._system = system
+        self._system = system.for_accelerator(accelerator)
 
     def block(self, op: BlockOperation) -> BlockCost:
         """The estimate of a CONV/DEPTHWISE/POOL/ELEMENTWISE operation: compute and memory cycles (they overlap)."""

@@ -89,8 +89,9 @@ class BlockOperation:
     output: OutputStage
     block: tuple[int, int, int]  # OFM block height, width, depth
     acc_bits: int
-    weights: Stream | None = None
-    scales: Stream | None = None
+    cores: int = 1  # the cores working on it (PARALLEL_MODE); they split the OFM depth
+    weights: tuple[Stream, ...] = ()  # a weight stream per core (convolutions only)
+    scales: tuple[Stream, ...] = ()  # a scale stream per core
     ifm2: FeatureMap | None = None
     ifm2_scalar: int | None = None
     reversed_operands: bool = False
@@ -115,7 +116,7 @@ class BlockOperation:
 
 def _kernel(regs: RegisterFile) -> Kernel:
     if regs.field("KERNEL_STRIDE", "decomposition"):
-        raise regs.error("KERNEL_STRIDE", "4x4 kernel decomposition is an Ethos-U65 feature")
+        raise regs.error("KERNEL_STRIDE", "4x4 kernel decomposition (an Ethos-U65 feature) is not modelled")
     stride_x = (regs.field("KERNEL_STRIDE", "stride_x_lsb") | regs.field("KERNEL_STRIDE", "stride_x_msb") << 1) + 1
     stride_y = (regs.field("KERNEL_STRIDE", "stride_y_lsb") | regs.field("KERNEL_STRIDE", "stride_y_msb") << 1) + 1
     dilation_x = regs.field("KERNEL_STRIDE", "dilation_x") + 1
@@ -152,8 +153,10 @@ def _output_stage(regs: RegisterFile, ofm_dtype: np.dtype) -> OutputStage:
     )
 
 
-def _stream(regs: RegisterFile, kind: str) -> Stream:
-    return Stream(regs.param(f"{kind}_REGION"), regs.raw(f"{kind}_BASE"), regs.raw(f"{kind}_LENGTH"))
+def _streams(regs: RegisterFile, kind: str, cores: int) -> tuple[Stream, ...]:
+    """The weight or scale stream of each core: core 0's in the WEIGHT/SCALE registers, core 1's in WEIGHT1/SCALE1."""
+    return tuple(Stream(regs.param(f"{kind}_REGION"), regs.raw(f"{kind}{core or ''}_BASE"),
+                        regs.raw(f"{kind}{core or ''}_LENGTH")) for core in range(cores))
 
 
 def _ifm_shape(op_kind: str, regs: RegisterFile, ofm_shape, kernel: Kernel, padding: Padding, upscale: str):
@@ -220,16 +223,20 @@ def decode(regs: RegisterFile, command: Command) -> BlockOperation:
     ifm_shape = _ifm_shape(kind, regs, ofm_shape, kernel, padding, upscale)
     _check_depths(regs, kind, mode, ifm_shape[2], ofm_shape[2])
     ofm = featuremap.from_registers(regs, "OFM", ofm_shape)
+    ifm = featuremap.from_registers(regs, "IFM", ifm_shape)
+    cores = regs.field("PARALLEL_MODE", "mode") + 1
+    if cores > 1 and mode == "REDUCE_SUM" and ifm.brick:
+        raise regs.error("IFM_PRECISION", "REDUCE_SUM on two cores needs an NHWC IFM")
     extra = {}
     if kind in (CONV, DEPTHWISE):
-        extra = dict(weights=_stream(regs, "WEIGHT"), scales=_stream(regs, "SCALE"))
+        extra = dict(weights=_streams(regs, "WEIGHT", cores), scales=_streams(regs, "SCALE", cores))
     elif kind == ELEMENTWISE:
         extra = _elementwise_operands(regs, mode, ofm_shape)
     return BlockOperation(
         command=command,
         kind=kind,
         mode=mode,
-        ifm=featuremap.from_registers(regs, "IFM", ifm_shape),
+        ifm=ifm,
         ofm=ofm,
         kernel=kernel,
         padding=padding,
@@ -238,5 +245,6 @@ def decode(regs: RegisterFile, command: Command) -> BlockOperation:
         block=(regs.param("OFM_BLK_HEIGHT_M1") + 1, regs.param("OFM_BLK_WIDTH_M1") + 1,
                regs.param("OFM_BLK_DEPTH_M1") + 1),
         acc_bits=_accumulator_bits(regs),
+        cores=cores,
         **extra,
     )

@@ -22,9 +22,10 @@ _CONFIG, _CMD_STREAM, _READ_APB, _DUMP_SHRAM, _NOP = 1, 2, 3, 4, 5
 class DriverPayload:
     """What a payload says about its target and the register stream it carries."""
 
-    macs_per_cycle: int | None  # from the Config action, None when the payload has none
+    macs_per_cycle: int | None  # from the Config action (all cores together), None when the payload has none
     shram_kib: int | None
     words: list[int]
+    product: int | None = None  # 0 Ethos-U55, 1 Ethos-U65
 
 
 def bytes_to_words(data: bytes) -> list[int]:
@@ -44,7 +45,7 @@ def parse_driver_payload(words: Sequence[int]) -> DriverPayload:
     """Unwrap a COP1 payload into its register stream (several CmdStream actions run back to back)."""
     if not is_driver_payload(words):
         raise SimulatorError("driver payload does not start with the 'COP1' fourcc")
-    macs = shram = None
+    macs = shram = product = None
     stream: list[int] = []
     pos = 1
     while pos < len(words):
@@ -54,9 +55,7 @@ def parse_driver_payload(words: Sequence[int]) -> DriverPayload:
             if pos + 2 >= len(words):
                 raise SimulatorError(f"driver payload word {pos}: Config action is truncated")
             config = int(words[pos + 1])
-            macs, shram = 1 << (config & 0xF), (config >> 8) & 0xFF
-            if config >> 28:
-                raise SimulatorError(f"driver payload word {pos + 1}: config {config:#010x} is not for an Ethos-U55")
+            macs, shram, product = 1 << (config & 0xF), (config >> 8) & 0xFF, config >> 28
             pos += 3
         elif action == _CMD_STREAM:
             length = param | (extra << 16)
@@ -73,4 +72,4 @@ def parse_driver_payload(words: Sequence[int]) -> DriverPayload:
             raise SimulatorError(f"driver payload word {pos}: unknown driver action {action} (tag {tag:#010x})")
     if not stream:
         raise SimulatorError("driver payload contains no CmdStream action")
-    return DriverPayload(macs, shram, stream)
+    return DriverPayload(macs, shram, stream, product)

@@ -1,8 +1,12 @@
-"""The Ethos-U55 command set: opcodes, their parameter fields, and decoding of a raw register stream.
+"""The Ethos-U55/U65 command set: opcodes, their parameter fields, and decoding of a raw register stream.
 
 A stream is a list of little-endian 32-bit words. Bits [9:0] of a command word are the opcode and bits [15:14]
 select its length: 0 = cmd0 (one word, 16-bit parameter in bits [31:16]), 1 = cmd1 (a second, 32-bit payload word
-follows). Address-like cmd1 registers keep the upper address bits in the parameter; OFM/OPA_SCALE keep the shift there.
+follows). Address-like cmd1 registers keep value bits [39:32] in the parameter: strides and DMA sizes on both
+products, addresses only on a U65 (40-bit addresses; a U55's are 32-bit); lengths of weight and scale streams
+have none.
+OFM/OPA_SCALE keep the shift there. The U65 adds the second core's weight and scale streams (WEIGHT1_*, SCALE1_*)
+and PARALLEL_MODE DUAL_CORE_DEPTH.
 """
 from __future__ import annotations
 
@@ -155,7 +159,7 @@ _CMD0_REGISTERS = [
             Field("stride_y_msb", 9, 3),
         ),
     ),
-    (0x123, "PARALLEL_MODE", (Field("mode", 0, 16, _enum("SINGLE_CORE")),)),
+    (0x123, "PARALLEL_MODE", (Field("mode", 0, 16, _enum("SINGLE_CORE", "DUAL_CORE_DEPTH")),)),
     (0x124, "ACC_FORMAT", (Field("format", 0, 16, _enum("INT_32BIT", "INT_40BIT", "FP_S5_10")),)),
     (0x125, "ACTIVATION", (Field("function", 0, 12, _ACTIVATION), Field("clip_range", 12, 4, _CLIP))),
     (0x126, "ACTIVATION_MIN", _whole("clip_boundary", signed=True)),
@@ -210,6 +214,9 @@ _CMD1_REGISTERS = [
     (0x090, "WEIGHT1_BASE"), (0x091, "WEIGHT1_LENGTH"), (0x092, "SCALE1_BASE"), (0x093, "SCALE1_LENGTH"),
 ]
 _SCALE_REGISTERS = {"OFM_SCALE", "OPA_SCALE"}  # parameter = shift; OPB_SCALE has no shift
+_LENGTHS = {"WEIGHT_LENGTH", "SCALE_LENGTH", "WEIGHT1_LENGTH", "SCALE1_LENGTH"}  # 32-bit, no upper bits
+_ADDRESSES = {f"{fm}_BASE{tile}" for fm in ("IFM", "IFM2", "OFM") for tile in range(4)} | {
+    "WEIGHT_BASE", "SCALE_BASE", "WEIGHT1_BASE", "SCALE1_BASE", "DMA0_SRC", "DMA0_DST"}
 
 
 def _build_table() -> dict[tuple[bool, int], Opcode]:
@@ -272,8 +279,18 @@ def _check_fields(opcode: Opcode, param: int, index: int, offset: int) -> None:
         )
 
 
-def decode_stream(words: Sequence[int]) -> list[Command]:
-    """Split a register stream into commands, rejecting unknown opcodes, reserved bits and truncation."""
+def _check_upper_bits(opcode: Opcode, param: int, index: int, offset: int, address_bits: int) -> None:
+    """Reject value bits above bit 31 the register does not have on this accelerator: a stream length has none, an
+    address `address_bits` - 32, a stride or DMA size 8."""
+    width = 32 if opcode.name in _LENGTHS else address_bits if opcode.name in _ADDRESSES else 40
+    if param >> (width - 32):
+        raise SimulatorError(f"command {index} (word {offset}): {opcode.mnemonic} sets value bits beyond bit "
+                             f"{width - 1} (parameter {param:#06x}); it has {width} bits on this accelerator")
+
+
+def decode_stream(words: Sequence[int], address_bits: int = 32) -> list[Command]:
+    """Split a register stream into commands, rejecting unknown opcodes, reserved bits, addresses wider than
+    `address_bits` and truncation."""
     commands: list[Command] = []
     offset = 0
     n_words = len(words)
@@ -293,6 +310,8 @@ def decode_stream(words: Sequence[int]) -> list[Command]:
                 f"command {index} (word {offset}): unknown {kind} opcode {code:#05x} (word {word:#010x})"
             )
         _check_fields(opcode, param, index, offset)
+        if opcode.kind is Kind.WIDE:
+            _check_upper_bits(opcode, param, index, offset, address_bits)
         if opcode.long:
             if offset + 1 >= n_words:
                 raise SimulatorError(

@@ -1,7 +1,8 @@
 """Per-channel bias and scale records: 10 bytes per OFM channel, little-endian.
 
 Bytes 0-4: 40-bit two's complement bias; bytes 5-8: unsigned 32-bit multiplier; byte 9: shift in bits [5:0]
-(bits [7:6] reserved, zero).
+(bits [7:6] reserved, zero). With two cores, each core's stream holds the records of its own channels (core c:
+every second channel from c).
 """
 from __future__ import annotations
 
@@ -31,3 +32,18 @@ def parse_records(data: bytes, channels: int) -> ChannelScales:
     if np.any(raw[:, 9] & 0xC0):
         raise ValueError("a record sets the reserved bits [7:6] of its shift byte")
     return ChannelScales(bias, multiplier, raw[:, 9] & 0x3F)
+
+
+def interleave(parts: list[ChannelScales]) -> ChannelScales:
+    """The records of all channels from the cores' records, core c holding channels c, c + n, ... of n cores."""
+    if len(parts) == 1:
+        return parts[0]
+    channels = sum(len(part.bias) for part in parts)
+
+    def merged(field: str) -> np.ndarray:
+        values = np.empty(channels, np.int64)
+        for core, part in enumerate(parts):
+            values[core::len(parts)] = getattr(part, field)
+        return values
+
+    return ChannelScales(merged("bias"), merged("multiplier"), merged("shift"))

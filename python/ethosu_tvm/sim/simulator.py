@@ -1,8 +1,9 @@
-"""The Ethos-U55 functional simulator: executes a command stream against memory regions, bit-exactly.
+"""The Ethos-U55/U65 functional simulator: executes a command stream against memory regions, bit-exactly.
 
 Operations run one after another in stream order. The hardware overlaps DMA with compute and chains blocks
 (BLOCKDEP), but a correct stream's results equal in-order execution, so DMA_WAIT, KERNEL_WAIT, BLOCKDEP, PMU_MASK
-and IRQ only affect the timing estimate. The stream must end with NPU_OP_STOP.
+and IRQ only affect the timing estimate; so does the U65-512 splitting an operation's OFM depth over its two cores
+(beyond which stream holds which channel's weights and scales). The stream must end with NPU_OP_STOP.
 """
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ _EXECUTORS = {
 
 
 class Simulator:
-    """A functional model of one Ethos-U55 configuration ("ethos-u55-32", -64, -128 or -256); its cycle estimates
-    are for `system` (default: Ethos_U55_High_End_Embedded, Shared_Sram)."""
+    """A functional model of one Ethos-U55 or U65 configuration (`arch.ACCELERATORS`); its cycle estimates are for
+    `system` (default: Ethos_U55_High_End_Embedded, Shared_Sram) around it."""
 
     def __init__(self, accelerator: str = "ethos-u55-128", system: System = DEFAULT_SYSTEM):
         self.accelerator = find_accelerator(accelerator)

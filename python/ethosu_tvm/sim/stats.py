@@ -145,6 +145,9 @@ def walk(commands: list[Command], accelerator: Accelerator,
             ops.append(replace(stats, finish=timeline.dma(stats.cycles, transfer.src_region == CONSTANTS_REGION)))
         elif name not in TIMING_ONLY:
             op = operation.decode(regs, command)
+            if op.cores > accelerator.cores:
+                raise regs.error("PARALLEL_MODE", f"{op.cores} cores work on the operation, the {accelerator.name} "
+                                                  f"has {accelerator.cores}")
             stats = _block_stats(command, op, *on_block(op, regs), cycles)
             ops.append(replace(stats, finish=timeline.kernel(stats.cycles, cycles.constants(op))))
     return SimStats(accelerator.name, ops, timeline.elapsed)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, Sequence
 
-from ..arch import Accelerator
+from ..arch import ACCELERATORS, Accelerator
 from .errors import SimulatorError
 from .payload import bytes_to_words, is_driver_payload, parse_driver_payload
 from .regfile import RegisterFile
@@ -22,13 +22,19 @@ def load(command_stream: bytes | Sequence[int], accelerator: Accelerator) -> lis
         words = [int(w) for w in command_stream]
     if is_driver_payload(words):
         payload = parse_driver_payload(words)
-        if payload.macs_per_cycle is not None and payload.macs_per_cycle != accelerator.macs:
+        target = (payload.product, payload.macs_per_cycle)
+        if payload.macs_per_cycle is not None and target != (accelerator.product_number, accelerator.total_macs):
             raise SimulatorError(
-                f"the driver payload was compiled for {payload.macs_per_cycle} MACs/cycle, the simulator models "
-                f"{accelerator.name} ({accelerator.macs} MACs/cycle)"
+                f"the driver payload was compiled for {_product(payload.product)} with {payload.macs_per_cycle} "
+                f"MACs/cycle, the simulator models {accelerator.name} ({accelerator.total_macs} MACs/cycle)"
             )
         words = payload.words
-    return decode_stream(words)
+    return decode_stream(words, accelerator.address_bits)
+
+
+def _product(number: int) -> str:
+    names = {acc.product_number: acc.product for acc in ACCELERATORS.values()}
+    return names.get(number, f"unknown product {number}")
 
 
 def operations(commands: list[Command]) -> Iterator[tuple[Command, RegisterFile]]:

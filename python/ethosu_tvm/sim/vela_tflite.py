@@ -4,6 +4,8 @@ The model holds one CUSTOM operator "ethos-u". Its inputs are the command stream
 read-only data, the scratch arena, the fast scratch arena, then the IFMs; its outputs are the OFMs. The kernel maps
 input i (i >= 1) to region i - 1 and output j to region n_inputs - 1 + j. Tensors listed in the
 OfflineMemoryAllocation metadata share one arena at their offsets (so regions may alias, e.g. an IFM inside scratch).
+The fast scratch is the scratch tensor again, except under Vela's Dedicated_Sram memory mode (an Ethos-U65): there it
+is a tensor of its own, which the driver places in the NPU's dedicated SRAM, apart from the arena.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..arch.system import DEFAULT_SYSTEM, System
+from ..arch.system import DEFAULT_SYSTEM, FAST_SCRATCH_REGION, System
 from ..frontend.tflite_file import TFLITE_DTYPES, read_model
 from .errors import SimulatorError
 from .memory import Buffer
@@ -104,7 +106,8 @@ def parse(model_bytes: bytes) -> VelaModel:
     regions = {}
     for region, index in enumerate(region_tensors):
         size = int(np.prod(tensor_shape(index))) * tensor_dtype(index).itemsize
-        regions[region] = RegionBuffer(offsets[index], size, tensor_bytes(index))
+        dedicated = region == FAST_SCRATCH_REGION and index != region_tensors[FAST_SCRATCH_REGION - 1]
+        regions[region] = RegionBuffer(-1 if dedicated else offsets[index], size, tensor_bytes(index))
 
     def io(index: int) -> IoTensor:
         region = region_tensors.index(index)

@@ -20,46 +20,57 @@ from ..weights import WeightFormatError, WeightLayout, decode_weights
 from .window import padded_input, taps
 
 
+def _core_depths(op: BlockOperation, core: int) -> tuple[int, int]:
+    """(OFM channels, OFM block depth) of one core: the cores take the OFM channels in turn (core c every
+    `op.cores`-th channel from c), each a share of the block depth."""
+    return len(range(core, op.ofm.depth, op.cores)), (op.block[2] + op.cores - 1 - core) // op.cores
+
+
 def _weights(op: BlockOperation, regs: RegisterFile, memory: Memory, accelerator: Accelerator) -> np.ndarray:
+    """OHWI weights, assembled from each core's stream."""
     depthwise = op.kind == DEPTHWISE
     if depthwise and op.kernel.part_kernel:
         raise regs.error("KERNEL_STRIDE", "depthwise convolutions only support depth-first weight order")
     if op.ifm.bits == 32:
         raise regs.error("IFM_PRECISION", "convolutions need an 8- or 16-bit IFM")
-    layout = WeightLayout(
-        ofm_depth=op.ofm.depth,
-        kernel_height=op.kernel.height,
-        kernel_width=op.kernel.width,
-        ifm_depth=1 if depthwise else op.ifm.depth,
-        ofm_block_depth=op.block[2],
-        ofm_ublock_depth=accelerator.ofm_ublock_depth,
-        ifm_ublock_depth=accelerator.ifm_ublock_depth,
-        depthwise=depthwise,
-        part_kernel=op.kernel.part_kernel,
-        ifm_bits=op.ifm.bits,
-        dilation_y=op.kernel.dilation_y,
-        dilation_x=op.kernel.dilation_x,
-    )
-    stream = op.weights
-    encoded = memory.read_bytes(stream.region, stream.base, stream.length,
-                                f"{regs.where()}: weight stream at {regs.describe('WEIGHT_BASE')}")
-    try:
-        return decode_weights(encoded, layout)
-    except WeightFormatError as err:
-        raise SimulatorError(f"{regs.where()}: weight stream at {regs.describe('WEIGHT_BASE')}, "
-                             f"{regs.describe('WEIGHT_LENGTH')}: {err}") from None
+    ifm_depth = 1 if depthwise else op.ifm.depth
+    weights = np.zeros((op.ofm.depth, op.kernel.height, op.kernel.width, ifm_depth), np.int16)
+    for core, stream in enumerate(op.weights):
+        channels, block_depth = _core_depths(op, core)
+        if not channels:
+            continue
+        layout = WeightLayout(ofm_depth=channels, kernel_height=op.kernel.height, kernel_width=op.kernel.width,
+                              ifm_depth=ifm_depth, ofm_block_depth=block_depth,
+                              ofm_ublock_depth=accelerator.ofm_ublock_depth,
+                              ifm_ublock_depth=accelerator.ifm_ublock_depth, depthwise=depthwise,
+                              part_kernel=op.kernel.part_kernel, ifm_bits=op.ifm.bits,
+                              dilation_y=op.kernel.dilation_y, dilation_x=op.kernel.dilation_x)
+        base, length = f"WEIGHT{core or ''}_BASE", f"WEIGHT{core or ''}_LENGTH"
+        encoded = memory.read_bytes(stream.region, stream.base, stream.length,
+                                    f"{regs.where()}: weight stream at {regs.describe(base)}")
+        try:
+            weights[core::op.cores] = decode_weights(encoded, layout)
+        except WeightFormatError as err:
+            raise SimulatorError(f"{regs.where()}: weight stream at {regs.describe(base)}, "
+                                 f"{regs.describe(length)}: {err}") from None
+    return weights
 
 
 def _channel_scales(op: BlockOperation, regs: RegisterFile, memory: Memory) -> scales.ChannelScales:
+    """Per-channel bias, multiplier and shift, assembled from each core's scale stream."""
     if op.output.global_scale:
         raise regs.error("OFM_PRECISION", "convolutions need per-channel scaling (a scale stream)")
-    stream = op.scales
-    data = memory.read_bytes(stream.region, stream.base, stream.length,
-                             f"{regs.where()}: scale stream at {regs.describe('SCALE_BASE')}")
-    try:
-        return scales.parse_records(data, op.ofm.depth)
-    except ValueError as err:
-        raise regs.error("SCALE_LENGTH", str(err)) from None
+    parts = []
+    for core, stream in enumerate(op.scales):
+        channels = _core_depths(op, core)[0]
+        base, length = f"SCALE{core or ''}_BASE", f"SCALE{core or ''}_LENGTH"
+        data = memory.read_bytes(stream.region, stream.base, stream.length,
+                                 f"{regs.where()}: scale stream at {regs.describe(base)}")
+        try:
+            parts.append(scales.parse_records(data, channels))
+        except ValueError as err:
+            raise regs.error(length, str(err)) from None
+    return scales.interleave(parts)
 
 
 def execute(op: BlockOperation, regs: RegisterFile, memory: Memory, accelerator: Accelerator) -> np.ndarray:
