@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_tvm.testing import shared_model
+from ethosu_tvm.testing import shared_model, shared_models_dir
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "compare.py"
 MODEL = "mlperf_tiny_ad_fc_autoencoder_int8.tflite"
@@ -156,6 +156,13 @@ def test_compile_time_table():
     spec.loader.exec_module(module)
     table = module.table({"m": {"vela": 0.25, "ours": 1.5, "imports": 1.0, "after": 0.45}})
     assert table.splitlines()[2] == "| m | 0.25 | 1.50 | 6.0 | 1.00 | 0.45 | 1.8 |"
+    inf = float("inf")
+    scaling = module.table({"m": {"vela": 0.5, "ours": 1.5, "imports": 1.0, "after": 0.5, "cascader": 2.25},
+                            "v": {"vela": 0.5, "ours": inf, "imports": inf, "after": inf, "cascader": inf}},
+                           {"m": 84, "v": 1}).splitlines()
+    assert scaling[2:] == ["| m | 84 | 0.50 | 1.50 | 3.0 | 1.00 | 0.50 | 1.0 | 2.25 | 4.5 |",
+                           "| v | 1 | 0.50 | fails | - | fails | fails | - | fails | - |"]
+    assert module.operators(shared_models_dir() / "mlperf_tiny_kws_dscnn_int8.tflite") == 13
 
 
 @pytest.fixture(scope="module")

@@ -236,3 +236,26 @@ def test_weight_buffer_overlaps_the_operation_before_and_joins_the_memory(transf
         assert joined.memory == first.exit_memory + 112 == 12 * 48 + 112
     else:
         assert joined.cycles == 123 + 200 and joined.memory == 12 * 48
+
+
+def test_a_parts_stripe_cost_is_asked_once_per_rows():
+    """The search walks a part's stripes again in every plan that holds it: the cost callable is asked once per
+    part and output rows, so evaluating the same plans again asks it nothing, and gives the same plans as parts
+    that ask it every time."""
+    asked = []
+
+    def counted(out_shape, in_shapes):
+        asked.append(out_shape)
+        return rows_cost(out_shape, in_shapes)
+
+    a, b, c = (Tensor(n, (1, 12, 6, ch)) for n, ch in zip("abc", (4, 8, 4)))
+    graph = CascaderGraph((conv_part("conv1", a, b, cost=counted), conv_part("conv2", b, c, cost=counted)),
+                          (a,), (c,), frozenset("b"))
+    first = [evaluate_plan(graph, 0, 2, 2, mode) for mode in (ROLLING, RECOMPUTE)]
+    count = len(asked)
+    again = [evaluate_plan(graph, 0, 2, 2, mode) for mode in (ROLLING, RECOMPUTE)]
+    # rolling: conv1's 7 and conv2's 6 operations; recompute: conv1's 6 windows [0,3), [1,5), ... (conv2's stripes
+    # are rolling's)
+    assert count == 7 + 6 + 6 and len(asked) == count
+    expected = [evaluate_plan(chain(), 0, 2, 2, mode) for mode in (ROLLING, RECOMPUTE)]
+    assert [(p.memory, p.cycles) for p in first + again] == [(p.memory, p.cycles) for p in expected + expected]

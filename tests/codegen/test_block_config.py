@@ -86,3 +86,25 @@ def test_block_config_is_remembered_for_operations_that_differ_only_in_what_the_
         other = copy.deepcopy(npu_op)
         change(other)
         assert _choice_key(other) != _choice_key(npu_op)
+
+
+@pytest.mark.parametrize("case", ["conv3x3_depth32", "depthwise", "mul"])
+def test_block_configs_of_stripes_at_any_height_are_vela_s(case, unremembered_block_configs):
+    """The search is remembered by the OFM's extent up to the largest block and the IFM's depth: for stripes of
+    every height and width around those limits (and an IFM2 larger than the IFM), Vela's own answer."""
+    from ethosu.vela.architecture_features import Accelerator, create_default_arch
+
+    for accelerator in vapi.NpuAccelerator:
+        most = create_default_arch(Accelerator.from_npu_accelerator(accelerator)).ofm_block_max
+        assert (most.height, most.width, most.depth) <= block_config.SEARCH_EXTENT
+    kind, params = SINGLE_OPS[case]
+    _, npu_ops, _ = codegen_operations(models.make(kind, seed=3, **params), "ethos-u55-128")
+    (npu_op,) = [op for op in npu_ops if isinstance(op, vapi.NpuBlockOperation)]
+    for height, width in [(1, 1), (1, 70), (2, 7), (5, 64), (31, 65), (32, 3), (33, 64), (40, 130), (112, 112)]:
+        trial = copy.deepcopy(npu_op)
+        trial.ofm.shape = trial.ofm.shape._replace(height=height, width=width)
+        trial.ifm.shape = trial.ifm.shape._replace(height=height + 2, width=width + 2)
+        if trial.ifm2 is not None:
+            trial.ifm2.shape = trial.ifm2.shape._replace(height=height + 3, width=width + 3, depth=8)
+        for accelerator in (U55_128, vapi.NpuAccelerator.Ethos_U55_32):
+            assert find_block_configs(trial, accelerator) == vapi.npu_find_block_configs(trial, accelerator)

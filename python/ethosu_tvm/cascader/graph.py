@@ -100,6 +100,9 @@ class Part:
     inside a cascade one does when it is kept in a ring of as many rows as the output's (`codegen.in_place`).
     `view` marks an identity whose input is written in its output's place (`legalize.reuse.reshape_views`): where
     both are whole, it costs no operation.
+
+    A part's stripe costs and buffer options are remembered by output rows: the search walks the same stripes of a
+    part in every plan that holds it (a dozen runs of parts, each at several stripe heights and buffer modes).
     """
 
     name: str
@@ -114,6 +117,7 @@ class Part:
     joins: tuple[str, ...] = ()
     view: bool = False
     row_maps: tuple[RowMap | None, ...] = field(init=False, repr=False)
+    _remembered: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self):
         if len(self.inputs) != len(self.propagators):
@@ -136,18 +140,28 @@ class Part:
         out_shape = _with_rows(self.output.shape, hi - lo)
         return out_shape, tuple(_with_rows(t.shape, b - a) for t, (a, b) in zip(self.inputs, self.input_rows(lo, hi)))
 
+    def _remember(self, key: tuple, compute: Callable[[], object]):
+        """`compute()`, once per `key` (the kind of answer and every argument it depends on)."""
+        if key not in self._remembered:
+            self._remembered[key] = compute()
+        return self._remembered[key]
+
     def stripe_cost(self, lo: int, hi: int) -> int:
         """Cycles of computing output rows [lo, hi) as one operation."""
-        return self.cost(*self._stripe_shapes(lo, hi))
+        return self._remember(("cost", lo, hi), lambda: self.cost(*self._stripe_shapes(lo, hi)))
 
     def stripe_overlap(self, lo: int, hi: int, cycles: int) -> int:
         """The cycles of computing output rows [lo, hi) (`cycles` in all) that a weight transfer issued after it can
         run in: all of them unless `overlap` says otherwise (the operation reads the memory the transfer reads)."""
-        return cycles if self.overlap is None else self.overlap(*self._stripe_shapes(lo, hi))
+        if self.overlap is None:
+            return cycles
+        return self._remember(("overlap", lo, hi), lambda: self.overlap(*self._stripe_shapes(lo, hi)))
 
     def stripe_buffer(self, lo: int, hi: int) -> WeightBuffer | None:
         """The weight buffer option of computing output rows [lo, hi) as one operation (None: there is none)."""
-        return None if self.buffer is None else self.buffer(*self._stripe_shapes(lo, hi))
+        if self.buffer is None:
+            return None
+        return self._remember(("buffer", lo, hi), lambda: self.buffer(*self._stripe_shapes(lo, hi)))
 
 
 def _with_rows(shape: tuple[int, ...], rows: int) -> tuple[int, ...]:

@@ -38,10 +38,26 @@ def _find_block_configs(search: "_BlockSearch", accelerator: vapi.NpuAccelerator
             return ()
 
 
+# At least Vela's largest OFM block (ofm_block_max) on every accelerator, as (height, width, depth).
+SEARCH_EXTENT = (32, 64, 128)
+
+
+def _search_shapes(npu_op: vapi.NpuBlockOperation) -> tuple:
+    """What Vela's block-config search reads of the feature maps' shapes: the OFM's, each axis only up to the
+    largest block (the blocks tried stop there), and whether it is one row high (its Conv1D case); and the depth of
+    the IFM, or of IFM2 when IFM2 has more elements (Vela's elementwise correction)."""
+    ofm, ifm, ifm2 = npu_op.ofm.shape, npu_op.ifm.shape, npu_op.ifm2.shape if npu_op.ifm2 is not None else None
+    if ifm2 is not None and ifm2.height * ifm2.width * ifm2.depth > ifm.height * ifm.width * ifm.depth:
+        ifm = ifm2
+    extent = tuple(min(size, most) for size, most in zip((ofm.height, ofm.width, ofm.depth), SEARCH_EXTENT))
+    return extent, ofm.height == 1, ifm.depth
+
+
 class _BlockSearch:
     """A block operation, compared by what Vela's block-config search reads of it: the block type and traversal,
-    the feature maps' shapes, the IFM's element size and upscaling, the kernel, whether a LUT takes SHRAM, whether
-    every feature map is quantized and whether IFM2 is a scalar. Not weights, addresses, scales or names."""
+    the feature maps' shapes as far as the search reads them (`_search_shapes`), the IFM's element size and
+    upscaling, the kernel, whether a LUT takes SHRAM, whether every feature map is quantized and whether IFM2 is a
+    scalar. Not weights, addresses, scales or names: the stripes of one primitive at many heights are one search."""
 
     def __init__(self, npu_op: vapi.NpuBlockOperation):
         self.npu_op = npu_op
@@ -49,7 +65,7 @@ class _BlockSearch:
         fms = (npu_op.ifm, npu_op.ifm2, npu_op.ofm)
         self.key = (
             type(npu_op).__name__, getattr(npu_op, "sub_op_type", None), getattr(npu_op, "block_traversal", None),
-            tuple(tuple(fm.shape) if fm is not None else None for fm in fms),
+            _search_shapes(npu_op), npu_op.ifm2 is not None,
             npu_op.ifm.data_type.size_in_bits(), npu_op.ifm_upscale,
             None if kernel is None else (kernel.width, kernel.height, kernel.stride_x, kernel.stride_y,
                                          kernel.dilation_x, kernel.dilation_y),

@@ -57,10 +57,12 @@ def encode_weights(op: Conv2D, channels: slice, depth: int, accelerator: vapi.Np
                                              isinstance(op, DepthwiseConv2D), convolution_traversal(op)))
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=1 << 10)
 def encoded_weights(op: Conv2D, start: int, stop: int, depth: int, accelerator: vapi.NpuAccelerator) -> bytes:
-    """`encode_weights` of output channels start..stop−1, remembered for the latest streams: code generation costs a
-    convolution's stream (`encoded_stream_bytes`) just before it stores it."""
+    """`encode_weights` of output channels start..stop−1, remembered for the streams of a whole network: code
+    generation costs a convolution's stream (`encoded_stream_bytes`) just before it stores it, and builds every
+    operation again once it has chosen the weight buffers (a cache smaller than the network's convolutions would
+    keep none of them for that second pass)."""
     return encode_weights(op, slice(start, stop), depth, accelerator)
 
 

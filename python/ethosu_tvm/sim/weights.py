@@ -64,26 +64,38 @@ class _Piece:
 
 
 def _piece_order(layout: WeightLayout, piece: _Piece) -> np.ndarray:
-    """OHWI flat indices (-1 for padding) of one piece, in stream order."""
-    taps = piece.height * piece.width
+    """OHWI flat indices (-1 for padding) of one piece, in stream order: its shape's order from the origin
+    (`_piece_shape_order`), moved to the piece's origin, since a flat index is linear in each OHWI coordinate."""
+    order = _piece_shape_order(layout, piece.ofm_count, piece.ifm_count, piece.ifm_span, piece.height, piece.width)
+    offset = ((piece.ofm0 * layout.kernel_height + piece.ky0) * layout.kernel_width + piece.kx0) * layout.ifm_depth
+    return np.where(order >= 0, order + (offset + piece.ifm0), -1)
+
+
+@lru_cache(maxsize=4096)
+def _piece_shape_order(layout: WeightLayout, ofm_count: int, ifm_count: int, ifm_span: int, height: int,
+                       width: int) -> np.ndarray:
+    """The order of a piece of this shape at OHWI origin 0, once per shape: a layout's pieces are of a few shapes
+    (whole blocks and the clipped ones at the edges)."""
+    taps = height * width
     if layout.part_kernel:
         taps = round_up(taps, 2 if layout.ifm_bits == 16 else 4)
     elif layout.depthwise:
         taps = round_up(taps, 4)
     ifm_lanes = 1 if layout.depthwise else layout.ifm_ublock_depth
-    ofm_ublock = np.arange(0, piece.ofm_count, layout.ofm_ublock_depth)
-    ifm_ublock = np.arange(0, piece.ifm_span, layout.ifm_ublock_depth)
+    ofm_ublock = np.arange(0, ofm_count, layout.ofm_ublock_depth)
+    ifm_ublock = np.arange(0, ifm_span, layout.ifm_ublock_depth)
     tap, ofm_lane, ifm_lane = np.arange(taps), np.arange(layout.ofm_ublock_depth), np.arange(ifm_lanes)
     if layout.part_kernel:
         ifm_u, ofm_u, tap, ofm_lane, ifm_lane = np.ix_(ifm_ublock, ofm_ublock, tap, ofm_lane, ifm_lane)
     else:
         ofm_u, tap, ifm_u, ofm_lane, ifm_lane = np.ix_(ofm_ublock, tap, ifm_ublock, ofm_lane, ifm_lane)
     ofm, ifm = ofm_u + ofm_lane, ifm_u + ifm_lane
-    ky, kx = tap // piece.width, tap % piece.width
-    valid = (ofm < piece.ofm_count) & (ifm < piece.ifm_count) & (ky < piece.height)
-    flat = ((piece.ofm0 + ofm) * layout.kernel_height + piece.ky0 + ky) * layout.kernel_width + piece.kx0 + kx
-    flat = flat * layout.ifm_depth + piece.ifm0 + ifm
-    return np.where(valid, flat, -1).ravel()
+    ky, kx = tap // width, tap % width
+    valid = (ofm < ofm_count) & (ifm < ifm_count) & (ky < height)
+    flat = ((ofm * layout.kernel_height + ky) * layout.kernel_width + kx) * layout.ifm_depth + ifm
+    order = np.where(valid, flat, -1).ravel()
+    order.flags.writeable = False
+    return order
 
 
 def _pieces(layout: WeightLayout):
