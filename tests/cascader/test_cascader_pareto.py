@@ -85,3 +85,19 @@ def test_cull_then_thin_is_deterministic():
     assert thin(frontier, 5)[0] == frontier[0] and thin(frontier, 5)[-1] == frontier[-1]
     rng.shuffle(items)
     assert thin(pareto_frontier(items, cost, tie_key=lambda p: p[2]), 5) == thin(frontier, 5)
+
+
+@given(points)
+def test_the_tie_key_is_asked_of_tied_frontier_points_alone(items):
+    """A proposal's tie key holds every plan's key: it is asked only of items whose cost another item shares and
+    that no cheaper item dominates, the same frontier coming out."""
+    asked = []
+
+    def tie_key(point):
+        asked.append(point)
+        return point[2]
+
+    frontier = pareto_frontier(items, cost, tie_key=tie_key)
+    assert frontier == brute_force(items, lambda p: p[2])
+    tied = {cost(p) for p in frontier if sum(cost(q) == cost(p) for q in items) > 1}
+    assert sorted(asked) == sorted(p for p in items if cost(p) in tied)

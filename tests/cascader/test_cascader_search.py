@@ -1,5 +1,6 @@
 """Plans and proposals of the generic cascader on hand-made graphs, against hand-computed rings, rows, memory and
 cycles, and against a brute-force enumeration of every way to cut a graph into cascades."""
+import importlib
 import itertools
 import math
 
@@ -259,3 +260,26 @@ def test_a_parts_stripe_cost_is_asked_once_per_rows():
     assert count == 7 + 6 + 6 and len(asked) == count
     expected = [evaluate_plan(chain(), 0, 2, 2, mode) for mode in (ROLLING, RECOMPUTE)]
     assert [(p.memory, p.cycles) for p in first + again] == [(p.memory, p.cycles) for p in expected + expected]
+
+
+def test_a_plan_is_walked_once_for_both_weight_bufferings(monkeypatch):
+    """Weight buffering changes which operations buffer, not the stripes a plan runs: where parts offer weight
+    buffers, the search walks each stripe height and mode once for the plans with and without them, so it computes
+    as many windows as where weight buffering is off, and the whole-tensor plan still buffers."""
+    search_module = importlib.import_module("ethosu_tvm.cascader.search")
+    calls = []
+    windows = search_module._windows
+
+    def counted(*args):
+        calls.append(args[3:])
+        return windows(*args)
+
+    monkeypatch.setattr(search_module, "_windows", counted)
+    graph = buffered_chain(100)
+    plans = candidate_plans(graph, 0, 2)
+    walked = len(calls)
+    calls.clear()
+    streamed = candidate_plans(graph, 0, 2, CascaderOptions(weight_buffering=False))
+    assert walked == len(calls) > 0
+    whole = [p for p in plans if p.rows == 12]
+    assert [p.buffered for p in whole] == [((1, 0),)] and [p.buffered for p in streamed if p.rows == 12] == [()]

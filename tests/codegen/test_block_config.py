@@ -49,6 +49,7 @@ def test_no_block_config_when_nothing_fits(monkeypatch, unremembered_block_confi
     monkeypatch.setattr(vapi, "npu_find_block_configs", nothing_fits)
     block_config._choose_block_config.cache_clear()  # the answers before the patch are remembered
     block_config._find_block_configs.cache_clear()
+    block_config._LARGEST_SEARCHES.clear()
     assert find_block_configs(npu_op, U55_128) == []
     assert choose_block_config(npu_op, U55_128) is None
 
@@ -108,3 +109,30 @@ def test_block_configs_of_stripes_at_any_height_are_vela_s(case, unremembered_bl
             trial.ifm2.shape = trial.ifm2.shape._replace(height=height + 3, width=width + 3, depth=8)
         for accelerator in (U55_128, vapi.NpuAccelerator.Ethos_U55_32):
             assert find_block_configs(trial, accelerator) == vapi.npu_find_block_configs(trial, accelerator)
+
+
+@pytest.mark.parametrize("case, upscale", [("conv3x3_depth32", False), ("conv3x3_depth32", True), ("depthwise", False),
+                                           ("mul", False)])
+def test_a_feature_map_no_larger_than_one_searched_takes_no_search(case, upscale, unremembered_block_configs):
+    """After a search of an OFM (a whole tensor), OFMs no higher and no wider (its stripes) ask Vela's search
+    nothing more, and get for each shape what Vela's own search of it answers (the block heights and widths it tries
+    go in steps of at least two, the IFM upscaled or not); a larger OFM, or a first one row high, is searched."""
+    kind, params = SINGLE_OPS[case]
+    _, npu_ops, _ = codegen_operations(models.make(kind, seed=3, **params), "ethos-u55-128")
+    (npu_op,) = [op for op in npu_ops if isinstance(op, vapi.NpuBlockOperation)]
+    if upscale:
+        npu_op.ifm_upscale = vapi.NpuResamplingMode.TRANSPOSE
+    vela = vapi.npu_find_block_configs
+    block_config._find_block_configs.cache_clear()
+    block_config._LARGEST_SEARCHES.clear()
+    for accelerator in [a for a in vapi.NpuAccelerator if a.name.startswith("Ethos_U55")]:
+        searched = []
+        shapes = [(5, 7), (40, 20), (16, 20), (31, 2), (2, 20), (3, 1), (1, 9), (1, 3), (33, 64), (112, 70), (7, 100)]
+        for height, width in shapes:
+            trial = copy.deepcopy(npu_op)
+            trial.ofm.shape = trial.ofm.shape._replace(height=height, width=width)
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(vapi, "npu_find_block_configs", lambda op, acc: searched.append(op) or vela(op, acc))
+                found = find_block_configs(trial, accelerator)
+            assert found == vela(trial, accelerator)
+        assert [(op.ofm.shape.height, op.ofm.shape.width) for op in searched] == [(5, 7), (40, 20), (1, 9), (33, 64)]

@@ -6,6 +6,7 @@ generated in (set iteration, hash order), or the chosen schedule would change be
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -24,17 +25,19 @@ def pareto_frontier(
     order (the sort is stable), so the result is reproducible.
     """
     decorated = [(cost(item), item) for item in items]
-    order = sorted(
-        range(len(decorated)),
-        key=(lambda i: decorated[i][0]) if tie_key is None else (lambda i: (decorated[i][0], tie_key(decorated[i][1]))),
-    )
+    order = sorted(range(len(decorated)), key=lambda i: decorated[i][0])
     frontier: list[T] = []
     best_cycles = None
-    for i in order:
-        (_, cycles), item = decorated[i]
-        if best_cycles is None or cycles < best_cycles:
-            frontier.append(item)
-            best_cycles = cycles
+    # Only items of equal cost are told apart by the tie key, so it is asked of those alone (a proposal's key
+    # holds every plan's).
+    for (_, cycles), group in itertools.groupby(order, key=lambda i: decorated[i][0]):
+        first = next(group)
+        if best_cycles is not None and cycles >= best_cycles:
+            continue
+        tied = [first, *group]
+        chosen = first if tie_key is None or len(tied) == 1 else min(tied, key=lambda i: tie_key(decorated[i][1]))
+        frontier.append(decorated[chosen][1])
+        best_cycles = cycles
     return frontier
 
 

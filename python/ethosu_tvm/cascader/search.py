@@ -173,65 +173,102 @@ def evaluate_plan(graph: CascaderGraph, first: int, stop: int, rows: int, mode: 
     cycles for the plan (`choose_buffering`: each transfer overlaps the operation before it, see `Plan`), as code
     generation decides it; a buffer is live during both operations.
     """
-    liveness = liveness or _Liveness(graph)
-    parts = graph.parts[first:stop]
-    interior = liveness.interior(first, stop)
-    if interior is None or (len(parts) > 1 and not all(p.stripable for p in parts)):
-        return None
-    output = parts[-1].output
-    height = output.shape[ROW_AXIS]
-    if rows != height and not parts[-1].stripable:
-        return None
-    names = {t.name for t in interior}
-    warmup = 0
-    if mode is BufferMode.ROLLING and names and rows < height:
-        lead = max(-lo for name, (lo, _) in _windows(parts, names, output.name, 0, rows).items() if name in names)
-        warmup = -(-lead // rows) if lead > 0 else 0
-    written = dict.fromkeys(names, 0)
-    ring = dict.fromkeys(names, 1)
-    choices: list[Choice] = []  # each operation's cycles streaming, and its weight buffer option
-    operations: list[tuple[int, int]] = []  # (part, first output row) of each
-    order = _stripe_order(parts, first)
-    for start in range(-warmup * rows, height, rows):
-        window = _windows(parts, names, output.name, start, min(start + rows, height))
-        for index, part in order:
-            lo, hi = window[part.output.name]
-            lo, hi = max(lo, 0), min(hi, part.output.shape[ROW_AXIS])
-            if mode is BufferMode.ROLLING and part.output.name in names:
-                lo = max(lo, written[part.output.name])
-            if lo >= hi or _written_in_place(part, lo, hi, names, rows >= height):
-                continue
-            for tensor, (read_lo, _) in zip(part.inputs, part.input_rows(lo, hi)):
-                if tensor.name in names:
-                    ring[tensor.name] = max(ring[tensor.name], written[tensor.name] - read_lo)
-            kernel = part.stripe_cost(lo, hi)
-            choices.append(Choice(kernel, part.stripe_overlap(lo, hi, kernel),
-                                  part.stripe_buffer(lo, hi) if buffer_weights else None))
-            operations.append((index, lo))
-            if part.output.name in names:
-                written[part.output.name] = max(written[part.output.name], hi)
-    configs = tuple(TensorConfig(t, TensorState.INTERIOR, mode, min(ring[t.name], t.shape[ROW_AXIS]))
-                    for t in interior)
-    stripe_shape = output.shape[:ROW_AXIS] + (rows,) + output.shape[ROW_AXIS + 1:]
-    config = StripeConfig.for_tensor(output.shape, stripe_shape)
-    if not operations:  # a view alone
-        base = liveness.boundary_bytes(first, stop, names, options)
-        return Plan(tuple(range(first, stop)), config, mode, configs, base, 0, exit_memory=base, empty=True)
-    decision = choose_buffering(choices)
-    buffered = [operation for operation, buffers in zip(operations, decision.buffered) if buffers]
-    buffers = [options.align(choice.buffer.nbytes) if buffers else 0
-               for choice, buffers in zip(choices, decision.buffered)]  # each operation's weight buffer bytes
-    joined = _joined(graph, configs)
-    base = (liveness.boundary_bytes(first, stop, names, options)
-            + sum(options.align(c.buffer_size) for c in configs
-                  if c.tensor.name in graph.scratch and c.tensor.name not in joined))
-    memory, exit_memory = base + max(a + b for a, b in zip([0] + buffers, buffers)), base + buffers[-1]
-    if warmup == 0 and rows >= height and len(parts) > 1:
-        by_part = {index: nbytes for (index, _), nbytes in zip(operations, buffers)}
-        memory, exit_memory = _one_stripe_memory(graph, first, stop, order, configs, by_part, liveness, options)
-    return Plan(tuple(range(first, stop)), config, mode, configs, memory, decision.total, warmup, tuple(buffered),
-                entry_buffer=buffers[0], entry_transfer=decision.stalls[0], exit_memory=exit_memory,
-                exit_cycles=decision.overlaps[-1])
+    walk = _Walk.of(graph, first, stop, rows, mode, options, liveness or _Liveness(graph), buffer_weights)
+    return None if walk is None else walk.plan(buffer_weights, options)
+
+
+@dataclass(frozen=True, eq=False)
+class _Walk:
+    """What `evaluate_plan` finds walking a plan's stripes, before it chooses which weights to buffer: the walk is
+    the same with and without weight buffers, so the search walks each plan once for both."""
+
+    graph: CascaderGraph
+    first: int
+    stop: int
+    rows: int
+    mode: BufferMode
+    liveness: _Liveness
+    warmup: int
+    configs: tuple[TensorConfig, ...]
+    output_config: StripeConfig
+    boundary: int  # `_Liveness.boundary_bytes`
+    rings: int  # budgeted bytes of the interior rings (but those a concatenation holds in place)
+    order: tuple
+    choices: tuple[Choice, ...]  # each operation's cycles streaming, and its weight buffer option if asked for
+    operations: tuple[tuple[int, int], ...]  # (part, first output row) of each
+
+    @classmethod
+    def of(cls, graph: CascaderGraph, first: int, stop: int, rows: int, mode: BufferMode, options: CascaderOptions,
+           liveness: _Liveness, buffer_weights: bool) -> _Walk | None:
+        parts = graph.parts[first:stop]
+        interior = liveness.interior(first, stop)
+        if interior is None or (len(parts) > 1 and not all(p.stripable for p in parts)):
+            return None
+        output = parts[-1].output
+        height = output.shape[ROW_AXIS]
+        if rows != height and not parts[-1].stripable:
+            return None
+        names = {t.name for t in interior}
+        warmup = 0
+        if mode is BufferMode.ROLLING and names and rows < height:
+            windows = _windows(parts, names, output.name, 0, rows)
+            lead = max(-lo for name, (lo, _) in windows.items() if name in names)
+            warmup = -(-lead // rows) if lead > 0 else 0
+        written = dict.fromkeys(names, 0)
+        ring = dict.fromkeys(names, 1)
+        choices: list[Choice] = []
+        operations: list[tuple[int, int]] = []
+        order = _stripe_order(parts, first)
+        for start in range(-warmup * rows, height, rows):
+            window = _windows(parts, names, output.name, start, min(start + rows, height))
+            for index, part in order:
+                lo, hi = window[part.output.name]
+                lo, hi = max(lo, 0), min(hi, part.output.shape[ROW_AXIS])
+                if mode is BufferMode.ROLLING and part.output.name in names:
+                    lo = max(lo, written[part.output.name])
+                if lo >= hi or _written_in_place(part, lo, hi, names, rows >= height):
+                    continue
+                for tensor, (read_lo, _) in zip(part.inputs, part.input_rows(lo, hi)):
+                    if tensor.name in names:
+                        ring[tensor.name] = max(ring[tensor.name], written[tensor.name] - read_lo)
+                kernel = part.stripe_cost(lo, hi)
+                choices.append(Choice(kernel, part.stripe_overlap(lo, hi, kernel),
+                                      part.stripe_buffer(lo, hi) if buffer_weights else None))
+                operations.append((index, lo))
+                if part.output.name in names:
+                    written[part.output.name] = max(written[part.output.name], hi)
+        configs = tuple(TensorConfig(t, TensorState.INTERIOR, mode, min(ring[t.name], t.shape[ROW_AXIS]))
+                        for t in interior)
+        stripe_shape = output.shape[:ROW_AXIS] + (rows,) + output.shape[ROW_AXIS + 1:]
+        joined = _joined(graph, configs)
+        rings = sum(options.align(c.buffer_size) for c in configs
+                    if c.tensor.name in graph.scratch and c.tensor.name not in joined)
+        return cls(graph, first, stop, rows, mode, liveness, warmup, configs,
+                   StripeConfig.for_tensor(output.shape, stripe_shape),
+                   liveness.boundary_bytes(first, stop, names, options), rings, tuple(order), tuple(choices),
+                   tuple(operations))
+
+    def plan(self, buffer_weights: bool, options: CascaderOptions) -> Plan:
+        """The plan of this walk, its weights buffered where that pays with `buffer_weights`, else all streamed."""
+        graph, first, stop, configs, config = self.graph, self.first, self.stop, self.configs, self.output_config
+        height = graph.parts[stop - 1].output.shape[ROW_AXIS]
+        if not self.operations:  # a view alone
+            return Plan(tuple(range(first, stop)), config, self.mode, configs, self.boundary, 0,
+                        exit_memory=self.boundary, empty=True)
+        choices = self.choices if buffer_weights else [Choice(c.streamed, c.overlap) for c in self.choices]
+        decision = choose_buffering(choices)
+        buffered = [operation for operation, buffers in zip(self.operations, decision.buffered) if buffers]
+        buffers = [options.align(choice.buffer.nbytes) if buffers else 0
+                   for choice, buffers in zip(choices, decision.buffered)]  # each operation's weight buffer bytes
+        base = self.boundary + self.rings
+        memory, exit_memory = base + max(a + b for a, b in zip([0] + buffers, buffers)), base + buffers[-1]
+        if self.warmup == 0 and self.rows >= height and stop - first > 1:
+            by_part = {index: nbytes for (index, _), nbytes in zip(self.operations, buffers)}
+            memory, exit_memory = _one_stripe_memory(graph, first, stop, self.order, configs, by_part,
+                                                     self.liveness, options)
+        return Plan(tuple(range(first, stop)), config, self.mode, configs, memory, decision.total, self.warmup,
+                    tuple(buffered), entry_buffer=buffers[0], entry_transfer=decision.stalls[0],
+                    exit_memory=exit_memory, exit_cycles=decision.overlaps[-1])
 
 
 def _written_in_place(part: Part, lo: int, hi: int, interior: set[str], one_stripe: bool) -> bool:
@@ -279,9 +316,10 @@ def candidate_plans(graph: CascaderGraph, first: int, stop: int, options: Cascad
     rows = _row_choices(graph.parts[stop - 1], options)
     modes = options.buffer_modes if stop - first > 1 else options.buffer_modes[:1]  # no interior tensors
     offered = options.weight_buffering and any(graph.parts[i].buffer is not None for i in range(first, stop))
-    plans = [evaluate_plan(graph, first, stop, r, mode, options, liveness, weights)
-             for r in rows for mode in modes for weights in ((False, True) if offered else (False,))]
-    return pareto_frontier([p for p in plans if p is not None], _cost, tie_key=Plan.key)
+    walks = [_Walk.of(graph, first, stop, r, mode, options, liveness, offered) for r in rows for mode in modes]
+    plans = [walk.plan(weights, options) for walk in walks if walk is not None
+             for weights in ((False, True) if offered else (False,))]
+    return pareto_frontier(plans, _cost, tie_key=Plan.key)
 
 
 def search(graph: CascaderGraph, options: CascaderOptions = CascaderOptions(),

@@ -14,6 +14,8 @@ import io
 
 from ethosu.vela import api as vapi
 
+from ..arch import from_vela
+from ..arch.cycles import vela_arch
 from ..arch.system import DEFAULT_SYSTEM, System
 from ..legalize.ops import Conv2D
 from .memory import CONSTANTS_REGION, SCRATCH_REGION
@@ -30,13 +32,35 @@ def find_block_configs(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAcce
 @functools.lru_cache(maxsize=1 << 12)
 def _find_block_configs(search: "_BlockSearch", accelerator: vapi.NpuAccelerator) -> tuple[vapi.NpuShape3D, ...]:
     """find_block_configs, once per search key (a convolution is searched streaming and buffered, and networks
-    repeat layer shapes with other weights and quantization)."""
+    repeat layer shapes with other weights and quantization).
+
+    Whether a block fits in SHRAM does not depend on the OFM's height and width, except a height of one row (Vela's
+    Conv1D case, apart in the key): they only bound the block heights and widths tried, multiples of a step up to
+    the first one reaching them. So an OFM no larger than one already searched with the same family (a cascade's
+    stripes after the whole tensor) takes the configs of that search that are that small, in Vela's order, instead
+    of a search of its own. The steps are the micro block's but at least 2 (Vela's API means 2 for an upscaled IFM,
+    but its test compares two different enums: always 2)."""
+    height, width = search.extent
+    family = (search.family, accelerator)
+    largest = _LARGEST_SEARCHES.get(family)
+    if largest is not None and largest[0] >= height and largest[1] >= width:
+        ublock = vela_arch(from_vela(accelerator)).ofm_ublock
+        steps = max(ublock.height, 2), max(ublock.width, 2)
+        return tuple(block for block in largest[2]
+                     if block.height - steps[0] < height and block.width - steps[1] < width)
     with contextlib.redirect_stdout(io.StringIO()):  # Vela's first call announces its default configuration
         try:
-            return tuple(vapi.npu_find_block_configs(search.npu_op, accelerator))
+            configs = tuple(vapi.npu_find_block_configs(search.npu_op, accelerator))
         except AssertionError:
-            return ()
+            configs = ()
+    if largest is None or (height >= largest[0] and width >= largest[1]):
+        _LARGEST_SEARCHES[family] = (height, width, configs)
+    return configs
 
+
+# (search family, accelerator) → the OFM height and width (up to SEARCH_EXTENT) of the largest search of the family
+# so far, and its configs
+_LARGEST_SEARCHES: dict[tuple, tuple[int, int, tuple[vapi.NpuShape3D, ...]]] = {}
 
 # At least Vela's largest OFM block (ofm_block_max) on every accelerator, as (height, width, depth).
 SEARCH_EXTENT = (32, 64, 128)
@@ -57,21 +81,25 @@ class _BlockSearch:
     """A block operation, compared by what Vela's block-config search reads of it: the block type and traversal,
     the feature maps' shapes as far as the search reads them (`_search_shapes`), the IFM's element size and
     upscaling, the kernel, whether a LUT takes SHRAM, whether every feature map is quantized and whether IFM2 is a
-    scalar. Not weights, addresses, scales or names: the stripes of one primitive at many heights are one search."""
+    scalar. Not weights, addresses, scales or names: the stripes of one primitive at many heights are one search.
+    Its `family` is all of that but the OFM's height and width (its `extent`)."""
 
     def __init__(self, npu_op: vapi.NpuBlockOperation):
         self.npu_op = npu_op
         kernel = npu_op.kernel
         fms = (npu_op.ifm, npu_op.ifm2, npu_op.ofm)
-        self.key = (
+        (height, width, depth), *shapes = _search_shapes(npu_op)
+        self.extent = height, width
+        self.family = (
             type(npu_op).__name__, getattr(npu_op, "sub_op_type", None), getattr(npu_op, "block_traversal", None),
-            _search_shapes(npu_op), npu_op.ifm2 is not None,
+            depth, *shapes, npu_op.ifm2 is not None,
             npu_op.ifm.data_type.size_in_bits(), npu_op.ifm_upscale,
             None if kernel is None else (kernel.width, kernel.height, kernel.stride_x, kernel.stride_y,
                                          kernel.dilation_x, kernel.dilation_y),
             npu_op.activation is not None and npu_op.activation.op_type == vapi.NpuActivationOp.TABLE_LOOKUP,
             all(fm is None or fm.quantization is not None for fm in fms), npu_op.ifm2_scalar is not None,
         )
+        self.key = self.family, self.extent
 
     def __hash__(self) -> int:
         return hash(self.key)
