@@ -29,11 +29,24 @@ BUILDS = {
 C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "float32": "float"}
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The extracted MLF of one of BUILDS by name, compiled once per module."""
+    folders: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name not in folders:
+            make, target = BUILDS[name]
+            directory = tmp_path_factory.mktemp(name)
+            folders[name] = extract(compile_model(make(), directory, target), directory / "mlf")
+        return folders[name]
+
+    return get
+
+
 @pytest.fixture(scope="module", params=BUILDS)
-def mlf(request, tmp_path_factory) -> Path:
-    make, target = BUILDS[request.param]
-    directory = tmp_path_factory.mktemp(request.param)
-    return extract(compile_model(make(), directory, target), directory / "mlf")
+def mlf(request, built) -> Path:
+    return built(request.param)
 
 
 def _sections(obj: Path) -> dict[str, tuple[int, int]]:
@@ -108,9 +121,9 @@ def test_tarball_is_byte_identical_across_compiles(tmp_path):
     assert '"Codegen": "ethos-u"' in files["./src/relax.txt"].decode()
 
 
-def test_io_fields_are_type_checked(tmp_path):
+def test_io_fields_are_type_checked(built, tmp_path):
     """An application's buffer of the tensor's C type compiles warning-free; a buffer of another type is an error."""
-    mlf = extract(compile_model(models.make_edge("mixed_inputs"), tmp_path, npu_target("ethos-u55-64")), tmp_path / "m")
+    mlf = built("mixed-io")
     main = json.loads((mlf / "metadata.json").read_text())["modules"]["default"]["memory"]["functions"]["main"][0]
 
     def application(wrong: str | None) -> Path:
