@@ -50,20 +50,20 @@ from .sim.stream_check import check_artifact
 
 
 def _partition(mod: tvm.IRModule, config: BuildConfig) -> tuple[tvm.IRModule, OffloadReport]:
-    """Stage 1: without an ethos-u target, everything stays on the host."""
+    """Stage 2: without an ethos-u target, everything stays on the host."""
     if config.npu is None:
         return mod, host_only_report(mod)
     return partition_for_ethosu(mod, config.npu, config.split_launches)
 
 
 def _npu_graphs(fused: tvm.IRModule, config: BuildConfig) -> list[NpuGraph]:
-    """Stage 3: the legalized NPU subgraphs, in main's call order (none without an ethos-u target)."""
+    """Stage 4: the legalized NPU subgraphs, in main's call order (none without an ethos-u target)."""
     return legalize(fused) if config.npu is not None else []
 
 
 def _program(fused: tvm.IRModule, mod: tvm.IRModule, artifacts: list[NpuArtifact], kernels: dict,
              config: BuildConfig) -> Program:
-    """Stage 6: the program over the NPU launches `artifacts` and the host `kernels`."""
+    """Stage 7: the program over the NPU launches `artifacts` and the host `kernels`."""
     return build_program(fused, artifacts, kernels, *model_io_names(mod), model_states(mod),
                          lambda t, n: build_copy_kernel(t.nbytes, config.host, f"{PREFIX}_copy_{n}"))
 
@@ -143,6 +143,6 @@ def cascader_frontiers(mod: tvm.IRModule, target: str = "ethos-u -accelerator-co
     scratch_io = io_in_scratch(fused, config.io_in_workspace, len(model_states(mod)))
     frontiers = {}
     for graph in _npu_graphs(fused, config):
-        in_scratch = scratch_io[graph.function].names(graph) if graph.function in scratch_io else frozenset()
+        in_scratch = scratch_io.get(graph.function, ScratchIo()).names(graph)
         frontiers[graph.name] = cascade_proposals(graph, config.npu, config.cascader.options, in_scratch)
     return frontiers
