@@ -25,6 +25,7 @@ The stages, numbered as in docs/architecture.md (each a function of its own pack
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Callable, Optional
 
 import tvm
@@ -40,7 +41,9 @@ from .codegen import NpuArtifact, ScratchIo, compile_npu_graphs, io_in_scratch
 from .codegen.cascade import cascade_proposals
 from .compiled_model import CompiledModel
 from .frontend.attributes import model_io_names, model_states
-from .host import build_copy_kernel, build_host_kernels, fuse_host_ops
+from .host import REGISTRY, build_copy_kernel, build_host_kernels, fuse_host_ops
+from .host.cmsis_nn import OPS as CMSIS_NN_OPS
+from .host.cmsis_nn import CmsisNn
 from .legalize import legalize
 from .legalize.ops import NpuGraph
 from .memory import PoolInfo
@@ -54,6 +57,13 @@ def _partition(mod: tvm.IRModule, config: BuildConfig) -> tuple[tvm.IRModule, Of
     if config.npu is None:
         return mod, host_only_report(mod)
     return partition_for_ethosu(mod, config.npu, config.split_launches)
+
+
+def _kernel_libraries(config: BuildConfig) -> contextlib.AbstractContextManager:
+    """Stage 5's kernel libraries: CMSIS-NN registered for this compile when the target list names it."""
+    if config.cmsis_nn is None:
+        return contextlib.nullcontext()
+    return REGISTRY.registered(CmsisNn(config.cmsis_nn), CMSIS_NN_OPS)
 
 
 def _npu_graphs(fused: tvm.IRModule, config: BuildConfig) -> list[NpuGraph]:
@@ -114,7 +124,8 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     report("legalization")
     graphs = _npu_graphs(fused, config)
     report("code generation: host kernels")
-    kernels = build_host_kernels(fused, config.host, PREFIX)
+    with _kernel_libraries(config):
+        kernels = build_host_kernels(fused, config.host, PREFIX)
     artifacts = []
     if config.npu is not None:
         scratch_io = io_in_scratch(fused, config.io_in_workspace, len(model_states(mod)))
