@@ -25,7 +25,6 @@ The stages, numbered as in docs/architecture.md (each a function of its own pack
 """
 from __future__ import annotations
 
-import contextlib
 from typing import Callable, Optional
 
 import tvm
@@ -44,6 +43,7 @@ from .frontend.attributes import model_io_names, model_states
 from .host import REGISTRY, build_copy_kernel, build_host_kernels, fuse_host_ops
 from .host.cmsis_nn import OPS as CMSIS_NN_OPS
 from .host.cmsis_nn import CmsisNn
+from .host.cmsis_nn.report import with_libraries
 from .legalize import legalize
 from .legalize.ops import NpuGraph
 from .memory import PoolInfo
@@ -59,11 +59,15 @@ def _partition(mod: tvm.IRModule, config: BuildConfig) -> tuple[tvm.IRModule, Of
     return partition_for_ethosu(mod, config.npu, config.split_launches)
 
 
-def _kernel_libraries(config: BuildConfig) -> contextlib.AbstractContextManager:
-    """Stage 5's kernel libraries: CMSIS-NN registered for this compile when the target list names it."""
+def _host_kernels(fused: tvm.IRModule, config: BuildConfig, offload: OffloadReport) -> tuple[dict, OffloadReport]:
+    """Stage 5, with CMSIS-NN registered for the compile when the target list names it; the offload report then
+    says per host operator which library runs it and why."""
     if config.cmsis_nn is None:
-        return contextlib.nullcontext()
-    return REGISTRY.registered(CmsisNn(config.cmsis_nn), CMSIS_NN_OPS)
+        return build_host_kernels(fused, config.host, PREFIX), offload
+    cmsis_nn = CmsisNn(config.cmsis_nn)
+    with REGISTRY.registered(cmsis_nn, CMSIS_NN_OPS):
+        kernels = build_host_kernels(fused, config.host, PREFIX)
+    return kernels, with_libraries(offload, fused, kernels, cmsis_nn)
 
 
 def _npu_graphs(fused: tvm.IRModule, config: BuildConfig) -> list[NpuGraph]:
@@ -124,8 +128,7 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     report("legalization")
     graphs = _npu_graphs(fused, config)
     report("code generation: host kernels")
-    with _kernel_libraries(config):
-        kernels = build_host_kernels(fused, config.host, PREFIX)
+    kernels, offload = _host_kernels(fused, config, offload)
     artifacts = []
     if config.npu is not None:
         scratch_io = io_in_scratch(fused, config.io_in_workspace, len(model_states(mod)))

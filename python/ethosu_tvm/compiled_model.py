@@ -136,7 +136,7 @@ class CompiledModel:
                  f", {counts.get('host', 0)} on the host"]
         for entry in self.offload.ops:
             if entry.target == "host":
-                lines.append(f"  host: #{entry.index} {entry.op}: {entry.reason}")
+                lines.append(f"  host: #{entry.index} {entry.op}: {entry.detail}")
         plan = self.workspace.plan
         pools = ", ".join(f"{name} {size} bytes" for name, size in plan.pool_sizes.items())
         lines.append(f"Memory: workspace {plan.total_size} bytes ({pools}; planner {plan.algorithm}"

@@ -17,7 +17,8 @@ from ethosu_tvm.testing import models
 @pytest.fixture(scope="module")
 def ds_cnn(tmp_path_factory):
     directory = tmp_path_factory.mktemp("ds_cnn")
-    archive = compile_model(models.make_graph("ds_cnn"), directory, "cmsis-nn -mcpu=cortex-m7,c")
+    archive = compile_model(models.make_graph("ds_cnn"), directory, "cmsis-nn -mcpu=cortex-m7,c", "--dump-offloads",
+                            str(directory / "offloads.json"))
     return archive, members(archive)
 
 
@@ -54,6 +55,21 @@ def test_tarball_says_it_needs_cmsis_nn(ds_cnn):
     assert 'set(ETHOSU_TVM_KERNEL_LIBRARIES "cmsis-nn" CACHE STRING' in cmake
     assert "  if(NOT TARGET ${library})\n    message(FATAL_ERROR" in cmake
     assert "target_link_libraries(tvmgen_default PUBLIC ${ETHOSU_TVM_KERNEL_LIBRARIES})" in cmake
+
+
+def test_offload_report_says_which_library_runs_each_host_operator(ds_cnn):
+    archive, files = ds_cnn
+    report = files["./src/offload_report.txt"].decode().splitlines()
+    assert report[1].split() == ["#", "operator", "target", "reason"]
+    assert report[2] == "0  CONV_2D            host    no ethos-u target; cmsis-nn: exact with TFLite"
+    assert report[7] == "5  AVERAGE_POOL_2D    host    no ethos-u target; cmsis-nn: exact with TFLite"
+    assert report[8] == "6  RESHAPE            host    no ethos-u target; ours: CMSIS-NN has no kernel used for this op"
+    assert re.fullmatch(r"7  FULLY_CONNECTED    host    no ethos-u target; ours: LiteRT rounds once and CMSIS-NN "
+                        r"twice: they differ for accumulator -?\d+", report[9])
+    dumped = json.loads((archive.parent / "offloads.json").read_text())["ops"]
+    assert dumped[8] == {"index": 8, "op": "SOFTMAX", "target": "host", "reason": "no ethos-u target",
+                         "library": "ours", "library_reason": "CMSIS-NN has no kernel used for this op"}
+    assert [op["library"] for op in dumped].count("cmsis-nn") == 6
 
 
 def test_run_without_the_library_is_a_one_line_error(ds_cnn, tmp_path, monkeypatch, capsys):

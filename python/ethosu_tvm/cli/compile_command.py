@@ -156,7 +156,8 @@ def run(args) -> int:
             write_atomically(Path(args.dump_per_layer), to_csv(rows))
     if args.dump_offloads:
         report = {"accelerator": module.offload.accelerator,
-                  "ops": [{"index": e.index, "op": e.op, "target": e.target, "reason": e.reason}
+                  "ops": [{"index": e.index, "op": e.op, "target": e.target, "reason": e.reason,
+                           **({"library": e.library, "library_reason": e.library_reason} if e.library else {})}
                           for e in module.offload.ops]}
         write_atomically(Path(args.dump_offloads), json.dumps(report, indent=2) + "\n")
     if args.dump_memory_plan:
