@@ -64,15 +64,17 @@ def cmake_build(source: Path, build: Path, toolchain: Path | str = TOOLCHAIN_FIL
     return build / "firmware.elf"
 
 
-def build_and_run(main_c: str, workdir: Path, mlf: Path | None = None, timeout: float = 120) -> QemuResult:
+def build_and_run(main_c: str, workdir: Path, mlf: Path | None = None, timeout: float = 120,
+                  libraries: tuple[str, ...] = ()) -> QemuResult:
     """Write main_c to workdir/main.c, link it (and the model of the extracted tarball `mlf`, through its
-    CMakeLists.txt) with the template's start-up code, warnings as errors, and run it on mps3-an547."""
+    CMakeLists.txt) with the template's start-up code, warnings as errors, and run it on mps3-an547. `libraries`
+    are CMake lines defining the targets the model links (e.g. CMSIS-NN's), placed before the model."""
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "main.c").write_text(main_c)
     lines = ["cmake_minimum_required(VERSION 3.13)", "project(qemu_test C)", "add_compile_options(-Wall -Werror)",
              f"include({TEMPLATE / 'corstone300.cmake'})", "corstone300_firmware(firmware main.c)"]
     if mlf is not None:
-        lines += [f"add_subdirectory({mlf} model)", "target_link_libraries(firmware PRIVATE tvmgen_default)"]
+        lines += [*libraries, f"add_subdirectory({mlf} model)", "target_link_libraries(firmware PRIVATE tvmgen_default)"]
     (workdir / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
     return run_elf(cmake_build(workdir, workdir / "build"), timeout)
 
