@@ -74,7 +74,8 @@ def build_and_run(main_c: str, workdir: Path, mlf: Path | None = None, timeout: 
     lines = ["cmake_minimum_required(VERSION 3.13)", "project(qemu_test C)", "add_compile_options(-Wall -Werror)",
              f"include({TEMPLATE / 'corstone300.cmake'})", "corstone300_firmware(firmware main.c)"]
     if mlf is not None:
-        lines += [*libraries, f"add_subdirectory({mlf} model)", "target_link_libraries(firmware PRIVATE tvmgen_default)"]
+        lines += [*libraries, f"add_subdirectory({mlf} model)",
+                  "target_link_libraries(firmware PRIVATE tvmgen_default)"]
     (workdir / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
     return run_elf(cmake_build(workdir, workdir / "build"), timeout)
 
