@@ -1,12 +1,15 @@
 """The opt-in tier: the generated C linked with a real CMSIS-NN (the folder ETHOSU_TVM_CMSIS_NN names, laid out as
 docs/firmware.md says) and run on this PC, bit-exact with LiteRT: every factory op CMSIS-NN takes, in the forms
-that steer its wrappers to each path, and the MLPerf Tiny models host-only. Without the variable the tier skips."""
+that steer its wrappers to each path, sweeps over their parameters, and the MLPerf Tiny models host-only. Without
+the variable the tier skips."""
 from __future__ import annotations
 
 import os
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 import ethosu_tvm
 from ethosu_tvm.testing import models, shared_model
@@ -54,6 +57,40 @@ def _assert_exact(model: bytes, target: str = TARGET, seeds=SEEDS) -> ethosu_tvm
 @pytest.mark.parametrize("case", FACTORY)
 def test_factory_ops(case):
     compiled = _assert_exact(models.make(case.split()[0], 1, **FACTORY[case]))
+    assert [step.kernel.library for step in compiled.program.steps] == ["cmsis-nn"]
+
+
+WINDOW = dict(h=st.integers(1, 9), w=st.integers(1, 9), c=st.integers(1, 12),
+              stride=st.tuples(st.integers(1, 3), st.integers(1, 3)), padding=st.sampled_from(["SAME", "VALID"]),
+              activation=st.sampled_from(["NONE", "RELU", "RELU6"]), in_zp=st.integers(-128, 127),
+              cpu=st.sampled_from(["cortex-m0", "cortex-m7", "cortex-m55"]), seed=st.integers(0, 1000))
+
+
+@settings(max_examples=25, deadline=None)
+@given(op=st.sampled_from(["conv2d", "depthwise_conv2d"]), kernel=st.tuples(st.integers(1, 4), st.integers(1, 4)),
+       dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)), multiplier=st.integers(1, 3),
+       out_zp=st.integers(-128, 127), per_channel=st.booleans(), **WINDOW)
+def test_convolution_sweep(op, kernel, dilation, multiplier, out_zp, per_channel, h, w, c, stride, padding,
+                           activation, in_zp, cpu, seed):
+    if padding == "VALID":
+        assume(h >= dilation[0] * (kernel[0] - 1) + 1 and w >= dilation[1] * (kernel[1] - 1) + 1)
+    extra = dict(out_channels=c + 3) if op == "conv2d" else dict(depth_multiplier=multiplier)
+    model = models.make(op, seed=seed, in_shape=(1, h, w, c), kernel=kernel, stride=stride, dilation=dilation,
+                        padding=padding, activation=activation, in_zp=in_zp, out_zp=out_zp, per_channel=per_channel,
+                        **extra)
+    compiled = _assert_exact(model, f"cmsis-nn -mcpu={cpu},c", seeds=range(2))
+    assert [step.kernel.library for step in compiled.program.steps] == ["cmsis-nn"]
+
+
+@settings(max_examples=15, deadline=None)
+@given(op=st.sampled_from(["avg_pool2d", "max_pool2d"]), pool=st.tuples(st.integers(1, 4), st.integers(1, 4)),
+       **WINDOW)
+def test_pooling_sweep(op, pool, h, w, c, stride, padding, activation, in_zp, cpu, seed):
+    if padding == "VALID":
+        assume(h >= pool[0] and w >= pool[1])
+    model = models.make(op, seed=seed, in_shape=(1, h, w, c), pool=pool, stride=stride, padding=padding,
+                        activation=activation, in_zp=in_zp)
+    compiled = _assert_exact(model, f"cmsis-nn -mcpu={cpu},c", seeds=range(2))
     assert [step.kernel.library for step in compiled.program.steps] == ["cmsis-nn"]
 
 
