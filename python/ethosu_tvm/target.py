@@ -150,10 +150,15 @@ def parse_target_list(text: str) -> list[dict[str, str]]:
 
 
 def format_target(options: dict[str, str]) -> str:
-    """One option dict of :func:`parse_target_list` back as text, e.g. ``"c -mcpu=cortex-m55"``; quoted when a
-    value holds a comma (``-mattr=+nodsp,+nomve``), so that the text stays one entry of a list."""
-    text = " ".join([options["kind"]] + [f"-{key}={value}" for key, value in options.items() if key != "kind"])
-    return f'"{text}"' if "," in text else text
+    """One option dict of :func:`parse_target_list` back as text, e.g. ``"c -mcpu=cortex-m55"``."""
+    return " ".join([options["kind"]] + [f"-{key}={value}" for key, value in options.items() if key != "kind"])
+
+
+def format_target_list(targets: list[dict[str, str]]) -> str:
+    """Option dicts back as a list :func:`parse_target_list` reads; an entry whose value holds a comma
+    (``-mattr=+nodsp,+nomve``) is quoted, so that it stays one entry."""
+    texts = [format_target(options) for options in targets]
+    return ",".join(f'"{text}"' if "," in text else text for text in texts)
 
 
 def _boolean(key: str, value: str) -> bool:

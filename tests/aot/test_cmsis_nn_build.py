@@ -72,6 +72,19 @@ def test_offload_report_says_which_library_runs_each_host_operator(ds_cnn):
     assert [op["library"] for op in dumped].count("cmsis-nn") == 6
 
 
+def test_tvmc_flags_choose_the_cpus_path(tmp_path):
+    """--target-cmsis-nn-mcpu and an -mattr list through tvmc: the M55 without DSP and MVE takes the scalar path,
+    whose 3x3 conv of 4 channels needs 2·36·2 bytes of context (MVE: 192)."""
+    archive = compile_model(models.make("conv2d", 0), tmp_path, "cmsis-nn,c", "--target-cmsis-nn-mcpu=cortex-m55",
+                            "--target-cmsis-nn-mattr=+nodsp,+nomve")
+    files = members(archive)
+    module = json.loads(files["./metadata.json"])["modules"]["default"]
+    assert module["target"] == ["cmsis-nn -mcpu=cortex-m55 -mattr=+nodsp,+nomve", "c"]
+    kernels = files["./codegen/host/src/default_lib1.c"].decode()
+    assert "target cmsis-nn -mcpu=cortex-m55 (scalar) */" in kernels
+    assert "  const cmsis_nn_context ctx = {context, 144};" in kernels
+
+
 def test_run_without_the_library_is_a_one_line_error(ds_cnn, tmp_path, monkeypatch, capsys):
     archive, _ = ds_cnn
     monkeypatch.delenv("ETHOSU_TVM_CMSIS_NN", raising=False)

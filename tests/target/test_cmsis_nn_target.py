@@ -2,7 +2,14 @@
 import pytest
 
 from ethosu_tvm.build_config import configure
-from ethosu_tvm.target import CmsisNnTarget, TargetError, cmsis_nn_target_from_options, format_target, parse_target_list
+from ethosu_tvm.target import (
+    CmsisNnTarget,
+    TargetError,
+    cmsis_nn_target_from_options,
+    format_target,
+    format_target_list,
+    parse_target_list,
+)
 
 LEVELS = {"cortex-m0": "scalar", "cortex-m0plus": "scalar", "cortex-m3": "scalar", "cortex-m23": "scalar",
           "cortex-m4": "dsp", "cortex-m7": "dsp", "cortex-m33": "dsp", "cortex-m35p": "dsp",
@@ -43,11 +50,11 @@ def test_mcpu_defaults_to_the_c_targets():
 
 
 def test_an_mattr_list_stays_one_entry_when_formatted():
-    options = {"kind": "cmsis-nn", "mcpu": "cortex-m55", "mattr": "+nodsp,+nomve"}
-    text = format_target(options)
-    assert text == '"cmsis-nn -mcpu=cortex-m55 -mattr=+nodsp,+nomve"'
-    assert parse_target_list(f"{text},c") == [options, {"kind": "c"}]
-    assert format_target({"kind": "c", "mcpu": "cortex-m55"}) == "c -mcpu=cortex-m55"
+    targets = [{"kind": "cmsis-nn", "mcpu": "cortex-m55", "mattr": "+nodsp,+nomve"}, {"kind": "c"}]
+    text = format_target_list(targets)
+    assert text == '"cmsis-nn -mcpu=cortex-m55 -mattr=+nodsp,+nomve",c'
+    assert parse_target_list(text) == targets
+    assert format_target(targets[0]) == "cmsis-nn -mcpu=cortex-m55 -mattr=+nodsp,+nomve"
 
 
 @pytest.mark.parametrize("text, message", [

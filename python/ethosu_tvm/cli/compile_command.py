@@ -15,7 +15,7 @@ from .errors import CommandError
 from ..output_files import check_writable, write_atomically
 from .files import read_input_file
 from .progress import StageDisplay
-from ..target import KIND_OPTIONS, format_target, parse_target_list
+from ..target import KIND_OPTIONS, format_target_list, parse_target_list
 
 # Old tvmc per-target flags: --target-<kind>-<option>=value or --target-<kind>-<option> value, names with '_' or '-'.
 _TARGET_FLAG = re.compile(rf"--target-({'|'.join(map(re.escape, KIND_OPTIONS))})-([\w-]+)(?:=(.*))?$")
@@ -96,7 +96,7 @@ def merge_target(target: str, flags: dict[str, dict[str, str]]) -> str:
         if entry is None:
             raise CommandError(f"--target-{kind}-{next(iter(options))} given, but {kind} is not in --target")
         entry.update(options)
-    return ",".join(format_target(t) for t in targets)
+    return format_target_list(targets)
 
 
 def _pass_config(items: list[str]) -> dict[str, str]:
