@@ -52,11 +52,15 @@ def test_mlperf_tiny_on_cortex_m55(name, tmp_path):
     assert module.kernel_libraries
 
 
-FACTORY = {  # the forms whose MVE paths differ: generic, 1x1 fast, 1xN, depthwise opt, one channel to conv, pools
+FACTORY = {  # forms whose MVE paths differ: generic, 1x1 fast and strided, 1xN, depthwise opt and generic, one channel
+    # to conv, pools, FC with kernel sums
     "conv2d": {},
     "conv2d 1x1": {"kernel": (1, 1)},
+    "conv2d 1x1 strided": {"kernel": (1, 1), "stride": (2, 2), "padding": "VALID"},
     "conv2d 1xN": {"in_shape": (1, 1, 12, 8), "kernel": (1, 3)},
+    "conv2d dilated, two batches": {"dilation": (2, 2), "in_shape": (2, 9, 9, 4), "activation": "RELU6"},
     "depthwise_conv2d": {},
+    "depthwise_conv2d multiplier 4": {"depth_multiplier": 4, "in_shape": (1, 8, 8, 2)},
     "depthwise_conv2d one channel": {"depth_multiplier": 8, "in_shape": (1, 8, 8, 1)},
     "avg_pool2d": {"pool": (3, 3), "stride": (2, 2), "padding": "SAME"},
     "max_pool2d": {},
