@@ -1,6 +1,7 @@
-"""Host-only `cmsis-nn,c -mcpu=cortex-m55` builds linked with CMSIS-NN's Cortex-M55 (MVE) library through the
-tarball's CMakeLists.txt and run on QEMU mps3-an547: the MVE paths, with the context buffers and kernel sums this
-project sizes and computes, bit-exact with LiteRT. Opt-in: ETHOSU_TVM_CMSIS_NN names the library folder."""
+"""Host-only `cmsis-nn,c` builds linked with CMSIS-NN's prebuilt library through the tarball's CMakeLists.txt and
+run on QEMU: the Cortex-M55 (MVE) build on mps3-an547 and the Cortex-M7 (DSP) one on mps2-an500, each with the
+context buffers and kernel sums this project sizes and computes for that CPU, bit-exact with LiteRT. Opt-in:
+ETHOSU_TVM_CMSIS_NN names the library folder."""
 from __future__ import annotations
 
 import os
@@ -12,32 +13,33 @@ import pytest
 from qemu_harness import build_and_run, parse_dumps, single_io_main_c
 
 import ethosu_tvm
+from ethosu_tvm.run.kernel_libraries import cmsis_nn_folder
 from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.reference import random_inputs, run_litert
 
 pytestmark = pytest.mark.skipif(not os.environ.get("ETHOSU_TVM_CMSIS_NN"),
-                                reason="ETHOSU_TVM_CMSIS_NN names no CMSIS-NN build (include/, lib/cortex-m55/): the "
-                                       "linked tier needs one (docs/firmware.md)")
+                                reason="ETHOSU_TVM_CMSIS_NN names no CMSIS-NN build (include/, lib/cortex-m55/, "
+                                       "lib/cortex-m7/): the linked tier needs one (docs/firmware.md)")
 SEEDS = range(3)
 
 
-def _imported_cmsis_nn() -> tuple[str, ...]:
-    """CMake lines defining the target `cmsis-nn` as the prebuilt Cortex-M55 library."""
-    root = Path(os.environ["ETHOSU_TVM_CMSIS_NN"])
+def _imported_cmsis_nn(cpu: str) -> tuple[str, ...]:
+    """CMake lines defining the target `cmsis-nn` as the prebuilt library for `cpu`."""
+    include, archive = cmsis_nn_folder(cpu)
     return ("add_library(cmsis-nn STATIC IMPORTED)",
-            f"set_target_properties(cmsis-nn PROPERTIES IMPORTED_LOCATION {root / 'lib/cortex-m55/libcmsis-nn.a'} "
-            f"INTERFACE_INCLUDE_DIRECTORIES {root / 'include'})")
+            f"set_target_properties(cmsis-nn PROPERTIES IMPORTED_LOCATION {archive} "
+            f"INTERFACE_INCLUDE_DIRECTORIES {include})")
 
 
-def _assert_exact_on_qemu(model: bytes, directory: Path) -> ethosu_tvm.CompiledModel:
-    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target="cmsis-nn,c -mcpu=cortex-m55")
+def _assert_exact_on_qemu(model: bytes, directory: Path, cpu: str = "cortex-m55") -> ethosu_tvm.CompiledModel:
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=f"cmsis-nn,c -mcpu={cpu}")
     module.export_model_library_format(directory / "model.tar")
     with tarfile.open(directory / "model.tar") as tar:
         tar.extractall(directory / "mlf", filter="data")
     inputs = [random_inputs(model, seed)[0] for seed in SEEDS]
     expected = [run_litert(model, [x])[0] for x in inputs]
     result = build_and_run(single_io_main_c(inputs, expected[0]), directory, directory / "mlf",
-                           libraries=_imported_cmsis_nn())
+                           libraries=_imported_cmsis_nn(cpu), cpu=cpu)
     assert result.exit_code == 0, result.stderr
     dumps = parse_dumps(result.stdout)
     for seed in SEEDS:
@@ -46,14 +48,15 @@ def _assert_exact_on_qemu(model: bytes, directory: Path) -> ethosu_tvm.CompiledM
     return module
 
 
+@pytest.mark.parametrize("cpu", ["cortex-m55", "cortex-m7"])
 @pytest.mark.parametrize("name", ["mlperf_tiny_kws_dscnn_int8", "mlperf_tiny_ic_resnet8_int8"])
-def test_mlperf_tiny_on_cortex_m55(name, tmp_path):
-    module = _assert_exact_on_qemu(shared_model(f"{name}.tflite"), tmp_path)
+def test_mlperf_tiny(name, cpu, tmp_path):
+    module = _assert_exact_on_qemu(shared_model(f"{name}.tflite"), tmp_path, cpu)
     assert module.kernel_libraries
 
 
-FACTORY = {  # forms whose MVE paths differ: generic, 1x1 fast and strided, 1xN, depthwise opt and generic, one channel
-    # to conv, pools, FC with kernel sums
+FACTORY = {  # forms whose paths differ: generic, 1x1 fast and strided, 1xN, depthwise 3x3, opt and generic, one
+    # channel to conv (MVE), pools, FC (kernel sums on MVE)
     "conv2d": {},
     "conv2d 1x1": {"kernel": (1, 1)},
     "conv2d 1x1 strided": {"kernel": (1, 1), "stride": (2, 2), "padding": "VALID"},
@@ -69,7 +72,8 @@ FACTORY = {  # forms whose MVE paths differ: generic, 1x1 fast and strided, 1xN,
 }
 
 
+@pytest.mark.parametrize("cpu", ["cortex-m55", "cortex-m7"])
 @pytest.mark.parametrize("case", FACTORY)
-def test_factory_ops_on_cortex_m55(case, tmp_path):
-    module = _assert_exact_on_qemu(models.make(case.split()[0], 1, **FACTORY[case]), tmp_path)
+def test_factory_ops(case, cpu, tmp_path):
+    module = _assert_exact_on_qemu(models.make(case.split()[0], 1, **FACTORY[case]), tmp_path, cpu)
     assert [step.kernel.library for step in module.program.steps] == ["cmsis-nn"]
