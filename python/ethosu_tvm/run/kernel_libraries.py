@@ -4,7 +4,7 @@ The project ships none (CMSIS-NN is in no package registry): ETHOSU_TVM_CMSIS_NN
 headers and prebuilt static libraries, laid out as docs/firmware.md describes:
 
     include/arm_nnfunctions.h (and the rest of CMSIS-NN's Include/)
-    lib/x86_64/libcmsis-nn.a      this PC (position-independent: it is linked into the model's shared library)
+    lib/x86_64/libcmsis-nn.a      this PC (linked into the model's shared library: build it with -fPIC)
     lib/cortex-m55/libcmsis-nn.a  lib/cortex-m7/libcmsis-nn.a   firmware builds
 """
 from __future__ import annotations

@@ -12,7 +12,7 @@ import tvm
 from ...target import CmsisNnTarget
 from ..kernel import HostKernel
 from ..spec import HostOp
-from .calls import HEADER, LIBRARY, build_call
+from .calls import LIBRARY, build_call
 from .exactness import refusal
 
 # The ops whose calls are emitted (op_name values), and the CMSIS-NN release the rules were read from.
@@ -39,4 +39,4 @@ class CmsisNn:
         return build_call(op, name, self.cpu, target)
 
 
-__all__ = ["CHECKED_AGAINST", "CmsisNn", "HEADER", "LIBRARY", "OPS"]
+__all__ = ["CHECKED_AGAINST", "CmsisNn", "LIBRARY", "OPS"]
