@@ -245,11 +245,18 @@ OPTION_CASES = {
                                  "constants-byte-alignment"),
     "per-target flag of no kind": ([TARGET, "--target-ethos-n-foo=1"],
                                    "unknown target kind in --target-ethos-n-foo; valid: --target-ethos-u-<option>, "
-                                   "--target-c-<option>, --target-llvm-<option>"),
+                                   "--target-cmsis-nn-<option>, --target-c-<option>, --target-llvm-<option>"),
     "per-target flag without value": ([TARGET, "--target-c-mcpu"],
                                       "--target-c-mcpu needs a value, e.g. --target-c-mcpu=VALUE"),
     "per-target flag of a kind not in --target": ([TARGET, "--target-llvm-mcpu=cortex-m55"],
                                                   "--target-llvm-mcpu given, but llvm is not in --target"),
+    "unknown cmsis-nn cpu": (["--target=cmsis-nn,c", "--target-cmsis-nn-mcpu=cortex-a53"],
+                             "unknown -mcpu 'cortex-a53' for target cmsis-nn; valid: cortex-m0, cortex-m0plus, "
+                             "cortex-m3, cortex-m23, cortex-m4, cortex-m7, cortex-m33, cortex-m35p, cortex-m55, "
+                             "cortex-m85"),
+    "unknown cmsis-nn attribute": (["--target=cmsis-nn,c", "--target-cmsis-nn-mcpu=cortex-m55",
+                                    "--target-cmsis-nn-mattr=+nomve,+nofp"],
+                                   "unknown -mattr '+nofp' for target cmsis-nn; valid: +nodsp, +nomve"),
     "runtime": ([TARGET, "--runtime=cpp"], "--runtime 'cpp' is not supported; use crt"),
     "graph executor": ([TARGET, "--executor", "graph"], "--executor 'graph' is not supported; use aot"),
     "so output": ([TARGET, "--output-format", "so"], "--output-format 'so' is not supported; use mlf"),

@@ -14,7 +14,8 @@ from .codegen import CascaderSettings
 from .host import host_target
 from .memory import PoolInfo
 from .partition.patterns import CODEGEN
-from .target import EthosuTarget, TargetError, ethosu_target_from_options, format_target, parse_target_list
+from .target import (CmsisNnTarget, EthosuTarget, TargetError, cmsis_nn_target_from_options, ethosu_target_from_options,
+                     format_target, parse_target_list)
 
 # Pass-config keys of old tvmc this flow understands, with what they control here.
 PASS_CONFIG = {
@@ -43,6 +44,7 @@ class BuildConfig:
     io_in_workspace: bool = False
     cascader: Optional[CascaderSettings] = None
     split_launches: bool = False  # one NPU launch per operator (debug builds: `partition_for_ethosu`)
+    cmsis_nn: Optional[CmsisNnTarget] = None  # host operators CMSIS-NN computes exactly become calls of its kernels
 
 
 def _flag(config: dict, key: str) -> bool:
@@ -91,9 +93,9 @@ def configure(target: str, executor: str = "aot", pass_config: Optional[dict] = 
     if "c" not in kinds:
         raise TargetError("the target list needs the host target 'c' (e.g. \"ethos-u -accelerator-config="
                           "ethos-u55-128\",c): operators and the runner run on the Cortex-M")
-    unsupported = [k for k in kinds if k not in ("ethos-u", "c")]
+    unsupported = [k for k in kinds if k not in ("ethos-u", "cmsis-nn", "c")]
     if unsupported:
-        raise TargetError(f"target kind {unsupported[0]!r} is not supported by this flow; use ethos-u and c")
+        raise TargetError(f"target kind {unsupported[0]!r} is not supported by this flow; use ethos-u, cmsis-nn and c")
     if executor != "aot":
         raise BuildError(f"executor {executor!r} is not supported; only 'aot' (the C runner) is")
     config = dict(pass_config or {})
@@ -109,7 +111,9 @@ def configure(target: str, executor: str = "aot", pass_config: Optional[dict] = 
     if split_launches and npu is None:
         raise BuildError("one NPU launch per operator needs an ethos-u target: a host-only build has no NPU launch, "
                          "each operator is a host kernel of its own already")
-    host = host_target(next(t for t in targets if t["kind"] == "c").get("mcpu"))
+    host_mcpu = next(t for t in targets if t["kind"] == "c").get("mcpu")
+    host = host_target(host_mcpu)
+    cmsis_nn = next((cmsis_nn_target_from_options(t, host_mcpu) for t in targets if t["kind"] == "cmsis-nn"), None)
     io_in_workspace = use_workspace_io or _flag(config, "tir.usmp.use_workspace_io")
     names = [p.name for p in pools or []]
     if len(set(names)) != len(names) or any(not re.fullmatch(r"[A-Za-z_]\w*", n) for n in names):
@@ -118,4 +122,4 @@ def configure(target: str, executor: str = "aot", pass_config: Optional[dict] = 
     # I/O in the workspace means the application owns the pools: it writes inputs into them.
     return BuildConfig(npu, host, tuple(format_target(t) for t in targets), planner, planned,
                        bool(pools) or io_in_workspace, io_in_workspace, _cascader(npu, planned, cascader_sram_limit),
-                       split_launches)
+                       split_launches, cmsis_nn)

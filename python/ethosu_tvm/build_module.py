@@ -40,7 +40,10 @@ from .codegen import NpuArtifact, ScratchIo, compile_npu_graphs, io_in_scratch
 from .codegen.cascade import cascade_proposals
 from .compiled_model import CompiledModel
 from .frontend.attributes import model_io_names, model_states
-from .host import build_copy_kernel, build_host_kernels, fuse_host_ops
+from .host import REGISTRY, build_copy_kernel, build_host_kernels, fuse_host_ops
+from .host.cmsis_nn import OPS as CMSIS_NN_OPS
+from .host.cmsis_nn import CmsisNn
+from .host.cmsis_nn.report import with_libraries
 from .legalize import legalize
 from .legalize.ops import NpuGraph
 from .memory import PoolInfo
@@ -54,6 +57,17 @@ def _partition(mod: tvm.IRModule, config: BuildConfig) -> tuple[tvm.IRModule, Of
     if config.npu is None:
         return mod, host_only_report(mod)
     return partition_for_ethosu(mod, config.npu, config.split_launches)
+
+
+def _host_kernels(fused: tvm.IRModule, config: BuildConfig, offload: OffloadReport) -> tuple[dict, OffloadReport]:
+    """Stage 5, with CMSIS-NN registered for the compile when the target list names it; the offload report then
+    says per host operator which library runs it and why."""
+    if config.cmsis_nn is None:
+        return build_host_kernels(fused, config.host, PREFIX), offload
+    cmsis_nn = CmsisNn(config.cmsis_nn)
+    with REGISTRY.registered(cmsis_nn, CMSIS_NN_OPS):
+        kernels = build_host_kernels(fused, config.host, PREFIX)
+    return kernels, with_libraries(offload, fused, kernels, cmsis_nn)
 
 
 def _npu_graphs(fused: tvm.IRModule, config: BuildConfig) -> list[NpuGraph]:
@@ -114,7 +128,7 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     report("legalization")
     graphs = _npu_graphs(fused, config)
     report("code generation: host kernels")
-    kernels = build_host_kernels(fused, config.host, PREFIX)
+    kernels, offload = _host_kernels(fused, config, offload)
     artifacts = []
     if config.npu is not None:
         scratch_io = io_in_scratch(fused, config.io_in_workspace, len(model_states(mod)))

@@ -11,13 +11,14 @@ import tvm
 
 from .aot.c_source import CSources
 from .aot.interface import INTERFACE_PATH, ModelInterface
-from .aot.program import MODULE, NpuStep, Program
+from .aot.program import MODULE, HostStep, NpuStep, Program
 from .aot.workspace import Workspace
 from .arch import round_up
 from .build_config import BuildConfig
 from .codegen.cascade import describe_proposal
 from .debug_layers import DEBUG_MAP_PATH, hidden_operators, layer_tensors, run_dumping, to_json, write_dump
 from .frontend.attributes import OP_OUTPUTS_ATTR
+from .host.cmsis_nn import CHECKED_AGAINST, LIBRARY
 from .memory import plan_to_json
 from .mlf import IOTensor, MlfModule, export_model_library_format
 from .partition import OffloadReport
@@ -61,6 +62,12 @@ class CompiledModel:
             return 0
         return sum(io.tensor.nbytes for io in self.program.inputs + self.program.outputs)
 
+    @property
+    def kernel_libraries(self) -> dict[str, str]:
+        """The kernel libraries the host kernels call, with the release each was checked against."""
+        names = {step.kernel.library for step in self.program.steps if isinstance(step, HostStep)}
+        return {LIBRARY: CHECKED_AGAINST} if LIBRARY in names else {}
+
     def mlf_module(self, debug_info: bool = False) -> MlfModule:
         """The MLF's contents; `debug_info` adds the layer-dump map (src/debug_layers.json) for tvmc run."""
         files: dict[str, str | bytes] = dict(self.sources.files())
@@ -80,7 +87,7 @@ class CompiledModel:
 
         return MlfModule(MODULE, list(self.config.targets), io(self.program.inputs), io(self.program.outputs),
                          self.workspace.plan.total_size, self.constants_size_bytes, files,
-                         dict(self.workspace.plan.pool_sizes), self.config.io_in_workspace)
+                         dict(self.workspace.plan.pool_sizes), self.config.io_in_workspace, self.kernel_libraries)
 
     def export_model_library_format(self, path, debug_info: bool = False) -> Path:
         """Write the MLF v7 tarball (deterministic, replaced atomically); `debug_info` as for `mlf_module`."""
@@ -129,7 +136,7 @@ class CompiledModel:
                  f", {counts.get('host', 0)} on the host"]
         for entry in self.offload.ops:
             if entry.target == "host":
-                lines.append(f"  host: #{entry.index} {entry.op}: {entry.reason}")
+                lines.append(f"  host: #{entry.index} {entry.op}: {entry.detail}")
         plan = self.workspace.plan
         pools = ", ".join(f"{name} {size} bytes" for name, size in plan.pool_sizes.items())
         lines.append(f"Memory: workspace {plan.total_size} bytes ({pools}; planner {plan.algorithm}"

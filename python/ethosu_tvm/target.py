@@ -36,6 +36,7 @@ _ETHOSU_CHOICES = ("system-config", "memory-mode")
 # Option names each target kind accepts (values other than ethos-u's are passed through unchecked).
 KIND_OPTIONS = {
     "ethos-u": ("accelerator-config",) + _ETHOSU_CHOICES + _ETHOSU_FLAGS + _ETHOSU_INTEGERS,
+    "cmsis-nn": ("mcpu", "mattr"),
     "c": ("mcpu", "march", "workspace-byte-alignment", "constants-byte-alignment"),
     "llvm": ("mtriple", "mcpu", "mattr", "mfloat-abi", "mabi", "num-cores"),
 }
@@ -153,6 +154,13 @@ def format_target(options: dict[str, str]) -> str:
     return " ".join([options["kind"]] + [f"-{key}={value}" for key, value in options.items() if key != "kind"])
 
 
+def format_target_list(targets: list[dict[str, str]]) -> str:
+    """Option dicts back as a list :func:`parse_target_list` reads; an entry whose value holds a comma
+    (``-mattr=+nodsp,+nomve``) is quoted, so that it stays one entry."""
+    texts = [format_target(options) for options in targets]
+    return ",".join(f'"{text}"' if "," in text else text for text in texts)
+
+
 def _boolean(key: str, value: str) -> bool:
     try:
         return _BOOLEAN_VALUES[value.lower()]
@@ -174,6 +182,38 @@ def ethosu_target_from_options(options: dict[str, str]) -> EthosuTarget:
     flags.update({key.replace("-", "_"): _integer(key, options[key]) for key in _ETHOSU_INTEGERS if key in options})
     choices = {key.replace("-", "_"): options[key] for key in _ETHOSU_CHOICES if key in options}
     return EthosuTarget(accelerator=options.get("accelerator-config", DEFAULT_ACCELERATOR), **choices, **flags)
+
+
+# CMSIS-NN's kernels take one of three code paths, chosen when the library is compiled for a CPU: plain C, the DSP
+# extension's SIMD instructions, or the M-profile vector extension (MVE, Helium). The path sets the scratch sizes.
+SCALAR, DSP, MVE = "scalar", "dsp", "mve"
+CMSIS_NN_CPUS = {"cortex-m0": SCALAR, "cortex-m0plus": SCALAR, "cortex-m3": SCALAR, "cortex-m23": SCALAR,
+                 "cortex-m4": DSP, "cortex-m7": DSP, "cortex-m33": DSP, "cortex-m35p": DSP,
+                 "cortex-m55": MVE, "cortex-m85": MVE}
+# What each -mattr feature removal leaves of an extension level (MVE implies DSP: without DSP there is no MVE).
+_CMSIS_NN_ATTRS = {"+nodsp": {MVE: SCALAR, DSP: SCALAR}, "+nomve": {MVE: DSP}}
+
+
+@dataclass(frozen=True)
+class CmsisNnTarget:
+    """The Cortex-M CPU CMSIS-NN runs on, and the code path (`extension`: scalar, dsp or mve) its kernels take."""
+
+    mcpu: str
+    extension: str
+
+
+def cmsis_nn_target_from_options(options: dict[str, str], host_mcpu: str | None = None) -> CmsisNnTarget:
+    """The CmsisNnTarget of a ``cmsis-nn`` option dict; its -mcpu defaults to the c target's (`host_mcpu`)."""
+    mcpu = options.get("mcpu", host_mcpu)
+    if mcpu not in CMSIS_NN_CPUS:
+        problem = f"unknown -mcpu {mcpu!r}" if mcpu else "no -mcpu (on cmsis-nn or c)"
+        raise TargetError(f"{problem} for target cmsis-nn; valid: {', '.join(CMSIS_NN_CPUS)}")
+    extension = CMSIS_NN_CPUS[mcpu]
+    for attribute in filter(None, (a.strip() for a in options.get("mattr", "").split(","))):
+        if attribute not in _CMSIS_NN_ATTRS:
+            raise TargetError(f"unknown -mattr {attribute!r} for target cmsis-nn; valid: {', '.join(_CMSIS_NN_ATTRS)}")
+        extension = _CMSIS_NN_ATTRS[attribute].get(extension, extension)
+    return CmsisNnTarget(mcpu, extension)
 
 
 def parse_ethosu_target(text: str) -> EthosuTarget:

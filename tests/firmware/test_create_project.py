@@ -117,3 +117,13 @@ def test_zephyr_npu_application_reserves_the_driver_zephyr_initialised(tmp_path)
         "CONFIG_ETHOS_U=y  # Zephyr before 4.1: CONFIG_ARM_ETHOS_U=y"
     main_c = (tmp_path / "z/src/main.c").read_text()
     assert "struct tvmgen_default_devices devices = {.ethos_u = 0};" in main_c and "ethosu_init" not in main_c
+
+
+def test_zephyr_application_of_a_cmsis_nn_model_enables_zephyrs_cmsis_nn(tmp_path):
+    (tmp_path / "m.tflite").write_bytes(models.make("conv2d"))
+    assert tvmc(["compile", "--target=cmsis-nn -mcpu=cortex-m55,c", str(tmp_path / "m.tflite"),
+                 "-o", str(tmp_path / "m.tar"), "-q"]) == 0
+    assert _create(str(tmp_path / "z"), str(tmp_path / "m.tar"), "zephyr") == 0
+    assert (tmp_path / "z/prj.conf").read_text().splitlines()[4:] == [
+        "CONFIG_CMSIS_NN=y", "CONFIG_CMSIS_NN_CONVOLUTION=y", "CONFIG_CMSIS_NN_FULLYCONNECTED=y",
+        "CONFIG_CMSIS_NN_POOLING=y", "CONFIG_CMSIS_NN_NNSUPPORT=y"]

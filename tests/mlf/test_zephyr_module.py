@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 import ethosu_tvm
+from ethosu_tvm.mlf.zephyr import module_files
 from ethosu_tvm.testing import models
 
 SHIM = Path(ethosu_tvm.__file__).parent / "run" / "shim"
@@ -112,3 +113,14 @@ def test_npu_model_without_zephyrs_driver_says_so(tmp_path, npu_mlf):
 def test_host_only_module_needs_no_driver(tmp_path, host_mlf):
     result = _cmake(_zephyr_stand_in(tmp_path, host_mlf, driver=False), tmp_path / "build")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_cmsis_nn_model_depends_on_zephyrs_cmsis_nn_module():
+    files = module_files("tvmgen_default", False, {"cmsis-nn": "ARM-software/CMSIS-NN 99f736a6"})
+    assert yaml.safe_load(files["zephyr/module.yml"])["build"]["depends"] == ["cmsis-nn"]
+    cmake = files["zephyr/CMakeLists.txt"]
+    assert ("tvmgen_default calls cmsis-nn: enable Zephyr's cmsis-nn module (CONFIG_CMSIS_NN=y, "
+            "CONFIG_CMSIS_NN_CONVOLUTION=y, CONFIG_CMSIS_NN_FULLYCONNECTED=y, CONFIG_CMSIS_NN_POOLING=y, "
+            "CONFIG_CMSIS_NN_NNSUPPORT=y)") in cmake
+    # Zephyr's cmsis-nn is a zephyr_library, linked by Zephyr: the tarball's CMakeLists.txt must not ask for a target
+    assert cmake.index('set(ETHOSU_TVM_KERNEL_LIBRARIES "" CACHE STRING') < cmake.index("add_subdirectory(")

@@ -111,8 +111,8 @@ def test_tvmc_style_list():
          "option dev-select-proposal takes a non-negative integer, got '-1'"),
         ("ethos-u -enable-cascader=maybe",
          "option enable-cascader takes a boolean, got 'maybe'; valid: 1, 0, true, false"),
-        ("ethos-n", "unknown target kind 'ethos-n'; valid: ethos-u, c, llvm"),
-        ("", "empty target; valid kinds: ethos-u, c, llvm"),
+        ("ethos-n", "unknown target kind 'ethos-n'; valid: ethos-u, cmsis-nn, c, llvm"),
+        ("", "empty target; valid kinds: ethos-u, cmsis-nn, c, llvm"),
         ("ethos-u ethos-u55-128", "unexpected 'ethos-u55-128' in the ethos-u target; options look like -key=value"),
     ],
 )

@@ -15,7 +15,7 @@ from .errors import CommandError
 from ..output_files import check_writable, write_atomically
 from .files import read_input_file
 from .progress import StageDisplay
-from ..target import KIND_OPTIONS, format_target, parse_target_list
+from ..target import KIND_OPTIONS, format_target_list, parse_target_list
 
 # Old tvmc per-target flags: --target-<kind>-<option>=value or --target-<kind>-<option> value, names with '_' or '-'.
 _TARGET_FLAG = re.compile(rf"--target-({'|'.join(map(re.escape, KIND_OPTIONS))})-([\w-]+)(?:=(.*))?$")
@@ -96,7 +96,7 @@ def merge_target(target: str, flags: dict[str, dict[str, str]]) -> str:
         if entry is None:
             raise CommandError(f"--target-{kind}-{next(iter(options))} given, but {kind} is not in --target")
         entry.update(options)
-    return ",".join(format_target(t) for t in targets)
+    return format_target_list(targets)
 
 
 def _pass_config(items: list[str]) -> dict[str, str]:
@@ -156,7 +156,8 @@ def run(args) -> int:
             write_atomically(Path(args.dump_per_layer), to_csv(rows))
     if args.dump_offloads:
         report = {"accelerator": module.offload.accelerator,
-                  "ops": [{"index": e.index, "op": e.op, "target": e.target, "reason": e.reason}
+                  "ops": [{"index": e.index, "op": e.op, "target": e.target, "reason": e.reason,
+                           **({"library": e.library, "library_reason": e.library_reason} if e.library else {})}
                           for e in module.offload.ops]}
         write_atomically(Path(args.dump_offloads), json.dumps(report, indent=2) + "\n")
     if args.dump_memory_plan:

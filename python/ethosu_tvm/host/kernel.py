@@ -119,7 +119,8 @@ class HostKernel:
 
     The caller passes one pointer per entry of `params`, in order, then one per entry of `scratch`, in order:
     `nbytes` bytes aligned to `alignment`, which may be reused once the call returns. `c_source` defines the
-    function and whatever it calls that is not in a library the application links.
+    function and whatever it calls that is not in a library the application links; `library` names that library
+    ("" for our own C).
     """
 
     name: str
@@ -128,6 +129,7 @@ class HostKernel:
     params: tuple[KernelParam, ...]
     scratch: tuple[ScratchBuffer, ...]
     target: tvm.target.Target
+    library: str = ""
 
     def __post_init__(self):
         names = [s.name for s in self.scratch]

@@ -21,8 +21,10 @@ def needs_driver(files: list[str]) -> bool:
     return any(f.startswith(_GLUE_SOURCE) and f.endswith(".c") for f in files)
 
 
-def cmake_lists(target: str, files: list[str], constants_size: int, workspace_size: int) -> str:
-    """CMakeLists.txt text for a tarball holding `files` (paths in the archive); deterministic."""
+def cmake_lists(target: str, files: list[str], constants_size: int, workspace_size: int,
+                libraries: dict[str, str] | None = None) -> str:
+    """CMakeLists.txt text for a tarball holding `files` (paths in the archive) whose kernels call `libraries`
+    (CMake target name → the release they were checked against); deterministic."""
     sources = sorted(f for f in files if PurePosixPath(f).parent.name == "src" and f.endswith(".c"))
     includes = sorted({str(PurePosixPath(f).parent) for f in files if PurePosixPath(f).parent.name == "include"})
     npu = needs_driver(files)
@@ -50,7 +52,24 @@ def cmake_lists(target: str, files: list[str], constants_size: int, workspace_si
         "",
         "# Host kernels built by a kernel library (e.g. CMSIS-NN, registered in ethosu_tvm.host.REGISTRY) call its",
         "# functions: name the CMake targets that provide them (empty: the portable kernels need none).",
-        'set(ETHOSU_TVM_KERNEL_LIBRARIES "" CACHE STRING "CMake targets of the kernel libraries the model calls")',
+    ]
+    if libraries:
+        lines += [
+            *(f"# The kernels call {name} (checked against {version}): define its target before this folder, e.g."
+              f" add_subdirectory(<{name}>)." for name, version in sorted(libraries.items())),
+            f'set(ETHOSU_TVM_KERNEL_LIBRARIES "{";".join(sorted(libraries))}" CACHE STRING '
+            '"CMake targets of the kernel libraries the model calls")',
+            "foreach(library ${ETHOSU_TVM_KERNEL_LIBRARIES})",
+            "  if(NOT TARGET ${library})",
+            f'    message(FATAL_ERROR "{target} calls the kernel library target ${{library}}: add it before this '
+            'folder, or set ETHOSU_TVM_KERNEL_LIBRARIES to your targets")',
+            "  endif()",
+            "endforeach()",
+        ]
+    else:
+        lines.append('set(ETHOSU_TVM_KERNEL_LIBRARIES "" CACHE STRING "CMake targets of the kernel libraries the '
+                     'model calls")')
+    lines += [
         f"target_link_libraries({target} PUBLIC ${{ETHOSU_TVM_KERNEL_LIBRARIES}})",
         "",
         "# A build whose linker script takes every .rodata.* and .bss.* first (Zephyr's: zephyr/CMakeLists.txt) sets",

@@ -10,12 +10,22 @@ HOST = "host"
 
 @dataclass(frozen=True)
 class OffloadEntry:
-    """One source operator: TFLite builtin name (`op`), `target` "ethos-u" or "host", `reason` ("" if offloaded)."""
+    """One source operator: TFLite builtin name (`op`), `target` "ethos-u" or "host", `reason` ("" if offloaded).
+
+    With a kernel library in the build, a host operator also says which `library` runs it ("cmsis-nn", or "ours"
+    for the project's own C) and why (`library_reason`)."""
 
     index: int
     op: str
     target: str
     reason: str = ""
+    library: str = ""
+    library_reason: str = ""
+
+    @property
+    def detail(self) -> str:
+        """The reason, and the library's choice when there is one."""
+        return f"{self.reason}; {self.library}: {self.library_reason}" if self.library else self.reason
 
 
 @dataclass(frozen=True)
@@ -31,7 +41,7 @@ class OffloadReport:
 
     def __str__(self) -> str:
         rows = [("#", "operator", "target", "reason")]
-        rows += [(str(e.index), e.op, e.target, e.reason) for e in self.ops]
+        rows += [(str(e.index), e.op, e.target, e.detail) for e in self.ops]
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
         lines = [f"Offload report for {self.accelerator}"]
         for row in rows:

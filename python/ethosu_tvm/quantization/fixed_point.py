@@ -35,6 +35,13 @@ def multiply_by_quantized_multiplier(x: np.ndarray, real: float) -> np.ndarray:
     return rounding_divide_by_pot(_srdhm(shifted, multiplier), max(-exponent, 0))
 
 
+def multiply_by_quantized_multiplier_single_round(x: np.ndarray, real: float) -> np.ndarray:
+    """TFLite's single-rounding requantization (LiteRT's int8 FULLY_CONNECTED) of int64 values:
+    (x · multiplier + 2^(30 − shift)) >> (31 − shift), exact in int64 for |x| < 2^32."""
+    multiplier, exponent = quantize_multiplier(real)
+    return (x * multiplier + (1 << (30 - exponent))) >> (31 - exponent)
+
+
 INT16_VALUES = np.arange(-(1 << 15), 1 << 15, dtype=np.int64)
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from ..aot.interface import INTERFACE_PATH, ModelInterface
 from ..arch import ALIGNMENT, round_up
 from ..sim import SimStats, Simulator
+from .kernel_libraries import LibraryMissing, link_flags
 
 SHIM = Path(__file__).with_name("shim")
 CFLAGS = ("-std=c99", "-O2", "-Wall", "-Werror", "-shared", "-fPIC")
@@ -44,8 +45,12 @@ def compile_library(mlf: Path, output: Path, debug: bool = False) -> Path:
     sources = sorted((mlf / "codegen" / "host" / "src").glob("*.c")) + sorted((mlf / "runtime" / "src").glob("*.c"))
     includes = [mlf / "codegen" / "host" / "include", mlf / "runtime" / "include", SHIM]
     shims = ["ethosu_driver_sim.c"] + (["ethosu_tvm_step_hook.c"] if debug else [])
+    try:
+        libraries = link_flags(mlf)
+    except LibraryMissing as err:
+        raise RunError(str(err)) from None
     command = [compiler, *CFLAGS, *(DEBUG_CFLAGS if debug else ()), *(f"-I{path}" for path in includes),
-               *map(str, sources), *(str(SHIM / name) for name in shims), "-o", str(output)]
+               *map(str, sources), *(str(SHIM / name) for name in shims), *libraries, "-o", str(output)]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         raise RunError(f"gcc could not build the model library: {result.stderr.strip().splitlines()[0]}")

@@ -29,7 +29,8 @@ from .weighted import accumulator_dtype
 REQUANTIZE = {"int8": multiply_by_quantized_multiplier, "int16": multiply_by_quantized_multiplier_wide}
 
 
-def _check_shapes(op: Conv2D) -> None:
+def check_shapes(op: Conv2D) -> None:
+    """Refuse weights and an output shape that do not fit the input and the window (UnsupportedHostOp)."""
     batches, height, width, depth = op.input.shape
     channels, (kernel_h, kernel_w) = op.output.shape[3], op.weights.shape[1:3]
     expected = (1, kernel_h, kernel_w, channels) if op.depthwise else (channels, kernel_h, kernel_w, depth)
@@ -44,7 +45,7 @@ def _check_shapes(op: Conv2D) -> None:
 
 def define(op: Conv2D) -> TeKernel:
     accumulator = accumulator_dtype(op)
-    _check_shapes(op)
+    check_shapes(op)
     _, height, width, depth = op.input.shape
     channels, (kernel_h, kernel_w) = op.output.shape[3], op.weights.shape[1:3]
     (stride_h, stride_w), (dilation_h, dilation_w), (top, left) = op.stride, op.dilation, op.padding[:2]
