@@ -13,7 +13,7 @@ setup(
     package_dir={"": "python", "ethosu_tvm._glue": "src"},
     packages=find_packages("python") + ["ethosu_tvm._glue"],
     package_data={"ethosu_tvm._glue": ["*.c", "*.h"], "ethosu_tvm.run": ["shim/*.c", "shim/*.h"],
-                  "ethosu_tvm.firmware": ["corstone300/*"]},
+                  "ethosu_tvm.firmware": ["corstone300/*", "zephyr/*"]},
     install_requires=[
         "apache-tvm==0.27.0.post1",
         "ethos-u-vela==5.2.0",
@@ -27,6 +27,8 @@ setup(
             "hypothesis==6.170.15",
             "ai-edge-litert==2.3.0",
             "tflite-micro==0.dev20261023182759",
+            "kconfiglib==14.1.0",
+            "PyYAML==6.0.4",
         ],
     },
     entry_points={"console_scripts": ["tvmc = ethosu_tvm.process:command"]},

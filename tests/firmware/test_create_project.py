@@ -64,9 +64,9 @@ def test_errors_are_one_line_and_leave_nothing(tmp_path, module, capsys, case):
         "no model": f"{tmp_path / 'other.tar'} is not an MLF tarball from ethosu-tvm (no src/interface.json)",
         "exists": f"{tmp_path / 'there'} exists (-f replaces it)",
         "inputs": "inputs must be named input_0; unknown: x; missing: input_0",
-        "template": "argument template: invalid choice: 'zephyr' (choose from 'corstone300')",
+        "template": "argument template: invalid choice: 'esp32' (choose from 'corstone300', 'zephyr')",
     }[case]
-    template = "zephyr" if case == "template" else "corstone300"
+    template = "esp32" if case == "template" else "corstone300"
     if case == "missing":
         tar = str(tmp_path / "none.tar")
     elif case == "not a tarball":
@@ -89,3 +89,41 @@ def test_force_replaces_the_folder(tmp_path, module):
     (tmp_path / "p/old.txt").write_text("x")
     assert _create("-f", str(tmp_path / "p"), str(module), "corstone300") == 0
     assert not (tmp_path / "p/old.txt").exists() and (tmp_path / "p/main.c").is_file()
+
+
+def test_zephyr_application_files(tmp_path, module, capsys):
+    assert _create(str(tmp_path / "z"), str(module), "zephyr", "--fill-mode", "zeros") == 0
+    files = sorted(str(p.relative_to(tmp_path / "z")) for p in (tmp_path / "z").rglob("*") if p.is_file())
+    assert [f for f in files if not f.startswith("model/")] == ["CMakeLists.txt", "prj.conf", "src/dump.h",
+                                                                "src/main.c"]
+    assert {"model/zephyr/module.yml", "model/zephyr/CMakeLists.txt", "model/zephyr/Kconfig"} <= set(files)
+    assert "list(APPEND ZEPHYR_EXTRA_MODULES ${CMAKE_CURRENT_SOURCE_DIR}/model)" in (tmp_path / "z/CMakeLists.txt"
+                                                                                     ).read_text()
+    assert (tmp_path / "z/prj.conf").read_text().splitlines()[1:] == [
+        "CONFIG_TVMGEN_DEFAULT=y", "CONFIG_STDOUT_CONSOLE=y", "CONFIG_MAIN_STACK_SIZE=16384"]  # host-only: no driver
+    main_c = (tmp_path / "z/src/main.c").read_text()
+    assert 'section(".tvm_workspace")' in main_c and 'section(".tvm_constants")' in main_c
+    assert ".sram_data" not in main_c and "ethosu_driver" not in main_c and 'printf("top class: %u\\n", top);' in main_c
+    assert capsys.readouterr().out == f"Wrote {tmp_path / 'z'}: build it with west build -b mps3/corstone300/an547 " \
+                                      f"{tmp_path / 'z'}\n"
+
+
+def test_zephyr_npu_application_reserves_the_driver_zephyr_initialised(tmp_path):
+    (tmp_path / "m.tflite").write_bytes(models.make("conv2d"))
+    assert tvmc(["compile", "--target=ethos-u -accelerator-config=ethos-u55-128,c", str(tmp_path / "m.tflite"),
+                 "-o", str(tmp_path / "m.tar"), "-q"]) == 0
+    assert _create(str(tmp_path / "z"), str(tmp_path / "m.tar"), "zephyr") == 0
+    assert (tmp_path / "z/prj.conf").read_text().splitlines()[-1] == \
+        "CONFIG_ETHOS_U=y  # Zephyr before 4.1: CONFIG_ARM_ETHOS_U=y"
+    main_c = (tmp_path / "z/src/main.c").read_text()
+    assert "struct tvmgen_default_devices devices = {.ethos_u = 0};" in main_c and "ethosu_init" not in main_c
+
+
+def test_zephyr_application_of_a_cmsis_nn_model_enables_zephyrs_cmsis_nn(tmp_path):
+    (tmp_path / "m.tflite").write_bytes(models.make("conv2d"))
+    assert tvmc(["compile", "--target=cmsis-nn -mcpu=cortex-m55,c", str(tmp_path / "m.tflite"),
+                 "-o", str(tmp_path / "m.tar"), "-q"]) == 0
+    assert _create(str(tmp_path / "z"), str(tmp_path / "m.tar"), "zephyr") == 0
+    assert (tmp_path / "z/prj.conf").read_text().splitlines()[4:] == [
+        "CONFIG_CMSIS_NN=y", "CONFIG_CMSIS_NN_CONVOLUTION=y", "CONFIG_CMSIS_NN_FULLYCONNECTED=y",
+        "CONFIG_CMSIS_NN_POOLING=y", "CONFIG_CMSIS_NN_NNSUPPORT=y"]

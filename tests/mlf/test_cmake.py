@@ -34,7 +34,10 @@ def test_host_only_model_needs_no_driver():
     host_files = [f for f in FILES if not f.startswith("runtime/")]
     text = cmake_lists("tvmgen_default", host_files, 0, 0)
     assert "runtime" not in text and "DRIVER" not in text and "ethosu_tvm_npu.c" not in text
-    assert text.endswith("target_link_libraries(tvmgen_default PUBLIC ${ETHOSU_TVM_KERNEL_LIBRARIES})\n")
+    assert "target_link_libraries(tvmgen_default PUBLIC ${ETHOSU_TVM_KERNEL_LIBRARIES})\n" in text
+    assert text.endswith("if(ETHOSU_TVM_RENAME_SECTIONS)\n  add_custom_command(TARGET tvmgen_default POST_BUILD\n"
+                         "    COMMAND ${CMAKE_OBJCOPY} ${ETHOSU_TVM_RENAME_SECTIONS} $<TARGET_FILE:tvmgen_default> "
+                         "VERBATIM)\nendif()\n")
 
 
 def _cmake(source: Path, build: Path) -> subprocess.CompletedProcess:

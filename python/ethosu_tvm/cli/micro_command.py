@@ -1,5 +1,6 @@
-"""`tvmc micro create-project [-f] PROJECT_DIR MLF corstone300 [--inputs IN.npz]`: a bare-metal firmware project
-around a compiled tarball, as old TVM's `tvmc micro create-project` made one from a template (ethosu_tvm.firmware).
+"""`tvmc micro create-project [-f] PROJECT_DIR MLF {corstone300,zephyr} [--inputs IN.npz]`: a firmware project
+around a compiled tarball (bare metal, or a Zephyr application), as old TVM's `tvmc micro create-project` made one
+from a template (ethosu_tvm.firmware).
 
 The folder appears whole or not at all: it is built beside its destination and renamed into place."""
 from __future__ import annotations
@@ -18,10 +19,11 @@ def add_parser(commands) -> None:
     micro = commands.add_parser("micro", help="firmware projects for a compiled model",
                                 description="Firmware projects for a compiled model.")
     actions = micro.add_subparsers(dest="action", metavar="{create-project}", required=True)
-    create = actions.add_parser("create-project", help="a bare-metal project folder that builds with CMake",
-                                description="Make PROJECT_DIR: the template's start-up code, linker script and CMake "
-                                            "files, the model in model/, and a main.c that runs it once on fixed "
-                                            "inputs and prints its outputs.")
+    create = actions.add_parser("create-project", help="a firmware project folder that builds with CMake",
+                                description="Make PROJECT_DIR: the template's files (corstone300: bare-metal "
+                                            "start-up code, linker script, CMake files; zephyr: a Zephyr "
+                                            "application), the model in model/, and a main.c that runs it once on "
+                                            "fixed inputs and prints its outputs.")
     create.add_argument("project_dir", metavar="PROJECT_DIR", help="the folder to create")
     create.add_argument("module", metavar="MLF", help="the MLF tarball from tvmc compile")
     create.add_argument("template", choices=sorted(TEMPLATES), help="the board")
@@ -53,7 +55,8 @@ def create_project(args) -> int:
         (work / "project").rename(destination)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"Wrote {destination}: build it with cmake -S {destination} -B {destination}/build "
-          "-DCMAKE_TOOLCHAIN_FILE=arm-none-eabi.cmake && cmake --build "
-          f"{destination}/build")
+    build = (f"west build -b mps3/corstone300/an547 {destination}" if args.template == "zephyr" else
+             f"cmake -S {destination} -B {destination}/build -DCMAKE_TOOLCHAIN_FILE=arm-none-eabi.cmake && "
+             f"cmake --build {destination}/build")
+    print(f"Wrote {destination}: build it with {build}")
     return 0
