@@ -92,8 +92,16 @@ def test_pool_too_small_names_pool_and_need(tmp_path, capsys):
     assert status == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "tvmc: error: the model does not fit the workspace pools: buffer 'ethos_u_0_scratch' (16000 bytes) fits in "
-        "none of 'sram' (8192 bytes); the model needs about 16000 bytes in total")
+        "none of 'sram' (8192 bytes); the model needs about 16000 bytes in total (the NPU's scratch can be smaller "
+        "with the cascader: -enable-cascader=1 in the ethos-u target)")
     assert not (tmp_path / "m.tar").exists()
+    # as the message says: with the cascader the NPU's scratch fits a smaller pool (the size its error names)
+    cascader = ["compile", str(tmp_path / "m.tflite"), "--target=ethos-u -accelerator-config=ethos-u55-128 "
+                "-enable-cascader=1,c", "--workspace-pools=sram", "-o", str(tmp_path / "m.tar")]
+    assert tvmc(cascader + ["--workspace-pools-size-hint-bytes=sram:8192"]) == 2
+    smallest = int(re.search(r"the smallest pool one fits is (\d+) bytes", capsys.readouterr().err)[1])
+    assert smallest < 16000
+    assert tvmc(cascader + [f"--workspace-pools-size-hint-bytes=sram:{smallest}"]) == 0
 
 
 BAD_POOL_FLAGS = {
