@@ -46,7 +46,7 @@ from .host.cmsis_nn import CmsisNn
 from .host.cmsis_nn.report import with_libraries
 from .legalize import legalize
 from .legalize.ops import NpuGraph
-from .memory import PlanDoesNotFit, PoolInfo
+from .memory import PoolInfo, PoolsTooSmall
 from .partition import OffloadReport, host_only_report, partition_for_ethosu
 from .sim import mlw
 from .sim.stream_check import check_artifact
@@ -142,11 +142,11 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     report("memory planning")
     try:
         workspace = plan_workspace(program, list(config.pools), config.memory_planner, config.io_in_workspace)
-    except PlanDoesNotFit as err:
+    except PoolsTooSmall as err:
         if not artifacts or config.cascader is not None:
             raise
         # Without the cascader each NPU launch holds whole feature maps; with it they can be cut into stripes.
-        raise PlanDoesNotFit(f"{err} (the NPU's scratch can be smaller with the cascader: -enable-cascader=1 in "
+        raise PoolsTooSmall(f"{err} (the NPU's scratch can be smaller with the cascader: -enable-cascader=1 in "
                              "the ethos-u target)") from None
     sources = generate(program, workspace, config.user_pools, MODULE)
     interface = interface_of(program, workspace, config.npu, config.user_pools)

@@ -14,6 +14,10 @@ class PlanDoesNotFit(ValueError):
     """The buffers cannot be placed in the pools the user gave (a user-facing error)."""
 
 
+class PoolsTooSmall(PlanDoesNotFit):
+    """The pools the buffers may live in are too small for them (not: no pool is allowed at all)."""
+
+
 @dataclass(frozen=True)
 class BufferInfo:
     """One buffer of the model: `first_use`..`last_use` are inclusive steps of the AOT schedule.

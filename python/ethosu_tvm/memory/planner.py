@@ -5,7 +5,7 @@ import dataclasses
 
 from ..arch import round_up
 from .algorithms import ALGORITHMS, Result, extents
-from .buffers import BufferInfo, MemoryPlan, PlanDoesNotFit, PoolInfo
+from .buffers import BufferInfo, MemoryPlan, PoolInfo, PoolsTooSmall
 from .placement import BufferDoesNotFit, peak_live_bytes
 from .verify import verify_plan
 
@@ -19,7 +19,8 @@ def plan_memory(buffers: list[BufferInfo], pools: list[PoolInfo] | None = None,
     """Place every buffer at a fixed offset in one of `pools` (filled in the given order).
 
     `algorithm` is one of ALGORITHMS or "auto": the exact search for small problems, else the smallest of the
-    heuristics. Raises PlanDoesNotFit (user error) when the pools are too small, naming the pool and the need.
+    heuristics. Raises PoolsTooSmall (a PlanDoesNotFit: user error) when the pools are too small, naming the pool
+    and the need.
     The plan is checked independently (`verify_plan`) unless `verify` is False: a trial that only asks for the
     size and discards the plan.
     """
@@ -32,7 +33,7 @@ def plan_memory(buffers: list[BufferInfo], pools: list[PoolInfo] | None = None,
     try:
         name, result = _run(buffers, pools, algorithm)
     except BufferDoesNotFit as err:
-        raise PlanDoesNotFit(_too_small_message(buffers, pools, err)) from None
+        raise PoolsTooSmall(_too_small_message(buffers, pools, err)) from None
     sizes = {p.name: 0 for p in pools}
     for a in result.allocations:
         sizes[a.pool] = max(sizes[a.pool], round_up(a.end))
