@@ -58,7 +58,7 @@ def legalize_function(name: str, func: relax.Function, function: str = "") -> Np
     names = _Names()
     tensors: dict[relax.Var, Tensor] = {param: names.tensor(param) for param in func.params}
     composites: dict[relax.Var, relax.Function] = {}
-    ops = []
+    ops, sources = [], []
     for block in func.body.blocks:
         for binding in block.bindings:
             value = binding.value
@@ -72,12 +72,13 @@ def legalize_function(name: str, func: relax.Function, function: str = "") -> Np
                 source = f"{match.kind}:{tensors[binding.var].name}"
                 legalized = RULES[match.kind](match, arguments, tensors[binding.var], source)
                 ops.extend(legalized if isinstance(legalized, tuple) else (legalized,))
+                sources.append(source)
             elif isinstance(value, relax.Var):
                 tensors[binding.var] = tensors[value]
             else:
                 raise LegalizeError(f"unexpected binding {binding.var.name} in NPU function {name}")
     return fold_pads(NpuGraph(name, tuple(tensors[p] for p in func.params), _outputs(func, tensors), tuple(ops),
-                              function))
+                              function, tuple(sources)))
 
 
 def legalize(mod: tvm.IRModule) -> list[NpuGraph]:
