@@ -2,16 +2,17 @@
 optimiser does the same): the padded copy is neither computed nor stored.
 
 The NPU reads the IFM zero point wherever a convolution's window leaves the IFM, so a PAD whose value is that zero
-point, on height and width only, is the convolution's padding made explicit. The two paddings add up. The fold
-keeps to the padding Vela gives hardware (and folds only where Vela does): each side at most half the dilated
-kernel, and a leading pad that keeps the window on the rows and columns of the stride when half the kernel exceeds
-it. Other PADs stay copies.
+point, on height and width only, is the convolution's padding made explicit; the two paddings add up. (Padding
+after the IFM that no window reaches is harmless: code generation programs the rows and columns the windows read.)
+The fold keeps to the padding Vela gives hardware, folding only where Vela does: each side at most half the dilated
+kernel, and, where that half exceeds the stride, a leading pad of that half or a multiple of the stride. Other PADs
+stay copies.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
-from .ops import Conv2D, DepthwiseConv2D, NpuGraph, Operand, Pad, Padding
+from .ops import Conv2D, DepthwiseConv2D, NpuGraph, Pad, Padding
 from .reuse import readers
 
 _FOLDING_READERS = (Conv2D, DepthwiseConv2D)  # not TransposeConv2D: its padding surrounds the upscaled IFM
@@ -42,19 +43,16 @@ def fold_pads(graph: NpuGraph) -> NpuGraph:
     """`graph` with each PAD that a convolution alone reads (and that is no subgraph output) folded into it."""
     reads = readers(graph)
     outputs = {tensor.name for tensor in graph.outputs}
-    folded: dict[int, Conv2D] = {}
-    dropped: set[int] = set()
-    for index, pad in enumerate(graph.ops):
-        name = pad.ofm.tensor.name if isinstance(pad, Pad) else None
-        if name is None or name in outputs or len(reads[name]) != 1 or type(reads[name][0]) not in _FOLDING_READERS:
+    replaced: dict[int, Conv2D | None] = {}  # id of a primitive → its replacement (None: a folded PAD)
+    for pad in graph.ops:
+        if not isinstance(pad, Pad) or pad.ofm.tensor.name in outputs:
             continue
-        conv = reads[name][0]
-        padding = _folded_padding(pad, conv)
+        conv, *others = reads[pad.ofm.tensor.name]
+        padding = None if others or type(conv) not in _FOLDING_READERS else _folded_padding(pad, conv)
         if padding is not None:
-            ifm = Operand(pad.ifm.tensor, conv.ifm.zero_point, conv.ifm.scale)
-            folded[next(i for i, op in enumerate(graph.ops) if op is conv)] = replace(conv, ifm=ifm, padding=padding)
-            dropped.add(index)
-    if not dropped:
+            replaced[id(conv)] = replace(conv, ifm=replace(conv.ifm, tensor=pad.ifm.tensor), padding=padding)
+            replaced[id(pad)] = None
+    if not replaced:
         return graph
-    ops = tuple(folded.get(i, op) for i, op in enumerate(graph.ops) if i not in dropped)
-    return replace(graph, ops=ops)
+    ops = (replaced.get(id(op), op) for op in graph.ops)
+    return replace(graph, ops=tuple(op for op in ops if op is not None))
