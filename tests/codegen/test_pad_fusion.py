@@ -63,6 +63,19 @@ def test_pad_graphs_equal_litert(name, pads, accelerator):
 
 
 @pytest.mark.parametrize("accelerator", ["ethos-u55-32", "ethos-u55-256"])
+def test_int16_pads_fold(accelerator):
+    """16x8 convolutions (IFM zero point 0) take their PADs too."""
+    net = models.Net(seed=1)
+    x = net.pad(net.input((1, 8, 9, 6), dtype="int16"), paddings=((0, 0), (1, 1), (1, 0), (0, 0)))
+    x = net.depthwise_conv2d(x, padding="VALID", stride=(2, 2))
+    x = net.pad(x, paddings=((0, 0), (0, 1), (1, 1), (0, 0)))
+    net.output(net.conv2d(x, out_channels=5, padding="VALID"))
+    model = net.build()
+    assert [op.padding for op in _graph(model).ops] == [Padding(1, 1, 1, 0), Padding(0, 1, 1, 1)]
+    assert_model_exact(model, accelerator)
+
+
+@pytest.mark.parametrize("accelerator", ["ethos-u55-32", "ethos-u55-256"])
 def test_every_cascade_of_folded_pads_equals_litert(accelerator):
     """The cascader's stripes of a convolution that reads the PAD's IFM with offsets at its borders."""
     model = models.make_graph("padded_convolutions", seed=3)
