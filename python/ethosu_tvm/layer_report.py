@@ -168,15 +168,18 @@ class _Layer:
 
 _IN_PLACE = {Identity: "no operation: its input is written where its output goes (a view)",
              Concatenate: "no operation: its inputs are written in their places"}
+_FOLDED = "no operation: the padding of the convolution that reads it"
 
 
 def _npu_step(layers: dict[int, _Layer], step: NpuStep, graph, claims: list[set[int]]) -> None:
     """Add one launch's operations to the layers of the operators its primitives came from (`claims`: one set per
-    composite; a composite legalizes to one primitive or more, all with its `source`)."""
+    composite; a composite legalizes to one primitive or more, all with its `source`, or to none, folded)."""
     sources = [op.source for op in graph.ops]
-    composites = list(dict.fromkeys(sources))
+    composites = list(graph.composites)
     cascades = _cascades(step.artifact)
     issued = {sources.index(summary.source) for summary in step.artifact.ops}
+    for composite in (c for c in composites if c not in sources):  # a PAD folded into a convolution
+        layers.setdefault(min(claims[composites.index(composite)]), _Layer()).add(_FOLDED)
     for primitive, op in enumerate(graph.ops):  # written in place: no operation of its own
         if primitive not in issued and isinstance(op, (Identity, Concatenate)):
             layers.setdefault(min(claims[composites.index(op.source)]), _Layer()).add(

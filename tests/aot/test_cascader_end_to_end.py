@@ -68,7 +68,7 @@ def check_frontier_limit(model: bytes, tmp_path, which: str) -> None:
         assert sum(sizes.values()) < sum(plain.values())
 
 
-@pytest.mark.parametrize("name", ["resnet_block", "ds_cnn", "inverted_residual"])
+@pytest.mark.parametrize("name", ["resnet_block", "ds_cnn", "inverted_residual", "padded_convolutions"])
 @pytest.mark.parametrize("which", ["smallest", "middle"])
 def test_factory_graphs_bit_exact_at_several_limits(name, which, tmp_path):
     model = models.make_graph(name, seed=2)

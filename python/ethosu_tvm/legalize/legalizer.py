@@ -10,6 +10,7 @@ from ..qdq.match import Match, match_composite
 from ..qdq.patterns import concat_arities
 from ..qdq.values import dtype_of, shape_of
 from .ops import NpuGraph, Tensor
+from .pad_fusion import fold_pads
 from .rules import RULES
 from .rules.operands import LegalizeError, npu_shape
 
@@ -53,11 +54,11 @@ def _outputs(func: relax.Function, tensors: dict) -> tuple[Tensor, ...]:
 
 def legalize_function(name: str, func: relax.Function, function: str = "") -> NpuGraph:
     """Legalize one ``Codegen="ethos-u"`` function: the primitives of each composite call (one for most), in
-    binding order."""
+    binding order, with PADs folded into the convolutions that read them (`fold_pads`)."""
     names = _Names()
     tensors: dict[relax.Var, Tensor] = {param: names.tensor(param) for param in func.params}
     composites: dict[relax.Var, relax.Function] = {}
-    ops = []
+    ops, sources = [], []
     for block in func.body.blocks:
         for binding in block.bindings:
             value = binding.value
@@ -71,11 +72,13 @@ def legalize_function(name: str, func: relax.Function, function: str = "") -> Np
                 source = f"{match.kind}:{tensors[binding.var].name}"
                 legalized = RULES[match.kind](match, arguments, tensors[binding.var], source)
                 ops.extend(legalized if isinstance(legalized, tuple) else (legalized,))
+                sources.append(source)
             elif isinstance(value, relax.Var):
                 tensors[binding.var] = tensors[value]
             else:
                 raise LegalizeError(f"unexpected binding {binding.var.name} in NPU function {name}")
-    return NpuGraph(name, tuple(tensors[p] for p in func.params), _outputs(func, tensors), tuple(ops), function)
+    return fold_pads(NpuGraph(name, tuple(tensors[p] for p in func.params), _outputs(func, tensors), tuple(ops),
+                              function, tuple(sources)))
 
 
 def legalize(mod: tvm.IRModule) -> list[NpuGraph]:

@@ -293,7 +293,9 @@ NpuOp = (Conv2D | DepthwiseConv2D | TransposeConv2D | Pooling | BinaryElementwis
 class NpuGraph:
     """One NPU subgraph: its inputs and outputs (in the Relax function's order) and its ops in execution order.
 
-    `function` is the global name of the ``Codegen="ethos-u"`` Relax function it came from (main calls it).
+    `function` is the global name of the ``Codegen="ethos-u"`` Relax function it came from (main calls it);
+    `composites` the source of each of its composite calls in order, a PAD folded into a convolution's padding
+    too, though no primitive has it (the per-layer report attributes the primitives by them).
     """
 
     name: str
@@ -301,6 +303,7 @@ class NpuGraph:
     outputs: tuple[Tensor, ...]
     ops: tuple[NpuOp, ...]
     function: str = ""
+    composites: tuple[str, ...] = ()
 
 
 def average_as_depthwise(op: Pooling) -> DepthwiseConv2D:

@@ -106,7 +106,9 @@ def pad_tensors(match: Match) -> Tensors:
 
 
 def check_pad(match: Match) -> str:
-    """PAD and PADV2 with a constant: the IFM copied into its box of the OFM, constant blocks copied around it."""
+    """PAD and PADV2 with a constant: the IFM copied into its box of the OFM, constant blocks copied around it; or,
+    read only by a convolution and padding with its IFM zero point, that convolution's own padding where the NPU's
+    can stand for it (`legalize.pad_fusion`)."""
     attrs = match["pad"].attrs
 
     def value() -> str:

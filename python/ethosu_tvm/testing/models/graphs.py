@@ -101,9 +101,33 @@ def _uint8_io(net: Net) -> None:
     net.output(net.quantize(net.conv2d(x, out_channels=4, kernel=(1, 1)), out_dtype="uint8"))
 
 
+def _padded_convolutions(net: Net) -> None:
+    """PADs the convolutions after them take as their own padding: an asymmetric one before a VALID 5x5 CONV_2D,
+    one before a stride-2 SAME DEPTHWISE_CONV_2D whose own padding (bottom and right) it completes on each side."""
+    x = net.input((1, 12, 11, 5))
+    x = net.pad(x, paddings=((0, 0), (2, 1), (0, 2), (0, 0)))
+    x = net.conv2d(x, out_channels=8, kernel=(5, 5), padding="VALID", activation="RELU6")
+    x = net.pad(x, paddings=((0, 0), (1, 0), (1, 0), (0, 0)))
+    net.output(net.depthwise_conv2d(x, stride=(2, 2), padding="SAME"))
+
+
+def _unfolded_pads(net: Net) -> None:
+    """PADs the NPU's convolution padding cannot stand for: a pad wider than half the kernel, a PAD two
+    convolutions read, and one before a pool."""
+    x = net.input((1, 9, 8, 4))
+    y = net.pad(x, paddings=((0, 0), (2, 0), (0, 0), (0, 0)))
+    y = net.depthwise_conv2d(y, padding="VALID")
+    shared = net.pad(y, paddings=((0, 0), (0, 1), (1, 0), (0, 0)))
+    net.output(net.conv2d(shared, out_channels=4, stride=(2, 2), padding="VALID"))
+    net.output(net.depthwise_conv2d(shared, padding="VALID"))
+    net.output(net.avg_pool2d(net.pad(y, paddings=((0, 0), (1, 1), (1, 1), (0, 0))), pool=(3, 3), stride=(1, 1),
+                              padding="VALID"))
+
+
 _GRAPHS = {"ds_cnn": _ds_cnn, "resnet_block": _resnet_block, "inverted_residual": _inverted_residual,
            "multi_io": _multi_io, "mobilenet_v2": _mobilenet_v2, "efficientnet_lite": _efficientnet_lite,
-           "unet": _unet, "uint8_io": _uint8_io}
+           "unet": _unet, "uint8_io": _uint8_io, "padded_convolutions": _padded_convolutions,
+           "unfolded_pads": _unfolded_pads}
 GRAPHS: tuple[str, ...] = tuple(_GRAPHS)
 
 
