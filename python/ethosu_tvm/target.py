@@ -17,7 +17,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from .arch import ACCELERATORS, COMPILER_ACCELERATORS
+from .arch import ACCELERATORS
 from .arch.system import (COMPILER_MEMORY_MODES, DEFAULT_MEMORY_MODE, MEMORY_MODES, PRODUCT_SYSTEM_CONFIGS,
                           SYSTEM_CONFIGS, System)
 
@@ -75,7 +75,7 @@ class EthosuTarget:
     memory_mode: str = DEFAULT_MEMORY_MODE
 
     def __post_init__(self):
-        _check_choice("accelerator-config", self.accelerator, ACCELERATORS, COMPILER_ACCELERATORS)
+        _check_choice("accelerator-config", self.accelerator, ACCELERATORS, ACCELERATORS)
         product = ACCELERATORS[self.accelerator].product
         configs = PRODUCT_SYSTEM_CONFIGS[product]
         if self.system_config is None:

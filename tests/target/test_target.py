@@ -86,26 +86,20 @@ def test_tvmc_style_list():
     [
         ("ethos-u -accelerator-config=ethos-u55-512",
          "unknown accelerator-config 'ethos-u55-512'; valid: ethos-u55-32, ethos-u55-64, ethos-u55-128, ethos-u55-256, "
-         "ethos-u65-256"),
+         "ethos-u65-256, ethos-u65-512"),
         ("ethos-u -accelerator=ethos-u55-128",
          "unknown option 'accelerator' for target ethos-u; valid: accelerator-config, system-config, memory-mode, "
          "enable-cascader, enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
         ("ethos-u -accelerator_confg=ethos-u55-128",
          "unknown option 'accelerator_confg' for target ethos-u; valid: accelerator-config, system-config, "
          "memory-mode, enable-cascader, enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
-        ("ethos-u -accelerator-config=ethos-u65-512",
-         "accelerator-config 'ethos-u65-512' is not yet supported by the compiler; valid: ethos-u55-32, "
-         "ethos-u55-64, ethos-u55-128, ethos-u55-256, ethos-u65-256"),
-        ("ethos-u65-512",
-         "accelerator-config 'ethos-u65-512' is not yet supported by the compiler; valid: ethos-u55-32, "
-         "ethos-u55-64, ethos-u55-128, ethos-u55-256, ethos-u65-256"),
         ("ethos-u -system-config=Ethos_U65_High_End",
          "system-config 'Ethos_U65_High_End' is not an Ethos-U55 system; valid: "
          "Ethos_U55_High_End_Embedded, Ethos_U55_Deep_Embedded"),
         ("ethos-u -accelerator-config=ethos-u65-256 -system-config=Ethos_U55_Deep_Embedded",
          "system-config 'Ethos_U55_Deep_Embedded' is not an Ethos-U65 system; valid: Ethos_U65_High_End, "
          "Ethos_U65_Embedded, Ethos_U65_Mid_End, Ethos_U65_Client_Server"),
-        ("ethos-u -accelerator-config=ethos-u65-256 -memory-mode=Dedicated_Sram",
+        ("ethos-u -accelerator-config=ethos-u65-512 -memory-mode=Dedicated_Sram",
          "memory-mode 'Dedicated_Sram' is not yet supported by the compiler; valid: Shared_Sram, Sram_Only"),
         ("ethos-u -system-config=Ethos_U65_Huge",
          "unknown system-config 'Ethos_U65_Huge'; valid: Ethos_U55_High_End_Embedded, Ethos_U55_Deep_Embedded"),
