@@ -229,9 +229,9 @@ OPTION_CASES = {
     "bad memory mode": (["--target=ethos-u -memory-mode=Dedicated_Sram,c"],
                         "memory-mode 'Dedicated_Sram' is not yet supported by the compiler; valid: Shared_Sram, "
                         "Sram_Only"),
-    "bad accelerator": (["--target=ethos-u -accelerator-config=ethos-u65-256,c"],
-                        "accelerator-config 'ethos-u65-256' is not yet supported by the compiler; valid: "
-                        "ethos-u55-32, ethos-u55-64, ethos-u55-128, ethos-u55-256"),
+    "bad accelerator": (["--target=ethos-u -accelerator-config=ethos-u85-256,c"],
+                        "unknown accelerator-config 'ethos-u85-256'; valid: ethos-u55-32, ethos-u55-64, ethos-u55-128, "
+                        "ethos-u55-256, ethos-u65-256, ethos-u65-512"),
     "no host target": (["--target=ethos-u"], "the target list needs the host target 'c' (e.g. \"ethos-u "
                                              "-accelerator-config=ethos-u55-128\",c): operators and the runner run "
                                              "on the Cortex-M"),

@@ -17,9 +17,9 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from .arch import ACCELERATORS, COMPILER_ACCELERATORS
-from .arch.system import (COMPILER_MEMORY_MODES, COMPILER_SYSTEM_CONFIGS, DEFAULT_MEMORY_MODE,
-                          DEFAULT_SYSTEM_CONFIG, MEMORY_MODES, SYSTEM_CONFIGS, System)
+from .arch import ACCELERATORS
+from .arch.system import (COMPILER_MEMORY_MODES, DEFAULT_MEMORY_MODE, MEMORY_MODES, PRODUCT_SYSTEM_CONFIGS,
+                          SYSTEM_CONFIGS, System)
 
 
 class TargetError(ValueError):
@@ -42,11 +42,12 @@ KIND_OPTIONS = {
 }
 
 
-def _check_choice(option: str, value: str, known, supported) -> None:
-    """Refuse a value nobody knows, and one the hardware has but the compiler does not support yet."""
+def _check_choice(option: str, value: str, known, supported, unsupported: str = "is not yet supported by the compiler"
+                  ) -> None:
+    """Refuse a value nobody knows, and one the hardware has but the compiler does not take (`unsupported` says
+    why)."""
     if value not in supported:
-        problem = (f"{option} {value!r} is not yet supported by the compiler" if value in known
-                   else f"unknown {option} {value!r}")
+        problem = f"{option} {value!r} {unsupported}" if value in known else f"unknown {option} {value!r}"
         raise TargetError(f"{problem}; valid: {', '.join(supported)}")
 
 
@@ -60,8 +61,9 @@ class EthosuTarget:
     take the proposal with this index in its frontier instead of choosing by the SRAM limit.
     `disable_copying_constants` is accepted for compatibility: weights are always read from flash.
     `system_config`, `memory_mode`: the system the cost model assumes (Vela's names, `arch.system`): its clock and
-    memory bandwidths, and whether constants are in flash (Shared_Sram) or SRAM (Sram_Only). They steer block
-    selection and the cascader; the NPU code reads constants from region 0 either way.
+    memory bandwidths, and whether constants are in flash or DRAM (Shared_Sram) or SRAM (Sram_Only). They steer
+    block selection and the cascader; the NPU code reads constants from region 0 either way. The system config
+    must be one of the accelerator's product (by default its first, `arch.system.PRODUCT_SYSTEM_CONFIGS`).
     """
 
     accelerator: str = DEFAULT_ACCELERATOR
@@ -70,18 +72,23 @@ class EthosuTarget:
     disable_copying_constants: bool = False
     dev_log_plans: bool = False
     dev_select_proposal: int | None = None
-    system_config: str = DEFAULT_SYSTEM_CONFIG
+    system_config: str | None = None
     memory_mode: str = DEFAULT_MEMORY_MODE
 
     def __post_init__(self):
-        _check_choice("accelerator-config", self.accelerator, ACCELERATORS, COMPILER_ACCELERATORS)
-        _check_choice("system-config", self.system_config, SYSTEM_CONFIGS, COMPILER_SYSTEM_CONFIGS)
+        _check_choice("accelerator-config", self.accelerator, ACCELERATORS, ACCELERATORS)
+        product = ACCELERATORS[self.accelerator].product
+        configs = PRODUCT_SYSTEM_CONFIGS[product]
+        if self.system_config is None:
+            object.__setattr__(self, "system_config", configs[0])
+        _check_choice("system-config", self.system_config, SYSTEM_CONFIGS, configs, f"is not an {product} system")
         _check_choice("memory-mode", self.memory_mode, MEMORY_MODES, COMPILER_MEMORY_MODES)
 
     @property
     def system(self) -> System:
-        """The system config in its memory mode, as the cost model takes it."""
-        return System(SYSTEM_CONFIGS[self.system_config], self.memory_mode)
+        """The system config in its memory mode around this accelerator, as the cost model takes it."""
+        return System(SYSTEM_CONFIGS[self.system_config], self.memory_mode).for_accelerator(
+            ACCELERATORS[self.accelerator])
 
     @property
     def macs(self) -> int:

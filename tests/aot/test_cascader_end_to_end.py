@@ -1,7 +1,8 @@
 """The cascader end to end: `tvmc compile` with -enable-cascader at several SRAM limits, then the MLF's C run on
 this PC (NPU launches in the simulator) against LiteRT. Limits are taken from the cascader's own frontier (its
 smallest schedule, one in the middle) and from the build without the cascader; what is asserted is independent of
-the cascader: bit-exact outputs, the NPU scratch in the memory plan within the limit and below the uncascaded one."""
+the cascader: bit-exact outputs, the NPU scratch in the memory plan within the limit and below the uncascaded one.
+On ethos-u55-128, and for MLPerf Tiny's smallest schedules on the two-core ethos-u65-512 too."""
 import json
 
 import pytest
@@ -19,7 +20,13 @@ from ethosu_tvm.testing.models.net import Net
 from aot_support import assert_bit_exact, compile_model, members, npu_target
 
 ACCELERATOR = "ethos-u55-128"
-CASCADER = f"ethos-u -accelerator-config={ACCELERATOR} -enable-cascader=1,c"
+
+
+def cascader_target(accelerator: str = ACCELERATOR) -> str:
+    return f"ethos-u -accelerator-config={accelerator} -enable-cascader=1,c"
+
+
+CASCADER = cascader_target()
 MLPERF = {
     "kws": "mlperf_tiny_kws_dscnn_int8.tflite",
     "vww": "mlperf_tiny_vww_mobilenetv1_96_int8.tflite",
@@ -28,8 +35,8 @@ MLPERF = {
 }
 
 
-def npu_graphs(model: bytes):
-    mod, _ = partition_for_ethosu(from_tflite(model), EthosuTarget(ACCELERATOR))
+def npu_graphs(model: bytes, accelerator: str = ACCELERATOR):
+    mod, _ = partition_for_ethosu(from_tflite(model), EthosuTarget(accelerator))
     return legalize(fuse_host_ops(mod))
 
 
@@ -39,17 +46,18 @@ def scratch_sizes(archive) -> dict[str, int]:
     return {b["name"]: b["size"] for b in plan["buffers"] if b["name"].endswith("_scratch")}
 
 
-def limits(model: bytes) -> dict[str, int]:
+def limits(model: bytes, accelerator: str = ACCELERATOR) -> dict[str, int]:
     """SRAM limits to try: the smallest proposal of the (single) NPU graph's frontier and a middle one."""
-    (graph,) = npu_graphs(model)
-    proposals = cascade_proposals(graph, EthosuTarget(ACCELERATOR))
+    (graph,) = npu_graphs(model, accelerator)
+    proposals = cascade_proposals(graph, EthosuTarget(accelerator))
     return {"smallest": proposals[0].memory, "middle": proposals[len(proposals) // 2].memory}
 
 
-def check(model: bytes, tmp_path, limit: int, seeds=range(2), reference=run_litert):
+def check(model: bytes, tmp_path, limit: int, seeds=range(2), reference=run_litert, accelerator: str = ACCELERATOR):
     """Compile with the cascader at `limit`, check the scratch and bit-exactness (against LiteRT unless
     `reference` is given); returns the scratch sizes."""
-    archive = compile_model(model, tmp_path / "cascaded", CASCADER, "--cascader-sram-limit", str(limit))
+    archive = compile_model(model, tmp_path / "cascaded", cascader_target(accelerator), "--cascader-sram-limit",
+                            str(limit))
     sizes = scratch_sizes(archive)
     assert sizes and all(size <= limit for size in sizes.values()), (sizes, limit)
     assert_bit_exact(model, archive, tmp_path / "cascaded", seeds, reference=reference)
@@ -208,11 +216,12 @@ def test_depth_multiplier_between_convolutions_at_several_limits(channels, which
     check_frontier_limit(_depth_multiplied_model(channels), tmp_path, which)
 
 
+@pytest.mark.parametrize("accelerator", [ACCELERATOR, "ethos-u65-512"])
 @pytest.mark.parametrize("name", list(MLPERF))
-def test_mlperf_smallest_schedule_is_bit_exact_and_smaller(name, tmp_path):
+def test_mlperf_smallest_schedule_is_bit_exact_and_smaller(name, accelerator, tmp_path):
     model = shared_model(MLPERF[name])
-    plain = uncascaded_scratch(model, tmp_path)
-    sizes = check(model, tmp_path, limits(model)["smallest"])
+    plain = uncascaded_scratch(model, tmp_path, accelerator)
+    sizes = check(model, tmp_path, limits(model, accelerator)["smallest"], accelerator=accelerator)
     if name == "ad":  # fully connected layers on 1x1 feature maps: there are no rows to stripe
         assert sizes == plain
     else:

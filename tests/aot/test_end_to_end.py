@@ -1,6 +1,7 @@
 """tvmc compile → tvmc run → bit-exact with LiteRT BUILTIN_REF (TFLite Micro where BUILTIN_REF is wrong or
 missing), on ethos-u55-128 and -256, 5 seeded inputs: every factory op kind (each runs on the NPU or as a host
-kernel), every factory graph, and the four MLPerf Tiny models. An operator no kernel covers: tests/test_tvmc.py."""
+kernel), every factory graph, and the four MLPerf Tiny models; the factory ops and MLPerf Tiny on ethos-u65-256
+and -512 too. An operator no kernel covers: tests/test_tvmc.py."""
 from __future__ import annotations
 
 import re
@@ -22,11 +23,12 @@ MLPERF = ("mlperf_tiny_kws_dscnn_int8.tflite", "mlperf_tiny_vww_mobilenetv1_96_i
           "mlperf_tiny_ic_resnet8_int8.tflite", "mlperf_tiny_ad_fc_autoencoder_int8.tflite")
 
 ALL_U55 = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256")
+WITH_U65 = ACCELERATORS + ("ethos-u65-256", "ethos-u65-512")
 CASES = ([pytest.param(op, "int8", id=op) for op in models.OPS]
          + [pytest.param(op, "int16", id=f"{op}-int16") for op in sorted(models.INT16_OPS)])
 
 
-@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("accelerator", WITH_U65)
 @pytest.mark.parametrize("op,dtype", CASES)
 def test_factory_op(op, dtype, accelerator, tmp_path):
     model = models.make(op, 0, dtype=dtype)
@@ -433,7 +435,7 @@ def test_factory_graph(graph, accelerator, tmp_path):
     assert_bit_exact(model, compile_model(model, tmp_path, npu_target(accelerator)), tmp_path)
 
 
-@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("accelerator", WITH_U65)
 @pytest.mark.parametrize("name", MLPERF)
 def test_mlperf_model(name, accelerator, tmp_path):
     """Every operator, the final SOFTMAX included, on the NPU: the offload report counts no host operator."""

@@ -1,4 +1,5 @@
-"""Artifacts: layout of regions and constants, memory reuse, quiet compilation, and wrapped Vela errors."""
+"""Artifacts: layout of regions and constants, memory reuse, quiet compilation, wrapped Vela errors, and the U65's
+streams (the U65-512's per core)."""
 import dataclasses
 import subprocess
 import sys
@@ -6,6 +7,7 @@ import sys
 import numpy as np
 import pytest
 
+from ethosu_tvm.arch import find_accelerator, round_up
 from ethosu_tvm.codegen import CodegenError, compile_npu_graph
 from ethosu_tvm.codegen.memory import plan
 from ethosu_tvm.codegen.tir_to_npu import translate
@@ -13,10 +15,13 @@ from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.legalize import legalize
 from ethosu_tvm.legalize.ops import NpuGraph
 from ethosu_tvm.partition import partition_for_ethosu
+from ethosu_tvm.sim import Simulator, SimulatorError
+from ethosu_tvm.sim.payload import bytes_to_words, parse_driver_payload
+from ethosu_tvm.sim.stream import load
 from ethosu_tvm.target import EthosuTarget
 from ethosu_tvm.testing import models, shared_model
 
-from sim_support import compile_model
+from sim_support import assert_model_exact, compile_model
 
 
 def _graph(model: bytes):
@@ -87,3 +92,34 @@ def test_compilation_prints_nothing(tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout == ""
+
+
+def test_u65_stream():
+    """An ethos-u65-256 launch is a U65 stream: its payload's config word names the U65 with 256 MACs and 48 KiB of
+    SHRAM, it runs on one core (PARALLEL_MODE 0, no second weight stream), and a U55 refuses it."""
+    model = models.make("conv2d", 0)
+    _, (artifact,) = compile_model(model, "ethos-u65-256")
+    payload = parse_driver_payload(bytes_to_words(artifact.driver_payload))
+    assert (payload.product, payload.macs_per_cycle, payload.shram_kib) == (1, 256, 48)
+    commands = load(artifact.driver_payload, find_accelerator("ethos-u65-256"))
+    assert [c.param for c in commands if c.opcode.name == "PARALLEL_MODE"] == [0]
+    assert not any(c.opcode.name.startswith(("WEIGHT1_", "SCALE1_")) for c in commands)
+    with pytest.raises(SimulatorError, match="^the driver payload was compiled for Ethos-U65 with 256 MACs/cycle, "
+                                             r"the simulator models ethos-u55-256 \(256 MACs/cycle\)$"):
+        Simulator("ethos-u55-256").run(artifact.driver_payload, {})
+
+
+@pytest.mark.parametrize("channels", [1, 7, 16])
+def test_u65_512_splits_weights_and_scales_per_core(channels):
+    """On the two-core U65-512 core c computes every other output channel from c: each core has its own weight and
+    scale streams (a single channel leaves core 1 none: lengths 0), the cores run in parallel, and the result is
+    LiteRT's."""
+    model = models.make("conv2d", 3, in_shape=(1, 6, 6, 5), out_channels=channels)
+    assert_model_exact(model, "ethos-u65-512")
+    _, (artifact,) = compile_model(model, "ethos-u65-512")
+    commands = load(artifact.driver_payload, find_accelerator("ethos-u65-512"))
+    lengths = {c.opcode.name: c.payload for c in commands if c.opcode.name.endswith("_LENGTH")}
+    assert [c.param for c in commands if c.opcode.name == "PARALLEL_MODE"] == [1]
+    assert lengths["SCALE_LENGTH"] == round_up(10 * -(-channels // 2)) and lengths["WEIGHT_LENGTH"] > 0
+    assert lengths["SCALE1_LENGTH"] == round_up(10 * (channels // 2))
+    assert (lengths["WEIGHT1_LENGTH"] > 0) == (channels > 1)

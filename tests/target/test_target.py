@@ -85,22 +85,22 @@ def test_tvmc_style_list():
     "text, message",
     [
         ("ethos-u -accelerator-config=ethos-u55-512",
-         "unknown accelerator-config 'ethos-u55-512'; valid: ethos-u55-32, ethos-u55-64, ethos-u55-128, ethos-u55-256"),
+         "unknown accelerator-config 'ethos-u55-512'; valid: ethos-u55-32, ethos-u55-64, ethos-u55-128, ethos-u55-256, "
+         "ethos-u65-256, ethos-u65-512"),
         ("ethos-u -accelerator=ethos-u55-128",
          "unknown option 'accelerator' for target ethos-u; valid: accelerator-config, system-config, memory-mode, "
          "enable-cascader, enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
         ("ethos-u -accelerator_confg=ethos-u55-128",
          "unknown option 'accelerator_confg' for target ethos-u; valid: accelerator-config, system-config, "
          "memory-mode, enable-cascader, enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
-        ("ethos-u -accelerator-config=ethos-u65-512",
-         "accelerator-config 'ethos-u65-512' is not yet supported by the compiler; valid: ethos-u55-32, "
-         "ethos-u55-64, ethos-u55-128, ethos-u55-256"),
-        ("ethos-u65-256",
-         "accelerator-config 'ethos-u65-256' is not yet supported by the compiler; valid: ethos-u55-32, "
-         "ethos-u55-64, ethos-u55-128, ethos-u55-256"),
         ("ethos-u -system-config=Ethos_U65_High_End",
-         "system-config 'Ethos_U65_High_End' is not yet supported by the compiler; valid: "
+         "system-config 'Ethos_U65_High_End' is not an Ethos-U55 system; valid: "
          "Ethos_U55_High_End_Embedded, Ethos_U55_Deep_Embedded"),
+        ("ethos-u -accelerator-config=ethos-u65-256 -system-config=Ethos_U55_Deep_Embedded",
+         "system-config 'Ethos_U55_Deep_Embedded' is not an Ethos-U65 system; valid: Ethos_U65_High_End, "
+         "Ethos_U65_Embedded, Ethos_U65_Mid_End, Ethos_U65_Client_Server"),
+        ("ethos-u -accelerator-config=ethos-u65-512 -memory-mode=Dedicated_Sram",
+         "memory-mode 'Dedicated_Sram' is not yet supported by the compiler; valid: Shared_Sram, Sram_Only"),
         ("ethos-u -system-config=Ethos_U65_Huge",
          "unknown system-config 'Ethos_U65_Huge'; valid: Ethos_U55_High_End_Embedded, Ethos_U55_Deep_Embedded"),
         ("ethos-u -memory-mode=Dedicated_Sram",
@@ -147,3 +147,18 @@ def test_system_config_options(config, clock, flash, mode):
 def test_default_system():
     target = parse_ethosu_target("ethos-u")
     assert (target.system_config, target.memory_mode) == ("Ethos_U55_High_End_Embedded", "Shared_Sram")
+
+
+@pytest.mark.parametrize("config, clock, axi1", [("Ethos_U65_High_End", 1e9, 3.75), ("Ethos_U65_Embedded", 500e6, 1.0),
+                                                 ("Ethos_U65_Mid_End", 500e6, 7.5),
+                                                 ("Ethos_U65_Client_Server", 1e9, 12.0)])
+@pytest.mark.parametrize("mode", ["Shared_Sram", "Sram_Only"])
+def test_u65_system_configs(config, clock, axi1, mode):
+    """A U65's AXI ports move 16 bytes per cycle, scaled by the memory's clock; by default its system is
+    Ethos_U65_High_End."""
+    target = parse_ethosu_target(f"ethos-u -accelerator-config=ethos-u65-256 -system-config={config} "
+                                 f"-memory-mode={mode}")
+    assert (target.system_config, target.memory_mode) == (config, mode)
+    assert target.system.config.core_clock == clock and target.system.bytes_per_cycle(1) == 16
+    assert target.system.bytes_per_cycle(0) == (axi1 if mode == "Shared_Sram" else 16)
+    assert parse_ethosu_target("ethos-u65-256").system_config == "Ethos_U65_High_End"

@@ -4,10 +4,9 @@ the simulator.
 Each variant (`Accelerator`, listed in `ACCELERATORS`) fixes the MAC count and number of cores, the micro-block
 depths that order the encoded weight stream, the SHRAM banks, whose last 2 KiB hold the activation lookup tables,
 and what its AXI ports move per cycle, how many DMAs it keeps in flight and how wide its addresses are (Vela 5.2's
-architecture features). The compiler supports the U55s only so far (`COMPILER_ACCELERATORS`); the simulator runs
-all of them. `ALIGNMENT` is the
-16-byte alignment the NPU needs of every address it is given; the memory plan, the constant blob and the host's
-scratch use it too, so that one buffer layout suits every reader. The cost model shared by the simulator and code
+architecture features). The compiler and the simulator take all of them. `ALIGNMENT` is the 16-byte alignment the
+NPU needs of every address it is given; the memory plan, the constant blob and the host's scratch use it too, so
+that one buffer layout suits every reader. The cost model shared by the simulator and code
 generation (its block choice and the cascader's stripe costs) is `ethosu_tvm.arch.cycles`.
 
 Importing this package imports neither TVM nor Vela (`import ethosu_tvm` and `tvmc --help` stay fast).
@@ -94,8 +93,6 @@ ACCELERATORS: dict[str, Accelerator] = {
                     **_U65),
     )
 }
-# The variants the compiler generates code for; the others are refused by the target parser.
-COMPILER_ACCELERATORS = tuple(name for name, acc in ACCELERATORS.items() if acc.product == U55)
 
 
 def find_accelerator(name: str) -> Accelerator:

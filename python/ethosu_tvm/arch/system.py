@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from . import U55, U65
+
 CONSTANTS_REGION = 0
 FAST_SCRATCH_REGION = 2
 SHRAM = "shram"  # the NPU's internal memory, as a key of the per-region traffic counters
@@ -61,10 +63,14 @@ SYSTEM_CONFIGS: dict[str, SystemConfig] = {
     )
 }
 MEMORY_MODES = ("Shared_Sram", "Sram_Only", "Dedicated_Sram")
-# What the compiler supports so far: the U55 systems, and no fast scratch.
-COMPILER_SYSTEM_CONFIGS = ("Ethos_U55_High_End_Embedded", "Ethos_U55_Deep_Embedded")
+# The system configs of each product (Vela names each board after the NPU on it), the compiler's default first.
+PRODUCT_SYSTEM_CONFIGS = {
+    U55: ("Ethos_U55_High_End_Embedded", "Ethos_U55_Deep_Embedded"),
+    U65: ("Ethos_U65_High_End", "Ethos_U65_Embedded", "Ethos_U65_Mid_End", "Ethos_U65_Client_Server"),
+}
+# What the compiler supports so far: no fast scratch.
 COMPILER_MEMORY_MODES = ("Shared_Sram", "Sram_Only")
-DEFAULT_SYSTEM_CONFIG = "Ethos_U55_High_End_Embedded"
+DEFAULT_SYSTEM_CONFIG = PRODUCT_SYSTEM_CONFIGS[U55][0]
 DEFAULT_MEMORY_MODE = "Shared_Sram"
 
 

@@ -46,7 +46,7 @@ from .softmax import SoftmaxSequence, row_segments
 from .tir_regions import Interval
 from .tir_to_npu import FeatureMapRegion, Stripe
 from .vela_calls import CodegenError, describe, vela_call
-from .weight_stream import convolution_traversal, encoded_stream_bytes, encoded_weights
+from .weight_stream import convolution_traversal, core_shares, encoded_stream_bytes, encoded_weights, packed
 
 _DTYPES = {"int8": vapi.NpuDataType.INT8, "uint8": vapi.NpuDataType.UINT8, "int16": vapi.NpuDataType.INT16,
            "int32": vapi.NpuDataType.INT32}
@@ -177,9 +177,9 @@ class OperationBuilder:
         self.system = system
         self.placements = placements
         self.pool = pool
-        # (primitive index, output channels, traversal) → {block depth: (weights, scale/bias)} already in the pool
+        # (primitive index, output channels, traversal) → {block depth: (weights, scale/bias) per core} in the pool
         self._encoded: dict[tuple[int, Interval, vapi.NpuBlockTraversal],
-                            dict[int, tuple[vapi.NpuAddressRange, vapi.NpuAddressRange]]] = {}
+                            dict[int, tuple[list[vapi.NpuAddressRange], list[vapi.NpuAddressRange]]]] = {}
         self._constants: dict[int, Placement] = {}  # primitive index → its constant IFM2 in the pool
         # weight buffer name → bytes, for every convolution stripe that buffering pays for (placed or not)
         self.weight_buffers: dict[str, int] = {}
@@ -284,7 +284,8 @@ class OperationBuilder:
         npu_op.biases = [vapi.NpuAddressRange(region, 0, biases)]
         return self._encoded_streams(npu_op, op, stripe, what) if encode else npu_op
 
-    def _encodings(self, op: Conv2D, stripe: Stripe) -> dict[int, tuple[vapi.NpuAddressRange, vapi.NpuAddressRange]]:
+    def _encodings(self, op: Conv2D,
+                   stripe: Stripe) -> dict[int, tuple[list[vapi.NpuAddressRange], list[vapi.NpuAddressRange]]]:
         """Block depth → the streams of the stripe's output channels already in the pool (in the primitive's
         traversal, fixed per primitive, so all its stripes can share one weight stream)."""
         return self._encoded.setdefault((stripe.op, stripe.ofm.box[3], convolution_traversal(op)), {})
@@ -296,7 +297,7 @@ class OperationBuilder:
         depth = npu_op.block_config.depth
         if depth not in encoded:
             encoded[depth] = self._encode(op, stripe.ofm.box[3], depth, what)
-        npu_op.weights, npu_op.biases = [encoded[depth][0]], [encoded[depth][1]]
+        npu_op.weights, npu_op.biases = map(list, encoded[depth])
         return npu_op
 
     def _convolution_stripe(self, op: Conv2D, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
@@ -320,31 +321,37 @@ class OperationBuilder:
         """A DMA of the convolution's weight and scale/bias streams (adjacent in the pool) into its SRAM weight
         buffer, then the convolution reading the copy. Vela's API makes the operation wait for the DMA, and the
         DMA for the operations still reading the memory it overwrites (none: see `memory.plan`)."""
-        weights, biases = npu_op.weights[0], npu_op.biases[0]
-        name = weight_buffer(stripe)
-        if biases.address != weights.address + weights.length:
+        weights, biases = npu_op.weights, npu_op.biases
+        first, last = weights[0], biases[-1]
+        if biases[0].address != weights[-1].address + weights[-1].length:
             raise CodegenError(f"{what}: its weight and scale/bias streams are not adjacent in the constant pool")
-        buffer = self.placements[name]
-        source = vapi.NpuAddressRange(CONSTANTS_REGION, weights.address, weights.length + biases.length)
+        buffer = self.placements[weight_buffer(stripe)]
+        source = vapi.NpuAddressRange(CONSTANTS_REGION, first.address, last.address + last.length - first.address)
         copy = vapi.NpuAddressRange(buffer.region, buffer.offset, source.length)
-        npu_op.weights = [vapi.NpuAddressRange(buffer.region, buffer.offset, weights.length)]
-        npu_op.biases = [vapi.NpuAddressRange(buffer.region, buffer.offset + weights.length, biases.length)]
+        npu_op.weights, npu_op.biases = ([vapi.NpuAddressRange(buffer.region, buffer.offset + r.address - first.address,
+                                                               r.length) for r in ranges]
+                                         for ranges in (weights, biases))
         return [vapi.NpuDmaOperation(source, copy), npu_op]
 
-    def _encode(self, op: Conv2D, channels: Interval, depth: int,
-                what: str) -> tuple[vapi.NpuAddressRange, vapi.NpuAddressRange]:
-        """The weight stream (in the primitive's traversal, for blocks of `depth` output channels) and scale/bias
-        stream of `channels`."""
-        selected = slice(channels.start, channels.stop)
-        encoded = vela_call(what, encoded_weights, op, channels.start, channels.stop, depth,
-                            self.accelerator)
+    def _encode(self, op: Conv2D, channels: Interval, depth: int, what: str) -> tuple[list[vapi.NpuAddressRange], ...]:
+        """The weight streams (in the primitive's traversal, for blocks of `depth` output channels) and scale/bias
+        streams of `channels`, one of each per core, each kind's streams stored back to back."""
+        streams = vela_call(what, encoded_weights, op, channels.start, channels.stop, depth, self.accelerator)
         count = op.weights.shape[0]
-        scale = np.broadcast_to(op.requant.scale, (count,))[selected]
-        shift = np.broadcast_to(op.requant.shift, (count,))[selected]
-        scale_bias = vela_call(what, lambda: b"".join(
-            bytes(vapi.npu_encode_bias(np.int64(b), int(m), int(n))) for b, m, n in zip(op.bias[selected], scale, shift)
-        ))  # one call for all channels: each call silences stdout afresh
-        return self.constant(encoded), self.constant(scale_bias)
+        scale = np.broadcast_to(op.requant.scale, (count,))
+        shift = np.broadcast_to(op.requant.shift, (count,))
+        shares = core_shares(channels.start, channels.stop, depth, from_vela(self.accelerator).cores)
+        scale_bias = vela_call(what, lambda: [b"".join(
+            bytes(vapi.npu_encode_bias(np.int64(b), int(m), int(n)))
+            for b, m, n in zip(op.bias[selected], scale[selected], shift[selected])) for selected, _ in shares
+        ])  # one call for all channels: each call silences stdout afresh
+        return self._stored(list(streams)), self._stored(scale_bias)
+
+    def _stored(self, streams: list[bytes]) -> list[vapi.NpuAddressRange]:
+        """Streams stored back to back in the pool, as the ranges of each."""
+        data, ranges = packed(streams)
+        start = self.constant(data).address
+        return [vapi.NpuAddressRange(CONSTANTS_REGION, start + offset, length) for offset, length in ranges]
 
     def pooling(self, op: Pooling, stripe: Stripe, what: str) -> vapi.NpuOperation:
         kind = POOLING_OPS[op.pooling_type]

@@ -2,7 +2,8 @@
 
 The weight order (traversal) is chosen as Vela's weight encoder chooses it and the weights are encoded through Vela's
 API. The cost model counts the streams at these stored lengths: compression matters, since flash traffic bounds many
-layers and every stripe of a cascade reads the stream again.
+layers and every stripe of a cascade reads the stream again. A two-core U65-512 takes a weight and a scale/bias
+stream per core (`core_shares`); each kind's streams are stored back to back.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import io
 import numpy as np
 from ethosu.vela import api as vapi
 
-from ..arch import round_up
+from ..arch import from_vela, round_up
 from ..legalize.ops import Conv2D, DepthwiseConv2D
 
 SCALE_BIAS_BYTES = 10  # per output channel
@@ -57,19 +58,40 @@ def encode_weights(op: Conv2D, channels: slice, depth: int, accelerator: vapi.Np
                                              isinstance(op, DepthwiseConv2D), convolution_traversal(op)))
 
 
+def core_shares(start: int, stop: int, depth: int, cores: int) -> list[tuple[slice, int]]:
+    """Each core's output channels of start..stop−1 and its OFM block depth, as Vela 5.2 splits an operation over
+    the cores: core c computes every `cores`-th channel from start + c, and that share of each block's `depth`
+    channels, (depth + cores − 1 − c) // cores; a core left without channels gets no streams."""
+    return [(slice(start + core, stop, cores), (depth + cores - 1 - core) // cores)
+            for core in range(min(cores, stop - start))]
+
+
 @functools.lru_cache(maxsize=1 << 10)
-def encoded_weights(op: Conv2D, start: int, stop: int, depth: int, accelerator: vapi.NpuAccelerator) -> bytes:
-    """`encode_weights` of output channels start..stop−1, remembered for the streams of a whole network: code
-    generation costs a convolution's stream (`encoded_stream_bytes`) just before it stores it, and builds every
-    operation again once it has chosen the weight buffers (a cache smaller than the network's convolutions would
-    keep none of them for that second pass)."""
-    return encode_weights(op, slice(start, stop), depth, accelerator)
+def encoded_weights(op: Conv2D, start: int, stop: int, depth: int,
+                    accelerator: vapi.NpuAccelerator) -> tuple[bytes, ...]:
+    """`encode_weights` of output channels start..stop−1, one stream per core (`core_shares`), remembered for the
+    streams of a whole network: code generation costs a convolution's streams (`encoded_stream_bytes`) just before
+    it stores them, and builds every operation again once it has chosen the weight buffers (a cache smaller than
+    the network's convolutions would keep none of them for that second pass)."""
+    return tuple(encode_weights(op, channels, share, accelerator)
+                 for channels, share in core_shares(start, stop, depth, from_vela(accelerator).cores))
 
 
 @functools.lru_cache(maxsize=1 << 12)
 def encoded_stream_bytes(op: Conv2D, start: int, stop: int, depth: int,
                          accelerator: vapi.NpuAccelerator) -> tuple[int, int]:
-    """The bytes of `op`'s weight stream (for blocks of `depth` channels) and scale/bias stream of output channels
-    start..stop−1, as the constant pool stores them."""
-    return (round_up(len(encoded_weights(op, start, stop, depth, accelerator))),
-            round_up(SCALE_BIAS_BYTES * (stop - start)))
+    """The bytes of `op`'s weight streams (for blocks of `depth` channels) and scale/bias streams of output
+    channels start..stop−1, as the constant pool stores them."""
+    shares = core_shares(start, stop, depth, from_vela(accelerator).cores)
+    return (sum(round_up(len(stream)) for stream in encoded_weights(op, start, stop, depth, accelerator)),
+            sum(round_up(SCALE_BIAS_BYTES * len(range(stop)[channels])) for channels, _ in shares))
+
+
+def packed(streams: list[bytes]) -> tuple[bytes, list[tuple[int, int]]]:
+    """The streams back to back, each but the last padded to the NPU's alignment (the pool pads the last), and
+    each one's (offset, padded length) in them."""
+    offsets = [0]
+    for stream in streams:
+        offsets.append(offsets[-1] + round_up(len(stream)))
+    data = b"".join(stream.ljust(round_up(len(stream)), b"\0") for stream in streams[:-1]) + streams[-1]
+    return data, [(offset, end - offset) for offset, end in zip(offsets, offsets[1:])]
