@@ -4,6 +4,8 @@
 For each model × accelerator it measures compile wall time, peak SRAM, flash and estimated NPU cycles of our build
 and of both Vela builds (cycles from our simulator's cost model on each command stream, plus Vela's own estimate),
 TFLite Micro's CPU-only arena, and the workspace each memory-planning algorithm gets for our build's buffers.
+Each accelerator is measured in its product's default system config (Ethos_U55_High_End_Embedded or
+Ethos_U65_High_End, Shared_Sram): our build, Vela and the simulator's estimates alike.
 It prints a Markdown report and writes `compare.md` and `compare.csv` to --out-dir.
 
 With the cascader (unless --skip-cascader), each model × accelerator also gets an SRAM-vs-cycles curve: builds with
@@ -54,7 +56,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--models-dir", type=Path, default=None,
                         help="folder of the models (default: $ETHOSU_TVM_MODELS, else ../shared/models)")
     parser.add_argument("--accelerators", nargs="+", default=list(DEFAULT_ACCELERATORS), metavar="CONFIG",
-                        help="Ethos-U55 configurations (default: %(default)s)")
+                        help="Ethos-U55 or U65 configurations, each measured in its product's default system "
+                             "config (default: %(default)s)")
     parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT_DIR,
                         help="where compare.md, compare.csv and the compare_cascader.* files go "
                              "(default: benchmarks/results)")

@@ -1,5 +1,6 @@
 """The measurements behind each benchmark row: our build, Vela's two builds, TFLite Micro's arena, the memory
-planners and the cascader's SRAM-vs-cycles curve. Progress lines go to stderr."""
+planners and the cascader's SRAM-vs-cycles curve, all in the accelerator's own default system (`system`).
+Progress lines go to stderr."""
 from __future__ import annotations
 
 import csv
@@ -8,10 +9,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from ethosu_tvm.arch.system import DEFAULT_MEMORY_MODE, default_system_config, find_system
 
 from rows import PLANNERS, T1_SRAM_FRACTION, VELA_MODES, CascaderPoint, OursResult, PlannerResult, Row, VelaResult
 
 KIB = 1024
+# The summary column of the memory on AXI1 (`arch.system`), which holds the constants in Shared_Sram.
+VELA_CONSTANTS_COLUMNS = {"OffChipFlash": "off_chip_flash_memory_used", "Dram": "dram_memory_used"}
 
 
 def progress(message: str) -> None:
@@ -34,8 +38,15 @@ def warm_up() -> None:
         getattr(ethosu_tvm, name)
 
 
-def target(accelerator: str) -> str:
-    return f"ethos-u -accelerator-config={accelerator},c"
+def system(accelerator: str) -> tuple[str, str]:
+    """(system config, memory mode) of every build and estimate for `accelerator`: the compiler's default for its
+    product, which Vela is told too and our simulator costs Vela's streams in, so the three agree."""
+    return default_system_config(accelerator), DEFAULT_MEMORY_MODE
+
+
+def target(accelerator: str, options: str = "") -> str:
+    config, memory_mode = system(accelerator)
+    return f"ethos-u -accelerator-config={accelerator} -system-config={config} -memory-mode={memory_mode}{options},c"
 
 
 def measure_ours(model: bytes, accelerator: str, inputs: list[np.ndarray], expected: list[np.ndarray]):
@@ -111,19 +122,23 @@ def check_vela_inputs(parsed, inputs: list[np.ndarray]) -> None:
 
 def measure_vela(path: Path, accelerator: str, optimise: str, output_dir: Path, inputs: list[np.ndarray],
                  expected: list[np.ndarray]) -> VelaResult:
-    """Compile with Vela in-process, read its summary CSV and run its command stream in our simulator."""
+    """Compile with Vela in-process, read its summary CSV and run its command stream in our simulator. Its flash
+    is the constants' memory: the off-chip flash or, on a U65 board with DRAM, the DRAM."""
     from ethosu_tvm.sim import vela_compile, vela_tflite
 
+    config, memory_mode = system(accelerator)
+    board = find_system(config, memory_mode)
     start = time.perf_counter()
-    vela_model = vela_compile.compile_model(path, accelerator, optimise, output_dir)
+    vela_model = vela_compile.compile_model(path, accelerator, optimise, output_dir,
+                                            ("--system-config", config, "--memory-mode", memory_mode))
     compile_s = time.perf_counter() - start
     summary = read_vela_summary(output_dir)
     parsed = vela_tflite.parse(vela_model)
     check_vela_inputs(parsed, inputs)
-    outputs, stats = vela_tflite.execute(parsed, inputs, accelerator)
+    outputs, stats = vela_tflite.execute(parsed, inputs, accelerator, board)
     stream = parsed.command_stream
     return VelaResult(compile_s, summary_int(summary, "sram_memory_used", KIB),
-                      summary_int(summary, "off_chip_flash_memory_used", KIB),
+                      summary_int(summary, VELA_CONSTANTS_COLUMNS[board.config.axi1.name], KIB),
                       len(stream) if isinstance(stream, bytes) else 4 * len(stream), stats.elapsed_cycles,
                       summary_int(summary, "cycles_npu"), summary_int(summary, "cycles_total"),
                       outputs_equal(outputs, expected))
@@ -137,7 +152,7 @@ def measure_tflm(model: bytes) -> int:
 
 
 def cascader_target(accelerator: str) -> str:
-    return f"ethos-u -accelerator-config={accelerator} -enable-cascader=1,c"
+    return target(accelerator, " -enable-cascader=1")
 
 
 def spread(values: list[int], count: int) -> list[int]:
@@ -254,5 +269,5 @@ def measure_model(path: Path, accelerators: list[str], work_dir: Path, skip_tflm
         targets = (vela["vela_perf"].sram, vela["vela_size"].sram * numerator // denominator)
         curve = () if cascader_points is None else measure_cascader(model, accelerator, cascader_points, inputs,
                                                                     expected, path.name, targets)
-        rows.append(Row(path.stem, accelerator, ours, vela, tflm_arena, planners, curve))
+        rows.append(Row(path.stem, accelerator, " ".join(system(accelerator)), ours, vela, tflm_arena, planners, curve))
     return rows

@@ -44,14 +44,14 @@ def sram_table(rows: list[Row]) -> str:
 
 
 def flash_cycles_table(rows: list[Row]) -> str:
-    header = ["model", "accelerator", "ours flash (of it, command stream)", "Vela Perf flash (+ command stream)",
-              "Vela Size flash (+ command stream)", "flash ours/Perf", "incl. command streams",
-              "flash ours/Size", "ours cycles", "Vela Perf cycles", "Vela Size cycles", "cycles ours/Perf",
-              "cycles ours/Size", "Vela's own Perf / Size total cycles"]
+    header = ["model", "accelerator", "system", "ours flash (of it, command stream)",
+              "Vela Perf flash (+ command stream)", "Vela Size flash (+ command stream)", "flash ours/Perf",
+              "incl. command streams", "flash ours/Size", "ours cycles", "Vela Perf cycles", "Vela Size cycles",
+              "cycles ours/Perf", "cycles ours/Size", "Vela's own Perf / Size total cycles"]
     body = []
     for r in rows:
         ratios, perf, size = r.ratios(), r.vela["vela_perf"], r.vela["vela_size"]
-        body.append([r.model, r.accelerator, f"{r.ours.flash:,} ({r.ours.command_stream:,})",
+        body.append([r.model, r.accelerator, r.system, f"{r.ours.flash:,} ({r.ours.command_stream:,})",
                      f"{perf.flash:,} (+ {perf.command_stream:,})", f"{size.flash:,} (+ {size.command_stream:,})",
                      ratios["flash_vs_vela_perf"], ratios["flash_incl_command_stream_vs_vela_perf"],
                      ratios["flash_vs_vela_size"], r.ours.cycles, perf.cycles, size.cycles,

@@ -72,6 +72,7 @@ class Row:
 
     model: str
     accelerator: str
+    system: str  # "<system config> <memory mode>" of our build, Vela's and the simulator's estimates
     ours: OursResult
     vela: dict[str, VelaResult]  # by VELA_MODES key
     tflm_arena: int | None
@@ -99,7 +100,7 @@ class Row:
 
     def record(self) -> dict[str, object]:
         """The flat CSV record: numbers, yes/no flags, empty for not measured."""
-        record: dict[str, object] = {"model": self.model, "accelerator": self.accelerator}
+        record: dict[str, object] = {"model": self.model, "accelerator": self.accelerator, "system": self.system}
         record.update({f"ours_{k}": v for k, v in asdict(self.ours).items()})
         for prefix, vela in self.vela.items():
             record.update({f"{prefix}_{k}": v for k, v in asdict(vela).items()})

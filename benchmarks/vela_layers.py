@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 """Validation of the cost model against Vela's own per-layer estimates, on Vela's own command streams.
 
-For each model x accelerator, Vela (`--optimise Performance --verbose-performance`, in the chosen system config and
-memory mode) compiles the model and writes its per-layer CSV; our cost model then costs Vela's command stream from
-its registers (`ethosu_tvm.sim.stats.estimate`, the simulator's estimate, in the same system). Same stream, same
-block configs, two estimators: the ratio per layer says where the models disagree.
+For each model x accelerator, Vela (`--optimise Performance --verbose-performance`, in the chosen system config,
+by default the accelerator's own as the compiler's, and memory mode) compiles the model and writes its per-layer
+CSV; our cost model then costs Vela's command stream from its registers (`ethosu_tvm.sim.stats.estimate`, the
+simulator's estimate, in the same system). Same stream, same block configs, two estimators: the ratio per layer
+says where the models disagree.
 
 Layers are matched to NPU operations in stream order. A layer takes one operation, and then the operations that
 follow it while they are of the same kind on the same IFM and the MACs so far fall short of the layer's (Vela splits
-some convolutions into OFM depth slices, each an operation of its own); layers Vela fused away (no cycles) take
-none. Our cycles for a layer are its share of the stream's timeline (DMA overlapping compute as the waits allow):
-from the end of the previous layer's last operation to the end of its own, so a weight transfer that holds a layer
-up counts to it, as Vela's per-layer cycles include the weight transfers.
+some convolutions into OFM depth slices, each an operation of its own; a depthwise one's slices read IFM slices as
+deep), or, for a layer of no MACs, while they count MACs of their own (Vela moves data with pooling operations, e.g.
+a transpose one row at a time, and counts no MACs for them); layers Vela fused away (no cycles) take none. Our
+cycles for a layer are its share of the stream's timeline (DMA overlapping compute as the waits allow): from the end
+of the previous layer's last operation to the end of its own, so a weight transfer that holds a layer up counts to
+it, as Vela's per-layer cycles include the weight transfers.
 
     .venv/bin/python benchmarks/vela_layers.py [--models F ...] [--accelerators A ...] [--system-config S]
                                                [--memory-mode M] [--layers]
@@ -45,7 +48,7 @@ class Layer:
     vela_cycles: int  # Vela's "Op Cycles": max(NPU, each memory's access cycles)
     vela_npu: int
     vela_sram: int  # SRAM access cycles
-    vela_flash: int  # off-chip flash access cycles
+    vela_flash: int  # access cycles of the memory on AXI1: off-chip flash, or DRAM on a U65 board
     ops: tuple  # our OpStats of its operations
     cycles: int  # our share of the timeline
 
@@ -66,6 +69,14 @@ def vela_layers(csv_path: Path) -> list[dict]:
     return [r for r in rows if r["Target"] == "NPU" and (float(r["Op Cycles"]) > 0 or float(r["NPU"]) > 0)]
 
 
+def _continues(group: list, op, macs: int) -> bool:
+    """Whether `op` belongs to the layer of `macs` MACs whose operations so far are `group` (module docstring)."""
+    compared = 2 if op.kind == "DEPTHWISE" else 3  # a depthwise slice reads an IFM slice as deep as its OFM
+    if (op.kind, op.ifm_shape[:compared]) != (group[0].kind, group[0].ifm_shape[:compared]):
+        return False
+    return sum(member.macs for member in group) < macs if macs else op.macs > 0
+
+
 def match(rows: list[dict], ops: list) -> list[Layer]:
     """Vela's layers with their operations (see the module docstring); ValueError when they do not line up."""
     blocks = [op for op in ops if op.kind != "DMA"]
@@ -76,14 +87,13 @@ def match(rows: list[dict], ops: list) -> list[Layer]:
         group = [blocks[position]]
         position += 1
         macs = int(row["MAC Count"])
-        while (position < len(blocks) and sum(op.macs for op in group) < macs
-               and (blocks[position].kind, blocks[position].ifm_shape) == (group[0].kind, group[0].ifm_shape)):
+        while position < len(blocks) and _continues(group, blocks[position], macs):
             group.append(blocks[position])
             position += 1
         finish = group[-1].finish
         layers.append(Layer(row["NNG Operator"], macs, round(float(row["Op Cycles"])), round(float(row["NPU"])),
-                            round(float(row["SRAM AC"])), round(float(row["OffFlash AC"])), tuple(group),
-                            finish - previous_finish))
+                            round(float(row["SRAM AC"])), round(float(row["OffFlash AC"]) + float(row["DRAM AC"])),
+                            tuple(group), finish - previous_finish))
         previous_finish = finish
     if position != len(blocks):
         raise ValueError(f"{len(blocks) - position} of the stream's {len(blocks)} operations match no Vela layer")
@@ -124,21 +134,23 @@ def report(name: str, accelerator: str, layers: list[Layer], ours: int, vela: in
              f"Vela {vela} cycles ({_ratio(ours / vela)})",
              ""]
     shown = layers if every_layer else sorted(layers, key=lambda l: -abs(math.log(l.ratio)))[:OUTLIERS]
-    lines += ["| layer | ours | Vela | ratio | Vela NPU | Vela SRAM | Vela flash |", "|---|---|---|---|---|---|---|"]
+    lines += ["| layer | ours | Vela | ratio | Vela NPU | Vela SRAM | Vela flash/DRAM |",
+              "|---|---|---|---|---|---|---|"]
     lines += [f"| {layer.describe()} | {layer.cycles} | {layer.vela_cycles} | {_ratio(layer.ratio)} | "
               f"{layer.vela_npu} | {layer.vela_sram} | {layer.vela_flash} |" for layer in shown]
     return "\n".join(lines + [""])
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ethosu_tvm.arch.system import DEFAULT_MEMORY_MODE, DEFAULT_SYSTEM_CONFIG, MEMORY_MODES, SYSTEM_CONFIGS
+    from ethosu_tvm.arch.system import DEFAULT_MEMORY_MODE, MEMORY_MODES, SYSTEM_CONFIGS, default_system_config
     from ethosu_tvm.testing import shared_models_dir
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=list(DEFAULT_MODELS), metavar="FILE")
     parser.add_argument("--models-dir", type=Path, default=None)
     parser.add_argument("--accelerators", nargs="+", default=list(DEFAULT_ACCELERATORS), metavar="CONFIG")
-    parser.add_argument("--system-config", default=DEFAULT_SYSTEM_CONFIG, choices=list(SYSTEM_CONFIGS))
+    parser.add_argument("--system-config", choices=list(SYSTEM_CONFIGS),
+                        help="default: each accelerator's product's default, as the compiler's")
     parser.add_argument("--memory-mode", default=DEFAULT_MEMORY_MODE, choices=list(MEMORY_MODES))
     parser.add_argument("--layers", action="store_true", help="list every layer, not only the furthest from 1")
     args = parser.parse_args(argv)
@@ -146,9 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     medians = []
     for name in args.models:
         for accelerator in args.accelerators:
-            layers, ours, vela = measure(models_dir / name, accelerator, args.system_config, args.memory_mode)
+            config = args.system_config or default_system_config(accelerator)
+            layers, ours, vela = measure(models_dir / name, accelerator, config, args.memory_mode)
             medians.append(statistics.median(layer.ratio for layer in layers if layer.vela_cycles))
-            print(report(Path(name).stem, accelerator, layers, ours, vela, args.layers), flush=True)
+            print(report(Path(name).stem, f"{accelerator} ({config}, {args.memory_mode})", layers, ours, vela,
+                         args.layers), flush=True)
     print(f"Median of the per-layer ratios, per model x accelerator: {', '.join(map(_ratio, medians))}")
     return 0
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from .arch import ACCELERATORS
 from .arch.system import (COMPILER_MEMORY_MODES, DEFAULT_MEMORY_MODE, MEMORY_MODES, PRODUCT_SYSTEM_CONFIGS,
-                          SYSTEM_CONFIGS, System)
+                          SYSTEM_CONFIGS, System, default_system_config)
 
 
 class TargetError(ValueError):
@@ -80,7 +80,7 @@ class EthosuTarget:
         product = ACCELERATORS[self.accelerator].product
         configs = PRODUCT_SYSTEM_CONFIGS[product]
         if self.system_config is None:
-            object.__setattr__(self, "system_config", configs[0])
+            object.__setattr__(self, "system_config", default_system_config(self.accelerator))
         _check_choice("system-config", self.system_config, SYSTEM_CONFIGS, configs, f"is not an {product} system")
         _check_choice("memory-mode", self.memory_mode, MEMORY_MODES, COMPILER_MEMORY_MODES)
 

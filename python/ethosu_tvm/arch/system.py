@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from . import U55, U65
+from . import ACCELERATORS, U55, U65
 
 CONSTANTS_REGION = 0
 FAST_SCRATCH_REGION = 2
@@ -72,6 +72,12 @@ PRODUCT_SYSTEM_CONFIGS = {
 COMPILER_MEMORY_MODES = ("Shared_Sram", "Sram_Only")
 DEFAULT_SYSTEM_CONFIG = PRODUCT_SYSTEM_CONFIGS[U55][0]
 DEFAULT_MEMORY_MODE = "Shared_Sram"
+
+
+def default_system_config(accelerator: str) -> str:
+    """The system config assumed for `accelerator` (a name in `arch.ACCELERATORS`) when none is given: its
+    product's first, so that a U65 is not costed on a U55's board."""
+    return PRODUCT_SYSTEM_CONFIGS[ACCELERATORS[accelerator].product][0]
 
 
 @dataclass(frozen=True)
