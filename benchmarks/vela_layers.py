@@ -8,8 +8,9 @@ block configs, two estimators: the ratio per layer says where the models disagre
 
 Layers are matched to NPU operations in stream order. A layer takes one operation, and then the operations that
 follow it while they are of the same kind on the same IFM and the MACs so far fall short of the layer's (Vela splits
-some convolutions into OFM depth slices, each an operation of its own); layers Vela fused away (no cycles) take
-none. Our cycles for a layer are its share of the stream's timeline (DMA overlapping compute as the waits allow):
+some convolutions into OFM depth slices, each an operation of its own; a depthwise one's slices read IFM slices as
+deep), or, for a layer of no MACs, while they count MACs of their own (Vela moves data with pooling operations, e.g.
+a transpose one row at a time, and counts no MACs for them); layers Vela fused away (no cycles) take none. Our cycles for a layer are its share of the stream's timeline (DMA overlapping compute as the waits allow):
 from the end of the previous layer's last operation to the end of its own, so a weight transfer that holds a layer
 up counts to it, as Vela's per-layer cycles include the weight transfers.
 
@@ -66,6 +67,14 @@ def vela_layers(csv_path: Path) -> list[dict]:
     return [r for r in rows if r["Target"] == "NPU" and (float(r["Op Cycles"]) > 0 or float(r["NPU"]) > 0)]
 
 
+def _continues(group: list, op, macs: int) -> bool:
+    """Whether `op` belongs to the layer of `macs` MACs whose operations so far are `group` (module docstring)."""
+    compared = 2 if op.kind == "DEPTHWISE" else 3  # a depthwise slice reads an IFM slice as deep as its OFM
+    if (op.kind, op.ifm_shape[:compared]) != (group[0].kind, group[0].ifm_shape[:compared]):
+        return False
+    return sum(member.macs for member in group) < macs if macs else op.macs > 0
+
+
 def match(rows: list[dict], ops: list) -> list[Layer]:
     """Vela's layers with their operations (see the module docstring); ValueError when they do not line up."""
     blocks = [op for op in ops if op.kind != "DMA"]
@@ -76,8 +85,7 @@ def match(rows: list[dict], ops: list) -> list[Layer]:
         group = [blocks[position]]
         position += 1
         macs = int(row["MAC Count"])
-        while (position < len(blocks) and sum(op.macs for op in group) < macs
-               and (blocks[position].kind, blocks[position].ifm_shape) == (group[0].kind, group[0].ifm_shape)):
+        while position < len(blocks) and _continues(group, blocks[position], macs):
             group.append(blocks[position])
             position += 1
         finish = group[-1].finish

@@ -40,3 +40,21 @@ def test_ad_layers_equal_vela():
                                              "ethos-u55-128", *DEFAULTS)
     assert [layer.cycles for layer in layers] == [layer.vela_cycles for layer in layers]
     assert ours == vela == 201184
+
+
+def test_mobilenet_v2_224_layers_line_up():
+    """Vela's MobileNetV2-224 stream moves data and slices depthwise convolutions: its NCHW input's transpose is two
+    layers of no MACs, one pooling operation and then one per row (224), and one 576-channel depthwise convolution
+    runs as two slices (112 + 464 channels) on IFM slices as deep. Every operation finds its layer, and the
+    residual ADDs and the fully connected layer (flash-bound) cost what Vela's own model says."""
+    vela_layers = load()
+    layers, ours, vela = vela_layers.measure(shared_models_dir() / "tflm_xtensa_mobilenet_v2_224_nchw_int8.tflite",
+                                             "ethos-u55-128", *DEFAULTS)
+    assert len(layers) == 67
+    assert [(layer.operator, len(layer.ops)) for layer in layers[:3]] == [("Transpose", 1), ("Transpose", 224),
+                                                                          ("Conv2D", 1)]
+    split = [layer for layer in layers if layer.operator == "DepthwiseConv2D" and len(layer.ops) > 1]
+    assert [[op.ofm_shape for op in layer.ops] for layer in split] == [[(14, 14, 112), (14, 14, 464)]]
+    exact = [layer for layer in layers if layer.operator in ("Add", "FullyConnected")]
+    assert len(exact) == 11 and all(layer.cycles == layer.vela_cycles for layer in exact)
+    assert 0.95 <= statistics.median(layer.ratio for layer in layers) <= 1.1 and 1.0 <= ours / vela <= 1.1
