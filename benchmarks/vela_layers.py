@@ -10,9 +10,10 @@ Layers are matched to NPU operations in stream order. A layer takes one operatio
 follow it while they are of the same kind on the same IFM and the MACs so far fall short of the layer's (Vela splits
 some convolutions into OFM depth slices, each an operation of its own; a depthwise one's slices read IFM slices as
 deep), or, for a layer of no MACs, while they count MACs of their own (Vela moves data with pooling operations, e.g.
-a transpose one row at a time, and counts no MACs for them); layers Vela fused away (no cycles) take none. Our cycles for a layer are its share of the stream's timeline (DMA overlapping compute as the waits allow):
-from the end of the previous layer's last operation to the end of its own, so a weight transfer that holds a layer
-up counts to it, as Vela's per-layer cycles include the weight transfers.
+a transpose one row at a time, and counts no MACs for them); layers Vela fused away (no cycles) take none. Our
+cycles for a layer are its share of the stream's timeline (DMA overlapping compute as the waits allow): from the end
+of the previous layer's last operation to the end of its own, so a weight transfer that holds a layer up counts to
+it, as Vela's per-layer cycles include the weight transfers.
 
     .venv/bin/python benchmarks/vela_layers.py [--models F ...] [--accelerators A ...] [--system-config S]
                                                [--memory-mode M] [--layers]
