@@ -1,6 +1,7 @@
 """The joint choice of which operations buffer their weights, against hand-computed sequences."""
 from ethosu_tvm.cascader import WeightBuffer
 from ethosu_tvm.cascader.buffering import Budget, Choice, choose_buffering
+from ethosu_tvm.sim.cycles import Timeline
 
 # A depthwise-separable pair as KWS's on ethos-u55-256: the depthwise convolution computes as long reading its
 # weights from flash or from a copy, but streaming keeps the flash busy for all but 54 of its cycles; the 1x1
@@ -71,3 +72,40 @@ def test_everything_streams_when_nothing_fits():
     """More than the limit is live without any buffer: no choice fits, so none is made (everything streams)."""
     decision = choose_buffering([DEPTHWISE, POINTWISE], budget=Budget(20000, (16000, 21000), (0, 1)))
     assert decision.buffered == (False, False) and decision.total == 4038 + 9504
+
+
+def test_contention_on_the_flash_port_flips_the_choice():
+    """Operation B streams its weights in 5,000 cycles, or reads a copy in 3,500 after a DMA of 2,000 bytes (2,064
+    cycles at 1 byte/cycle with flash's latency) issued under operation A, which computes for 4,000 cycles. The DMA
+    shares the flash port with A's own reads: if A reads 3,000 weight bytes from flash it is done at (2,000 + 3,000)
+    / 1 + 64 = 5,064, B waits 1,064 and buffering pays (4,564 < 5,000); if A reads 3,600, B would wait 1,664 and it
+    streams. A's overlap is what code generation's cost gives it (`OperationCost.overlap`: its cycles less those
+    reading flash), and the simulator's timeline gives the same cycles each way."""
+    stream = Choice(5000, 0, WeightBuffer(2000, 2064, 3500))
+    for flash_bytes, buffered, total in ((0, True, 4000 + 3500), (3000, True, 4000 + 3500 + 1064),
+                                         (3600, False, 4000 + 5000)):
+        decision = choose_buffering([Choice(4000, 4000 - flash_bytes), stream])
+        assert (decision.buffered, decision.total) == ((False, buffered), total)
+        timeline = Timeline()
+        timeline.kernel(4000, constants=flash_bytes)
+        if buffered:
+            timeline.dma(2064, from_constants=True)
+            timeline.dma_wait(0)
+            timeline.kernel(3500)
+        else:
+            timeline.kernel(5000, constants=5000)
+        assert timeline.elapsed == total
+
+
+def test_streaming_frugally_lets_the_next_transfer_run():
+    """KWS's first convolution on ethos-u55-256 has no operation before it for a DMA to overlap, so it streams: with
+    the block config of its fewest cycles in 13,344, all of them reading flash, or frugally (fewer OFM blocks, fewer
+    weight fetches) in 14,041, of which 8,896 read flash. Frugally, the depthwise convolution's 1,392-cycle DMA runs
+    under it: 695 cycles fewer in all. Before an operation that streams too, frugality buys nothing."""
+    first = Choice(13344, 0, None, (14041, 14041 - 8896))
+    decision = choose_buffering([first, DEPTHWISE, POINTWISE, DEPTHWISE, POINTWISE])
+    assert decision.frugal == (True, False, False, False, False)
+    assert decision.buffered == (False, True, True, True, True)
+    assert decision.stalls == (0, 0, 778, 0, 778)
+    assert decision.total == 14041 + 18588 - 1392 == 13344 + 18588 - 695
+    assert choose_buffering([first, Choice(100, 100)]).frugal == (False, False)

@@ -173,8 +173,8 @@ def memory_cycles(system: System, traffic: Traffic) -> float:
 
 
 def constants_cycles(system: System, traffic: Traffic) -> int:
-    """Cycles an operation spends reading the constants' memory (region 0): a weight DMA from that memory cannot
-    use it meanwhile (`sim.cycles.Timeline`)."""
+    """Cycles an operation spends reading the constants' memory (region 0), whose one port a DMA from that memory
+    shares (`sim.cycles.Timeline`)."""
     return int(math.ceil(traffic.read.get(CONSTANTS_REGION, 0) / system.bytes_per_cycle(CONSTANTS_REGION)))
 
 

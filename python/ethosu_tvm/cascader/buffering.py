@@ -8,6 +8,10 @@ depthwise-separable network for this reason). Operation by operation, the cheape
 misses that; a two-state dynamic programme over the sequence does not. Under a memory budget it keeps to the
 choices whose buffers fit beside what else is live (`Budget`): a buffer is live during its operation and the one
 before, so whether it fits depends on its neighbours' choices only, which the programme's states hold.
+
+For the same reason an operation that streams may do so frugally: with the block config that fetches its weights
+from flash fewest times, which leaves more of its cycles to the next operation's transfer, though it is often
+slower on its own (a third state).
 """
 from __future__ import annotations
 
@@ -19,12 +23,17 @@ from .graph import WeightBuffer
 
 @dataclass(frozen=True)
 class Choice:
-    """One operation's options: `streamed` cycles (with `overlap` of them free for the next one's transfer), and
-    `buffer`, the option of buffering its weights (None: it has none)."""
+    """One operation's options: `streamed` cycles (with `overlap` of them free for the next one's transfer),
+    `buffer`, the option of buffering its weights (None: it has none), and `frugal`, the (cycles, overlap) of
+    streaming them frugally (None: no such option)."""
 
     streamed: int
     overlap: int
     buffer: WeightBuffer | None = None
+    frugal: tuple[int, int] | None = None
+
+
+STREAMS, BUFFERS, FRUGAL = range(3)  # an operation's states in the programme
 
 
 @dataclass(frozen=True)
@@ -53,23 +62,26 @@ class Budget:
 @dataclass(frozen=True)
 class Buffering:
     """The decision: per operation whether it buffers, its cycles (its wait for its transfer included), its wait,
-    and the cycles of it a next transfer can overlap."""
+    the cycles of it a next transfer can overlap, and whether it streams frugally."""
 
     buffered: tuple[bool, ...]
     cycles: tuple[int, ...]
     stalls: tuple[int, ...]
     overlaps: tuple[int, ...]
+    frugal: tuple[bool, ...]
 
     @property
     def total(self) -> int:
         return sum(self.cycles)
 
 
-def _step(choice: Choice, buffers: bool, previous: int) -> tuple[int, int, int]:
-    """One operation's (cycles, its wait for its transfer, cycles of it the next transfer can overlap), streaming or
-    buffering after an operation that leaves `previous` cycles to overlap."""
-    if not buffers:
+def _step(choice: Choice, state: int, previous: int) -> tuple[int, int, int]:
+    """One operation's (cycles, its wait for its transfer, cycles of it the next transfer can overlap) in `state`,
+    after an operation that leaves `previous` cycles to overlap."""
+    if state == STREAMS:
         return choice.streamed, 0, choice.overlap
+    if state == FRUGAL:
+        return choice.frugal[0], 0, choice.frugal[1]
     stall = max(choice.buffer.transfer - previous, 0)
     return choice.buffer.cycles + stall, stall, choice.buffer.cycles
 
@@ -77,7 +89,7 @@ def _step(choice: Choice, buffers: bool, previous: int) -> tuple[int, int, int]:
 def choose_buffering(choices: Sequence[Choice], previous: int = 0, budget: Budget | None = None) -> Buffering:
     """The buffering of `choices` (in execution order) with the fewest cycles, the first transfer overlapping
     `previous` cycles of the operation before them, within `budget` (None: no limit; when nothing fits, not even
-    streaming everything, everything streams). Ties keep streaming (less memory)."""
+    streaming everything, everything streams). Ties keep streaming (less memory), and plainly."""
     def fits(index: int, previous_buffers: bool, buffers: bool | None) -> bool:
         """Choice `index` buffering or not (None: past the last one) after the previous one's decision."""
         if budget is None:
@@ -86,29 +98,30 @@ def choose_buffering(choices: Sequence[Choice], previous: int = 0, budget: Budge
         after = (index, choices[index].buffer.nbytes if buffers else 0) if buffers is not None else None
         return budget.fits(before, after)
 
-    # per state of the latest operation (streams, buffers): (total cycles, decisions so far, overlap it leaves)
-    states: list[tuple[int, tuple[bool, ...], int] | None] = [(0, (), previous), None]
+    # per state of the latest operation: (total cycles, states so far, overlap it leaves)
+    states: list[tuple[int, tuple[int, ...], int] | None] = [(0, (), previous), None, None]
     for index, choice in enumerate(choices):
         options = []
-        for buffers in (False, True):
+        for state, option in ((STREAMS, True), (BUFFERS, choice.buffer), (FRUGAL, choice.frugal)):
             best = None
-            if not buffers or choice.buffer is not None:
-                for previous_buffers, state in enumerate(states):
-                    if state is None or not fits(index, bool(previous_buffers), buffers):
+            if option is not None:
+                for previous_state, entry in enumerate(states):
+                    if entry is None or not fits(index, previous_state == BUFFERS, state == BUFFERS):
                         continue
-                    cycles, _, overlap = _step(choice, buffers, state[2])
-                    if best is None or state[0] + cycles < best[0]:
-                        best = (state[0] + cycles, state[1] + (buffers,), overlap)
+                    cycles, _, overlap = _step(choice, state, entry[2])
+                    if best is None or entry[0] + cycles < best[0]:
+                        best = (entry[0] + cycles, entry[1] + (state,), overlap)
             options.append(best)
         states = options
-    feasible = [s for buffers, s in enumerate(states) if s is not None and fits(len(choices), bool(buffers), None)]
+    feasible = [s for state, s in enumerate(states) if s is not None and fits(len(choices), state == BUFFERS, None)]
     if not feasible:
         return choose_buffering([Choice(c.streamed, c.overlap) for c in choices], previous)
-    final = min(feasible, key=lambda s: (s[0], sum(s[1])))
+    final = min(feasible, key=lambda s: (s[0], s[1].count(BUFFERS), s[1].count(FRUGAL)))
     cycles, stalls, overlaps = [], [], []
-    for choice, buffers in zip(choices, final[1]):
-        own, stall, previous = _step(choice, buffers, previous)
+    for choice, state in zip(choices, final[1]):
+        own, stall, previous = _step(choice, state, previous)
         cycles.append(own)
         stalls.append(stall)
         overlaps.append(previous)
-    return Buffering(final[1], tuple(cycles), tuple(stalls), tuple(overlaps))
+    return Buffering(tuple(state == BUFFERS for state in final[1]), tuple(cycles), tuple(stalls), tuple(overlaps),
+                     tuple(state == FRUGAL for state in final[1]))

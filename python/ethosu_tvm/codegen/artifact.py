@@ -91,28 +91,31 @@ def _summary(op, npu_ops) -> OpSummary:
 
 
 def _joint_choice(options: list[tuple[Stripe, Choice]], left_out: set[str], budget: Budget | None
-                  ) -> tuple[frozenset[tuple[int, int]], dict[str, int]]:
-    """The stripes `choose_buffering` buffers within `budget`, without the buffers named in `left_out`, and their
-    buffers' sizes."""
+                  ) -> tuple[frozenset[tuple[int, int]], dict[str, int], frozenset[tuple[int, int]]]:
+    """The stripes `choose_buffering` buffers within `budget`, without the buffers named in `left_out`, their
+    buffers' sizes, and the stripes it streams frugally."""
     choices = [replace(choice, buffer=None) if weight_buffer(stripe) in left_out else choice
                for stripe, choice in options]
-    chosen = [option for option, buffers in zip(options, choose_buffering(choices, budget=budget).buffered)
-              if buffers]
+    decision = choose_buffering(choices, budget=budget)
+    chosen = [option for option, buffers in zip(options, decision.buffered) if buffers]
     return (frozenset(buffering_key(stripe) for stripe, _ in chosen),
-            {weight_buffer(stripe): choice.buffer.nbytes for stripe, choice in chosen})
+            {weight_buffer(stripe): choice.buffer.nbytes for stripe, choice in chosen},
+            frozenset(buffering_key(stripe) for (stripe, _), frugal in zip(options, decision.frugal) if frugal))
 
 
 def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarget,
                      io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None,
                      buffered: frozenset[tuple[int, int]] | None = None, aliases: dict[str, Alias] | None = None):
-    """The Vela operations of each stripe, the constant pool, placements and scratch size. A second pass when
-    some convolution stripes buffer their weights (those in `buffered`, by primitive index and first OFM row, as
-    the cascader chose them; None: the ones `choose_buffering` picks from a first pass that streams them all):
-    their buffers join the memory plan, and the operations use them. Our own choice keeps to `sram_limit` bytes
-    of scratch at every stripe, counting the bytes live there (`live_bytes`); while the planned scratch still
-    exceeds it (the planner may leave gaps), the largest buffer is left out (its convolution streams), and the
-    choice is made again without it. `aliases` are the tensors written in place (see `in_place`)."""
+    """The Vela operations of each stripe, the constant pool, placements and scratch size. A second pass when some
+    convolution stripes buffer their weights (those in `buffered`, by primitive index and first OFM row, as the
+    cascader chose them; None: the ones `choose_buffering` picks from a first pass that streams them all, which also
+    picks the stripes that stream frugally): their buffers join the memory plan, and the operations use them. Our
+    own choice keeps to `sram_limit` bytes of scratch at every stripe, counting the bytes live there (`live_bytes`);
+    while the planned scratch still exceeds it (the planner may leave gaps), the largest buffer is left out (its
+    convolution streams), and the choice is made again without it. `aliases` are the tensors written in place (see
+    `in_place`)."""
     wanted: dict[str, int] = {}
+    frugal: frozenset[tuple[int, int]] = frozenset()  # stripes streaming frugally, when the choice is ours
     dropped: set[str] = set()
     options = None  # each stripe's options, when the choice is ours
     budget = None
@@ -126,8 +129,8 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
             step = {id(stripe): index for index, stripe in enumerate(stripes)}
             budget = Budget(sram_limit, live_bytes(graph, stripes, io_in_scratch, aliases),
                             tuple(step[id(stripe)] for stripe, _ in options))
-        buffered, wanted = _joint_choice(options, dropped, budget)
-        if not buffered:
+        buffered, wanted, frugal = _joint_choice(options, dropped, budget)
+        if not buffered and not frugal:
             return per_stripe, pool, placements, scratch_size
     while True:
         chosen = {name: size for name, size in wanted.items() if name not in dropped}
@@ -135,10 +138,10 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
         if sram_limit is not None and scratch_size > sram_limit and chosen:
             dropped.add(max(chosen, key=lambda name: (chosen[name], name)))
             if options is not None:
-                buffered, wanted = _joint_choice(options, dropped, budget)
+                buffered, wanted, frugal = _joint_choice(options, dropped, budget)
             continue
         pool = ConstantPool()
-        builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system, buffered)
+        builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system, buffered, frugal)
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
         if builder.weight_buffers == wanted:
             return per_stripe, pool, placements, scratch_size

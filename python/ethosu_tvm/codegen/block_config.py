@@ -177,3 +177,23 @@ def buffered_block_config(npu_op: vapi.NpuBlockOperation, op: Conv2D, start: int
         return estimate_cycles(trial, accelerator, system=system).cycles
 
     return min(candidates, key=cycles, default=None)
+
+
+def frugal_block_config(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator,
+                        depth: int | None = None, system: System = DEFAULT_SYSTEM) -> vapi.NpuShape3D | None:
+    """Of Vela's valid block configs (of block depth `depth` when there are any), one of those with the fewest OFM
+    blocks in height x width, the fewest estimated cycles among them: a convolution streaming its weights with it
+    fetches them from flash fewest times, which leaves the flash port most free for a weight DMA issued under it
+    (`cascader.buffering`). None when no block fits in SHRAM."""
+    configs = find_block_configs(npu_op, accelerator)
+    configs = [c for c in configs if c.depth == depth] or configs
+    costed = costing(npu_op, accelerator, system)
+    height, width, _ = costed.ofm.shape
+
+    def blocks_hw(block: vapi.NpuShape3D) -> int:
+        return -(-height // block.height) * -(-width // block.width)
+
+    fewest = min(map(blocks_hw, configs), default=None)
+    return min((c for c in configs if blocks_hw(c) == fewest),
+               key=lambda block: (costed.cost(block).cycles, block.height * block.width * block.depth, tuple(block)),
+               default=None)

@@ -167,10 +167,13 @@ class OperationBuilder:
     """Builds the Vela operations of one NpuGraph's stripes, appending its constants to a shared pool."""
 
     def __init__(self, accelerator, placements: dict[str, Placement], pool: ConstantPool,
-                 system: System = DEFAULT_SYSTEM, buffered: frozenset[tuple[int, int]] = frozenset()):
+                 system: System = DEFAULT_SYSTEM, buffered: frozenset[tuple[int, int]] = frozenset(),
+                 frugal: frozenset[tuple[int, int]] = frozenset()):
         self.accelerator = accelerator
-        # (primitive index, first OFM row) of the stripes that buffer their weights
+        # (primitive index, first OFM row) of the stripes that buffer their weights, and of those that stream
+        # them frugally (`cascader.buffering`)
         self.buffered = buffered
+        self.frugal = frugal
         # per stripe built with a block operation: its options for `cascader.buffering.choose_buffering`
         self.choices: list[Choice] = []
         self.stripes: list[Stripe] = []
@@ -252,9 +255,10 @@ class OperationBuilder:
         return _require_block_config(npu_op, what)
 
     def convolution(self, op: Conv2D, stripe: Stripe, what: str, region: int = CONSTANTS_REGION,
-                    encode: bool = True) -> vapi.NpuBlockOperation:
+                    encode: bool = True, frugal: bool = False) -> vapi.NpuBlockOperation:
         """The stripe's convolution, its block config chosen for weights in `region` (the constants, or a weight
-        buffer in scratch) and its streams encoded into the pool (else only their lengths set, in `region`)."""
+        buffer in scratch; `frugal`: the constants, fetched fewest times) and its streams encoded into the pool
+        (else only their lengths set, in `region`)."""
         depthwise = isinstance(op, DepthwiseConv2D)
         npu_op = vapi.NpuConvDepthWiseOperation() if depthwise else vapi.NpuConv2DOperation()
         kernel_h, kernel_w = op.kernel
@@ -271,12 +275,16 @@ class OperationBuilder:
         npu_op.biases = [vapi.NpuAddressRange(CONSTANTS_REGION, 0, 0)]
         channels = stripe.ofm.box[3]
         preferred = next(iter(self._encodings(op, stripe)), None)
-        if region == CONSTANTS_REGION:
+        if region == CONSTANTS_REGION and not frugal:
             self._block_op(npu_op, op, stripe, what, depth=preferred)
         else:
             self._operands(npu_op, op, stripe)
-            npu_op.block_config = vela_call(what, block_config.buffered_block_config, npu_op, op, channels.start,
-                                            channels.stop, self.accelerator, preferred, self.system)
+            if frugal:
+                npu_op.block_config = vela_call(what, block_config.frugal_block_config, npu_op, self.accelerator,
+                                                preferred, self.system)
+            else:
+                npu_op.block_config = vela_call(what, block_config.buffered_block_config, npu_op, op, channels.start,
+                                                channels.stop, self.accelerator, preferred, self.system)
             _require_block_config(npu_op, what)
         weights, biases = vela_call(what, encoded_stream_bytes, op, channels.start, channels.stop,
                                     npu_op.block_config.depth, self.accelerator)
@@ -302,19 +310,27 @@ class OperationBuilder:
 
     def _convolution_stripe(self, op: Conv2D, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
         """A convolution stripe: with a DMA of its streams into its weight buffer first when it is in `buffered`
-        and the memory plan placed the buffer (`_buffered`), else reading them from flash. Its options, streaming
-        or buffered, join `choices`. Both are chosen before either is encoded, so that neither sways the other's
-        block depth."""
+        and the memory plan placed the buffer (`_buffered`), else reading them from flash, with the frugal block
+        config when it is in `frugal`. Its options, streaming (both ways) or buffered, join `choices`. All are
+        chosen before any is encoded, so that none sways another's block depth."""
         copy = self.convolution(op, stripe, what, SCRATCH_REGION, encode=False)
         streamed = self.convolution(op, stripe, what, encode=False)
+        frugal = self.convolution(op, stripe, what, encode=False, frugal=True)
         cost = vela_call(what, buffering_cost, streamed, copy, self.accelerator, self.system)
-        self.choices.append(Choice(cost.streamed, cost.overlap, WeightBuffer(cost.nbytes, cost.dma, cost.buffered)))
+        option = None
+        if frugal.block_config != streamed.block_config:
+            frugal_cost = vela_call(what, estimate_cycles, frugal, self.accelerator, system=self.system)
+            option = (frugal_cost.cycles, frugal_cost.overlap)
+        self.choices.append(Choice(cost.streamed, cost.overlap, WeightBuffer(cost.nbytes, cost.dma, cost.buffered),
+                                   option))
         self.stripes.append(stripe)
         if buffering_key(stripe) in self.buffered:
             name = weight_buffer(stripe)
             self.weight_buffers[name] = cost.nbytes
             if name in self.placements:
                 return self._buffered(self._encoded_streams(copy, op, stripe, what), stripe, what)
+        if buffering_key(stripe) in self.frugal:
+            return [self._encoded_streams(frugal, op, stripe, what)]
         return [self._encoded_streams(streamed, op, stripe, what)]  # it streams (no room for its buffer, if any)
 
     def _buffered(self, npu_op: vapi.NpuBlockOperation, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:

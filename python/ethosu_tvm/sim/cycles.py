@@ -6,9 +6,17 @@ streams, not from the bytes a run touched. Whole stream: the DMA engine and the 
 concurrently, each in stream order, and only NPU_OP_DMA_WAIT / NPU_OP_KERNEL_WAIT make one wait for the other; the
 elapsed time is when the last one finishes. Commands are issued in stream order with at most two kernels in
 flight (Vela's `max_outstanding_kernels`), so a DMA starts no earlier than the end of the kernel before the last
-one issued: it can overlap the operation just before it, not ones further back. A DMA from the constants' memory
-shares it with that operation: it starts once the operation's own reads of it are done (counted from its start).
-BLOCKDEP chaining between kernels is not credited.
+one issued: it can overlap the operation just before it, not ones further back. BLOCKDEP chaining between kernels
+is not credited.
+
+The constants' memory (region 0: the flash, on AXI1, under Shared_Sram) has one port, which a DMA from it and an
+operation reading its weights, scales or constant operands from it share: its transfers are served one after the
+other, in the order they begin. An operation reads its constants from its start for `constants` cycles
+(`arch.cycles.constants_cycles`: its region-0 bytes, re-reads included, at the port's rate); a DMA from region 0
+that it overlaps gets the port once those reads are done, and an operation that starts while such a DMA is still
+running gets it once the DMA is done (it then finishes no earlier than that plus its `constants` cycles). Either
+way the span in which the two overlap takes the sum of their bytes over the port's rate (the DMA's read latency
+included), and neither is slowed further: the other memories and the compute go on meanwhile.
 """
 from __future__ import annotations
 
@@ -68,12 +76,13 @@ class CycleModel:
 
 
 class Timeline:
-    """Concurrent DMA and compute queues, synchronised only by the stream's wait commands."""
+    """Concurrent DMA and compute queues, synchronised only by the stream's wait commands, sharing the constants'
+    memory's port."""
 
     def __init__(self) -> None:
         self._dma_ends: list[int] = []
         self._kernel_ends: list[int] = []
-        self._last_kernel = (0, 0)  # (start, cycles reading the constants' memory) of the kernel issued last
+        self._port_free = 0  # when the constants' port has served every transfer from it queued so far
         self._dma_ready = self._kernel_ready = 0  # earliest start allowed by the waits so far
 
     @staticmethod
@@ -84,9 +93,10 @@ class Timeline:
     def dma(self, cycles: int, from_constants: bool = False) -> int:
         """Queue a DMA transfer (`from_constants`: reading the constants' memory); returns when it ends."""
         issued = self._kernel_ends[-2] if len(self._kernel_ends) > 1 else 0
-        if from_constants:
-            issued = max(issued, sum(self._last_kernel))
         start = max(self._dma_ready, self._dma_ends[-1] if self._dma_ends else 0, issued)
+        if from_constants:
+            start = max(start, self._port_free)
+            self._port_free = start + cycles
         self._dma_ends.append(start + cycles)
         return self._dma_ends[-1]
 
@@ -94,9 +104,13 @@ class Timeline:
         """Queue a block operation that reads the constants' memory for `constants` of its `cycles`; returns when
         it ends."""
         start = max(self._kernel_ready, self._kernel_ends[-1] if self._kernel_ends else 0)
-        self._kernel_ends.append(start + cycles)
-        self._last_kernel = (start, constants)
-        return self._kernel_ends[-1]
+        end = start + cycles
+        if constants:
+            reads = max(start, self._port_free)  # after a transfer from the constants still on the port
+            self._port_free = reads + constants
+            end = max(end, self._port_free)
+        self._kernel_ends.append(end)
+        return end
 
     def dma_wait(self, outstanding: int) -> None:
         """Kernels wait until at most `outstanding` DMA transfers are still running."""
