@@ -188,12 +188,15 @@ def dma_cycles(system: System, source_region, destination_region, nbytes: int) -
 def block_cost(system: System, accelerator: Accelerator, kind: str, mode: str, fused: str | None,
                ifm: CostedFeatureMap, ifm2: CostedFeatureMap | None, ifm2_scalar: bool, ofm: CostedFeatureMap,
                kernel: Kernel, block: tuple[int, int, int], acc_bits: int,
-               streams: tuple[tuple[int, int], ...] = (), lut_bytes: int = 0) -> BlockCost:
+               streams: tuple[tuple[int, int], ...] = (), lut_bytes: int = 0,
+               traffic: Traffic | None = None) -> BlockCost:
     """The estimate of one block operation computed in OFM blocks of `block` (see `compute_cycles` and
-    `block_traffic` for the arguments; `ifm2_scalar`: IFM2 is a scalar, not read from memory)."""
+    `block_traffic` for the arguments; `ifm2_scalar`: IFM2 is a scalar, not read from memory; `traffic`: its
+    `block_traffic` when the caller has it already)."""
     compute = compute_cycles(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits,
                              streams[0][0] if streams else None)
-    traffic = block_traffic(kind, ifm, None if ifm2_scalar else ifm2, ofm, kernel, block, streams, lut_bytes)
+    if traffic is None:
+        traffic = block_traffic(kind, ifm, None if ifm2_scalar else ifm2, ofm, kernel, block, streams, lut_bytes)
     return BlockCost(compute, memory_cycles(system, traffic), traffic)
 
 
