@@ -31,7 +31,7 @@ import functools
 import io
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import Accelerator, round_up
 from .operation import CONV, DEPTHWISE, ELEMENTWISE, Kernel
@@ -200,7 +200,6 @@ def block_cost(system: System, accelerator: Accelerator, kind: str, mode: str, f
     return BlockCost(compute, memory_cycles(system, traffic), traffic)
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
                    ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int],
                    acc_bits: int, weights_region: int | None) -> int:
@@ -208,9 +207,28 @@ def compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | 
 
     `kind` is one of `arch.operation`'s kinds and `mode` the pooling or elementwise mode ("" for convolutions);
     `fused` is "TANH", "SIGMOID", "LUT" or None; `block` is the OFM block (height, width, depth); `weights_region`
-    is where a convolution's weight and scale streams are (None without them). Memoised: the cascader asks about
-    the same stripes many times.
+    is where a convolution's weight and scale streams are (None without them).
+
+    Memoised by what the estimate reads: the cascader asks about one primitive's stripes at many heights. Vela's
+    estimate of a windowed operation reads the OFM's height only through the block height it clamps (the blocks
+    are no higher than the OFM), how many blocks cover it and whether it is one row (its Conv1D case), and the
+    IFM's height only through the IFM block height it clamps (its strides do not involve the height); so both
+    heights are asked as the highest OFM with as many blocks of that height and the IFM block's height. An
+    elementwise estimate reads the whole OFM.
     """
+    if kind != ELEMENTWISE:
+        block_h = min(block[0], ofm.shape[0])
+        ofm_h = -(-ofm.shape[0] // block_h) * block_h
+        ifm_h = min(ifm.shape[0], (block[0] - 1) * kernel.stride_y + kernel.extent_h)
+        ofm = replace(ofm, shape=(ofm_h, *ofm.shape[1:]))
+        ifm = replace(ifm, shape=(ifm_h, *ifm.shape[1:]))
+    return _compute_cycles(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits, weights_region)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
+                    ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int],
+                    acc_bits: int, weights_region: int | None) -> int:
     from ethosu.vela.architecture_allocator import ArchitectureBlockConfig
     from ethosu.vela.architecture_features import SHRAMElements
     from ethosu.vela.npu_performance import PerformanceQuery, measure_cycle_cost
