@@ -31,7 +31,7 @@ import functools
 import io
 import math
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from . import Accelerator, round_up
 from .operation import CONV, DEPTHWISE, ELEMENTWISE, Kernel
@@ -165,10 +165,11 @@ def touched_traffic(ifm: CostedFeatureMap, ifm2: CostedFeatureMap | None, ofm: C
 def memory_cycles(system: System, traffic: Traffic) -> float:
     """Cycles to move the traffic: per memory its bytes at its bandwidth; the memories transfer concurrently
     (SRAM and flash sit on separate AXI ports), so the busiest one counts."""
-    per_memory = Counter()
+    per_memory = {}
     for counter in (traffic.read, traffic.written):
         for region, count in counter.items():
-            per_memory[system.memory(region).name] += count / system.bytes_per_cycle(region)
+            name = system.memory(region).name
+            per_memory[name] = per_memory.get(name, 0) + count / system.bytes_per_cycle(region)
     return float(max(per_memory.values(), default=0.0))
 
 
@@ -220,8 +221,8 @@ def compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | 
         block_h = min(block[0], ofm.shape[0])
         ofm_h = -(-ofm.shape[0] // block_h) * block_h
         ifm_h = min(ifm.shape[0], (block[0] - 1) * kernel.stride_y + kernel.extent_h)
-        ofm = replace(ofm, shape=(ofm_h, *ofm.shape[1:]))
-        ifm = replace(ifm, shape=(ifm_h, *ifm.shape[1:]))
+        ofm = CostedFeatureMap((ofm_h, *ofm.shape[1:]), ofm.bits, ofm.region, ofm.brick)
+        ifm = CostedFeatureMap((ifm_h, *ifm.shape[1:]), ifm.bits, ifm.region, ifm.brick)
     return _compute_cycles(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits, weights_region)
 
 
