@@ -4,10 +4,13 @@ bytes at the bandwidth of the system config and memory mode."""
 import numpy as np
 import pytest
 from ethosu.vela import api as vapi
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ethosu_tvm.arch import find_accelerator
-from ethosu_tvm.arch.cycles import CostedFeatureMap, block_cost, block_traffic, dma_cycles, memory_cycles
-from ethosu_tvm.arch.operation import CONV, DEPTHWISE, ELEMENTWISE, Kernel
+from ethosu_tvm.arch import ACCELERATORS, find_accelerator
+from ethosu_tvm.arch.cycles import (CostedFeatureMap, _compute_cycles, block_cost, block_traffic, compute_cycles,
+                                    dma_cycles, memory_cycles)
+from ethosu_tvm.arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from ethosu_tvm.arch.system import SYSTEM_CONFIGS, System, find_system
 from ethosu_tvm.codegen.block_config import choose_block_config, find_block_configs
 from ethosu_tvm.codegen.operation_cost import estimate_cycles
@@ -161,3 +164,26 @@ def test_u65_systems(config, clock, dram):
     assert shared.config.axi1.read_latency == 500 and shared.config.axi1.write_latency == 250
     assert [shared.memory(r).name for r in (0, 1, 2, 3, "shram")] == ["Dram", "Sram", "Sram", "Sram", "Sram"]
     assert [dedicated.memory(r).name for r in (0, 1, 2, 3, "shram")] == ["Dram", "Dram", "Sram", "Dram", "Sram"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(accelerator=st.sampled_from(sorted(ACCELERATORS)), kind=st.sampled_from([
+    (CONV, ""), (DEPTHWISE, ""), (POOL, "MAX"), (POOL, "AVERAGE"), (POOL, "REDUCE_SUM")]),
+       ofm_h=st.integers(1, 70), ofm_w=st.integers(1, 40), depth=st.integers(1, 80), ifm_cut=st.integers(0, 4),
+       kernel=st.tuples(st.integers(1, 9), st.integers(1, 3), st.integers(1, 2), st.integers(1, 2),
+                        st.integers(1, 2), st.booleans()),
+       block=st.tuples(st.integers(1, 16), st.integers(1, 16), st.integers(1, 8)), bits=st.sampled_from([8, 16]),
+       brick=st.booleans(), acc_bits=st.sampled_from([32, 40]), weights_region=st.sampled_from([None, 0, 1]))
+def test_compute_cycles_memoised_by_what_vela_reads(accelerator, kind, ofm_h, ofm_w, depth, ifm_cut, kernel, block,
+                                                   bits, brick, acc_bits, weights_region):
+    """The estimate memoised by the clamped heights (`compute_cycles`) is Vela's estimate of the operation as it
+    is, for OFMs of every height against blocks of every height (stripes of one primitive)."""
+    height, width, stride_y, stride_x, dilation, part_kernel = kernel
+    kernel = Kernel(height, width, stride_y, stride_x, dilation, 1, part_kernel and kind[0] == CONV)
+    accelerator = find_accelerator(accelerator)
+    block = (2 * block[0], 2 * block[1], accelerator.ofm_ublock_depth * block[2])
+    ifm_h = max((ofm_h - 1) * stride_y + kernel.extent_h - ifm_cut, 1)
+    ifm_w = (ofm_w - 1) * stride_x + kernel.extent_w
+    ifm, ofm = fm((ifm_h, ifm_w, depth), bits=bits, brick=brick), fm((ofm_h, ofm_w, depth), brick=brick)
+    args = (accelerator, *kind, None, ifm, None, ofm, kernel, block, acc_bits, weights_region)
+    assert compute_cycles(*args) == _compute_cycles.__wrapped__(*args)

@@ -165,10 +165,11 @@ def touched_traffic(ifm: CostedFeatureMap, ifm2: CostedFeatureMap | None, ofm: C
 def memory_cycles(system: System, traffic: Traffic) -> float:
     """Cycles to move the traffic: per memory its bytes at its bandwidth; the memories transfer concurrently
     (SRAM and flash sit on separate AXI ports), so the busiest one counts."""
-    per_memory = Counter()
+    per_memory = {}
     for counter in (traffic.read, traffic.written):
         for region, count in counter.items():
-            per_memory[system.memory(region).name] += count / system.bytes_per_cycle(region)
+            name = system.memory(region).name
+            per_memory[name] = per_memory.get(name, 0) + count / system.bytes_per_cycle(region)
     return float(max(per_memory.values(), default=0.0))
 
 
@@ -188,16 +189,18 @@ def dma_cycles(system: System, source_region, destination_region, nbytes: int) -
 def block_cost(system: System, accelerator: Accelerator, kind: str, mode: str, fused: str | None,
                ifm: CostedFeatureMap, ifm2: CostedFeatureMap | None, ifm2_scalar: bool, ofm: CostedFeatureMap,
                kernel: Kernel, block: tuple[int, int, int], acc_bits: int,
-               streams: tuple[tuple[int, int], ...] = (), lut_bytes: int = 0) -> BlockCost:
+               streams: tuple[tuple[int, int], ...] = (), lut_bytes: int = 0,
+               traffic: Traffic | None = None) -> BlockCost:
     """The estimate of one block operation computed in OFM blocks of `block` (see `compute_cycles` and
-    `block_traffic` for the arguments; `ifm2_scalar`: IFM2 is a scalar, not read from memory)."""
+    `block_traffic` for the arguments; `ifm2_scalar`: IFM2 is a scalar, not read from memory; `traffic`: its
+    `block_traffic` when the caller has it already)."""
     compute = compute_cycles(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits,
                              streams[0][0] if streams else None)
-    traffic = block_traffic(kind, ifm, None if ifm2_scalar else ifm2, ofm, kernel, block, streams, lut_bytes)
+    if traffic is None:
+        traffic = block_traffic(kind, ifm, None if ifm2_scalar else ifm2, ofm, kernel, block, streams, lut_bytes)
     return BlockCost(compute, memory_cycles(system, traffic), traffic)
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
                    ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int],
                    acc_bits: int, weights_region: int | None) -> int:
@@ -205,9 +208,28 @@ def compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | 
 
     `kind` is one of `arch.operation`'s kinds and `mode` the pooling or elementwise mode ("" for convolutions);
     `fused` is "TANH", "SIGMOID", "LUT" or None; `block` is the OFM block (height, width, depth); `weights_region`
-    is where a convolution's weight and scale streams are (None without them). Memoised: the cascader asks about
-    the same stripes many times.
+    is where a convolution's weight and scale streams are (None without them).
+
+    Memoised by what the estimate reads: the cascader asks about one primitive's stripes at many heights. Vela's
+    estimate of a windowed operation reads the OFM's height only through the block height it clamps (the blocks
+    are no higher than the OFM), how many blocks cover it and whether it is one row (its Conv1D case), and the
+    IFM's height only through the IFM block height it clamps (its strides do not involve the height); so both
+    heights are asked as the highest OFM with as many blocks of that height and the IFM block's height. An
+    elementwise estimate reads the whole OFM.
     """
+    if kind != ELEMENTWISE:
+        block_h = min(block[0], ofm.shape[0])
+        ofm_h = -(-ofm.shape[0] // block_h) * block_h
+        ifm_h = min(ifm.shape[0], (block[0] - 1) * kernel.stride_y + kernel.extent_h)
+        ofm = CostedFeatureMap((ofm_h, *ofm.shape[1:]), ofm.bits, ofm.region, ofm.brick)
+        ifm = CostedFeatureMap((ifm_h, *ifm.shape[1:]), ifm.bits, ifm.region, ifm.brick)
+    return _compute_cycles(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits, weights_region)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
+                    ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int],
+                    acc_bits: int, weights_region: int | None) -> int:
     from ethosu.vela.architecture_allocator import ArchitectureBlockConfig
     from ethosu.vela.architecture_features import SHRAMElements
     from ethosu.vela.npu_performance import PerformanceQuery, measure_cycle_cost

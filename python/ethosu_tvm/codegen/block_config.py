@@ -135,8 +135,8 @@ def _choose_block_config(search: _BlockSearch, costed: Costing, accelerator: vap
     configs = [c for c in configs if c.depth == depth] or configs
     height, width, ofm_depth = costed.ofm.shape
 
-    def rank(block: vapi.NpuShape3D):
-        cost = costed.cost(block)
+    def rank(block: vapi.NpuShape3D, traffic):
+        cost = costed.cost(block, traffic)
         blocks = -(-height // block.height) * -(-width // block.width) * -(-ofm_depth // block.depth)
         return (cost.cycles, cost.compute_cycles, cost.weight_bytes_fetched, blocks,
                 block.height * block.width * block.depth, tuple(block))
@@ -144,10 +144,14 @@ def _choose_block_config(search: _BlockSearch, costed: Costing, accelerator: vap
     # Ranked in order of their memory cycles, a lower bound of their cycles: once that bound exceeds the best
     # cycles found, no later config can win, and Vela's compute estimate is not asked for it.
     best, best_rank = None, None
-    for bound, block in sorted(((costed.least_cycles(block), block) for block in configs), key=lambda c: c[0]):
+    bounded = []
+    for block in configs:
+        traffic = costed.traffic(block)
+        bounded.append((costed.least_cycles(traffic), block, traffic))
+    for bound, block, traffic in sorted(bounded, key=lambda c: c[0]):
         if best_rank is not None and bound > best_rank[0]:
             break
-        block_rank = rank(block)
+        block_rank = rank(block, traffic)
         if best_rank is None or block_rank < best_rank:
             best, best_rank = block, block_rank
     return best

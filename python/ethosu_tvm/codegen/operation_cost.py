@@ -11,14 +11,15 @@ the terms of the decoded registers, `sim.cycles`).
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 from ethosu.vela import api as vapi
 
 from ..arch import LUT_BYTES, Accelerator, from_vela, round_up
-from ..arch.cycles import (CostedFeatureMap, block_cost, block_traffic, constants_cycles, dma_cycles, memory_cycles,
-                           touched_traffic)
+from ..arch.cycles import (CostedFeatureMap, Traffic, block_cost, block_traffic, constants_cycles, dma_cycles,
+                           memory_cycles, touched_traffic)
 from ..arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from ..arch.system import DEFAULT_SYSTEM, System
 from .memory import CONSTANTS_REGION, SCRATCH_REGION
@@ -132,23 +133,31 @@ class Costing:
     streams: tuple[tuple[int, int], ...]
     lut_bytes: int
 
-    def least_cycles(self, block: vapi.NpuShape3D) -> int:
-        """A lower bound of `cost(block).cycles`: the memory cycles alone, without Vela's compute estimate (the
-        slow part)."""
-        traffic = block_traffic(self.kind, self.ifm, None if self.ifm2_scalar else self.ifm2, self.ofm, self.kernel,
-                                (block.height, block.width, block.depth), self.streams, self.lut_bytes)
+    def traffic(self, block: vapi.NpuShape3D) -> Traffic:
+        """The bytes the operation moves computed in OFM blocks of `block`, re-reads included."""
+        return block_traffic(self.kind, self.ifm, None if self.ifm2_scalar else self.ifm2, self.ofm, self.kernel,
+                             (block.height, block.width, block.depth), self.streams, self.lut_bytes)
+
+    def least_cycles(self, traffic: Traffic) -> int:
+        """A lower bound of `cost(block).cycles` from the block's `traffic`: the memory cycles alone, without
+        Vela's compute estimate (the slow part)."""
         return math.ceil(memory_cycles(self.system, traffic))
 
-    def cost(self, block: vapi.NpuShape3D) -> OperationCost:
-        estimate = block_cost(self.system, self.accelerator, self.kind, self.mode, self.fused, self.ifm, self.ifm2,
-                              self.ifm2_scalar, self.ofm, self.kernel, (block.height, block.width, block.depth),
-                              self.acc_bits, self.streams, self.lut_bytes)
+    @functools.cached_property
+    def _touched(self) -> tuple[int, int, int]:
+        """Bytes read and written once, and the weight and scale/bias streams' bytes: the same for every block."""
         touched = touched_traffic(self.ifm, None if self.ifm2_scalar else self.ifm2, self.ofm, self.streams,
                                   self.lut_bytes)
-        weight_bytes = sum(length for _, length in self.streams)
+        return sum(touched.read.values()), sum(touched.written.values()), sum(length for _, length in self.streams)
+
+    def cost(self, block: vapi.NpuShape3D, traffic: Traffic | None = None) -> OperationCost:
+        """The estimate in OFM blocks of `block`; `traffic` is the block's `traffic` when the caller has it."""
+        estimate = block_cost(self.system, self.accelerator, self.kind, self.mode, self.fused, self.ifm, self.ifm2,
+                              self.ifm2_scalar, self.ofm, self.kernel, (block.height, block.width, block.depth),
+                              self.acc_bits, self.streams, self.lut_bytes, traffic)
+        read, written, weight_bytes = self._touched
         blocks_hw = -(-self.ofm.shape[0] // block.height) * -(-self.ofm.shape[1] // block.width)
-        return OperationCost(estimate.cycles, estimate.compute_cycles, estimate.memory_cycles,
-                             sum(touched.read.values()), sum(touched.written.values()),
+        return OperationCost(estimate.cycles, estimate.compute_cycles, estimate.memory_cycles, read, written,
                              weight_bytes, weight_bytes * blocks_hw if self.kind in (CONV, DEPTHWISE) else 0,
                              constants_cycles(self.system, estimate.traffic))
 
