@@ -142,3 +142,15 @@ def test_refusals(op, reason):
     spec_ = op()
     assert CmsisNn(M55).refusal(spec_).startswith(reason)
     assert not CmsisNn(M55).accepts(spec_, None)
+
+
+@pytest.mark.parametrize("kind", ["avg", "max"])
+def test_pools_stay_ours_where_ours_is_faster(kind):
+    pool = _spec(models.make(f"{kind}_pool2d", 0))
+    assert CmsisNn(M55).accepts(pool, None)
+    measured = {"avg": ("62040 vs 84840", "62040 vs 219640"), "max": ("59920 vs 79240", "59920 vs 79200")}[kind]
+    for cpu, counts, where in ((M7, measured[0], "DSP cores: {} instructions measured on cortex-m7 (QEMU mps2-an500)"),
+                               (CmsisNnTarget("cortex-m3", "scalar"), measured[1],
+                                "scalar cores: {} instructions measured on cortex-m3 (QEMU mps2-an385)")):
+        assert not CmsisNn(cpu).accepts(pool, None)
+        assert CmsisNn(cpu).refusal(pool) == "faster on " + where.format(counts)
