@@ -25,7 +25,7 @@ def _spec(model: bytes):
 
 
 def _declared(kernel, name: str) -> str:
-    return re.search(rf"^  const \w+ {name} = (.*);$", kernel.c_source, re.MULTILINE).group(1)
+    return re.search(rf"^  (?:static )?const \w+ {name} = (.*);$", kernel.c_source, re.MULTILINE).group(1)
 
 
 def _constant(kernel, name: str) -> np.ndarray:
