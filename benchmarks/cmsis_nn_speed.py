@@ -52,7 +52,7 @@ FORMS = {
 MODELS = ("mlperf_tiny_kws_dscnn_int8", "mlperf_tiny_ic_resnet8_int8")
 CPUS = ("cortex-m55", "cortex-m7", "cortex-m3")
 
-_COUNTER_C = """
+COUNTER_C = """
 /* SysTick on the CPU clock, its wraps counted: a copy of the vector table in RAM with a SysTick handler. */
 #define SYST_CSR (*(volatile uint32_t*)0xE000E010u)
 #define SYST_RVR (*(volatile uint32_t*)0xE000E014u)
@@ -88,7 +88,7 @@ def main_c(inputs: np.ndarray, output: np.ndarray) -> str:
 #include <stdio.h>
 #include "tvmgen_default.h"
 {DUMP_HELPER_C}
-{_COUNTER_C}
+{COUNTER_C}
 {c_array("input", inputs.reshape(-1), section=".sram_data")}
 static {qemu_harness._C_TYPES[output.dtype]} output[{output.size}] __attribute__((aligned(16)));
 
@@ -106,7 +106,7 @@ int main(void) {{
 """
 
 
-def _library_lines(cpu: str) -> tuple[str, ...]:
+def library_lines(cpu: str) -> tuple[str, ...]:
     include, archive = cmsis_nn_folder(cpu)
     return ("add_library(cmsis-nn STATIC IMPORTED)",
             f"set_target_properties(cmsis-nn PROPERTIES IMPORTED_LOCATION {archive} "
@@ -124,7 +124,7 @@ def instructions(model: bytes, target: str, cpu: str, workdir: Path, table: bool
         tar.extractall(workdir / "mlf", filter="data")
     x = random_inputs(model, 0)[0]
     expected = run_litert(model, [x])[0]
-    libraries = _library_lines(cpu) if module.kernel_libraries else ()
+    libraries = library_lines(cpu) if module.kernel_libraries else ()
     result = build_and_run(main_c(x, expected), workdir, workdir / "mlf", libraries=libraries, cpu=cpu,
                            qemu_options=("-icount", "shift=0"))
     assert result.exit_code == 0, result.stderr
