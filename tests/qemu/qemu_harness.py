@@ -64,46 +64,52 @@ def cmake_build(source: Path, build: Path, toolchain: Path | str = TOOLCHAIN_FIL
     return build / "firmware.elf"
 
 
-# The Cortex-M7 of QEMU mps2-an500 runs the same start-up code, linked to that board's RAMs (code and read-only
-# data in SSRAM1, data and stack in SSRAM2/3, the workspace in PSRAM) by the template's linker script remapped.
-M7_MEMORY = {"ITCM (rx)  : ORIGIN = 0x10000000, LENGTH = 512K": "ITCM (rx)  : ORIGIN = 0x00000000, LENGTH = 2M",
-             "QSPI (r)   : ORIGIN = 0x38000000, LENGTH = 8M": "QSPI (r)   : ORIGIN = 0x00200000, LENGTH = 2M",
-             "DTCM (rw)  : ORIGIN = 0x30000000, LENGTH = 512K": "DTCM (rw)  : ORIGIN = 0x20000000, LENGTH = 4M",
-             "SRAM (rw)  : ORIGIN = 0x31000000, LENGTH = 2M": "SRAM (rw)  : ORIGIN = 0x60000000, LENGTH = 16M"}
-M7_FLAGS = "-mcpu=cortex-m7 -mfpu=fpv5-d16 -mthumb -mfloat-abi=hard -O2"
-MACHINES = {"cortex-m55": "mps3-an547", "cortex-m7": "mps2-an500"}
+# The MPS2 boards' cores run the same start-up code, linked to their RAMs (code and read-only data in SSRAM1, data
+# and stack in SSRAM2/3, the workspace in PSRAM) by the template's linker script remapped: the Cortex-M7 (DSP) of
+# mps2-an500 and the Cortex-M3 (scalar, no FPU) of mps2-an385, whose PSRAM is elsewhere.
+MPS2_MEMORY = {"ITCM (rx)  : ORIGIN = 0x10000000, LENGTH = 512K": "ITCM (rx)  : ORIGIN = 0x00000000, LENGTH = 2M",
+               "QSPI (r)   : ORIGIN = 0x38000000, LENGTH = 8M": "QSPI (r)   : ORIGIN = 0x00200000, LENGTH = 2M",
+               "DTCM (rw)  : ORIGIN = 0x30000000, LENGTH = 512K": "DTCM (rw)  : ORIGIN = 0x20000000, LENGTH = 4M",
+               "SRAM (rw)  : ORIGIN = 0x31000000, LENGTH = 2M": "SRAM (rw)  : ORIGIN = {psram}, LENGTH = 16M"}
+MPS2_CPUS = {"cortex-m7": ("-mcpu=cortex-m7 -mfpu=fpv5-d16 -mthumb -mfloat-abi=hard -O2", "0x60000000"),
+             "cortex-m3": ("-mcpu=cortex-m3 -mthumb -mfloat-abi=soft -O2", "0x21000000")}
+MACHINES = {"cortex-m55": "mps3-an547", "cortex-m7": "mps2-an500", "cortex-m3": "mps2-an385"}
 
 
-def _cortex_m7_firmware(workdir: Path) -> tuple[list[str], Path]:
-    """The CMake lines of the firmware target for mps2-an500, and its toolchain file (both written to workdir)."""
+def _mps2_firmware(workdir: Path, cpu: str) -> tuple[list[str], Path]:
+    """The CMake lines of the firmware target for `cpu`'s MPS2 board, and its toolchain file (both written to
+    workdir)."""
+    flags, psram = MPS2_CPUS[cpu]
     script = (TEMPLATE / "corstone300.ld").read_text()
-    for board, an500 in M7_MEMORY.items():
+    for board, mps2 in MPS2_MEMORY.items():
         assert board in script, f"corstone300.ld no longer has {board}"
-        script = script.replace(board, an500)
-    (workdir / "mps2_an500.ld").write_text(script)
-    toolchain = workdir / "cortex-m7.cmake"
+        script = script.replace(board, mps2.format(psram=psram))
+    linker_script = workdir / f"{MACHINES[cpu]}.ld"
+    linker_script.write_text(script)
+    toolchain = workdir / f"{cpu}.cmake"
     text, m55_flags = TOOLCHAIN_FILE.read_text(), '"-mcpu=cortex-m55 -mthumb -mfloat-abi=hard -O2"'
     assert m55_flags in text, f"{TOOLCHAIN_FILE.name} no longer sets {m55_flags}"
-    toolchain.write_text(text.replace(m55_flags, f'"{M7_FLAGS}"').replace("cortex-m55", "cortex-m7"))
+    toolchain.write_text(text.replace(m55_flags, f'"{flags}"').replace("cortex-m55", cpu))
     lines = [f"add_executable(firmware main.c {TEMPLATE / 'startup.c'})",
              "set_target_properties(firmware PROPERTIES SUFFIX .elf)",
              f"target_include_directories(firmware PRIVATE {TEMPLATE})",
-             f"target_link_options(firmware PRIVATE -T{workdir / 'mps2_an500.ld'} --specs=rdimon.specs -nostartfiles "
+             f"target_link_options(firmware PRIVATE -T{linker_script} --specs=rdimon.specs -nostartfiles "
              "-Wl,--gc-sections)"]
     return lines, toolchain
 
 
 def build_and_run(main_c: str, workdir: Path, mlf: Path | None = None, timeout: float = 120,
-                  libraries: tuple[str, ...] = (), cpu: str = "cortex-m55") -> QemuResult:
+                  libraries: tuple[str, ...] = (), cpu: str = "cortex-m55",
+                  qemu_options: tuple[str, ...] = ()) -> QemuResult:
     """Write main_c to workdir/main.c, link it (and the model of the extracted tarball `mlf`, through its
-    CMakeLists.txt) with the template's start-up code, warnings as errors, and run it on mps3-an547 (`cpu`
-    cortex-m7: mps2-an500). `libraries` are CMake lines defining the targets the model links (e.g. CMSIS-NN's),
-    placed before the model."""
+    CMakeLists.txt) with the template's start-up code, warnings as errors, and run it on `cpu`'s board (MACHINES).
+    `libraries` are CMake lines defining the targets the model links (e.g. CMSIS-NN's), placed before the model;
+    `qemu_options` are added to QEMU's command line."""
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "main.c").write_text(main_c)
     lines = ["cmake_minimum_required(VERSION 3.13)", "project(qemu_test C)", "add_compile_options(-Wall -Werror)"]
-    if cpu == "cortex-m7":
-        firmware, toolchain = _cortex_m7_firmware(workdir)
+    if cpu in MPS2_CPUS:
+        firmware, toolchain = _mps2_firmware(workdir, cpu)
         lines += firmware
     else:
         lines += [f"include({TEMPLATE / 'corstone300.cmake'})", "corstone300_firmware(firmware main.c)"]
@@ -112,12 +118,13 @@ def build_and_run(main_c: str, workdir: Path, mlf: Path | None = None, timeout: 
         lines += [*libraries, f"add_subdirectory({mlf} model)",
                   "target_link_libraries(firmware PRIVATE tvmgen_default)"]
     (workdir / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
-    return run_elf(cmake_build(workdir, workdir / "build", toolchain), timeout, MACHINES[cpu])
+    return run_elf(cmake_build(workdir, workdir / "build", toolchain), timeout, MACHINES[cpu], qemu_options)
 
 
-def run_elf(elf: Path, timeout: float = 120, machine: str = "mps3-an547") -> QemuResult:
-    """Run a firmware on QEMU `machine` with semihosting; its output files go beside it."""
-    qemu = [QEMU, "-M", machine, "-nographic", "-semihosting-config", "enable=on,target=native",
+def run_elf(elf: Path, timeout: float = 120, machine: str = "mps3-an547",
+            options: tuple[str, ...] = ()) -> QemuResult:
+    """Run a firmware on QEMU `machine` (with `options`) with semihosting; its output files go beside it."""
+    qemu = [QEMU, "-M", machine, "-nographic", "-semihosting-config", "enable=on,target=native", *options,
             "-kernel", str(elf)]
     # QEMU writes the guest's output non-blocking and drops what a full pipe refuses (seen: 64 KB kept of a
     # 512 KB dump), so send it to files, which never refuse a write.

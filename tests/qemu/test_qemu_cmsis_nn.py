@@ -76,4 +76,5 @@ FACTORY = {  # forms whose paths differ: generic, 1x1 fast and strided, 1xN, dep
 @pytest.mark.parametrize("case", FACTORY)
 def test_factory_ops(case, cpu, tmp_path):
     module = _assert_exact_on_qemu(models.make(case.split()[0], 1, **FACTORY[case]), tmp_path, cpu)
-    assert [step.kernel.library for step in module.program.steps] == ["cmsis-nn"]
+    ours = cpu == "cortex-m7" and "pool" in case  # faster than CMSIS-NN's on DSP cores (choice.py)
+    assert [step.kernel.library for step in module.program.steps] == ["" if ours else "cmsis-nn"]

@@ -103,7 +103,14 @@ def weighted_sum(data: np.ndarray) -> int:
     return int((data.astype(np.uint64) * (np.arange(data.size, dtype=np.uint64) % 251 + 1)).sum()) & 0xFFFFFFFF
 
 
-def test_large_const_and_workspace_arrays(tmp_path):
+# Where each board's linker script puts flash (QSPI) and the SRAM: SSE-300's, or the MPS2 boards' SSRAM1 and PSRAM.
+REGIONS = {"cortex-m55": (range(0x38000000, 0x38800000), range(0x31000000, 0x31200000)),
+           "cortex-m7": (range(0x00200000, 0x00400000), range(0x60000000, 0x61000000)),
+           "cortex-m3": (range(0x00200000, 0x00400000), range(0x21000000, 0x22000000))}
+
+
+@pytest.mark.parametrize("cpu", REGIONS)
+def test_large_const_and_workspace_arrays(tmp_path, cpu):
     rng = np.random.default_rng(42)
     big_const = rng.integers(0, 256, CONST_BYTES, dtype=np.uint8)
     sram_init = rng.integers(0, 256, SRAM_DATA_BYTES, dtype=np.uint8)
@@ -112,13 +119,13 @@ def test_large_const_and_workspace_arrays(tmp_path):
         c_array("sram_init", sram_init, const=False, section=".sram_data"),
         f'uint8_t workspace[{WORKSPACE_BYTES}] __attribute__((aligned(16), section(".sram_bss")));\n',
         LARGE_ARRAYS_C])
-    result = build_and_run(main_c, tmp_path)
+    result = build_and_run(main_c, tmp_path, cpu=cpu)
     assert result.exit_code == 0, result
 
     addresses = {k: int(v, 16) for k, v in re.findall(r"(\w+)=0x([0-9a-f]+)", result.stdout)}
-    assert 0x38000000 <= addresses["const"] < 0x38800000  # QSPI
-    assert 0x31000000 <= addresses["workspace"] < 0x31200000  # SSE-300 SRAM
-    assert 0x31000000 <= addresses["sram_init"] < 0x31200000
+    flash, sram = REGIONS[cpu]
+    assert addresses["const"] in flash
+    assert addresses["workspace"] in sram and addresses["sram_init"] in sram
     index = np.arange(WORKSPACE_BYTES)
     workspace = big_const[:WORKSPACE_BYTES] ^ sram_init[index % SRAM_DATA_BYTES] ^ (index >> 8).astype(np.uint8)
     expected = (f"nonzero_at_start=0 const_sum={weighted_sum(big_const)} "

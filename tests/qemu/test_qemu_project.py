@@ -1,10 +1,12 @@
 """`tvmc micro create-project DIR module.tar corstone300`: the bare-metal project builds with its own CMake files and
 toolchain file as docs/firmware.md says; host-only, it runs on QEMU mps3-an547 bit-exactly against LiteRT (with the
 default workspace, and with application pools holding the I/O); with NPU launches it links against the Ethos-U
-driver given by ETHOS_U_CORE_DRIVER_PATH, its model sections where the NPU reaches them."""
+driver given by ETHOS_U_CORE_DRIVER_PATH, its model sections where the NPU reaches them; calling CMSIS-NN, it links
+the prebuilt library given by CMSIS_NN_PATH (opt-in: ETHOSU_TVM_CMSIS_NN names one) and runs bit-exactly."""
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import tarfile
 from pathlib import Path
@@ -50,6 +52,33 @@ def test_host_only_project_runs_bit_exact(tmp_path, flags):
     assert len(dumps) == len(expected) > 1
     for got, want in zip(dumps, expected):
         np.testing.assert_array_equal(np.frombuffer(got, want.dtype).reshape(want.shape), want)
+
+
+@pytest.mark.skipif(not os.environ.get("ETHOSU_TVM_CMSIS_NN"),
+                    reason="ETHOSU_TVM_CMSIS_NN names no CMSIS-NN build (include/, lib/cortex-m55/): the linked tier "
+                           "needs one (docs/firmware.md)")
+def test_cmsis_nn_project_links_the_prebuilt_library(tmp_path):
+    model = models.make_graph("ds_cnn")
+    inputs = random_inputs(model, 4)
+    (expected,) = run_litert(model, inputs)
+    project = _project(tmp_path, model, "cmsis-nn,c -mcpu=cortex-m55", inputs=inputs)
+    assert "arm_convolve_wrapper_s8(" in (project / "model/codegen/host/src/default_lib1.c").read_text()
+    elf = cmake_build(project, project / "build", "arm-none-eabi.cmake",
+                      f"-DCMSIS_NN_PATH={os.environ['ETHOSU_TVM_CMSIS_NN']}")
+    result = run_elf(elf)
+    assert result.exit_code == 0, result.stderr
+    (got,) = parse_dumps(result.stdout).values()
+    np.testing.assert_array_equal(np.frombuffer(got, expected.dtype).reshape(expected.shape), expected)
+
+
+def test_cmsis_nn_path_without_the_library_stops_configuring(tmp_path):
+    project = _project(tmp_path, models.make("max_pool2d", 0), "cmsis-nn,c -mcpu=cortex-m55")
+    step = subprocess.run(["cmake", "-S", str(project), "-B", str(project / "build"),
+                           "-DCMAKE_TOOLCHAIN_FILE=arm-none-eabi.cmake", f"-DCMSIS_NN_PATH={tmp_path}"],
+                          capture_output=True, text=True)
+    assert step.returncode != 0
+    assert (f"CMSIS_NN_PATH={tmp_path} lacks include/arm_nnfunctions.h or "
+            f"{tmp_path}/lib/cortex-m55/libcmsis-nn.a") in " ".join(step.stderr.split())
 
 
 FAKE_DRIVER_H = """#include <stddef.h>

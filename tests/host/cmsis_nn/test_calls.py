@@ -25,7 +25,7 @@ def _spec(model: bytes):
 
 
 def _declared(kernel, name: str) -> str:
-    return re.search(rf"^  const \w+ {name} = (.*);$", kernel.c_source, re.MULTILINE).group(1)
+    return re.search(rf"^  (?:static )?const \w+ {name} = (.*);$", kernel.c_source, re.MULTILINE).group(1)
 
 
 def _constant(kernel, name: str) -> np.ndarray:
@@ -142,3 +142,19 @@ def test_refusals(op, reason):
     spec_ = op()
     assert CmsisNn(M55).refusal(spec_).startswith(reason)
     assert not CmsisNn(M55).accepts(spec_, None)
+
+
+M3 = CmsisNnTarget("cortex-m3", "scalar")
+_ON_M7, _ON_M3 = "measured on cortex-m7 (QEMU mps2-an500)", "measured on cortex-m3 (QEMU mps2-an385)"
+
+
+@pytest.mark.parametrize("kind, cpu, reason", [
+    ("avg", M7, f"faster on DSP cores: 62040 vs 84800 instructions {_ON_M7}"),
+    ("max", M7, f"faster on DSP cores: 59920 vs 79200 instructions {_ON_M7}"),
+    ("avg", M3, f"faster on scalar cores: 62040 vs 219640 instructions {_ON_M3}"),
+    ("max", M3, f"faster on scalar cores: 59920 vs 79200 instructions {_ON_M3}"),
+])
+def test_pools_stay_ours_where_ours_is_faster(kind, cpu, reason):
+    pool = _spec(models.make(f"{kind}_pool2d", 0))
+    assert CmsisNn(cpu).refusal(pool) == reason and not CmsisNn(cpu).accepts(pool, None)
+    assert CmsisNn(M55).refusal(pool) == "" and CmsisNn(M55).accepts(pool, None)

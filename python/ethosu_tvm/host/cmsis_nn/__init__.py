@@ -2,7 +2,8 @@
 bit-exactly with TFLite become calls of its s8 kernels, each with its context buffer in the static memory plan.
 
 `exactness` decides which specs it takes (and says why not the others), `calls` writes each call's C, `scratch`
-sizes the context buffers by CMSIS-NN's rules for the CPU's extension level. Nothing of CMSIS-NN is in this
+sizes the context buffers by CMSIS-NN's rules for the CPU's extension level, `choice` keeps the ops our own kernels
+run faster on that level. Nothing of CMSIS-NN is in this
 package: the generated C includes `arm_nnfunctions.h`, and the application links the library (docs/firmware.md).
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ from ...target import CmsisNnTarget
 from ..kernel import HostKernel
 from ..spec import HostOp
 from .calls import LIBRARY, build_call
+from .choice import ours_faster
 from .exactness import refusal
 
 # The ops whose calls are emitted (op_name values), and the CMSIS-NN release the rules were read from.
@@ -29,8 +31,8 @@ class CmsisNn:
         self.cpu = cpu
 
     def refusal(self, op: HostOp) -> str:
-        """Why CMSIS-NN does not run `op` ('' when it does)."""
-        return refusal(op)
+        """Why CMSIS-NN does not run `op` ('' when it does): not exact, or our kernel is faster on this CPU."""
+        return refusal(op) or ours_faster(op, self.cpu.extension)
 
     def accepts(self, op: HostOp, target: tvm.target.Target) -> bool:
         return not self.refusal(op)

@@ -55,8 +55,10 @@ class _Call:
             buffer = "0"
         self.lines.append(f"  const cmsis_nn_context ctx = {{{buffer}, {nbytes}}};")
 
-    def declare(self, struct: str, name: str, value: str) -> None:
-        self.lines.append(f"  const {struct} {name} = {value};")
+    def declare(self, struct: str, name: str, value: str, per_call: bool = False) -> None:
+        """A struct of the call; static unless its value reads the function's params (`per_call`), so that
+        nothing is stored at each call around CMSIS-NN's."""
+        self.lines.append(f"  {'' if per_call else 'static '}const {struct} {name} = {value};")
 
     def kernel(self, target, function: str, arguments: str) -> HostKernel:
         self.params.append(KernelParam("output", self.op.output.dtype, self.op.output.shape, "output"))
@@ -93,7 +95,8 @@ def _conv(op: Conv2D, name: str, cpu: CmsisNnTarget, target) -> HostKernel:
         filter_dims = (channels, *kernel, depth)
     call.declare(struct, "params", f"{{{-op.input.zero_point}, {op.output.zero_point}, {multiplier}"
                  f"{_tile(op.stride)}, {_tile(op.padding[:2])}, {_tile(op.dilation)}, {_activation(op)}}}")
-    call.declare("cmsis_nn_per_channel_quant_params", "quant", "{(int32_t*)multiplier, (int32_t*)shift}")
+    call.declare("cmsis_nn_per_channel_quant_params", "quant", "{(int32_t*)multiplier, (int32_t*)shift}",
+                 per_call=True)
     for dims, shape in (("input_dims", op.input.shape), ("filter_dims", filter_dims),
                         ("bias_dims", (1, 1, 1, channels)), ("output_dims", op.output.shape)):
         call.declare("cmsis_nn_dims", dims, _dims(shape))
@@ -117,7 +120,7 @@ def _fully_connected(op: FullyConnected, name: str, cpu: CmsisNnTarget, target) 
     call.context(sums, call.constant("kernel_sums", kernel_sums(op)) if cpu.extension == MVE else "")
     call.declare("cmsis_nn_fc_params", "params",
                  f"{{{-op.input.zero_point}, 0, {op.output.zero_point}, {_activation(op)}}}")
-    call.declare("cmsis_nn_per_tensor_quant_params", "quant", "{multiplier[0], shift[0]}")
+    call.declare("cmsis_nn_per_tensor_quant_params", "quant", "{multiplier[0], shift[0]}", per_call=True)
     rows = op.input.size // depth
     for dims, shape in (("input_dims", (rows, 1, 1, depth)), ("filter_dims", (depth, 1, 1, units)),
                         ("bias_dims", (1, 1, 1, units)), ("output_dims", (rows, 1, 1, units))):
