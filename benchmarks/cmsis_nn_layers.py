@@ -29,9 +29,10 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from cmsis_nn_speed import COUNTER_C, CPUS, MODELS, NS_PER_TICK, library_lines  # noqa: E402
-from qemu_harness import _C_TYPES, DUMP_HELPER_C, build_and_run, c_array, parse_dumps  # noqa: E402
+from qemu_harness import DUMP_HELPER_C, build_and_run, c_array, parse_dumps  # noqa: E402
 
 import ethosu_tvm  # noqa: E402
+from ethosu_tvm.aot.c_source import c_type  # noqa: E402
 from ethosu_tvm.host import fuse_host_ops  # noqa: E402
 from ethosu_tvm.host.cmsis_nn.exactness import refusal  # noqa: E402
 from ethosu_tvm.host.spec import Conv2D, FullyConnected, Pool2D, op_name  # noqa: E402
@@ -158,7 +159,7 @@ _STRAIGHT = {Conv2D: _conv, FullyConnected: _fully_connected, Pool2D: _pool}
 
 def _ours(kernel, tag: str) -> tuple[list[str], str]:
     """Globals and the call of our build's kernel function (its constants as the runner passes them)."""
-    types = [f"{'' if p.role == 'output' else 'const '}{_C_TYPES[np.dtype(p.dtype)]}*" for p in kernel.params]
+    types = [f"{'' if p.role == 'output' else 'const '}{c_type(p.dtype)}*" for p in kernel.params]
     declaration = f"void {kernel.name}({', '.join(types + ['uint8_t*'] * len(kernel.scratch))});"
     globals_, arguments = [declaration], []
     for i, param in enumerate(kernel.params):

@@ -28,10 +28,10 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "qemu"))
 
-import qemu_harness  # noqa: E402
 from qemu_harness import DUMP_HELPER_C, build_and_run, c_array, parse_dumps  # noqa: E402
 
 import ethosu_tvm  # noqa: E402
+from ethosu_tvm.aot.c_source import c_type  # noqa: E402
 from ethosu_tvm.host.cmsis_nn import choice  # noqa: E402
 from ethosu_tvm.run.kernel_libraries import CMSIS_NN_ENV, cmsis_nn_folder  # noqa: E402
 from ethosu_tvm.testing import models, shared_model  # noqa: E402
@@ -90,7 +90,7 @@ def main_c(inputs: np.ndarray, output: np.ndarray) -> str:
 {DUMP_HELPER_C}
 {COUNTER_C}
 {c_array("input", inputs.reshape(-1), section=".sram_data")}
-static {qemu_harness._C_TYPES[output.dtype]} output[{output.size}] __attribute__((aligned(16)));
+static {c_type(output.dtype)} output[{output.size}] __attribute__((aligned(16)));
 
 int main(void) {{
   struct tvmgen_default_inputs in = {{(void*)input}};

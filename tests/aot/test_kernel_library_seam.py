@@ -10,12 +10,12 @@ import re
 import pytest
 from aot_support import assert_bit_exact, assert_plan_valid, compile_model, members
 
+from ethosu_tvm.aot.c_source import c_type
 from ethosu_tvm.aot import HostStep, ModelIO, Program, TensorRef, generate, plan_workspace
 from ethosu_tvm.host import LIBRARY_OPS, REGISTRY, HostKernel, ScratchBuffer, build_kernel, spec
 from ethosu_tvm.memory import PoolInfo
 from ethosu_tvm.testing import models
 
-_C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t"}
 
 
 class Staging:
@@ -33,10 +33,10 @@ class Staging:
         inputs = [p for p in portable.params if p.role == "input"]
         offsets = [sum(-(-p.nbytes // 16) * 16 for p in inputs[:i]) for i in range(len(inputs))]
         staging = ScratchBuffer("staging", offsets[-1] + inputs[-1].nbytes, alignment=32)
-        params = [f"{'' if p.role == 'output' else 'const '}{_C_TYPES[p.dtype]}* {p.name}" for p in portable.params]
+        params = [f"{'' if p.role == 'output' else 'const '}{c_type(p.dtype)}* {p.name}" for p in portable.params]
         params += [f"uint8_t* {s.name}" for s in (staging, *portable.scratch)]
         copied = {p.name: offset for p, offset in zip(inputs, offsets)}
-        arguments = [f"(const {_C_TYPES[p.dtype]}*)(staging + {copied[p.name]})" if p.name in copied else p.name
+        arguments = [f"(const {c_type(p.dtype)}*)(staging + {copied[p.name]})" if p.name in copied else p.name
                      for p in portable.params] + [s.name for s in portable.scratch]
         body = [f"  memcpy(staging + {offset}, {p.name}, {p.nbytes});" for p, offset in zip(inputs, offsets)]
         body += [f"  {portable.name}({', '.join(arguments)});", f"  memset(staging, 0x5a, {staging.nbytes});"]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ethosu_tvm.aot.c_source import c_type
 from ethosu_tvm.firmware import TEMPLATES
 
 TEMPLATE = TEMPLATES["corstone300"]
@@ -28,9 +29,6 @@ QEMU = "qemu-system-arm"
 HARDFAULT_EXIT_CODE = 222  # ETHOSU_TVM_HARDFAULT_EXIT in the template's startup.c
 MISSING_TOOLS = (f"{CMAKE}, {GCC} (with newlib) and {QEMU} are needed for the QEMU tests: `make test` installs them "
                  "(Debian packages cmake, gcc-arm-none-eabi, libnewlib-arm-none-eabi, qemu-system-arm)")
-
-_C_TYPES = {np.dtype(np.int8): "int8_t", np.dtype(np.uint8): "uint8_t", np.dtype(np.int16): "int16_t",
-            np.dtype(np.int32): "int32_t"}
 
 DUMP_HELPER_C = (TEMPLATE / "dump.h").read_text()
 
@@ -144,8 +142,8 @@ def c_array(name: str, array: np.ndarray, const: bool = True, section: str | Non
 
     Needs <stdint.h> (DUMP_HELPER_C includes it). Use section=".sram_data" for large non-const arrays."""
     array = np.asarray(array)
-    if array.dtype not in _C_TYPES:
-        raise ValueError(f"c_array: no C type for {array.dtype} (supported: {', '.join(map(str, _C_TYPES))})")
+    if array.dtype.kind not in "iu" or array.dtype.itemsize > 4:
+        raise ValueError(f"c_array: no C type for {array.dtype} (supported: integers of up to 32 bits)")
     if array.size == 0:
         raise ValueError(f"c_array: {name} is empty; C has no zero-length arrays")
     values = [str(v) for v in array.ravel().tolist()]
@@ -154,7 +152,7 @@ def c_array(name: str, array: np.ndarray, const: bool = True, section: str | Non
     rows = ",\n  ".join(", ".join(values[i:i + 32]) for i in range(0, len(values), 32))
     attributes = "aligned(16)" + (f', section("{section}")' if section else "")
     qualifier = "const " if const else ""
-    return (f"{qualifier}{_C_TYPES[array.dtype]} {name}[{array.size}] __attribute__(({attributes})) = {{\n"
+    return (f"{qualifier}{c_type(array.dtype)} {name}[{array.size}] __attribute__(({attributes})) = {{\n"
             f"  {rows}\n}};\n")
 
 
@@ -162,14 +160,14 @@ def single_io_main_c(inputs: list[np.ndarray], output: np.ndarray) -> str:
     """A main() that runs the model (one input, one output like `output`) on each of `inputs`, dumping the output
     of run i as `output_<i>`. Float arrays travel as their int32 bit patterns (c_array writes integers)."""
     stored = [x.reshape(-1).view(np.int32) if x.dtype == np.float32 else x.reshape(-1) for x in inputs]
-    output_type = "float" if output.dtype == np.float32 else _C_TYPES[output.dtype]
+    output_type = c_type(output.dtype)
     arrays = "\n".join(c_array(f"input_{i}", x) for i, x in enumerate(stored))
     names = ", ".join(f"input_{i}" for i in range(len(inputs)))
     return f"""#include <stdint.h>
 #include "tvmgen_default.h"
 {DUMP_HELPER_C}
 {arrays}
-static const {_C_TYPES[stored[0].dtype]}* const input_sets[{len(inputs)}] = {{{names}}};
+static const {c_type(stored[0].dtype)}* const input_sets[{len(inputs)}] = {{{names}}};
 static {output_type} output[{output.size}] __attribute__((aligned(16)));
 
 int main(void) {{
