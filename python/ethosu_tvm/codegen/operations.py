@@ -23,7 +23,6 @@ from ..cascader.buffering import Choice
 from ..cascader.graph import WeightBuffer
 from ..legalize.ops import (
     BinaryElementwise,
-    Clamp,
     Concatenate,
     Conv2D,
     DepthwiseConv2D,
@@ -41,6 +40,8 @@ from ..legalize.ops import (
 )
 from . import block_config
 from .memory import CONSTANTS_REGION, SCRATCH_REGION, ConstantPool, Placement, softmax_scratch, weight_buffer
+from .npu_operands import (POOLING_OPS, activation, feature_map, padding, scalar_feature_map, scalar_value,
+                           window_strides)
 from .operation_cost import buffering_cost, estimate_cycles
 from .softmax import SoftmaxSequence, row_segments
 from .tir_regions import Interval
@@ -48,101 +49,17 @@ from .tir_to_npu import FeatureMapRegion, Stripe
 from .vela_calls import CodegenError, describe, vela_call
 from .weight_stream import convolution_traversal, core_shares, encoded_stream_bytes, encoded_weights, packed
 
-_DTYPES = {"int8": vapi.NpuDataType.INT8, "uint8": vapi.NpuDataType.UINT8, "int16": vapi.NpuDataType.INT16,
-           "int32": vapi.NpuDataType.INT32}
 _ROUNDING = {"TFL": vapi.NpuRoundingMode.TFL, "NATURAL": vapi.NpuRoundingMode.NATURAL,
              "TRUNCATE": vapi.NpuRoundingMode.TRUNCATE}
 _ELEMENTWISE = {"ADD": vapi.NpuElementWiseOp.ADD, "SUB": vapi.NpuElementWiseOp.SUB,
                 "MUL": vapi.NpuElementWiseOp.MUL, "MIN": vapi.NpuElementWiseOp.MIN,
                 "MAX": vapi.NpuElementWiseOp.MAX}
 _FUNCTIONS = {"TANH": vapi.NpuActivationOp.TANH, "SIGMOID": vapi.NpuActivationOp.SIGMOID}
-POOLING_OPS = {"MAX": vapi.NpuPoolingOp.MAX, "AVG": vapi.NpuPoolingOp.AVERAGE,
-               "REDUCE_SUM": vapi.NpuPoolingOp.REDUCE_SUM}
-
-
-def _segments(interval: Interval, size: int, ring: bool) -> list[tuple[int, int]]:
-    """(first index in the buffer, count) of the pieces of an interval along one axis: two when it wraps around."""
-    if not ring:
-        return [(interval.start, interval.extent)]
-    if interval.extent > size:
-        raise CodegenError(f"a stripe of {interval.extent} does not fit in a rolling buffer of {size}")
-    start = interval.start % size
-    first = min(interval.extent, size - start)
-    return [(start, first)] + ([(0, interval.extent - first)] if first < interval.extent else [])
-
-
-def _feature_map(operand: Operand, region: FeatureMapRegion, placement: Placement) -> vapi.NpuFeatureMap:
-    """The NPU's view of a stripe's box: its shape, the byte strides of the buffer around it, and where each tile
-    starts (the buffer's placement plus the box's offset)."""
-    if region.rings[0] or region.rings[3]:
-        raise CodegenError(f"{region.tensor}: the NPU's tiles cannot wrap a rolling buffer on batch or depth")
-    element = np.dtype(region.dtype).itemsize
-    _, height, width, depth = region.layout
-    strides = (height * width * depth * element, width * depth * element, depth * element, element)
-    rows = _segments(region.box[1], height, region.rings[1])
-    columns = _segments(region.box[2], width, region.rings[2])
-    corner = placement.offset + region.box[0].start * strides[0] + region.box[3].start * strides[3]
-    # Tiles 0, 1, 2, 3: top-left, top-right, bottom-left, bottom-right; unused ones have address 0.
-    addresses = [corner + rows[r][0] * strides[1] + columns[c][0] * strides[2]
-                 if r < len(rows) and c < len(columns) else 0 for r, c in ((0, 0), (0, 1), (1, 0), (1, 1))]
-    _, box_height, box_width, box_depth = region.shape
-    fm = vapi.NpuFeatureMap()
-    fm.data_type = _DTYPES[region.dtype]
-    fm.region = placement.region
-    fm.shape = vapi.NpuShape3D(height=box_height, width=box_width, depth=box_depth)
-    fm.strides = vapi.NpuShape3D(height=strides[1], width=strides[2], depth=strides[3])
-    fm.tiles = vapi.NpuTileBox(height_0=rows[0][1], height_1=rows[0][1], width_0=columns[0][1], addresses=addresses)
-    fm.quantization = vapi.NpuQuantization(scale_f32=operand.scale, zero_point=operand.zero_point)
-    fm.layout = vapi.NpuLayout.NHWC
-    fm.name = region.tensor
-    return fm
 
 
 def _blocks(extent: int) -> list[Interval]:
     """0 to `extent` in intervals of at most MAX_EXTENT, the largest an NPU operation takes."""
     return [Interval(start, min(start + MAX_EXTENT, extent)) for start in range(0, extent, MAX_EXTENT)]
-
-
-def _scalar(operand: Operand, ifm: vapi.NpuFeatureMap) -> vapi.NpuFeatureMap:
-    """IFM2 of an operation with an IFM2 scalar: only its data type and quantization are read (the IFM's region and
-    tiles stand in for the rest)."""
-    fm = vapi.NpuFeatureMap()
-    fm.data_type, fm.region, fm.tiles, fm.layout = ifm.data_type, ifm.region, ifm.tiles, ifm.layout
-    fm.shape = vapi.NpuShape3D(height=1, width=1, depth=1)
-    fm.strides = ifm.strides
-    fm.quantization = vapi.NpuQuantization(scale_f32=operand.scale, zero_point=operand.zero_point)
-    fm.name = operand.tensor.name
-    return fm
-
-
-def _strides(strides: tuple[int, int], ofm: FeatureMapRegion) -> tuple[int, int]:
-    """(y, x) strides with those of single-element output axes set to 1: they never move the window, and the
-    hardware only takes strides up to 3 (partitioning admits larger ones on such axes)."""
-    _, height, width, _ = ofm.shape
-    return (strides[0] if height > 1 else 1, strides[1] if width > 1 else 1)
-
-
-def _padding(region: FeatureMapRegion) -> vapi.NpuPadding:
-    pad = region.padding
-    return vapi.NpuPadding(top=pad.top, left=pad.left, bottom=pad.bottom, right=pad.right)
-
-
-def _activation(clamp: Clamp, ofm: Operand) -> vapi.NpuActivation:
-    """Vela takes the clamp in real values and quantizes it with the OFM's quantization; invert that exactly. A
-    32-bit OFM is not clamped."""
-    activation = vapi.NpuActivation(vapi.NpuActivationOp.NONE_OR_RELU)
-    if ofm.tensor.dtype == "int32":
-        return activation
-    activation.min = float(np.float32((clamp.min - ofm.zero_point) * np.float32(ofm.scale)))
-    activation.max = float(np.float32((clamp.max - ofm.zero_point) * np.float32(ofm.scale)))
-    return activation
-
-
-def scalar_value(op: BinaryElementwise) -> float:
-    """Vela takes an IFM2 scalar as a real value and quantizes it with IFM2's quantization (in float32): the real
-    value of the raw integer, which quantizes back to it exactly (|q − zp| < 2^17 needs far less than float32's
-    precision)."""
-    return float(np.float32(op.ifm2_scalar - op.ifm2.zero_point) * np.float32(op.ifm2.scale))
 
 
 def _require_block_config(npu_op: vapi.NpuBlockOperation, what: str) -> vapi.NpuBlockOperation:
@@ -188,7 +105,7 @@ class OperationBuilder:
         self.weight_buffers: dict[str, int] = {}
 
     def fm(self, operand: Operand, region: FeatureMapRegion) -> vapi.NpuFeatureMap:
-        return _feature_map(operand, region, self.placements[region.tensor])
+        return feature_map(operand, region, self.placements[region.tensor])
 
     def constant(self, data: bytes) -> vapi.NpuAddressRange:
         """A constant in the pool (which stores each distinct one once)."""
@@ -247,7 +164,7 @@ class OperationBuilder:
     def _operands(self, npu_op: vapi.NpuBlockOperation, op, stripe: Stripe) -> None:
         npu_op.ifm = self.fm(op.ifm, stripe.ifms[0])
         npu_op.ofm = self.fm(op.ofm, stripe.ofm)
-        npu_op.activation = _activation(op.clamp, op.ofm)
+        npu_op.activation = activation(op.clamp, op.ofm)
 
     def _with_block_config(self, npu_op: vapi.NpuBlockOperation, what: str,
                            depth: int | None = None) -> vapi.NpuBlockOperation:
@@ -262,9 +179,9 @@ class OperationBuilder:
         depthwise = isinstance(op, DepthwiseConv2D)
         npu_op = vapi.NpuConvDepthWiseOperation() if depthwise else vapi.NpuConv2DOperation()
         kernel_h, kernel_w = op.kernel
-        stride_y, stride_x = _strides(op.strides, stripe.ofm)
+        stride_y, stride_x = window_strides(op.strides, stripe.ofm)
         npu_op.kernel = vapi.NpuKernel(kernel_w, kernel_h, stride_x, stride_y, op.dilation[1], op.dilation[0])
-        npu_op.padding = _padding(stripe.ifms[0])
+        npu_op.padding = padding(stripe.ifms[0])
         if isinstance(op, TransposeConv2D):
             npu_op.ifm_upscale = vapi.NpuResamplingMode.TRANSPOSE
         npu_op.rounding_mode = _ROUNDING[op.requant.rounding]
@@ -373,12 +290,12 @@ class OperationBuilder:
         kind = POOLING_OPS[op.pooling_type]
         npu_op = vapi.NpuPoolingOperation(kind)
         kernel_h, kernel_w = op.pool_shape
-        stride_y, stride_x = _strides(op.strides, stripe.ofm)
+        stride_y, stride_x = window_strides(op.strides, stripe.ofm)
         npu_op.kernel = vapi.NpuKernel(kernel_w, kernel_h, stride_x, stride_y)
-        npu_op.padding = _padding(stripe.ifms[0])
+        npu_op.padding = padding(stripe.ifms[0])
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL
         npu_op.ifm, npu_op.ofm = self.fm(op.ifm, stripe.ifms[0]), self.fm(op.ofm, stripe.ofm)
-        npu_op.activation = _activation(op.clamp, op.ofm)
+        npu_op.activation = activation(op.clamp, op.ofm)
         if op.upscale:
             npu_op.ifm_upscale = vapi.NpuResamplingMode.NEAREST
         padded = stripe.ifms[0].padding != Padding()
@@ -403,7 +320,7 @@ class OperationBuilder:
             npu_op.rescale = (int(op.requant.scale[0]), int(op.requant.shift[0]))
         if op.ifm2_scalar is not None:
             npu_op.ifm = self.fm(op.ifm, stripe.ifms[0])
-            npu_op.ifm2, npu_op.ifm2_scalar = _scalar(op.ifm2, npu_op.ifm), scalar_value(op)
+            npu_op.ifm2, npu_op.ifm2_scalar = scalar_feature_map(op.ifm2, npu_op.ifm), scalar_value(op)
             npu_op.reversed_operands = op.reversed_operands
         elif op.ifm2_constant is not None:
             npu_op.ifm, npu_op.ifm2 = self.fm(op.ifm, stripe.ifms[0]), self.constant_fm(op, stripe)
@@ -419,7 +336,7 @@ class OperationBuilder:
             npu_op.ifm = self.fm(*first)
             npu_op.ifm2 = self.fm(*second)
         npu_op.ofm = self.fm(op.ofm, stripe.ofm)
-        npu_op.activation = _activation(op.clamp, op.ofm)
+        npu_op.activation = activation(op.clamp, op.ofm)
         npu_op.block_config = choose_block_config(npu_op, self.accelerator, self.system, what)
         return npu_op
 
@@ -432,7 +349,7 @@ class OperationBuilder:
             self._constants[stripe.op] = Placement(CONSTANTS_REGION, offset)
         box = tuple(Interval(0, 1) if size == 1 else interval for size, interval in zip(values.shape, stripe.ofm.box))
         region = FeatureMapRegion(op.ifm2.tensor.name, str(values.dtype), values.shape, (False,) * 4, box)
-        return _feature_map(op.ifm2, region, self._constants[stripe.op])
+        return feature_map(op.ifm2, region, self._constants[stripe.op])
 
     def table_lookup(self, op: Identity, stripe: Stripe, what: str) -> list[vapi.NpuOperation]:
         """DMA the 256-byte table into LUT slot 0 of SHRAM, then a copy whose activation is the lookup: with zero
@@ -463,7 +380,7 @@ class OperationBuilder:
         offset, _ = self.pool.add(np.full(shape, op.value, dtype=stripe.ofm.dtype).tobytes())
         block = FeatureMapRegion(f"{stripe.ofm.tensor}_pad_value", stripe.ofm.dtype, shape, (False,) * len(shape),
                                  tuple(Interval(0, extent) for extent in shape))
-        return self.copy(_feature_map(op.ofm, block, Placement(CONSTANTS_REGION, offset)), op.ofm, stripe, what)
+        return self.copy(feature_map(op.ofm, block, Placement(CONSTANTS_REGION, offset)), op.ofm, stripe, what)
 
     def transposed(self, op: Transpose, stripe: Stripe, what: str, a: Interval, b: Interval) -> vapi.NpuOperation:
         """The OFM's (B, A, C) box of rows `b` and columns `a` from the box (`a`, `b`) of the IFM's (A, B, C) view:
@@ -500,7 +417,7 @@ class OperationBuilder:
         scales globally (the built-in functions' input scaling). `ofm_view`, when given, is how the copy writes the
         stripe's box (a transpose's, with swapped strides)."""
         npu_op = vapi.NpuPoolingOperation(kind)
-        stride_y, stride_x = _strides(strides, stripe.ofm)
+        stride_y, stride_x = window_strides(strides, stripe.ofm)
         npu_op.kernel = vapi.NpuKernel(1, 1, stride_x, stride_y)
         npu_op.padding = vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
         npu_op.rounding_mode = vapi.NpuRoundingMode.TFL

@@ -38,7 +38,7 @@ from ..legalize.ops import (
 from .block_config import buffered_block_config, choose_block_config
 from .memory import CONSTANTS_REGION, SCRATCH_REGION
 from .operation_cost import BufferingCost, OperationCost, buffering_cost, estimate_cycles
-from .operations import POOLING_OPS, scalar_value
+from .npu_operands import POOLING_OPS, scalar_value
 from .softmax import SoftmaxSequence
 from .weight_stream import convolution_traversal, encoded_stream_bytes
 
