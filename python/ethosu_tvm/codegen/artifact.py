@@ -174,6 +174,15 @@ def written_in_place(graph: NpuGraph, stripes: list[Stripe], io_in_scratch: froz
     return write_in_place(graph, stripes, chosen)
 
 
+def _model_order(stripes: list[Stripe]) -> list[list[Stripe]]:
+    """The unscheduled primitives in the NpuGraph's order, the model's as Vela runs them, if TE's walk differs (it
+    may run a residual block's shortcut convolution first). Neither order always needs less scratch: which
+    branch's output waits beside the other's weight buffers decides (ResNet-large: 152,384 bytes in the model's
+    order, 172,864 in TE's), so `compile_npu_graph` builds both and keeps the smaller, TE's on a tie."""
+    ordered = sorted(stripes, key=lambda stripe: stripe.op)
+    return [ordered] if ordered != stripes else []
+
+
 def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleFn | None = None,
                       io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None,
                       buffered: frozenset[tuple[int, int]] | None = None) -> NpuArtifact:
@@ -182,10 +191,15 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleF
     in the scratch region (their IoBinding says where) instead of regions of their own. Weight buffers stay within
     a scratch of `sram_limit` bytes (None: no limit); `buffered` names the convolution stripes that buffer them
     (see `build_operations`)."""
-    stripes, aliases = written_in_place(graph, translate(graph, schedule), io_in_scratch)
+    orders = [translate(graph, schedule)]
+    if schedule is None:
+        orders += _model_order(orders[0])
+    built = []
+    for order in orders:
+        stripes, aliases = written_in_place(graph, order, io_in_scratch)
+        built.append((stripes, build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases)))
+    stripes, (per_stripe, pool, placements, scratch_size) = min(built, key=lambda pair: pair[1][3])
     accelerator = target.npu_accelerator
-    per_stripe, pool, placements, scratch_size = build_operations(graph, stripes, target, io_in_scratch, sram_limit,
-                                                                  buffered, aliases)
     npu_ops = [npu_op for ops in per_stripe for npu_op in ops]
     stream = vela_call(graph.name, vapi.npu_generate_register_command_stream, npu_ops, accelerator)
     payload = vela_call(graph.name, vapi.npu_create_driver_payload, stream, accelerator)
