@@ -38,7 +38,8 @@ def _sample(tmp_path: Path, model: bytes, target: str, inputs: list) -> Path:
 def _build(app: Path) -> Path:
     env = dict(os.environ)
     if "ZEPHYR_TOOLCHAIN_VARIANT" not in env:  # the apt arm-none-eabi-gcc the project installs
-        env.update(ZEPHYR_TOOLCHAIN_VARIANT="gnuarmemb", GNUARMEMB_TOOLCHAIN_PATH=str(Path(shutil.which(GCC)).parents[1]))
+        env.update(ZEPHYR_TOOLCHAIN_VARIANT="gnuarmemb",
+                   GNUARMEMB_TOOLCHAIN_PATH=str(Path(shutil.which(GCC)).parents[1]))
     build = app / "build"
     for command in (["cmake", "-S", str(app), "-B", str(build), f"-DBOARD={BOARD}"], ["cmake", "--build", str(build)]):
         result = subprocess.run(command, capture_output=True, text=True, env=env)
