@@ -10,7 +10,6 @@ where main.c goes and in the sections its NPU-visible buffers take.
 """
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,8 @@ import numpy as np
 from ..aot.c_source import c_type
 from ..aot.interface import ModelInterface
 from ..aot.program import PREFIX
-from ..mlf.zephyr import RENAMED_SECTIONS, ZEPHYR_LIBRARIES
+from ..mlf.zephyr import CONSTANTS, WORKSPACE, ZEPHYR_LIBRARIES
+from ..run.kernel_libraries import kernel_libraries
 
 # Corstone-300's Ethos-U55: its registers (Secure alias) and interrupt, as TFLite Micro's corstone_300 target has them.
 NPU_BASE, NPU_IRQ = 0x48102000, 56
@@ -42,10 +42,9 @@ LAYOUTS = {
     "corstone300": Layout({name: f"corstone300/{name}" for name in ("CMakeLists.txt", "arm-none-eabi.cmake",
                                                                     "corstone300.cmake", "corstone300.ld",
                                                                     "startup.c", "dump.h")},
-                          "main.c", ".sram_data", ".bss.noinit.tvm", ".bss.noinit.npu", True),
+                          "main.c", ".sram_data", WORKSPACE.name, ".bss.noinit.npu", True),
     "zephyr": Layout({"CMakeLists.txt": "zephyr/CMakeLists.txt", "src/dump.h": "corstone300/dump.h"}, "src/main.c",
-                     RENAMED_SECTIONS[".rodata.tvm"], RENAMED_SECTIONS[".bss.noinit.tvm"],
-                     RENAMED_SECTIONS[".bss.noinit.tvm"], False),
+                     CONSTANTS.renamed, WORKSPACE.renamed, WORKSPACE.renamed, False),
 }
 
 
@@ -139,6 +138,4 @@ def write_project(directory: Path, mlf: Path, interface: ModelInterface, inputs:
     (directory / layout.main).parent.mkdir(exist_ok=True)
     (directory / layout.main).write_text(main_c(interface, inputs, layout))
     if template == "zephyr":
-        metadata = json.loads((mlf / "metadata.json").read_text())["modules"]["default"]
-        libraries = [library["name"] for library in metadata.get("kernel_libraries", [])]
-        (directory / "prj.conf").write_text(prj_conf(interface, libraries))
+        (directory / "prj.conf").write_text(prj_conf(interface, kernel_libraries(mlf)))

@@ -33,13 +33,18 @@ def cmsis_nn_folder(architecture: str) -> tuple[Path, Path]:
     return include, library
 
 
+def kernel_libraries(mlf: Path) -> list[str]:
+    """The names of the kernel libraries the extracted MLF `mlf` calls, as its metadata lists them."""
+    entry = json.loads((mlf / "metadata.json").read_text())["modules"]["default"]
+    return [library["name"] for library in entry.get("kernel_libraries", [])]
+
+
 def link_flags(mlf: Path) -> list[str]:
     """gcc flags (-I and the archive, to follow the sources) for the kernel libraries the MLF's metadata lists."""
-    entry = json.loads((mlf / "metadata.json").read_text())["modules"]["default"]
     flags = []
-    for library in entry.get("kernel_libraries", []):
-        if library["name"] != "cmsis-nn":
-            raise LibraryMissing(f"this model calls the kernel library {library['name']}, which tvmc run cannot link")
+    for name in kernel_libraries(mlf):
+        if name != "cmsis-nn":
+            raise LibraryMissing(f"this model calls the kernel library {name}, which tvmc run cannot link")
         include, archive = cmsis_nn_folder("x86_64")
         flags += [f"-I{include}", str(archive)]
     return flags
