@@ -18,8 +18,9 @@ from ..codegen.memory import CONSTANTS_REGION, SCRATCH_REGION
 from .program import MODULE, PREFIX, HostStep, NpuStep, Program
 from .workspace import Workspace
 
-RODATA = f'__attribute__((section(".rodata.tvm"), aligned({ALIGNMENT})))'
-WORKSPACE = f'__attribute__((section(".bss.noinit.tvm"), aligned({ALIGNMENT})))'
+CONSTANTS_SECTION, WORKSPACE_SECTION = ".rodata.tvm", ".bss.noinit.tvm"  # placed by the firmware's linker script
+RODATA = f'__attribute__((section("{CONSTANTS_SECTION}"), aligned({ALIGNMENT})))'
+WORKSPACE = f'__attribute__((section("{WORKSPACE_SECTION}"), aligned({ALIGNMENT})))'
 NPU_GLUE_HEADER = "ethosu_tvm_npu.h"
 
 

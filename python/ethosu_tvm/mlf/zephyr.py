@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..aot.c_source import CONSTANTS_SECTION, WORKSPACE_SECTION
+
 MODULE_YML = "zephyr/module.yml"
 MODULE_CMAKE = "zephyr/CMakeLists.txt"
 MODULE_KCONFIG = "zephyr/Kconfig"
@@ -33,9 +35,9 @@ class PlannedSection:
 
 # Corstone-300's devicetree names SRAM (2 MB at 0x11000000) and ISRAM (4 MB at 0x31000000); its chosen flash and
 # RAM are the ITCM and DTCM.
-CONSTANTS = PlannedSection("CONSTANTS", ".rodata.tvm", ".tvm_constants", "SRAM",
+CONSTANTS = PlannedSection("CONSTANTS", CONSTANTS_SECTION, ".tvm_constants", "SRAM",
                            "command streams, weights and constants (read-only)", True)
-WORKSPACE = PlannedSection("WORKSPACE", ".bss.noinit.tvm", ".tvm_workspace", "ISRAM",
+WORKSPACE = PlannedSection("WORKSPACE", WORKSPACE_SECTION, ".tvm_workspace", "ISRAM",
                            "the workspace pool and states (read-write, not zeroed)", False)
 SECTIONS = (CONSTANTS, WORKSPACE)
 # Kernel libraries the host kernels may call, as Zephyr ships them: its module, and the Kconfig options that build
