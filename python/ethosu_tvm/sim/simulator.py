@@ -25,7 +25,7 @@ _EXECUTORS = {
     POOL: pool.execute,
     ELEMENTWISE: elementwise.execute,
 }
-
+_CHECKS = {CONV: conv.check, DEPTHWISE: conv.check, POOL: pool.check, ELEMENTWISE: elementwise.check}
 
 class Simulator:
     """A functional model of one Ethos-U55 or U65 configuration (`arch.ACCELERATORS`); its cycle estimates are for
@@ -42,6 +42,17 @@ class Simulator:
 
     def run(self, command_stream: bytes | Sequence[int], regions: Mapping[int, Buffer]) -> SimStats:
         """Execute the stream; OFMs and DMA results land in the writable regions. Raises SimulatorError."""
+        return self._walk(command_stream, regions, False)
+
+    def check(self, command_stream: bytes | Sequence[int], regions: Mapping[int, Buffer]) -> SimStats:
+        """Check the stream as `run` would, every command, register rule, region and bound, the weight streams
+        decoded and the scale streams parsed, DMAs done, but compute no OFM (its bounds are checked, nothing is
+        written to it): so what depends on the values goes unchecked (accumulator and OFM overflows, SHL/SHR
+        amounts read from a tensor). Whether the NPU can execute the stream at all, at a fraction of `run`'s cost.
+        Raises SimulatorError."""
+        return self._walk(command_stream, regions, True)
+
+    def _walk(self, command_stream: bytes | Sequence[int], regions: Mapping[int, Buffer], check: bool) -> SimStats:
         memory = Memory(regions, self.accelerator.shram_bytes)
 
         def measured(action):
@@ -49,9 +60,15 @@ class Simulator:
             action()
             return memory.bytes_read - read, memory.bytes_written - written
 
+        def execute(op: operation.BlockOperation, regs):
+            featuremap.write(memory, op.ofm, _EXECUTORS[op.kind](op, regs, memory, self.accelerator))
+
+        def checked(op: operation.BlockOperation, regs):
+            _CHECKS[op.kind](op, regs, memory, self.accelerator)
+            featuremap.writable(memory, op.ofm)
+
         def on_block(op: operation.BlockOperation, regs):
-            return measured(lambda: featuremap.write(memory, op.ofm,
-                                                     _EXECUTORS[op.kind](op, regs, memory, self.accelerator)))
+            return measured(lambda: (checked if check else execute)(op, regs))
 
         def on_dma(transfer: dma.DmaTransfer, regs):
             return measured(lambda: dma.execute(transfer, regs, memory))
