@@ -34,33 +34,35 @@ def _find_block_configs(search: "_BlockSearch", accelerator: vapi.NpuAccelerator
     """find_block_configs, once per search key (a convolution is searched streaming and buffered, and networks
     repeat layer shapes with other weights and quantization).
 
-    Whether a block fits in SHRAM does not depend on the OFM's height and width, except a height of one row (Vela's
-    Conv1D case, apart in the key): they only bound the block heights and widths tried, multiples of a step up to
-    the first one reaching them. So an OFM no larger than one already searched with the same family (a cascade's
-    stripes after the whole tensor) takes the configs of that search that are that small, in Vela's order, instead
-    of a search of its own. The steps are the micro block's but at least 2 (Vela's API means 2 for an upscaled IFM,
-    but its test compares two different enums: always 2)."""
-    height, width = search.extent
+    Whether a block fits in SHRAM does not depend on the OFM's shape, except a height of one row (Vela's Conv1D
+    case, apart in the key): the OFM only bounds the blocks tried. Heights and widths go in steps of the micro
+    block's, but at least 2 (Vela's API means 2 for an upscaled IFM, but its test compares two different enums:
+    always 2), up to the first one reaching the OFM's; depths in micro-block steps that are multiples of 16 (Vela's
+    OFMSplitDepth) below the OFM's, then the first one reaching it. So an OFM no larger than one already searched
+    with the same family (a cascade's stripes after the whole tensor, a later layer of fewer channels), of the
+    same depth or of a multiple of 16 (whose tried depths are all tried for the deeper one), takes the configs of
+    that search that are that small, in Vela's order, instead of a search of its own."""
+    height, width, depth = search.extent
     family = (search.family, accelerator)
-    largest = _LARGEST_SEARCHES.get(family)
-    if largest is not None and largest[0] >= height and largest[1] >= width:
-        ublock = vela_arch(from_vela(accelerator)).ofm_ublock
-        steps = max(ublock.height, 2), max(ublock.width, 2)
-        return tuple(block for block in largest[2]
-                     if block.height - steps[0] < height and block.width - steps[1] < width)
+    for most_height, most_width, most_depth, configs in _SEARCHES.get(family, ()):
+        if most_height >= height and most_width >= width and (most_depth == depth or
+                                                               most_depth > depth and depth % 16 == 0):
+            ublock = vela_arch(from_vela(accelerator)).ofm_ublock
+            steps = max(ublock.height, 2), max(ublock.width, 2)
+            return tuple(block for block in configs if block.height - steps[0] < height and
+                         block.width - steps[1] < width and (most_depth == depth or block.depth <= depth))
     with contextlib.redirect_stdout(io.StringIO()):  # Vela's first call announces its default configuration
         try:
             configs = tuple(vapi.npu_find_block_configs(search.npu_op, accelerator))
         except AssertionError:
             configs = ()
-    if largest is None or (height >= largest[0] and width >= largest[1]):
-        _LARGEST_SEARCHES[family] = (height, width, configs)
+    _SEARCHES.setdefault(family, []).append((height, width, depth, configs))
     return configs
 
 
-# (search family, accelerator) → the OFM height and width (up to SEARCH_EXTENT) of the largest search of the family
+# (search family, accelerator) → the OFM height, width and depth (up to SEARCH_EXTENT) of each search of the family
 # so far, and its configs
-_LARGEST_SEARCHES: dict[tuple, tuple[int, int, tuple[vapi.NpuShape3D, ...]]] = {}
+_SEARCHES: dict[tuple, list[tuple[int, int, int, tuple[vapi.NpuShape3D, ...]]]] = {}
 
 # At least Vela's largest OFM block (ofm_block_max) on every accelerator, as (height, width, depth).
 SEARCH_EXTENT = (32, 64, 128)
@@ -69,12 +71,13 @@ SEARCH_EXTENT = (32, 64, 128)
 def _search_shapes(npu_op: vapi.NpuBlockOperation) -> tuple:
     """What Vela's block-config search reads of the feature maps' shapes: the OFM's, each axis only up to the
     largest block (the blocks tried stop there), and whether it is one row high (its Conv1D case); and the depth of
-    the IFM, or of IFM2 when IFM2 has more elements (Vela's elementwise correction)."""
+    the IFM, or of IFM2 when IFM2 has more elements (Vela's elementwise correction), only up to 32: Vela reads it
+    only through the IFM block depth of a convolution, at most 32 channels (`_ifm_blockdepth`)."""
     ofm, ifm, ifm2 = npu_op.ofm.shape, npu_op.ifm.shape, npu_op.ifm2.shape if npu_op.ifm2 is not None else None
     if ifm2 is not None and ifm2.height * ifm2.width * ifm2.depth > ifm.height * ifm.width * ifm.depth:
         ifm = ifm2
     extent = tuple(min(size, most) for size, most in zip((ofm.height, ofm.width, ofm.depth), SEARCH_EXTENT))
-    return extent, ofm.height == 1, ifm.depth
+    return extent, ofm.height == 1, min(ifm.depth, 32)
 
 
 class _BlockSearch:
@@ -82,17 +85,16 @@ class _BlockSearch:
     the feature maps' shapes as far as the search reads them (`_search_shapes`), the IFM's element size and
     upscaling, the kernel, whether a LUT takes SHRAM, whether every feature map is quantized and whether IFM2 is a
     scalar. Not weights, addresses, scales or names: the stripes of one primitive at many heights are one search.
-    Its `family` is all of that but the OFM's height and width (its `extent`)."""
+    Its `family` is all of that but the OFM's extent."""
 
     def __init__(self, npu_op: vapi.NpuBlockOperation):
         self.npu_op = npu_op
         kernel = npu_op.kernel
         fms = (npu_op.ifm, npu_op.ifm2, npu_op.ofm)
-        (height, width, depth), *shapes = _search_shapes(npu_op)
-        self.extent = height, width
+        self.extent, *shapes = _search_shapes(npu_op)
         self.family = (
             type(npu_op).__name__, getattr(npu_op, "sub_op_type", None), getattr(npu_op, "block_traversal", None),
-            depth, *shapes, npu_op.ifm2 is not None,
+            *shapes, npu_op.ifm2 is not None,
             npu_op.ifm.data_type.size_in_bits(), npu_op.ifm_upscale,
             None if kernel is None else (kernel.width, kernel.height, kernel.stride_x, kernel.stride_y,
                                          kernel.dilation_x, kernel.dilation_y),
