@@ -11,6 +11,7 @@ import contextlib
 import copy
 import functools
 import io
+import itertools
 
 from ethosu.vela import api as vapi
 
@@ -53,11 +54,60 @@ def _find_block_configs(search: "_BlockSearch", accelerator: vapi.NpuAccelerator
                          block.width - steps[1] < width and (most_depth == depth or block.depth <= depth))
     with contextlib.redirect_stdout(io.StringIO()):  # Vela's first call announces its default configuration
         try:
-            configs = tuple(vapi.npu_find_block_configs(search.npu_op, accelerator))
-        except AssertionError:
+            configs = _vela_search(search.npu_op, accelerator)
+        except AssertionError:  # as Vela's own search, a failed assertion in its tries means no block
             configs = ()
     _SEARCHES.setdefault(family, []).append((height, width, depth, configs))
     return configs
+
+
+def _vela_search(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator) -> tuple[vapi.NpuShape3D, ...]:
+    """What Vela's `npu_find_block_configs` answers (the same blocks tried with its `try_block_config`, in its
+    order: widths, then heights, then depths), without trying the blocks that cannot fit. A block's IFM and
+    accumulator banks in SHRAM grow with each of its dimensions, and so do its IFM block's, so once a block does
+    not fit no deeper one of its height and width does; when the shallowest does not, no higher one of its width;
+    when the lowest and shallowest does not, no wider one."""
+    from ethosu.vela.architecture_allocator import try_block_config
+    from ethosu.vela.architecture_features import ArchitectureFeatures, Block
+    from ethosu.vela.operation import NpuBlockType
+    from ethosu.vela.register_command_stream_generator import resampling_mode_map
+    from ethosu.vela.register_command_stream_util import to_kernel
+
+    if isinstance(npu_op, vapi.NpuConv2DOperation):
+        block_type = NpuBlockType.ConvolutionMxN
+    elif isinstance(npu_op, vapi.NpuConvDepthWiseOperation):
+        block_type = NpuBlockType.ConvolutionDepthWise
+    elif isinstance(npu_op, vapi.NpuPoolingOperation):
+        reduce_sum = npu_op.sub_op_type == vapi.NpuPoolingOp.REDUCE_SUM
+        block_type = NpuBlockType.ReduceSum if reduce_sum else NpuBlockType.Pooling
+    else:
+        block_type = NpuBlockType.ElementWise
+    part_kernel = (isinstance(npu_op, vapi.NpuConv2DOperation)
+                   and npu_op.block_traversal == vapi.NpuBlockTraversal.PART_KERNEL_FIRST)
+    ifm, ifm2, ofm = npu_op.ifm.shape, npu_op.ifm2.shape if npu_op.ifm2 is not None else None, npu_op.ofm.shape
+    lut = npu_op.activation is not None and npu_op.activation.op_type == vapi.NpuActivationOp.TABLE_LOOKUP
+    arguments = (block_type, Block(ofm.width, ofm.height, ofm.depth), Block(ifm.width, ifm.height, ifm.depth),
+                 None if ifm2 is None else Block(ifm2.width, ifm2.height, ifm2.depth), npu_op.ifm2_scalar is not None,
+                 npu_op.ifm.data_type.size_in_bits(), part_kernel, to_kernel(npu_op.kernel), 2 if lut else 0,
+                 all(fm is None or fm.quantization is not None for fm in (npu_op.ifm, npu_op.ifm2, npu_op.ofm)),
+                 resampling_mode_map[npu_op.ifm_upscale])
+    arch = vela_arch(from_vela(accelerator))
+    most, ublock = arch.ofm_block_max, arch.ofm_ublock
+    step_w, step_h = max(ublock.width, 2), max(ublock.height, 2)  # 2 always: see `_find_block_configs`
+    most_w, most_h, most_d = min(most.width, ofm.width), min(most.height, ofm.height), min(most.depth, ofm.depth)
+    depths = [c for c in range(ublock.depth, most_d + ublock.depth, ublock.depth)
+              if c >= most_d or c % ArchitectureFeatures.OFMSplitDepth == 0]
+    configs = []
+    for w in range(step_w, most_w + step_w, step_w):
+        for h in range(step_h, most_h + step_h, step_h):
+            fitting = list(itertools.takewhile(
+                lambda c: try_block_config(Block(w, h, c), arch, *arguments) is not None, depths))
+            configs += [vapi.NpuShape3D(h, w, c) for c in fitting]
+            if not fitting:
+                break
+        if h == step_h and not fitting:
+            break
+    return tuple(configs)
 
 
 # (search family, accelerator) → the OFM height, width and depth (up to SEARCH_EXTENT) of each search of the family
