@@ -110,7 +110,8 @@ def _fake_driver(folder: Path) -> Path:
     (folder / "CMakeLists.txt").write_text(  # the driver's configuration as its CMake takes it, recorded
         'project(ethosu_core_driver C)\nset(ETHOSU_TARGET_NPU_CONFIG "ethos-u55-128" CACHE STRING "NPU")\n'
         "file(WRITE ${CMAKE_BINARY_DIR}/npu_config.txt ${ETHOSU_TARGET_NPU_CONFIG})\n"
-        "add_library(ethosu_core_driver STATIC stub.c)\ntarget_include_directories(ethosu_core_driver PUBLIC include)\n")
+        "add_library(ethosu_core_driver STATIC stub.c)\n"
+        "target_include_directories(ethosu_core_driver PUBLIC include)\n")
     return folder
 
 
