@@ -185,7 +185,8 @@ int main(void) {{
 
 
 def parse_dumps(stdout: str) -> dict[str, bytes]:
-    """The arrays printed by ethosu_tvm_dump, by name (no spaces); truncated or inconsistent dumps raise AssertionError."""
+    """The arrays printed by ethosu_tvm_dump, by name (no spaces); truncated or inconsistent dumps raise
+    AssertionError."""
     dumps = {}
     started = re.findall(r"^@@dump (\S+) ", stdout, re.MULTILINE)
     for match in _DUMP_RE.finditer(stdout):

@@ -92,7 +92,8 @@ def test_tvmc_style_list():
          "enable-cascader, enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
         ("ethos-u -accelerator_confg=ethos-u55-128",
          "unknown option 'accelerator_confg' for target ethos-u; valid: accelerator-config, system-config, "
-         "memory-mode, enable-cascader, enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
+         "memory-mode, enable-cascader, enable-striping, disable-copying-constants, dev-log-plans, "
+         "dev-select-proposal"),
         ("ethos-u -system-config=Ethos_U65_High_End",
          "system-config 'Ethos_U65_High_End' is not an Ethos-U55 system; valid: "
          "Ethos_U55_High_End_Embedded, Ethos_U55_Deep_Embedded"),
