@@ -12,13 +12,14 @@ import tvm
 
 from ...target import CmsisNnTarget
 from ..kernel import HostKernel
-from ..spec import HostOp
+from ..spec import Binary, HostOp
+from . import elementwise
 from .calls import LIBRARY, build_call
 from .choice import ours_faster
 from .exactness import refusal
 
 # The ops whose calls are emitted (op_name values), and the CMSIS-NN release the rules were read from.
-OPS = frozenset({"conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d"})
+OPS = frozenset({"conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "mul"})
 CHECKED_AGAINST = "ARM-software/CMSIS-NN 99f736a6"
 
 
@@ -38,7 +39,8 @@ class CmsisNn:
         return not self.refusal(op)
 
     def build(self, op: HostOp, name: str, target: tvm.target.Target) -> HostKernel:
-        return build_call(op, name, self.cpu, target)
+        builder = elementwise.build_call if isinstance(op, Binary) else build_call
+        return builder(op, name, self.cpu, target)
 
 
 __all__ = ["CHECKED_AGAINST", "CmsisNn", "LIBRARY", "OPS"]

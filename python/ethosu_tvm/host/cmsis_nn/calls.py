@@ -14,7 +14,7 @@ from .scratch import ConvGeometry, avgpool_buffer_size, conv_buffer_size, depthw
 HEADER = "arm_nnfunctions.h"
 LIBRARY = "cmsis-nn"  # HostKernel.library of its calls
 CONTEXT = "context"  # the name of the planned context buffer
-_C_TYPES = {"int8": "int8_t", "int32": "int32_t"}
+_C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t"}
 
 
 def _tile(pair) -> str:
@@ -34,9 +34,10 @@ def _activation(op) -> str:
 class _Call:
     """Collects one kernel's params and struct definitions, then writes its C function."""
 
-    def __init__(self, op, name: str, cpu: CmsisNnTarget):
+    def __init__(self, op, name: str, cpu: CmsisNnTarget, inputs: list[KernelParam] | None = None):
+        """`inputs`: the kernel's input params, by default the op's one `input`."""
         self.op, self.name, self.cpu = op, name, cpu
-        self.params = [KernelParam("input", op.input.dtype, op.input.shape, "input")]
+        self.params = [KernelParam("input", op.input.dtype, op.input.shape, "input")] if inputs is None else inputs
         self.lines: list[str] = []
         self.scratch: tuple[ScratchBuffer, ...] = ()
 
