@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from qemu_harness import build_and_run, parse_dumps, single_io_main_c
+from qemu_harness import build_and_run, io_main_c, parse_dumps
 
 import ethosu_tvm
 from ethosu_tvm.run.kernel_libraries import cmsis_nn_folder
@@ -36,9 +36,9 @@ def _assert_exact_on_qemu(model: bytes, directory: Path, cpu: str = "cortex-m55"
     module.export_model_library_format(directory / "model.tar")
     with tarfile.open(directory / "model.tar") as tar:
         tar.extractall(directory / "mlf", filter="data")
-    inputs = [random_inputs(model, seed)[0] for seed in SEEDS]
-    expected = [run_litert(model, [x])[0] for x in inputs]
-    result = build_and_run(single_io_main_c(inputs, expected[0]), directory, directory / "mlf",
+    inputs = [random_inputs(model, seed) for seed in SEEDS]
+    expected = [run_litert(model, x)[0] for x in inputs]
+    result = build_and_run(io_main_c(inputs, expected[0]), directory, directory / "mlf",
                            libraries=_imported_cmsis_nn(cpu), cpu=cpu)
     assert result.exit_code == 0, result.stderr
     dumps = parse_dumps(result.stdout)
