@@ -5,7 +5,7 @@ arithmetic, double rounding in both); CMSIS-NN documents shifts of -31..30 only.
 one, the rest following from the output size: a padding other than TFLite's SAME or VALID form (a fused PAD) stays
 on our kernels, as the 1xN path assumes that form. LiteRT's int8 FULLY_CONNECTED rounds once where CMSIS-NN rounds
 twice: an FC is taken only when both give the same clamped output for every accumulator its weights, bias and
-input range reach (checked exhaustively over the accumulators that do not clamp).
+input range reach (checked exhaustively over the accumulators that do not clamp). ADD and MUL: `elementwise`.
 """
 from __future__ import annotations
 
