@@ -84,6 +84,9 @@ def test_one_feature_map_for_both_operands():
     (lambda: _binary("add", scales=(1.0, 1.0, 2.0 ** -19)),  # 2 · max(1, 1) / (2^20 · 2^-19) = 1, not below 1
      "effective output scale 1; TFLite's kernel needs one below 1 (it refuses the model)"),
     (lambda: _binary("sub"), "CMSIS-NN has no kernel used for this op"),
+    (lambda: _binary("mul", one_input=True), "operands that make no elementwise op of its output"),  # two tensors
+    (lambda: _binary("add", rhs_values=np.zeros((1, 4, 4, 3), np.int16)), "operands that make no elementwise op of "
+                                                                          "its output"),
     (lambda: spec.Binary("mul", *(spec.QuantTensor((4,), dtype, 1 / 2048, 0) for dtype in ("int16", "int16",
                                                                                           "int8"))),
      "int16/int8 operands and output (CMSIS-NN's take int8 or int16 alike)"),

@@ -49,6 +49,18 @@ def _arithmetic_refusal(op: Binary) -> str:
     return ""
 
 
+def _malformed(op: Binary) -> bool:
+    """Operands that do not broadcast to the output, or constants and shared operands our kernel refuses too."""
+    try:
+        broadcast = np.broadcast_shapes(op.lhs.shape, op.rhs.shape)
+    except ValueError:
+        return True
+    constants = [(values, tensor) for values, tensor in ((op.lhs_values, op.lhs), (op.rhs_values, op.rhs))
+                 if values is not None]
+    return (broadcast != op.output.shape or len(constants) > 1 or op.one_input and (op.lhs != op.rhs or constants)
+            or any(values.shape != tensor.shape or str(values.dtype) != tensor.dtype for values, tensor in constants))
+
+
 def refusal(op: Binary) -> str:
     """'' when CMSIS-NN's elementwise kernel computes `op` exactly as TFLite does, else why not."""
     if op.kind not in ("add", "mul"):
@@ -56,12 +68,8 @@ def refusal(op: Binary) -> str:
     dtypes = {op.lhs.dtype, op.rhs.dtype, op.output.dtype}
     if len(dtypes) != 1 or op.output.dtype not in _SUFFIXES:
         return f"{'/'.join(sorted(dtypes))} operands and output (CMSIS-NN's take int8 or int16 alike)"
-    try:
-        broadcast = np.broadcast_shapes(op.lhs.shape, op.rhs.shape)
-    except ValueError:
-        broadcast = None
-    if broadcast != op.output.shape or op.lhs_values is not None and op.rhs_values is not None:
-        return "not an elementwise op of its output's shape"
+    if _malformed(op):
+        return "operands that make no elementwise op of its output"
     if not op.lhs.size == op.rhs.size == op.output.size:
         return "a broadcast (CMSIS-NN's elementwise kernels take operands of equal size)"
     if op.output.dtype == "int16" and any(t.zero_point for t in (op.lhs, op.rhs, op.output)):
