@@ -127,7 +127,7 @@ def test_zephyr_application_of_a_cmsis_nn_model_enables_zephyrs_cmsis_nn(tmp_pat
     assert _create(str(tmp_path / "z"), str(tmp_path / "m.tar"), "zephyr") == 0
     assert (tmp_path / "z/prj.conf").read_text().splitlines()[4:] == [
         "CONFIG_CMSIS_NN=y", "CONFIG_CMSIS_NN_CONVOLUTION=y", "CONFIG_CMSIS_NN_FULLYCONNECTED=y",
-        "CONFIG_CMSIS_NN_POOLING=y", "CONFIG_CMSIS_NN_NNSUPPORT=y"]
+        "CONFIG_CMSIS_NN_POOLING=y", "CONFIG_CMSIS_NN_BASICMATH=y", "CONFIG_CMSIS_NN_NNSUPPORT=y"]
 
 
 @pytest.mark.parametrize("accelerator, zephyr_choice", [("ethos-u55-64", "CONFIG_ETHOS_U55_64"),

@@ -14,7 +14,7 @@ from .scratch import ConvGeometry, avgpool_buffer_size, conv_buffer_size, depthw
 HEADER = "arm_nnfunctions.h"
 LIBRARY = "cmsis-nn"  # HostKernel.library of its calls
 CONTEXT = "context"  # the name of the planned context buffer
-_C_TYPES = {"int8": "int8_t", "int32": "int32_t"}
+_C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t"}
 
 
 def _tile(pair) -> str:
@@ -31,12 +31,13 @@ def _activation(op) -> str:
     return f"{{{low}, {high}}}"
 
 
-class _Call:
+class Call:
     """Collects one kernel's params and struct definitions, then writes its C function."""
 
-    def __init__(self, op, name: str, cpu: CmsisNnTarget):
+    def __init__(self, op, name: str, cpu: CmsisNnTarget, inputs: list[KernelParam] | None = None):
+        """`inputs`: the kernel's input params, by default the op's one `input`."""
         self.op, self.name, self.cpu = op, name, cpu
-        self.params = [KernelParam("input", op.input.dtype, op.input.shape, "input")]
+        self.params = [KernelParam("input", op.input.dtype, op.input.shape, "input")] if inputs is None else inputs
         self.lines: list[str] = []
         self.scratch: tuple[ScratchBuffer, ...] = ()
 
@@ -71,7 +72,7 @@ class _Call:
         return HostKernel(self.name, op_name(self.op), source, tuple(self.params), self.scratch, target, LIBRARY)
 
 
-def _weighted_constants(call: _Call, op, channels: int, float32_product: bool = False) -> None:
+def _weighted_constants(call: Call, op, channels: int, float32_product: bool = False) -> None:
     call.constant("weights", np.ascontiguousarray(op.weights))
     call.constant("bias", bias(op, channels).value)
     for constant in channel_multipliers(op, channels, float32_product):
@@ -79,7 +80,7 @@ def _weighted_constants(call: _Call, op, channels: int, float32_product: bool = 
 
 
 def _conv(op: Conv2D, name: str, cpu: CmsisNnTarget, target) -> HostKernel:
-    call = _Call(op, name, cpu)
+    call = Call(op, name, cpu)
     batches, height, width, depth = op.input.shape
     channels, kernel = op.output.shape[3], op.weights.shape[1:3]
     _weighted_constants(call, op, channels)
@@ -113,7 +114,7 @@ def kernel_sums(op: FullyConnected) -> np.ndarray:
 
 
 def _fully_connected(op: FullyConnected, name: str, cpu: CmsisNnTarget, target) -> HostKernel:
-    call = _Call(op, name, cpu)
+    call = Call(op, name, cpu)
     units, depth = op.weights.shape
     _weighted_constants(call, op, units, float32_product=True)
     sums = kernel_sums_size(units, cpu.extension)
@@ -130,7 +131,7 @@ def _fully_connected(op: FullyConnected, name: str, cpu: CmsisNnTarget, target) 
 
 
 def _pool(op: Pool2D, name: str, cpu: CmsisNnTarget, target) -> HostKernel:
-    call = _Call(op, name, cpu)
+    call = Call(op, name, cpu)
     call.context(avgpool_buffer_size(op.input.shape[3], cpu.extension) if op.kind == "avg" else 0)
     call.declare("cmsis_nn_pool_params", "params", f"{{{_tile(op.stride)}, {_tile(op.padding[:2])}, "
                                                    f"{_activation(op)}}}")

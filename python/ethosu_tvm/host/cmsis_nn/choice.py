@@ -17,6 +17,10 @@ OURS_FASTER: dict[tuple[str, str], tuple[int, int, str]] = {
     ("max_pool2d", DSP): (59_920, 79_200, _M7),
     ("avg_pool2d", SCALAR): (62_040, 219_640, _M3),
     ("max_pool2d", SCALAR): (59_920, 79_200, _M3),
+    ("add", DSP): (502_560, 661_880, _M7),
+    ("mul", DSP): (221_480, 295_960, _M7),
+    ("add", SCALAR): (502_560, 688_200, _M3),
+    ("mul", SCALAR): (221_480, 245_800, _M3),
 }
 
 

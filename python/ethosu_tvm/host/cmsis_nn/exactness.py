@@ -5,7 +5,7 @@ arithmetic, double rounding in both); CMSIS-NN documents shifts of -31..30 only.
 one, the rest following from the output size: a padding other than TFLite's SAME or VALID form (a fused PAD) stays
 on our kernels, as the 1xN path assumes that form. LiteRT's int8 FULLY_CONNECTED rounds once where CMSIS-NN rounds
 twice: an FC is taken only when both give the same clamped output for every accumulator its weights, bias and
-input range reach (checked exhaustively over the accumulators that do not clamp).
+input range reach (checked exhaustively over the accumulators that do not clamp). ADD and MUL: `elementwise`.
 """
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from ...quantization import (fully_connected_multipliers, multiply_by_quantized_
                              multiply_by_quantized_multiplier_single_round, quantize_multiplier)
 from ..ops.conv import check_shapes
 from ..ops.weighted import bias, channel_multipliers
-from ..spec import Conv2D, FullyConnected, Pool2D, UnsupportedHostOp, Weighted
+from ..spec import Binary, Conv2D, FullyConnected, Pool2D, UnsupportedHostOp, Weighted
 from ..te_kernel import window_output_size
+from . import elementwise
 
 MAX_SHIFT = 30  # arm_nn_requantize's documented range of shifts is -31..30
 MAX_CHECKED_ACCUMULATORS = 1 << 24  # an FC's rounding check beyond this many accumulators is refused (compile time)
@@ -122,7 +123,8 @@ def _pool_refusal(op: Pool2D) -> str:
                                                                  op.stride, (1, 1), op.padding)
 
 
-_REFUSALS = {Conv2D: _conv_refusal, FullyConnected: _fully_connected_refusal, Pool2D: _pool_refusal}
+_REFUSALS = {Conv2D: _conv_refusal, FullyConnected: _fully_connected_refusal, Pool2D: _pool_refusal,
+             Binary: elementwise.refusal}
 
 
 def refusal(op) -> str:
