@@ -149,3 +149,20 @@ def test_the_sums_just_within_int32_are_taken():
     weights = np.full((1, 1, 1, 512), -128)
     weights[0, 0, 0, 0] = 127
     assert CmsisNn(M55).refusal(_conv(weights)) == ""
+
+
+_ON_M7, _ON_M3 = "measured on cortex-m7 (QEMU mps2-an500)", "measured on cortex-m3 (QEMU mps2-an385)"
+
+
+@pytest.mark.parametrize("op, cpu, reason", [
+    ("avg_pool2d", M7, f"faster on DSP cores: 62160 vs 84280 instructions {_ON_M7}"),
+    ("max_pool2d", M7, f"faster on DSP cores: 59920 vs 85480 instructions {_ON_M7}"),
+    ("avg_pool2d", M3, f"faster on scalar cores: 62160 vs 153240 instructions {_ON_M3}"),
+    ("max_pool2d", M3, f"faster on scalar cores: 59920 vs 85600 instructions {_ON_M3}"),
+    ("depthwise_conv2d", M3, f"faster on scalar cores: 1814320 vs 2550880 instructions {_ON_M3}"),
+])
+def test_s16_ops_stay_ours_where_ours_is_faster(op, cpu, reason):
+    """The s16 measurements, not the s8 ones: a 16x8 depthwise conv is ours on scalar cores, an int8 one is not."""
+    assert CmsisNn(cpu).refusal(_spec(models.make(op, 0, dtype="int16"))) == reason
+    assert CmsisNn(M55).refusal(_spec(models.make(op, 0, dtype="int16"))) == ""
+    assert op != "depthwise_conv2d" or CmsisNn(cpu).refusal(_spec(models.make(op, 0))) == ""
