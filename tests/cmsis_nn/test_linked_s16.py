@@ -5,13 +5,18 @@ LiteRT does stay ours. Without the variable the tier skips."""
 from __future__ import annotations
 
 import os
+from unittest import mock
 
+import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from test_linked import _assert_exact
+from test_linked import TARGET, _assert_exact
 
+import ethosu_tvm
+from ethosu_tvm.host.cmsis_nn import exactness_s16
 from ethosu_tvm.testing import models
+from ethosu_tvm.testing.reference import random_inputs, run_litert
 
 pytestmark = pytest.mark.skipif(not os.environ.get("ETHOSU_TVM_CMSIS_NN"),
                                 reason="ETHOSU_TVM_CMSIS_NN names no CMSIS-NN build (include/, lib/x86_64/): the "
@@ -45,8 +50,15 @@ def test_factory_ops(case):
 
 
 def test_an_fc_whose_multiplier_cmsis_nn_would_round_differently_stays_ours():
-    compiled = _assert_exact(models.make("fully_connected", 1, **INT16))
+    model = models.make("fully_connected", 0, in_shape=(1, 64), units=32, **INT16)
+    compiled = _assert_exact(model, seeds=[0])
     assert [step.kernel.library for step in compiled.program.steps] == [""]
+    with mock.patch.object(exactness_s16, "fully_connected_refusal", lambda op: ""):  # taken anyway, it differs
+        forced = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=TARGET)
+    inputs = random_inputs(model, 0)
+    assert [step.kernel.library for step in forced.program.steps] == ["cmsis-nn"]
+    got, want = next(iter(forced.run(inputs).values())), run_litert(model, inputs)[0]
+    assert not np.array_equal(got.reshape(want.shape), want)
 
 
 @settings(max_examples=25, deadline=None)
