@@ -156,3 +156,11 @@ def test_s16_pool_and_fully_connected_sizes_are_the_librarys(library, channels, 
     assert [avgpool_buffer_size(channels, level) for level in ("scalar", "dsp", "mve")] == \
         _s16_sizes(library, "avgpool", (width, channels))
     assert _s16_sizes(library, "fully_connected", (ctypes.byref(Dims(width, 1, 1, channels)),)) == [0, 0, 0]
+
+
+@pytest.mark.parametrize("kernel", [(1, 511), (1, 512), (23, 23)])
+def test_s16_depthwise_fast_kernel_bound_is_the_librarys(library, kernel):
+    """The fast s16 depthwise kernel (its buffer) stops at 512 taps."""
+    g = ConvGeometry((1, *kernel, 2), (1, 1, 1, 2), kernel, 2, (1, 1), (0, 0), (1, 1))
+    assert [depthwise_s16_buffer_size(g, level) for level in ("scalar", "dsp", "mve")] == \
+        _s16_sizes(library, "depthwise_conv_wrapper", _arguments(g, True))
