@@ -15,6 +15,7 @@ from test_linked import TARGET, _assert_exact
 
 import ethosu_tvm
 from ethosu_tvm.host.cmsis_nn import exactness_s16
+from ethosu_tvm.host.spec import Conv2D, FullyConnected
 from ethosu_tvm.testing import models
 from ethosu_tvm.testing.reference import random_inputs, run_litert
 
@@ -53,7 +54,23 @@ def test_an_fc_whose_multiplier_cmsis_nn_would_round_differently_stays_ours():
     model = models.make("fully_connected", 0, in_shape=(1, 64), units=32, **INT16)
     compiled = _assert_exact(model, seeds=[0])
     assert [step.kernel.library for step in compiled.program.steps] == [""]
-    with mock.patch.object(exactness_s16, "fully_connected_refusal", lambda op: ""):  # taken anyway, it differs
+    _assert_differs_when_forced(model, FullyConnected)
+
+
+def test_a_conv_whose_requantization_would_overflow_cmsis_nns_int32_step_stays_ours():
+    """At a multiplier of 1 (m16 = 2^14, shift 1) CMSIS-NN's first step is 2·acc in int32: a bias of ±(2^31 − 1)
+    leaves it, where LiteRT's one step gives acc."""
+    model = models.make("conv2d", 0, in_shape=(1, 4, 4, 2), out_channels=4, in_scale=2.0 ** -10,
+                        w_scales=[2.0 ** -5] * 4, out_scale=2.0 ** -15, bias_values=[0, 2 ** 31 - 1, 1 - 2 ** 31, 5],
+                        **INT16)
+    compiled = _assert_exact(model)
+    assert [step.kernel.library for step in compiled.program.steps] == [""]
+    _assert_differs_when_forced(model, Conv2D)
+
+
+def _assert_differs_when_forced(model: bytes, kind: type) -> None:
+    """Taken by CMSIS-NN anyway (`kind`'s s16 refusal emptied), the model's output differs from LiteRT's."""
+    with mock.patch.dict(exactness_s16.REFUSALS, {kind: lambda op: ""}):
         forced = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=TARGET)
     inputs = random_inputs(model, 0)
     assert [step.kernel.library for step in forced.program.steps] == ["cmsis-nn"]

@@ -93,8 +93,7 @@ def _fully_connected_refusal(op: FullyConnected) -> str:
         raise UnsupportedHostOp(f"fully_connected: weights {op.weights.shape} do not take input {op.input.shape} "
                                 f"to output {op.output.shape}")
     refusal = _multiplier_refusal(op, units, float32_product=True)
-    return refusal or (exactness_s16.fully_connected_refusal(op) if op.input.dtype == "int16"
-                       else _rounding_refusal(op))
+    return refusal or (_s16_refusal(op) if op.input.dtype == "int16" else _rounding_refusal(op))
 
 
 def _rounding_refusal(op: FullyConnected) -> str:
