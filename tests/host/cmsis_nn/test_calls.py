@@ -131,7 +131,7 @@ def _conv_spec(**changes):
 
 @pytest.mark.parametrize("op, reason", [
     (lambda: dataclasses.replace(_conv_spec(), output=spec.QuantTensor((1, 8, 8, 6), "int16", 0.1, 0)),
-     "int8 to int16 activations (CMSIS-NN's kernels used are int8 or int16 alike)"),
+     "int8 to int16 activations (CMSIS-NN's kernels used take int8 to int8 or int16 to int16)"),
     (lambda: _spec(models.make("fully_connected", 0, per_channel=True)),
      "per-channel weights (arm_fully_connected_s8 is per tensor)"),
     (lambda: _spec(models.make("fully_connected", 0)),

@@ -50,7 +50,8 @@ def _dtype_refusal(op) -> str:
     """'' for int8 to int8 (CMSIS-NN's s8 kernels) and int16 to int16 (its s16 kernels)."""
     if op.input.dtype == op.output.dtype and op.input.dtype in SUFFIXES:
         return ""
-    return f"{op.input.dtype} to {op.output.dtype} activations (CMSIS-NN's kernels used are int8 or int16 alike)"
+    return (f"{op.input.dtype} to {op.output.dtype} activations (CMSIS-NN's kernels used take int8 to int8 or int16 "
+            f"to int16)")
 
 
 def _s16_refusal(op) -> str:
