@@ -7,8 +7,8 @@ LiteRT.
 
     ETHOSU_TVM_CMSIS_NN=<folder> .venv/bin/python benchmarks/cmsis_nn_speed.py [--only NAME ...] [--cpus CPU ...]
 
-Each row builds the model three times: `c -mcpu=CPU` (ours), `cmsis-nn,c -mcpu=CPU` with choice.py's table emptied
-(every call CMSIS-NN computes exactly is taken) and `cmsis-nn,c -mcpu=CPU` as users get it (the table applied).
+Each row builds the model three times: `c -mcpu=CPU` (ours), `cmsis-nn,c -mcpu=CPU` with choice.py's tables emptied
+(every call CMSIS-NN computes exactly is taken) and `cmsis-nn,c -mcpu=CPU` as users get it (the tables applied).
 With -icount shift=0 QEMU advances virtual time 1 ns per instruction;
 SysTick, clocked by the board's CPU clock, counts it (its wraps counted in an interrupt), so instructions = ticks ·
 ns per tick, to within one tick (31 or 40 instructions). QEMU models no cycles: these are instruction counts.
@@ -51,6 +51,8 @@ FORMS = {
     "add": ("add", dict(in_shape=(1, 16, 16, 32))),
     "mul": ("mul", dict(in_shape=(1, 16, 16, 32))),
 }
+FORMS.update({f"{name} s16": (op, {**params, "dtype": "int16", "in_zp": 0, "out_zp": 0} if "in_zp" in params
+                              else {**params, "dtype": "int16"}) for name, (op, params) in FORMS.items()})
 MODELS = ("mlperf_tiny_kws_dscnn_int8", "mlperf_tiny_ic_resnet8_int8")
 CPUS = ("cortex-m55", "cortex-m7", "cortex-m3")
 
@@ -119,9 +121,9 @@ def library_lines(cpu: str) -> tuple[str, ...]:
 
 
 def instructions(model: bytes, target: str, cpu: str, workdir: Path, table: bool = True) -> tuple[int, list[str]]:
-    """Instructions one inference takes on `cpu` built for `target` (without `table`: choice.py's table emptied),
+    """Instructions one inference takes on `cpu` built for `target` (without `table`: choice.py's tables emptied),
     and the library of each host step; the output is checked bit-exact with LiteRT."""
-    with mock.patch.dict(choice.OURS_FASTER, clear=not table):
+    with mock.patch.dict(choice.OURS_FASTER, clear=not table), mock.patch.dict(choice.OURS_FASTER_S16, clear=not table):
         module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=f"{target} -mcpu={cpu}")
     workdir.mkdir()
     module.export_model_library_format(workdir / "model.tar")

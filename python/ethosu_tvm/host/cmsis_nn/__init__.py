@@ -1,10 +1,11 @@
 """CMSIS-NN as a kernel library (`--target=cmsis-nn,c`, `ethos-u,cmsis-nn,c`): host operators it computes
-bit-exactly with TFLite become calls of its s8 kernels (and of its s16 ADD and MUL), each with its context buffer in
-the static memory plan.
+bit-exactly with TFLite become calls of its s8 and s16 kernels, each with its context buffer in the static memory
+plan.
 
-`exactness` decides which specs it takes (and says why not the others), `calls` writes each call's C,
-`elementwise` does both for ADD and MUL, `scratch` sizes the context buffers by CMSIS-NN's rules for the CPU's
-extension level, `choice` keeps the ops our own kernels run faster on that level. Nothing of CMSIS-NN is in this
+`exactness` decides which specs it takes (and says why not the others; `exactness_s16` the 16x8 kernels' own
+conditions), `calls` writes each call's C, `elementwise` does both for ADD and MUL, `scratch` (and `scratch_s16`)
+sizes the context buffers by CMSIS-NN's rules for the CPU's extension level, `choice` keeps the ops our own kernels
+run faster on that level. Nothing of CMSIS-NN is in this
 package: the generated C includes `arm_nnfunctions.h`, and the application links the library (docs/firmware.md).
 """
 from __future__ import annotations

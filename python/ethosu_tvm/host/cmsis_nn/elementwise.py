@@ -18,9 +18,7 @@ from ...quantization import (ELEMENTWISE_INPUT_SHIFT, add_multipliers, add_outpu
 from ...target import CmsisNnTarget
 from ..kernel import HostKernel, KernelParam
 from ..spec import Binary, QuantTensor
-from .calls import Call
-
-_SUFFIXES = {"int8": "s8", "int16": "s16"}
+from .calls import SUFFIXES, Call
 
 
 def _reals(op: Binary) -> tuple[float, ...]:
@@ -66,7 +64,7 @@ def refusal(op: Binary) -> str:
     if op.kind not in ("add", "mul"):
         return "CMSIS-NN has no kernel used for this op"
     dtypes = {op.lhs.dtype, op.rhs.dtype, op.output.dtype}
-    if len(dtypes) != 1 or op.output.dtype not in _SUFFIXES:
+    if len(dtypes) != 1 or op.output.dtype not in SUFFIXES:
         return f"{'/'.join(sorted(dtypes))} operands and output (CMSIS-NN's take int8 or int16 alike)"
     if _malformed(op):
         return "operands that make no elementwise op of its output"
@@ -95,5 +93,5 @@ def build_call(op: Binary, name: str, cpu: CmsisNnTarget, target) -> HostKernel:
                      f"{ELEMENTWISE_INPUT_SHIFT[op.output.dtype]}", "output", *output]
     else:
         arguments = [lhs, rhs, f"{-op.lhs.zero_point}", f"{-op.rhs.zero_point}", "output", *output]
-    function = f"arm_elementwise_{op.kind}_{_SUFFIXES[op.output.dtype]}"
+    function = f"arm_elementwise_{op.kind}_{SUFFIXES[op.output.dtype]}"
     return call.kernel(target, function, ", ".join(arguments))
