@@ -82,13 +82,18 @@ def elapsed(steps: Sequence[Fixed | Choice], states: dict[int, State]) -> int | 
     return timeline.elapsed
 
 
-def _fits(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Sequence[int], limit: int) -> bool:
+def _span(index: int, state: State) -> range:
+    """The steps at which the convolution at `index` holds its buffer in `state` (none while it streams)."""
+    return range(max(index - state.lead, 0), index + 1) if state.buffers else range(0)
+
+
+def _extra(steps: Sequence[Fixed | Choice], states: dict[int, State]) -> list[int]:
+    """The bytes of weight buffers live at each step."""
     extra = [0] * len(steps)
     for index, state in states.items():
-        if state.buffers:
-            for step in range(max(index - state.lead, 0), index + 1):
-                extra[step] += steps[index].buffer.nbytes
-    return all(own + more <= limit for own, more in zip(live, extra))
+        for step in _span(index, state):
+            extra[step] += steps[index].buffer.nbytes
+    return extra
 
 
 def prefetch(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Sequence[int],
@@ -102,18 +107,22 @@ def prefetch(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Se
     for _ in range(ROUNDS):
         improved = False
         for index in sorted(states):
+            others = _extra(steps, {i: state for i, state in states.items() if i != index})
             options = [plain[index]]
             if steps[index].buffer is not None:
                 options += [State(True, lead=lead) for lead in range(2, min(index + 1, MAX_LEAD) + 1)]
+            found = None
             for option in options:
                 if option == states[index]:
                     continue
-                trial = {**states, index: option}
-                if not _fits(steps, trial, live, limit):
+                nbytes = steps[index].buffer.nbytes if option.buffers else 0
+                if any(live[step] + others[step] + nbytes > limit for step in _span(index, option)):
                     continue
-                cycles = elapsed(steps, trial)
+                cycles = elapsed(steps, {**states, index: option})
                 if cycles is not None and cycles < best:
-                    best, states, improved = cycles, trial, True
+                    best, found = cycles, option
+            if found is not None:
+                states, improved = {**states, index: found}, True
         if not improved:
             break
     return states
