@@ -19,7 +19,7 @@ from .in_place import VIEW, Alias, candidates, write_in_place
 from .memory import CONSTANTS_REGION, ConstantPool, Placement, live_bytes, nbytes, plan, weight_buffer
 from .operation_cost import estimate_cycles
 from .operations import OperationBuilder, buffering_key
-from .prefetch import Fixed, State, prefetch
+from .prefetch import Fixed, State, fullest, prefetch
 from .schedule import ScheduleFn
 from .tir_to_npu import Stripe, translate
 from .vela_calls import vela_call
@@ -125,24 +125,19 @@ def _prefetched(stripes: list[Stripe], per_stripe, options, chosen, live: tuple[
     steps = [option.get(id(stripe)) or _fixed(ops, target) for stripe, ops in zip(stripes, per_stripe)]
     states = {index: State(buffering_key(stripe) in buffered, buffering_key(stripe) in frugal)
               for index, stripe in enumerate(stripes) if id(stripe) in option}
-    extra = [0] * len(stripes)
-    for index, state in states.items():
-        if state.buffers:
-            extra[max(index - 1, 0)] += steps[index].buffer.nbytes
-            extra[index] += steps[index].buffer.nbytes
-    fullest = max(own + more for own, more in zip(live, extra))
-    states = prefetch(steps, states, live, fullest if limit is None else limit)
+    peak = fullest(steps, states, live)
+    states = prefetch(steps, states, live, peak if limit is None else limit)
     ahead = {index: state.lead for index, state in states.items() if state.buffers and state.lead > 1}
     if not ahead:
-        return (*chosen, {}, {}, fullest)
+        return (*chosen, {}, {}, peak)
     keys = {index: buffering_key(stripes[index]) for index in states}
     return (frozenset(keys[i] for i, state in states.items() if state.buffers),
             {weight_buffer(stripes[i]): steps[i].buffer.nbytes for i, state in states.items() if state.buffers},
             frozenset(keys[i] for i, state in states.items() if state.frugal),
-            {weight_buffer(stripes[i]): lead for i, lead in ahead.items()}, ahead, fullest)
+            {weight_buffer(stripes[i]): lead for i, lead in ahead.items()}, ahead, peak)
 
 
-def issued_ahead(per_stripe: list[list], ahead: dict[int, int]) -> list[list]:
+def _issued_ahead(per_stripe: list[list], ahead: dict[int, int]) -> list[list]:
     """The stripes' operations with the weight DMA of each stripe in `ahead` moved to the start of the stripe that
     many stripes back, after the DMAs of later stripes moved there (`prefetch`)."""
     moved = [list(ops) for ops in per_stripe]
@@ -182,14 +177,14 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
             step = {id(stripe): index for index, stripe in enumerate(stripes)}
             budget = Budget(sram_limit, live, tuple(step[id(stripe)] for stripe, _ in options))
         plain = _joint_choice(options, dropped, budget)
-        buffered, wanted, frugal, leads, ahead, fullest = _prefetched(stripes, per_stripe, options, plain, live,
-                                                                      sram_limit, target)
+        buffered, wanted, frugal, leads, ahead, peak = _prefetched(stripes, per_stripe, options, plain, live,
+                                                                   sram_limit, target)
         if not buffered and not frugal:
             return per_stripe, pool, placements, scratch_size, {}
     while True:
         chosen = {name: size for name, size in wanted.items() if name not in dropped}
         placements, scratch_size = plan(graph, stripes, io_in_scratch, chosen, aliases, leads=leads)
-        if leads and scratch_size > (fullest if sram_limit is None else sram_limit):
+        if leads and scratch_size > (peak if sram_limit is None else sram_limit):
             (buffered, wanted, frugal), leads, ahead = plain, {}, {}  # the planner left gaps: no DMA ahead
             continue
         if sram_limit is not None and scratch_size > sram_limit and chosen:
@@ -201,7 +196,7 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system, buffered, frugal)
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
         if builder.weight_buffers == wanted:
-            return issued_ahead(per_stripe, ahead), pool, placements, scratch_size, wanted
+            return _issued_ahead(per_stripe, ahead), pool, placements, scratch_size, wanted
         wanted = builder.weight_buffers
 
 

@@ -96,6 +96,11 @@ def _extra(steps: Sequence[Fixed | Choice], states: dict[int, State]) -> list[in
     return extra
 
 
+def fullest(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Sequence[int]) -> int:
+    """The bytes live at the fullest step, weight buffers included (`live`: the bytes other than those)."""
+    return max(own + more for own, more in zip(live, _extra(steps, states)))
+
+
 def prefetch(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Sequence[int],
              limit: int) -> dict[int, State]:
     """The states (by step index, for the steps that are `Choice`s) with the fewest elapsed cycles reachable from
