@@ -5,17 +5,21 @@ The path: NpuGraph → TE graph → (scheduled) TIR PrimFunc → stripes (one pe
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from ethosu.vela import api as vapi
 
+from ..arch.cycles import dma_cycles
 from ..arch.system import DEFAULT_SYSTEM, System
 from ..cascader.buffering import Budget, Choice, choose_buffering
 from ..legalize.ops import NpuGraph
 from ..target import EthosuTarget
 from .in_place import VIEW, Alias, candidates, write_in_place
-from .memory import ConstantPool, Placement, live_bytes, nbytes, plan, weight_buffer
+from .memory import CONSTANTS_REGION, ConstantPool, Placement, live_bytes, nbytes, plan, weight_buffer
+from .operation_cost import estimate_cycles
 from .operations import OperationBuilder, buffering_key
+from .prefetch import Fixed, State, fullest, prefetch
 from .schedule import ScheduleFn
 from .tir_to_npu import Stripe, translate
 from .vela_calls import vela_call
@@ -103,6 +107,47 @@ def _joint_choice(options: list[tuple[Stripe, Choice]], left_out: set[str], budg
             frozenset(buffering_key(stripe) for (stripe, _), frugal in zip(options, decision.frugal) if frugal))
 
 
+def _fixed(ops, target: EthosuTarget) -> Fixed:
+    """A stripe's operations as `prefetch` times them."""
+    system, accelerator = target.system, target.npu_accelerator
+    costs = [estimate_cycles(op, accelerator, system=system) for op in ops if isinstance(op, vapi.NpuBlockOperation)]
+    return Fixed(tuple((cost.cycles, cost.constants_cycles) for cost in costs),
+                 tuple((math.ceil(dma_cycles(system, op.src.region, op.dest.region, op.src.length)),
+                        op.src.region == CONSTANTS_REGION) for op in ops if isinstance(op, vapi.NpuDmaOperation)))
+
+
+def _prefetched(stripes: list[Stripe], per_stripe, options, chosen, live: tuple[int, ...], limit: int | None,
+                target: EthosuTarget):
+    """`chosen` (a `_joint_choice`) with the weight DMAs `prefetch` issues ahead: (buffered, buffer sizes, frugal,
+    leads by buffer name, leads by stripe index, the bytes the plain choice keeps live at its fullest step)."""
+    buffered, wanted, frugal = chosen
+    option = {id(stripe): choice for stripe, choice in options if choice.buffer is not None}
+    steps = [option.get(id(stripe)) or _fixed(ops, target) for stripe, ops in zip(stripes, per_stripe)]
+    states = {index: State(buffering_key(stripe) in buffered, buffering_key(stripe) in frugal)
+              for index, stripe in enumerate(stripes) if id(stripe) in option}
+    peak = fullest(steps, states, live)
+    states = prefetch(steps, states, live, peak if limit is None else limit)
+    ahead = {index: state.lead for index, state in states.items() if state.buffers and state.lead > 1}
+    if not ahead:
+        return (*chosen, {}, {}, peak)
+    keys = {index: buffering_key(stripes[index]) for index in states}
+    return (frozenset(keys[i] for i, state in states.items() if state.buffers),
+            {weight_buffer(stripes[i]): steps[i].buffer.nbytes for i, state in states.items() if state.buffers},
+            frozenset(keys[i] for i, state in states.items() if state.frugal),
+            {weight_buffer(stripes[i]): lead for i, lead in ahead.items()}, ahead, peak)
+
+
+def _issued_ahead(per_stripe: list[list], ahead: dict[int, int]) -> list[list]:
+    """The stripes' operations with the weight DMA of each stripe in `ahead` moved to the start of the stripe that
+    many stripes back, after the DMAs of later stripes moved there (`prefetch`)."""
+    moved = [list(ops) for ops in per_stripe]
+    early: dict[int, list] = {}
+    for index in sorted(ahead, reverse=True):
+        if moved[index] and isinstance(moved[index][0], vapi.NpuDmaOperation):
+            early.setdefault(index - ahead[index] + 1, []).append(moved[index].pop(0))
+    return [early.get(index, []) + ops for index, ops in enumerate(moved)]
+
+
 def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarget,
                      io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None,
                      buffered: frozenset[tuple[int, int]] | None = None, aliases: dict[str, Alias] | None = None):
@@ -119,32 +164,39 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
     dropped: set[str] = set()
     options = None  # each stripe's options, when the choice is ours
     budget = None
+    leads: dict[str, int] = {}  # weight buffers whose DMAs `prefetch` issues ahead, and by how many stripes
+    ahead: dict[int, int] = {}  # the same by stripe index
     if buffered is None:
         placements, scratch_size = plan(graph, stripes, io_in_scratch, aliases=aliases)
         pool = ConstantPool()
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system)
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
         options = list(zip(builder.stripes, builder.choices))
+        live = live_bytes(graph, stripes, io_in_scratch, aliases)
         if sram_limit is not None:
             step = {id(stripe): index for index, stripe in enumerate(stripes)}
-            budget = Budget(sram_limit, live_bytes(graph, stripes, io_in_scratch, aliases),
-                            tuple(step[id(stripe)] for stripe, _ in options))
-        buffered, wanted, frugal = _joint_choice(options, dropped, budget)
+            budget = Budget(sram_limit, live, tuple(step[id(stripe)] for stripe, _ in options))
+        plain = _joint_choice(options, dropped, budget)
+        buffered, wanted, frugal, leads, ahead, peak = _prefetched(stripes, per_stripe, options, plain, live,
+                                                                   sram_limit, target)
         if not buffered and not frugal:
             return per_stripe, pool, placements, scratch_size, {}
     while True:
         chosen = {name: size for name, size in wanted.items() if name not in dropped}
-        placements, scratch_size = plan(graph, stripes, io_in_scratch, chosen, aliases)
+        placements, scratch_size = plan(graph, stripes, io_in_scratch, chosen, aliases, leads=leads)
+        if leads and scratch_size > (peak if sram_limit is None else sram_limit):
+            (buffered, wanted, frugal), leads, ahead = plain, {}, {}  # the planner left gaps: no DMA ahead
+            continue
         if sram_limit is not None and scratch_size > sram_limit and chosen:
             dropped.add(max(chosen, key=lambda name: (chosen[name], name)))
             if options is not None:
-                buffered, wanted, frugal = _joint_choice(options, dropped, budget)
+                buffered, wanted, frugal = plain = _joint_choice(options, dropped, budget)
             continue
         pool = ConstantPool()
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system, buffered, frugal)
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
         if builder.weight_buffers == wanted:
-            return per_stripe, pool, placements, scratch_size, wanted
+            return _issued_ahead(per_stripe, ahead), pool, placements, scratch_size, wanted
         wanted = builder.weight_buffers
 
 

@@ -75,16 +75,17 @@ def weight_buffer(stripe: Stripe) -> str:
 
 
 def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[str] = frozenset(),
-         weight_buffers: dict[str, int] | None = None, aliases: dict[str, Alias] | None = None, verify: bool = True
-         ) -> tuple[dict[str, Placement], int]:
+         weight_buffers: dict[str, int] | None = None, aliases: dict[str, Alias] | None = None, verify: bool = True,
+         leads: dict[str, int] | None = None) -> tuple[dict[str, Placement], int]:
     """Place I/O in their regions and intermediates in scratch, planned by the memory planner over live ranges counted
     in NPU operations (a tensor lives from its first write to its last read), each buffer as large as the TIR
     allocates it (a rolling buffer holds only its ring). Inputs and outputs named in `io_in_scratch` go to scratch
     too, inputs live from the start and outputs to the end, so that the scratch shares their memory with the
     intermediates (as a model's I/O does in the workspace). `weight_buffers` are the sizes of the stripes' weight
     buffers by `weight_buffer` name, each live during its stripe and the one before: no operation of that stripe
-    touches it, so the stream's waits let the DMA into it run during that stripe (`sim.cycles.Timeline`). A tensor in
-    `aliases` (see `in_place`) has no buffer of its own: it lives inside its root's, which lives from the first
+    touches it, so the stream's waits let the DMA into it run during that stripe (`sim.cycles.Timeline`); one in
+    `leads`, whose DMA is issued that many stripes ahead (`prefetch`), is live from as many stripes before. A tensor
+    in `aliases` (see `in_place`) has no buffer of its own: it lives inside its root's, which lives from the first
     write of either. Returns (placements by tensor name, scratch size); `verify=False` for a trial that only wants
     the size (`plan_memory`)."""
     placements: dict[str, Placement] = {}
@@ -95,7 +96,8 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[st
                          " fit in the NPU's base-address table")
     for index, tensor in enumerate(io):
         placements[tensor.name] = Placement(FIRST_IO_REGION + index, 0)
-    buffers = _scratch_buffers(graph, stripes, io_in_scratch, set(placements), weight_buffers, aliases or {})
+    buffers = _scratch_buffers(graph, stripes, io_in_scratch, set(placements), weight_buffers, aliases or {},
+                               leads or {})
     # The same planner as the model's workspace: the NPU's intermediates are buffers like any other.
     scratch_plan = plan_memory(buffers, [PoolInfo("scratch")], verify=verify)
     for allocation in scratch_plan.allocations:
@@ -111,12 +113,13 @@ def live_bytes(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozen
     """The bytes of the scratch buffers `plan` places (weight buffers aside) live during each stripe: a lower bound
     of the scratch (the planner may leave gaps)."""
     outside = {t.name for t in graph.inputs + graph.outputs if t.name not in io_in_scratch}
-    buffers = _scratch_buffers(graph, stripes, io_in_scratch, outside, None, aliases or {})
+    buffers = _scratch_buffers(graph, stripes, io_in_scratch, outside, None, aliases or {}, {})
     return tuple(sum(b.size for b in buffers if b.first_use <= index <= b.last_use) for index in range(len(stripes)))
 
 
 def _scratch_buffers(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[str], outside: set[str],
-                     weight_buffers: dict[str, int] | None, aliases: dict[str, Alias]) -> list[BufferInfo]:
+                     weight_buffers: dict[str, int] | None, aliases: dict[str, Alias],
+                     leads: dict[str, int]) -> list[BufferInfo]:
     """`plan`'s scratch buffers with their live ranges in stripes (the tensors in `outside` have regions of their
     own)."""
     def home(tensor: str) -> str:
@@ -154,6 +157,7 @@ def _scratch_buffers(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: 
             buffers.append(BufferInfo(softmax_scratch(stripe), softmax.scratch_bytes(height * width, depth, element),
                                       index, index, ALIGNMENT))
         if weight_buffers and weight_buffer(stripe) in weight_buffers:
-            buffers.append(BufferInfo(weight_buffer(stripe), weight_buffers[weight_buffer(stripe)], max(index - 1, 0),
-                                      index, ALIGNMENT))
+            name = weight_buffer(stripe)
+            buffers.append(BufferInfo(name, weight_buffers[name], max(index - leads.get(name, 1), 0), index,
+                                      ALIGNMENT))
     return buffers
