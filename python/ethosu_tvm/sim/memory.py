@@ -1,8 +1,8 @@
 """The NPU's view of memory: numbered regions (base pointers) plus its internal SHRAM, every access bounds-checked.
 
 All reads and writes go through `Memory.view`, which returns a strided NumPy view after checking that its whole
-extent lies inside the region, and which counts the bytes moved per region for the statistics
-and records the extent for the race check (`hazards`).
+extent lies inside the region, and which counts the bytes moved per region for the statistics and records the
+extent for the race check (`hazards`).
 """
 from __future__ import annotations
 

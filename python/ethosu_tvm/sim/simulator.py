@@ -3,8 +3,9 @@
 Operations run one after another in stream order. The hardware overlaps DMA with compute and chains blocks
 (BLOCKDEP), but a correct stream's results equal in-order execution, so DMA_WAIT, KERNEL_WAIT, BLOCKDEP, PMU_MASK
 and IRQ only affect the timing estimate; so does the U65-512 splitting an operation's OFM depth over its two cores
-(beyond which stream holds which channel's weights and scales). Whether the stream is correct in that sense, its
-waits ordering every DMA and kernel that touch the same bytes, is checked where asked (`hazards`). The stream must end with NPU_OP_STOP.
+(beyond which stream holds which channel's weights and scales). Whether a stream is correct in that sense, its
+waits ordering every DMA and kernel that touch the same bytes, is checked where asked (`hazards`). The stream must
+end with NPU_OP_STOP.
 """
 from __future__ import annotations
 
