@@ -3,7 +3,9 @@
 Operations run one after another in stream order. The hardware overlaps DMA with compute and chains blocks
 (BLOCKDEP), but a correct stream's results equal in-order execution, so DMA_WAIT, KERNEL_WAIT, BLOCKDEP, PMU_MASK
 and IRQ only affect the timing estimate; so does the U65-512 splitting an operation's OFM depth over its two cores
-(beyond which stream holds which channel's weights and scales). The stream must end with NPU_OP_STOP.
+(beyond which stream holds which channel's weights and scales). Whether a stream is correct in that sense, its
+waits ordering every DMA and kernel that touch the same bytes, is checked where asked (`hazards`). The stream must
+end with NPU_OP_STOP.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import Mapping, Sequence
 from ..arch import find_accelerator
 from ..arch.system import DEFAULT_SYSTEM, System
 from ..arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL
-from . import featuremap, mlw, operation, stream
+from . import featuremap, hazards, mlw, operation, stream
 from .memory import Buffer, Memory
 from .ops import conv, dma, elementwise, pool
 from .registers import Command
@@ -40,20 +42,28 @@ class Simulator:
         """The decoded commands of a driver payload or raw register stream."""
         return stream.load(command_stream, self.accelerator)
 
-    def run(self, command_stream: bytes | Sequence[int], regions: Mapping[int, Buffer]) -> SimStats:
-        """Execute the stream; OFMs and DMA results land in the writable regions. Raises SimulatorError."""
+    def run(self, command_stream: bytes | Sequence[int], regions: Mapping[int, Buffer],
+            check_hazards: bool = False) -> SimStats:
+        """Execute the stream; OFMs and DMA results land in the writable regions. Raises SimulatorError, also for a
+        race between DMA and compute if `check_hazards` (`hazards.check`)."""
         memory = Memory(regions, self.accelerator.shram_bytes)
+        accesses = {}
 
-        def measured(action):
-            read, written = Counter(memory.bytes_read), Counter(memory.bytes_written)
+        def measured(command, action):
+            read, written, first = Counter(memory.bytes_read), Counter(memory.bytes_written), len(memory.accesses)
             action()
+            accesses[command.index] = memory.accesses[first:]
             return memory.bytes_read - read, memory.bytes_written - written
 
         def on_block(op: operation.BlockOperation, regs):
-            return measured(lambda: featuremap.write(memory, op.ofm,
-                                                     _EXECUTORS[op.kind](op, regs, memory, self.accelerator)))
+            return measured(op.command, lambda: featuremap.write(
+                memory, op.ofm, _EXECUTORS[op.kind](op, regs, memory, self.accelerator)))
 
         def on_dma(transfer: dma.DmaTransfer, regs):
-            return measured(lambda: dma.execute(transfer, regs, memory))
+            return measured(regs.operation, lambda: dma.execute(transfer, regs, memory))
 
-        return walk(self.commands(command_stream), self.accelerator, on_block, on_dma, self.system)
+        commands = self.commands(command_stream)
+        stats = walk(commands, self.accelerator, on_block, on_dma, self.system)
+        if check_hazards:
+            hazards.check(commands, accesses, self.accelerator)
+        return stats

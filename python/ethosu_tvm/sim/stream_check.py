@@ -2,8 +2,9 @@
 
 Code generation builds streams through Vela's API, which does not check that an operation is executable (it
 encodes a DEPTHWISE whose IFM and OFM depths differ without complaint). The simulator applies the hardware's
-register-level rules (shapes, depths, block configs, region bounds, weight and scale stream lengths), so running
-each stream once on zeroed memory of the planned sizes proves the NPU can execute it. A failure is a compiler bug:
+register-level rules (shapes, depths, block configs, region bounds, weight and scale stream lengths) and checks that
+the waits order every DMA against the kernels touching its bytes (`hazards`), so running each stream once on zeroed
+memory of the planned sizes proves the NPU can execute it. A failure is a compiler bug:
 it is reported as such, naming the operator, and nothing is written.
 """
 from __future__ import annotations
@@ -45,7 +46,7 @@ def check_artifact(artifact) -> None:
             regions[binding.region].extend(bytes(size - len(regions[binding.region])))
     simulator = Simulator(artifact.accelerator)
     try:
-        simulator.run(artifact.driver_payload, regions)
+        simulator.run(artifact.driver_payload, regions, check_hazards=True)
     except SimulatorError as err:
         raise InvalidCommandStream(f"{artifact.name}: the generated command stream cannot run on the NPU "
                                    f"({_operator(artifact, simulator, str(err))}): {err}") from None
