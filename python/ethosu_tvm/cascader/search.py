@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..arch import ALIGNMENT, round_up
-from .buffering import Choice, choose_buffering
+from .buffering import Choice, choose_buffering, streaming
 from .graph import ROW_AXIS, CascaderGraph, Part
 from .pareto import pareto_frontier, thin
 from .plan import BufferMode, Plan, Proposal, TensorConfig, TensorState
@@ -255,8 +255,8 @@ class _Walk:
         if not self.operations:  # a view alone
             return Plan(tuple(range(first, stop)), config, self.mode, configs, self.boundary, 0,
                         exit_memory=self.boundary, empty=True)
-        choices = self.choices if buffer_weights else [Choice(c.streamed, c.overlap) for c in self.choices]
-        decision = choose_buffering(choices)
+        choices = self.choices
+        decision = choose_buffering(choices) if buffer_weights else streaming(choices)
         buffered = [operation for operation, buffers in zip(self.operations, decision.buffered) if buffers]
         buffers = [options.align(choice.buffer.nbytes) if buffers else 0
                    for choice, buffers in zip(choices, decision.buffered)]  # each operation's weight buffer bytes
