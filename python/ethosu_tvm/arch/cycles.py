@@ -226,6 +226,44 @@ def compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | 
     return _compute_cycles(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits, weights_region)
 
 
+def least_compute_cycles(accelerator: Accelerator, kind: str, ifm: CostedFeatureMap, ofm: CostedFeatureMap,
+                         kernel: Kernel, block: tuple[int, int, int]) -> int:
+    """A lower bound of `compute_cycles` of a convolution or depthwise convolution, in a few integer steps: Vela
+    estimates at least its DPU cycles per OFM block (for each sub-kernel, its kernel steps over the block's micro
+    blocks, before the delays and command overhead it may add, and for a convolution once per IFM depth block)
+    times the number of blocks. 0 for the other kinds and for an OFM one row high (Vela may change the micro block
+    then). Ranking block configs, it spares Vela's estimate of the configs it shows to be slower."""
+    if kind not in (CONV, DEPTHWISE) or ofm.shape[0] == 1:
+        return 0
+    arch = vela_arch(accelerator)
+    ublock = arch.config.ofm_ublock
+    (height, width, depth), (block_h, block_w, block_d) = ofm.shape, block
+    block_h, block_w, block_d = min(block_h, height), min(block_w, width), min(block_d, depth)
+    micro_blocks = -(-block_h // ublock.height) * -(-block_w // ublock.width)
+    per_step = max(32 * ublock.depth // 8, 4 * micro_blocks * (2 if kind == DEPTHWISE and ifm.bits == 16 else 1))
+    ifm_block_depth = min(ifm.shape[2], 16 if kernel.part_kernel or ifm.bits == 16 else 32)
+    steps = 0
+    for rows in _sub_kernel_sizes(kernel.height):
+        for columns in _sub_kernel_sizes(kernel.width):
+            taps = rows * columns
+            if kind == DEPTHWISE:
+                steps += -(-taps // 4)
+            elif kernel.part_kernel:
+                steps += -(-taps // (2 if ifm.bits == 16 else 4)) * -(-ifm_block_depth // 8)
+            else:
+                steps += taps
+    dpu = per_step * steps * -(-block_d // ublock.depth)
+    if kind == CONV:
+        dpu *= -(-ifm.shape[2] // ifm_block_depth)
+    blocks = -(-height // block_h) * -(-width // block_w) * -(-depth // block_d)
+    return dpu * blocks // arch.ncores
+
+
+def _sub_kernel_sizes(taps: int) -> list[int]:
+    """The taps of each sub-kernel along one kernel axis."""
+    return [min(taps - start, _SUB_KERNEL_TAPS) for start in range(0, taps, _SUB_KERNEL_TAPS)]
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
                     ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int],
