@@ -226,22 +226,37 @@ def compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | 
     return _compute_cycles(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits, weights_region)
 
 
-def least_compute_cycles(accelerator: Accelerator, kind: str, ifm: CostedFeatureMap, ofm: CostedFeatureMap,
-                         kernel: Kernel, block: tuple[int, int, int]) -> int:
+def least_compute_cycles(accelerator: Accelerator, kind: str, fused: str | None, ifm: CostedFeatureMap,
+                         ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int], acc_bits: int) -> int:
     """A lower bound of `compute_cycles` of a convolution or depthwise convolution, in a few integer steps: Vela
-    estimates at least its DPU cycles per OFM block (for each sub-kernel, its kernel steps over the block's micro
-    blocks, before the delays and command overhead it may add, and for a convolution once per IFM depth block)
-    times the number of blocks. 0 for the other kinds and for an OFM one row high (Vela may change the micro block
-    then). Ranking block configs, it spares Vela's estimate of the configs it shows to be slower."""
+    estimates at least the larger of its DPU cycles per OFM block (for each sub-kernel, its kernel steps over the
+    block's micro blocks, before the delays and command overhead it may add, and for a convolution once per IFM
+    depth block) and its output cycles per block, times the number of blocks. 0 for the other kinds and for an OFM
+    one row high (Vela may change the micro block then). Ranking block configs, it spares Vela's estimate of the
+    configs it shows to be slower."""
     if kind not in (CONV, DEPTHWISE) or ofm.shape[0] == 1:
         return 0
-    arch = vela_arch(accelerator)
-    ublock = arch.config.ofm_ublock
+    (ublock_h, ublock_w, ublock_d), wide_step, steps, depth_blocks, per_element, cores = _dpu_terms(
+        accelerator, kind, fused, ifm.bits, ifm.shape[2], kernel, acc_bits)
     (height, width, depth), (block_h, block_w, block_d) = ofm.shape, block
     block_h, block_w, block_d = min(block_h, height), min(block_w, width), min(block_d, depth)
-    micro_blocks = -(-block_h // ublock.height) * -(-block_w // ublock.width)
-    per_step = max(32 * ublock.depth // 8, 4 * micro_blocks * (2 if kind == DEPTHWISE and ifm.bits == 16 else 1))
-    ifm_block_depth = min(ifm.shape[2], 16 if kernel.part_kernel or ifm.bits == 16 else 32)
+    micro_blocks = -(-block_h // ublock_h) * -(-block_w // ublock_w)
+    dpu = max(wide_step, micro_blocks * (8 if kind == DEPTHWISE and ifm.bits == 16 else 4)) * steps
+    dpu *= -(-block_d // ublock_d) * depth_blocks
+    output = math.ceil(per_element * block_h * block_w * block_d)
+    blocks = -(-height // block_h) * -(-width // block_w) * -(-depth // block_d)
+    return max(dpu * blocks // cores, output * blocks)
+
+
+@functools.lru_cache(maxsize=1 << 10)
+def _dpu_terms(accelerator: Accelerator, kind: str, fused: str | None, ifm_bits: int, ifm_depth: int,
+               kernel: Kernel, acc_bits: int) -> tuple:
+    """What `least_compute_cycles` reads of Vela's estimate apart from the block: the micro block (height, width,
+    depth), the cycles of a kernel step on few micro blocks, the kernel steps over all sub-kernels, the IFM depth
+    blocks, the output cycles per element and the cores."""
+    arch = vela_arch(accelerator)
+    ublock = arch.config.ofm_ublock
+    ifm_block_depth = min(ifm_depth, 16 if kernel.part_kernel or ifm_bits == 16 else 32)
     steps = 0
     for rows in _sub_kernel_sizes(kernel.height):
         for columns in _sub_kernel_sizes(kernel.width):
@@ -249,14 +264,15 @@ def least_compute_cycles(accelerator: Accelerator, kind: str, ifm: CostedFeature
             if kind == DEPTHWISE:
                 steps += -(-taps // 4)
             elif kernel.part_kernel:
-                steps += -(-taps // (2 if ifm.bits == 16 else 4)) * -(-ifm_block_depth // 8)
+                steps += -(-taps // (2 if ifm_bits == 16 else 4)) * -(-ifm_block_depth // 8)
             else:
                 steps += taps
-    dpu = per_step * steps * -(-block_d // ublock.depth)
-    if kind == CONV:
-        dpu *= -(-ifm.shape[2] // ifm_block_depth)
-    blocks = -(-height // block_h) * -(-width // block_w) * -(-depth // block_d)
-    return dpu * blocks // arch.ncores
+    # Vela's output and activation tables: 40-bit accumulation or not; a table lookup or none
+    per_element = max(arch.output_cycles_per_elem[3 if acc_bits == 40 else 7],
+                      arch.activation_cycles_per_elem[2 if fused is None else 0])
+    depth_blocks = -(-ifm_depth // ifm_block_depth) if kind == CONV else 1
+    return ((ublock.height, ublock.width, ublock.depth), 32 * ublock.depth // 8, steps, depth_blocks, per_element,
+            arch.ncores)
 
 
 def _sub_kernel_sizes(taps: int) -> list[int]:

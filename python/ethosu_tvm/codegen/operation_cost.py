@@ -141,8 +141,8 @@ class Costing:
     def least_cycles(self, block: vapi.NpuShape3D, traffic: Traffic) -> int:
         """A lower bound of `cost(block).cycles` from the block's `traffic`: the memory cycles, and a lower bound
         of the compute cycles (`least_compute_cycles`), without Vela's compute estimate (the slow part)."""
-        compute = least_compute_cycles(self.accelerator, self.kind, self.ifm, self.ofm, self.kernel,
-                                       (block.height, block.width, block.depth))
+        compute = least_compute_cycles(self.accelerator, self.kind, self.fused, self.ifm, self.ofm, self.kernel,
+                                       (block.height, block.width, block.depth), self.acc_bits)
         return max(math.ceil(memory_cycles(self.system, traffic)), compute)
 
     @functools.cached_property
