@@ -109,23 +109,26 @@ def choose_buffering(choices: Sequence[Choice], previous: int = 0, budget: Budge
     # per operation, the state of the one before it on each state's best path (the path is read back at the end,
     # not copied at every step: plans run hundreds of operations)
     states: list[tuple[int, int, int, int] | None] = [(0, 0, 0, previous), None, None]
-    links: list[tuple[int | None, ...]] = []
+    links: list[list[int | None]] = []
     for index, choice in enumerate(choices):
-        options, link = [], []
+        options, link = [None, None, None], [None, None, None]
         for state, option in ((STREAMS, True), (BUFFERS, choice.buffer), (FRUGAL, choice.frugal)):
+            if option is None:
+                continue
+            # the operation's cycles but a buffer's wait, and what it leaves the next transfer (see `_step`)
+            cycles, overlap = ((choice.streamed, choice.overlap) if state == STREAMS else
+                               (option.cycles, option.cycles) if state == BUFFERS else option)
             best, came = None, None
-            if option is not None:
-                for previous_state, entry in enumerate(states):
-                    if entry is None or not fits(index, previous_state == BUFFERS, state == BUFFERS):
-                        continue
-                    cycles, _, overlap = _step(choice, state, entry[3])
-                    if best is None or entry[0] + cycles < best[0]:
-                        best = (entry[0] + cycles, entry[1] + (state == BUFFERS), entry[2] + (state == FRUGAL), overlap)
-                        came = previous_state
-            options.append(best)
-            link.append(came)
+            for previous_state, entry in enumerate(states):
+                if entry is None or budget is not None and not fits(index, previous_state == BUFFERS, state == BUFFERS):
+                    continue
+                total = entry[0] + cycles + (max(option.transfer - entry[3], 0) if state == BUFFERS else 0)
+                if best is None or total < best[0]:
+                    best = (total, entry[1] + (state == BUFFERS), entry[2] + (state == FRUGAL), overlap)
+                    came = previous_state
+            options[state], link[state] = best, came
         states = options
-        links.append(tuple(link))
+        links.append(link)
     feasible = [state for state, s in enumerate(states) if s is not None and fits(len(choices), state == BUFFERS, None)]
     if not feasible:
         return streaming(choices)
