@@ -122,28 +122,27 @@ def block_traffic(kind: str, ifm: CostedFeatureMap, ifm2: CostedFeatureMap | Non
     of a convolution's weight and scale streams; `lut_bytes` the table entries a lookup reads from SHRAM.
     Elementwise operands are read once per OFM element (a broadcast operand too).
     """
-    read, written = Counter(), Counter()
+    read: dict = {}
     oh, ow, od = ofm.shape
     ofm_elements = oh * ow * ofm.stored_depth
     if kind == ELEMENTWISE:
         for fm in (ifm, ifm2):
             if fm is not None:
                 depth = round_up(od, _BRICK_DEPTH) if fm.brick else od
-                read[fm.region] += oh * ow * depth * fm.bits // 8
+                read[fm.region] = read.get(fm.region, 0) + oh * ow * depth * fm.bits // 8
     else:
         block_h, block_w, block_d = block
         rows = _window_sum(oh, ifm.shape[0], block_h, kernel.stride_y, kernel.extent_h)
         columns = _window_sum(ow, ifm.shape[1], block_w, kernel.stride_x, kernel.extent_w)
         sub_kernels = -(-kernel.height // _SUB_KERNEL_TAPS) * -(-kernel.width // _SUB_KERNEL_TAPS)
         depth_slices = _block_count(od, block_d) if kind == CONV else 1  # each slice reads the whole IFM depth
-        read[ifm.region] += rows * columns * ifm.stored_depth * sub_kernels * depth_slices * ifm.bits // 8
+        read[ifm.region] = rows * columns * ifm.stored_depth * sub_kernels * depth_slices * ifm.bits // 8
         blocks_hw = _block_count(oh, block_h) * _block_count(ow, block_w)
         for region, length in streams:
-            read[region] += length * blocks_hw
+            read[region] = read.get(region, 0) + length * blocks_hw
     if lut_bytes:
-        read[SHRAM] += lut_bytes
-    written[ofm.region] += ofm_elements * ofm.bits // 8
-    return Traffic(dict(read), dict(written))
+        read[SHRAM] = read.get(SHRAM, 0) + lut_bytes
+    return Traffic(read, {ofm.region: ofm_elements * ofm.bits // 8})
 
 
 def touched_traffic(ifm: CostedFeatureMap, ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap,
