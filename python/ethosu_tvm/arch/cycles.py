@@ -167,8 +167,8 @@ def memory_cycles(system: System, traffic: Traffic) -> float:
     per_memory = {}
     for counter in (traffic.read, traffic.written):
         for region, count in counter.items():
-            name = system.memory(region).name
-            per_memory[name] = per_memory.get(name, 0) + count / system.bytes_per_cycle(region)
+            name, bytes_per_cycle = system.port(region)
+            per_memory[name] = per_memory.get(name, 0) + count / bytes_per_cycle
     return float(max(per_memory.values(), default=0.0))
 
 
