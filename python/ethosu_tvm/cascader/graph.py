@@ -131,10 +131,6 @@ class Part:
         """For output rows [lo, hi), the rows of each input read (clipped to the input)."""
         return tuple(m(lo, hi, t.shape[ROW_AXIS]) for m, t in zip(self.row_maps, self.inputs))
 
-    def input_windows(self, lo: int, hi: int) -> tuple[tuple[int, int], ...]:
-        """For output rows [lo, hi), the rows of each input read, not clipped (see RowMap.window)."""
-        return tuple(m.window(lo, hi, t.shape[ROW_AXIS]) for m, t in zip(self.row_maps, self.inputs))
-
     def _stripe_shapes(self, lo: int, hi: int) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
         """(output stripe shape, input stripe shapes) of output rows [lo, hi)."""
         out_shape = _with_rows(self.output.shape, hi - lo)
