@@ -12,6 +12,7 @@ SRAM. SHRAM traffic counts as SRAM's.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 from . import ACCELERATORS, U55, U65
@@ -109,6 +110,18 @@ class System:
     def bytes_per_cycle(self, region) -> float:
         """The bandwidth of the memory behind a region, in bytes per core cycle."""
         return self.axi_bytes_per_cycle * self.memory(region).clock_scale
+
+    def port(self, region) -> tuple[str, float]:
+        """(name, bytes per core cycle) of the memory behind a region, looked up once per region: the cost model
+        asks for every region of every block config it ranks."""
+        ports = self._ports
+        if region not in ports:
+            ports[region] = self.memory(region).name, self.bytes_per_cycle(region)
+        return ports[region]
+
+    @functools.cached_property
+    def _ports(self) -> dict:
+        return {}
 
     def for_accelerator(self, accelerator) -> System:
         """This system around `accelerator` (an `arch.Accelerator`), whose AXI ports may be wider."""

@@ -141,13 +141,13 @@ def _choose_block_config(search: _BlockSearch, costed: Costing, accelerator: vap
         return (cost.cycles, cost.compute_cycles, cost.weight_bytes_fetched, blocks,
                 block.height * block.width * block.depth, tuple(block))
 
-    # Ranked in order of their memory cycles, a lower bound of their cycles: once that bound exceeds the best
+    # Ranked in order of a lower bound of their cycles (`Costing.least_cycles`): once that bound exceeds the best
     # cycles found, no later config can win, and Vela's compute estimate is not asked for it.
     best, best_rank = None, None
     bounded = []
     for block in configs:
         traffic = costed.traffic(block)
-        bounded.append((costed.least_cycles(traffic), block, traffic))
+        bounded.append((costed.least_cycles(block, traffic), block, traffic))
     for bound, block, traffic in sorted(bounded, key=lambda c: c[0]):
         if best_rank is not None and bound > best_rank[0]:
             break
