@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from ethosu.vela import api as vapi
 
-from ..arch.system import DEFAULT_SYSTEM, System
+from ..arch.system import DEFAULT_SYSTEM, FAST_SCRATCH_REGION, System
 from ..cascader.buffering import Budget, Choice, choose_buffering
 from ..legalize.ops import NpuGraph
 from ..target import EthosuTarget
@@ -61,7 +61,8 @@ class CascadeReport:
 @dataclass(frozen=True)
 class NpuArtifact:
     """Everything needed to run one NPU subgraph: base address table entries are described by `inputs`, `outputs`,
-    region 0 (``constants``) and region 1 (``scratch_size`` bytes). `function` is the partitioned module's global
+    region 0 (``constants``), region 1 (``scratch_size`` bytes) and region 2 (``fast_scratch_size`` bytes, under
+    Dedicated_Sram). `function` is the partitioned module's global
     function the artifact implements; `cascade` says how the cascader scheduled it (None: it did not run); `system`
     is the system its cycles are estimated for (the target's)."""
 
@@ -77,6 +78,7 @@ class NpuArtifact:
     ops: tuple[OpSummary, ...]
     cascade: CascadeReport | None = None
     system: System = DEFAULT_SYSTEM
+    fast_scratch_size: int = 0
 
 
 def _binding(tensor, placement: Placement) -> IoBinding:
@@ -106,36 +108,39 @@ def _joint_choice(options: list[tuple[Stripe, Choice]], left_out: set[str], budg
 def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarget,
                      io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None,
                      buffered: frozenset[tuple[int, int]] | None = None, aliases: dict[str, Alias] | None = None):
-    """The Vela operations of each stripe, the constant pool, placements, scratch size and the sizes of the weight
-    buffers (by `weight_buffer` name). A second pass when some convolution stripes buffer their weights (those in
-    `buffered`, by primitive index and first OFM row, as the cascader chose them; None: the ones `choose_buffering`
-    picks from a first pass that streams them all, which also picks the stripes that stream frugally): their
-    buffers join the memory plan, and the operations use them. Our own choice keeps to `sram_limit` bytes of
-    scratch at every stripe, counting the bytes live there (`live_bytes`); while the planned scratch still exceeds
-    it (the planner may leave gaps), the largest buffer is left out (its convolution streams), and the choice is
-    made again without it. `aliases` are the tensors written in place (see `in_place`)."""
+    """The Vela operations of each stripe, the constant pool, placements, scratch size, the sizes of the weight
+    buffers (by `weight_buffer` name) and the fast scratch size. A second pass when some convolution stripes buffer
+    their weights (those in `buffered`, by primitive index and first OFM row, as the cascader chose them; None: the
+    ones `choose_buffering` picks from a first pass that streams them all, which also picks the stripes that stream
+    frugally): their buffers join the memory plan, and the operations use them. Our own choice keeps to
+    `sram_limit` bytes of scratch at every stripe, counting the bytes live there (`live_bytes`); while the planned
+    scratch still exceeds it (the planner may leave gaps), the largest buffer is left out (its convolution streams),
+    and the choice is made again without it. Under Dedicated_Sram the limit is the fast scratch's, which holds the
+    weight buffers. `aliases` are the tensors written in place (see `in_place`)."""
+    cache = target.system.cache_region
     wanted: dict[str, int] = {}
     frugal: frozenset[tuple[int, int]] = frozenset()  # stripes streaming frugally, when the choice is ours
     dropped: set[str] = set()
     options = None  # each stripe's options, when the choice is ours
     budget = None
     if buffered is None:
-        placements, scratch_size = plan(graph, stripes, io_in_scratch, aliases=aliases)
+        placements, scratch_size, fast_size = plan(graph, stripes, io_in_scratch, aliases=aliases, cache_region=cache)
         pool = ConstantPool()
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system)
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
         options = list(zip(builder.stripes, builder.choices))
         if sram_limit is not None:
             step = {id(stripe): index for index, stripe in enumerate(stripes)}
-            budget = Budget(sram_limit, live_bytes(graph, stripes, io_in_scratch, aliases),
+            budget = Budget(sram_limit, live_bytes(graph, stripes, io_in_scratch, aliases, cache),
                             tuple(step[id(stripe)] for stripe, _ in options))
         buffered, wanted, frugal = _joint_choice(options, dropped, budget)
         if not buffered and not frugal:
-            return per_stripe, pool, placements, scratch_size, {}
+            return per_stripe, pool, placements, scratch_size, {}, fast_size
     while True:
         chosen = {name: size for name, size in wanted.items() if name not in dropped}
-        placements, scratch_size = plan(graph, stripes, io_in_scratch, chosen, aliases)
-        if sram_limit is not None and scratch_size > sram_limit and chosen:
+        placements, scratch_size, fast_size = plan(graph, stripes, io_in_scratch, chosen, aliases, cache_region=cache)
+        limited = fast_size if cache == FAST_SCRATCH_REGION else scratch_size
+        if sram_limit is not None and limited > sram_limit and chosen:
             dropped.add(max(chosen, key=lambda name: (chosen[name], name)))
             if options is not None:
                 buffered, wanted, frugal = _joint_choice(options, dropped, budget)
@@ -144,7 +149,7 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system, buffered, frugal)
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
         if builder.weight_buffers == wanted:
-            return per_stripe, pool, placements, scratch_size, wanted
+            return per_stripe, pool, placements, scratch_size, wanted, fast_size
         wanted = builder.weight_buffers
 
 
@@ -184,7 +189,7 @@ def _built(graph: NpuGraph, order: list[Stripe], target: EthosuTarget, io_in_scr
 def _model_order_plans_smaller(graph: NpuGraph, built, io_in_scratch: frozenset[str]) -> bool:
     """Whether the unscheduled stripes of `built` (a `_built`), run in the NpuGraph's order instead, plan a
     smaller scratch with the same in-place writes and weight buffers: a cheap test before building them so."""
-    stripes, aliases, (*_, scratch_size, weight_buffers) = built
+    stripes, aliases, (*_, scratch_size, weight_buffers, _) = built
     ordered = sorted(stripes, key=lambda stripe: stripe.op)
     return ordered != stripes and plan(graph, ordered, io_in_scratch, weight_buffers, aliases, False)[1] < scratch_size
 
@@ -206,7 +211,7 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleF
         other = _built(graph, sorted(order, key=lambda stripe: stripe.op), target, io_in_scratch, sram_limit, buffered)
         if other[2][3] < built[2][3]:
             built = other
-    stripes, _, (per_stripe, pool, placements, scratch_size, _) = built
+    stripes, _, (per_stripe, pool, placements, scratch_size, _, fast_size) = built
     accelerator = target.npu_accelerator
     npu_ops = [npu_op for ops in per_stripe for npu_op in ops]
     stream = vela_call(graph.name, vapi.npu_generate_register_command_stream, npu_ops, accelerator)
@@ -223,4 +228,5 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleF
         outputs=tuple(_binding(t, placements[t.name]) for t in graph.outputs),
         ops=tuple(_summary(graph.ops[stripe.op], ops) for stripe, ops in zip(stripes, per_stripe)),
         system=target.system,
+        fast_scratch_size=fast_size,
     )

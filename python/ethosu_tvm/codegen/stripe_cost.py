@@ -236,5 +236,5 @@ def stripe_buffering(op: NpuOp, ofm_shape, ifm_shapes, accelerator: vapi.NpuAcce
 def _stripe_buffering(op: Conv2D, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccelerator,
                       system: System) -> BufferingCost:
     return buffering_cost(_costed_stripe_operation(op, ofm, ifms, accelerator, system),
-                          _costed_stripe_operation(op, ofm, ifms, accelerator, system, SCRATCH_REGION),
+                          _costed_stripe_operation(op, ofm, ifms, accelerator, system, system.cache_region),
                           accelerator, system)
