@@ -108,6 +108,20 @@ def _joint_choice(options: list[tuple[Stripe, Choice]], left_out: set[str], budg
 def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarget,
                      io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None,
                      buffered: frozenset[tuple[int, int]] | None = None, aliases: dict[str, Alias] | None = None):
+    """`_build_operations`. Under Dedicated_Sram the fast scratch holds the launch's intermediate feature maps too,
+    as Vela's arena cache does (in SRAM they cost fewer cycles than in DRAM), unless they leave it larger than
+    `sram_limit`: then only the weight buffers and rolling buffers."""
+    if target.system.cache_region != FAST_SCRATCH_REGION:
+        return _build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases, False)
+    built = _build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases, True)
+    if sram_limit is None or built[5] <= sram_limit:
+        return built
+    return _build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases, False)
+
+
+def _build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarget, io_in_scratch: frozenset[str],
+                      sram_limit: int | None, buffered: frozenset[tuple[int, int]] | None,
+                      aliases: dict[str, Alias] | None, cache_feature_maps: bool):
     """The Vela operations of each stripe, the constant pool, placements, scratch size, the sizes of the weight
     buffers (by `weight_buffer` name) and the fast scratch size. A second pass when some convolution stripes buffer
     their weights (those in `buffered`, by primitive index and first OFM row, as the cascader chose them; None: the
@@ -116,7 +130,8 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
     `sram_limit` bytes of scratch at every stripe, counting the bytes live there (`live_bytes`); while the planned
     scratch still exceeds it (the planner may leave gaps), the largest buffer is left out (its convolution streams),
     and the choice is made again without it. Under Dedicated_Sram the limit is the fast scratch's, which holds the
-    weight buffers. `aliases` are the tensors written in place (see `in_place`)."""
+    weight buffers. `aliases` are the tensors written in place (see `in_place`); `cache_feature_maps`: see
+    `memory.plan`."""
     cache = target.system.cache_region
     wanted: dict[str, int] = {}
     frugal: frozenset[tuple[int, int]] = frozenset()  # stripes streaming frugally, when the choice is ours
@@ -124,21 +139,23 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
     options = None  # each stripe's options, when the choice is ours
     budget = None
     if buffered is None:
-        placements, scratch_size, fast_size = plan(graph, stripes, io_in_scratch, aliases=aliases, cache_region=cache)
+        placements, scratch_size, fast_size = plan(graph, stripes, io_in_scratch, aliases=aliases, cache_region=cache,
+                                                   cache_feature_maps=cache_feature_maps)
         pool = ConstantPool()
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system)
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
         options = list(zip(builder.stripes, builder.choices))
         if sram_limit is not None:
             step = {id(stripe): index for index, stripe in enumerate(stripes)}
-            budget = Budget(sram_limit, live_bytes(graph, stripes, io_in_scratch, aliases, cache),
+            budget = Budget(sram_limit, live_bytes(graph, stripes, io_in_scratch, aliases, cache, cache_feature_maps),
                             tuple(step[id(stripe)] for stripe, _ in options))
         buffered, wanted, frugal = _joint_choice(options, dropped, budget)
         if not buffered and not frugal:
             return per_stripe, pool, placements, scratch_size, {}, fast_size
     while True:
         chosen = {name: size for name, size in wanted.items() if name not in dropped}
-        placements, scratch_size, fast_size = plan(graph, stripes, io_in_scratch, chosen, aliases, cache_region=cache)
+        placements, scratch_size, fast_size = plan(graph, stripes, io_in_scratch, chosen, aliases, cache_region=cache,
+                                                   cache_feature_maps=cache_feature_maps)
         limited = fast_size if cache == FAST_SCRATCH_REGION else scratch_size
         if sram_limit is not None and limited > sram_limit and chosen:
             dropped.add(max(chosen, key=lambda name: (chosen[name], name)))
@@ -189,9 +206,16 @@ def _built(graph: NpuGraph, order: list[Stripe], target: EthosuTarget, io_in_scr
 def _model_order_plans_smaller(graph: NpuGraph, built, io_in_scratch: frozenset[str]) -> bool:
     """Whether the unscheduled stripes of `built` (a `_built`), run in the NpuGraph's order instead, plan a
     smaller scratch with the same in-place writes and weight buffers: a cheap test before building them so."""
-    stripes, aliases, (*_, scratch_size, weight_buffers, _) = built
+    stripes, aliases, (*_, weight_buffers, _) = built
     ordered = sorted(stripes, key=lambda stripe: stripe.op)
-    return ordered != stripes and plan(graph, ordered, io_in_scratch, weight_buffers, aliases, False)[1] < scratch_size
+    return ordered != stripes and plan(graph, ordered, io_in_scratch, weight_buffers, aliases, False)[1] < \
+        _planned_bytes(built)
+
+
+def _planned_bytes(built) -> int:
+    """The scratch and fast scratch bytes of a `_built`."""
+    *_, scratch_size, _, fast_size = built[2]
+    return scratch_size + fast_size
 
 
 def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleFn | None = None,
@@ -209,7 +233,7 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleF
     # 152,384 in the model's order). Neither order is always the smaller: the model's (Vela's) is kept if smaller.
     if schedule is None and _model_order_plans_smaller(graph, built, io_in_scratch):
         other = _built(graph, sorted(order, key=lambda stripe: stripe.op), target, io_in_scratch, sram_limit, buffered)
-        if other[2][3] < built[2][3]:
+        if _planned_bytes(other) < _planned_bytes(built):
             built = other
     stripes, _, (per_stripe, pool, placements, scratch_size, _, fast_size) = built
     accelerator = target.npu_accelerator
