@@ -63,8 +63,8 @@ class EthosuTarget:
     `system_config`, `memory_mode`: the system the cost model assumes (Vela's names, `arch.system`): its clock and
     memory bandwidths, and whether constants are in flash or DRAM (Shared_Sram) or SRAM (Sram_Only). They steer
     block selection and the cascader; the NPU code reads constants from region 0 either way. Dedicated_Sram (a U65
-    with DRAM) keeps feature maps in DRAM too, and weight buffers and cascaded stripes in a fast scratch in SRAM
-    (region 2). The system config must be one of the accelerator's product (by default its first,
+    with DRAM) keeps the I/O and workspace in DRAM too, and each launch's intermediates and weight buffers in a
+    fast scratch in SRAM (region 2). The system config must be one of the accelerator's product (by default its first,
     `arch.system.PRODUCT_SYSTEM_CONFIGS`).
     """
 

@@ -110,7 +110,7 @@ class System:
 
     @property
     def cache_region(self) -> int:
-        """The region of what the NPU keeps close at hand (weight buffers, cascaded stripes): Dedicated_Sram's fast
+        """The region of what the NPU keeps close at hand (weight buffers, cascaded stripes, feature maps): Dedicated_Sram's fast
         scratch, the SRAM beside feature maps in DRAM; otherwise the scratch, which is in SRAM already."""
         return FAST_SCRATCH_REGION if self.memory_mode == "Dedicated_Sram" else SCRATCH_REGION
 
