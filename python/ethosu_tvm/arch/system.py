@@ -110,8 +110,8 @@ class System:
 
     @property
     def cache_region(self) -> int:
-        """The region of what the NPU keeps close at hand (weight buffers, cascaded stripes, feature maps): Dedicated_Sram's fast
-        scratch, the SRAM beside feature maps in DRAM; otherwise the scratch, which is in SRAM already."""
+        """The region of what the NPU keeps close at hand (weight buffers, cascaded stripes, a launch's feature
+        maps): Dedicated_Sram's fast scratch, the SRAM beside the DRAM; otherwise the scratch, in SRAM already."""
         return FAST_SCRATCH_REGION if self.memory_mode == "Dedicated_Sram" else SCRATCH_REGION
 
     def bytes_per_cycle(self, region) -> float:
