@@ -205,9 +205,12 @@ def _stripe_cost(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccele
 def _costed_stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccelerator,
                              system: System, region: int = CONSTANTS_REGION) -> vapi.NpuBlockOperation:
     """The stripe's operation with the block config code generation would choose and, for a convolution, its
-    encoded streams in `region` (the constants, or a weight buffer in SRAM). Raises ValueError when no block
-    config fits."""
+    encoded streams in `region` (the constants, or a weight buffer in SRAM), its feature maps where code generation
+    keeps a launch's intermediates (`System.cache_region`). Raises ValueError when no block config fits."""
     npu_op = _stripe_operation(op, ofm, ifms)
+    for fm in (npu_op.ifm, npu_op.ifm2, npu_op.ofm):
+        if fm is not None:
+            fm.region = system.cache_region
     if isinstance(op, Conv2D) and region != CONSTANTS_REGION:
         npu_op.block_config = buffered_block_config(npu_op, op, 0, op.weights.shape[0], accelerator, system=system)
     else:
