@@ -14,7 +14,7 @@ import numpy as np
 from .. import __version__
 from ..arch import ALIGNMENT
 from ..codegen import CodegenError
-from ..codegen.memory import CONSTANTS_REGION, SCRATCH_REGION
+from ..arch.system import CONSTANTS_REGION, SCRATCH_REGION
 from .program import MODULE, PREFIX, HostStep, NpuStep, Program
 from .workspace import Workspace
 

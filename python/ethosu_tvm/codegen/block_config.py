@@ -16,9 +16,8 @@ from ethosu.vela import api as vapi
 
 from ..arch import from_vela
 from ..arch.cycles import vela_arch
-from ..arch.system import DEFAULT_SYSTEM, System
+from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, System
 from ..legalize.ops import Conv2D
-from .memory import CONSTANTS_REGION
 from .operation_cost import Costing, costing, estimate_cycles
 from .weight_stream import encoded_stream_bytes
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..arch import ALIGNMENT, round_up
-from ..arch.system import CONSTANTS_REGION, FAST_SCRATCH_REGION, SCRATCH_REGION
+from ..arch.system import FAST_SCRATCH_REGION, SCRATCH_REGION
 from ..legalize.ops import NpuGraph, Softmax, Tensor
 from . import softmax
 from ..memory import BufferInfo, PoolInfo, plan_memory

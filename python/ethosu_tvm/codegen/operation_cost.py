@@ -21,8 +21,7 @@ from ..arch import LUT_BYTES, Accelerator, from_vela, round_up
 from ..arch.cycles import (CostedFeatureMap, Traffic, block_cost, block_traffic, constants_cycles, dma_cycles,
                            memory_cycles, touched_traffic)
 from ..arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
-from ..arch.system import DEFAULT_SYSTEM, System
-from .memory import CONSTANTS_REGION
+from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, System
 from .weight_stream import SCALE_BIAS_BYTES
 
 

@@ -17,7 +17,7 @@ from ethosu.vela.register_command_stream_util import get_dma_memory_accesses, ge
 
 from ..arch import from_vela, round_up
 from ..arch.cycles import dma_cycles, vela_arch
-from ..arch.system import DEFAULT_SYSTEM, System
+from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, SCRATCH_REGION, System
 from ..legalize.ops import (
     BinaryElementwise,
     Concatenate,
@@ -36,7 +36,6 @@ from ..legalize.ops import (
     average_as_depthwise,
 )
 from .block_config import buffered_block_config, choose_block_config
-from .memory import CONSTANTS_REGION, SCRATCH_REGION
 from .operation_cost import BufferingCost, OperationCost, buffering_cost, estimate_cycles
 from .npu_operands import POOLING_OPS, scalar_value
 from .softmax import SoftmaxSequence
