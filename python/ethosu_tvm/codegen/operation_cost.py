@@ -21,8 +21,7 @@ from ..arch import LUT_BYTES, Accelerator, from_vela, round_up
 from ..arch.cycles import (CostedFeatureMap, Traffic, block_cost, block_traffic, constants_cycles, dma_cycles,
                            least_compute_cycles, memory_cycles, touched_traffic)
 from ..arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
-from ..arch.system import DEFAULT_SYSTEM, System
-from .memory import CONSTANTS_REGION, SCRATCH_REGION
+from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, System
 from .weight_stream import SCALE_BIAS_BYTES
 
 
@@ -221,7 +220,7 @@ def buffering_cost(streamed: vapi.NpuBlockOperation, copy: vapi.NpuBlockOperatio
     them (`copy`: the same convolution with its block config and encoded streams for weights in SRAM)."""
     from_flash = estimate_cycles(streamed, accelerator, system=system)
     nbytes = sum(length for _, length in costing(copy, accelerator, system).streams)
-    transfer = math.ceil(dma_cycles(system, CONSTANTS_REGION, SCRATCH_REGION, nbytes))
+    transfer = math.ceil(dma_cycles(system, CONSTANTS_REGION, system.cache_region, nbytes))
     return BufferingCost(from_flash.cycles, from_flash.overlap, transfer,
                          estimate_cycles(copy, accelerator, system=system).cycles, nbytes)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from ..arch.system import FAST_SCRATCH_REGION
 from .errors import SimulatorError
 from .simulator import Simulator
 
@@ -40,6 +41,8 @@ def _operator(artifact, simulator: Simulator, message: str) -> str:
 def check_artifact(artifact) -> None:
     """Run `artifact` (a codegen.NpuArtifact) once on zeroed scratch and I/O; raises InvalidCommandStream."""
     regions = {0: bytearray(artifact.constants), 1: bytearray(max(artifact.scratch_size, 1))}
+    if artifact.fast_scratch_size:  # Dedicated_Sram's fast scratch: no stream reaches region 2 without one
+        regions[FAST_SCRATCH_REGION] = bytearray(artifact.fast_scratch_size)
     for binding in artifact.inputs + artifact.outputs:
         size = binding.offset + binding.size
         if len(regions.setdefault(binding.region, bytearray(size))) < size:
