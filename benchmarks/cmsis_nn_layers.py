@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Benchmark: each layer of MLPerf Tiny KWS and ResNet-8 that TFLite Micro runs through CMSIS-NN (conv, depthwise
-conv, FC, pools), on QEMU `-icount`: our build's kernel for it (a CMSIS-NN call, or ours where choice.py or
+conv, FC, pools, ADD), on QEMU `-icount`: our build's kernel for it (a CMSIS-NN call, or ours where choice.py or
 exactness keeps it) against the same arm_* function called straight as TFLite Micro calls it.
 
     ETHOSU_TVM_CMSIS_NN=<folder> .venv/bin/python benchmarks/cmsis_nn_layers.py [--models NAME ...] [--cpus CPU ...]
@@ -35,9 +35,11 @@ import ethosu_tvm  # noqa: E402
 from ethosu_tvm.aot.c_source import c_type  # noqa: E402
 from ethosu_tvm.host import fuse_host_ops  # noqa: E402
 from ethosu_tvm.host.cmsis_nn.exactness import refusal  # noqa: E402
-from ethosu_tvm.host.spec import Conv2D, FullyConnected, Pool2D, op_name  # noqa: E402
+from ethosu_tvm.host.spec import Binary, Conv2D, FullyConnected, Pool2D, op_name  # noqa: E402
 from ethosu_tvm.host.spec_reader import host_spec  # noqa: E402
-from ethosu_tvm.quantization import conv_multipliers, fully_connected_multipliers, quantize_multipliers  # noqa: E402
+from ethosu_tvm.quantization import (ELEMENTWISE_INPUT_SHIFT, add_multipliers, conv_multipliers,  # noqa: E402
+                                     fully_connected_multipliers, mul_multiplier, quantize_multiplier,
+                                     quantize_multipliers)
 from ethosu_tvm.run.kernel_libraries import CMSIS_NN_ENV  # noqa: E402
 from ethosu_tvm.testing import shared_model  # noqa: E402
 
@@ -154,7 +156,26 @@ def _pool(layer: _Layer, op: Pool2D) -> str:
     return f"{function}({ctx}, {params}, {dims[0]}, input, {dims[1]}, {dims[2]}, straight)"
 
 
-_STRAIGHT = {Conv2D: _conv, FullyConnected: _fully_connected, Pool2D: _pool}
+def _elementwise(layer: _Layer, op: Binary) -> str:
+    """ADD or MUL of the layer's input with itself (one feature map feeds both operands here)."""
+    low, high = op.clamp or op.output.limits
+    output = f"straight, {op.output.zero_point}, "
+    if op.kind == "mul":
+        multiplier, shift = quantize_multiplier(mul_multiplier(op.lhs.scale, op.rhs.scale, op.output.scale))
+        return (f"arm_elementwise_mul_s8(input, input, {-op.lhs.zero_point}, {-op.rhs.zero_point}, {output}"
+                f"{multiplier}, {shift}, {low}, {high}, {op.output.size})")
+    left_shift = ELEMENTWISE_INPUT_SHIFT["int8"]
+    (m1, s1), (m2, s2), (m, s) = (quantize_multiplier(real) for real in add_multipliers(
+        op.lhs.scale, op.rhs.scale, op.output.scale, left_shift))
+    return (f"arm_elementwise_add_s8(input, input, {-op.lhs.zero_point}, {m1}, {s1}, {-op.rhs.zero_point}, {m2}, "
+            f"{s2}, {left_shift}, {output}{m}, {s}, {low}, {high}, {op.output.size})")
+
+
+_STRAIGHT = {Conv2D: _conv, FullyConnected: _fully_connected, Pool2D: _pool, Binary: _elementwise}
+
+
+def _input_size(op) -> int:
+    return op.lhs.size if isinstance(op, Binary) else op.input.size
 
 
 def _ours(kernel, tag: str) -> tuple[list[str], str]:
@@ -178,7 +199,7 @@ def firmware(model: bytes, module) -> tuple[str, list[tuple[str, object, object]
     specs = _specs(model)
     kernels = {step.kernel.name: step.kernel for step in module.program.steps}
     layers = [(name, op, kernels[name]) for name, op in specs.items() if type(op) in _STRAIGHT]
-    size = max(max(op.input.size, op.output.size) for _, op, _ in layers)
+    size = max(max(_input_size(op), op.output.size) for _, op, _ in layers)
     lines = ["#include <stdint.h>", "#include <stdio.h>", '#include "arm_nnfunctions.h"', DUMP_HELPER_C, COUNTER_C,
              f"static int8_t input[{size}] __attribute__((aligned(16)));",
              f"static int8_t ours[{size}] __attribute__((aligned(16)));",
@@ -191,7 +212,7 @@ def firmware(model: bytes, module) -> tuple[str, list[tuple[str, object, object]
         ours_globals, ours_call = _ours(kernel, layer.tag)
         lines += layer.globals + ours_globals
         body += [f"  /* {name} */",  # an input over the whole int8 range, the same for both calls
-                 f"  for (int i = 0; i < {op.input.size}; ++i) input[i] = (int8_t)((i * 37 + 11) ^ (i >> 3));",
+                 f"  for (int i = 0; i < {_input_size(op)}; ++i) input[i] = (int8_t)((i * 37 + 11) ^ (i >> 3));",
                  "  { uint64_t t = counter_ticks();", f"    {ours_call};",
                  f'    printf("@@ours {name} %lu\\n", (unsigned long)(counter_ticks() - t)); }}',
                  *(f"  {line}" for line in layer.setup),

@@ -7,8 +7,8 @@ LiteRT.
 
     ETHOSU_TVM_CMSIS_NN=<folder> .venv/bin/python benchmarks/cmsis_nn_speed.py [--only NAME ...] [--cpus CPU ...]
 
-Each row builds the model three times: `c -mcpu=CPU` (ours), `cmsis-nn,c -mcpu=CPU` with choice.py's table emptied
-(every call CMSIS-NN computes exactly is taken) and `cmsis-nn,c -mcpu=CPU` as users get it (the table applied).
+Each row builds the model three times: `c -mcpu=CPU` (ours), `cmsis-nn,c -mcpu=CPU` with choice.py's tables emptied
+(every call CMSIS-NN computes exactly is taken) and `cmsis-nn,c -mcpu=CPU` as users get it (the tables applied).
 With -icount shift=0 QEMU advances virtual time 1 ns per instruction;
 SysTick, clocked by the board's CPU clock, counts it (its wraps counted in an interrupt), so instructions = ticks ·
 ns per tick, to within one tick (31 or 40 instructions). QEMU models no cycles: these are instruction counts.
@@ -48,7 +48,11 @@ FORMS = {
     "max_pool2d": ("max_pool2d", dict(in_shape=(1, 16, 16, 32), pool=(2, 2), stride=(2, 2))),
     "fully_connected": ("fully_connected", dict(in_shape=(1, 256), units=64, in_scale=0.5, in_zp=3,
                                                 w_scales=[0.25], out_scale=0.125, out_zp=-5, bias=False)),
+    "add": ("add", dict(in_shape=(1, 16, 16, 32))),
+    "mul": ("mul", dict(in_shape=(1, 16, 16, 32))),
 }
+FORMS.update({f"{name} s16": (op, {**params, "dtype": "int16", "in_zp": 0, "out_zp": 0} if "in_zp" in params
+                              else {**params, "dtype": "int16"}) for name, (op, params) in FORMS.items()})
 MODELS = ("mlperf_tiny_kws_dscnn_int8", "mlperf_tiny_ic_resnet8_int8")
 CPUS = ("cortex-m55", "cortex-m7", "cortex-m3")
 
@@ -82,18 +86,21 @@ static uint64_t counter_ticks(void) {
 """
 
 
-def main_c(inputs: np.ndarray, output: np.ndarray) -> str:
-    """A main() running the model once between two counter reads, printing the ticks and dumping the output."""
+def main_c(inputs: list[np.ndarray], output: np.ndarray) -> str:
+    """A main() running the model once on `inputs` between two counter reads, printing the ticks and dumping the
+    output."""
+    arrays = "\n".join(c_array(f"input_{k}", x.reshape(-1), section=".sram_data") for k, x in enumerate(inputs))
+    pointers = ", ".join(f"(void*)input_{k}" for k in range(len(inputs)))
     return f"""#include <stdint.h>
 #include <stdio.h>
 #include "tvmgen_default.h"
 {DUMP_HELPER_C}
 {COUNTER_C}
-{c_array("input", inputs.reshape(-1), section=".sram_data")}
+{arrays}
 static {c_type(output.dtype)} output[{output.size}] __attribute__((aligned(16)));
 
 int main(void) {{
-  struct tvmgen_default_inputs in = {{(void*)input}};
+  struct tvmgen_default_inputs in = {{{pointers}}};
   struct tvmgen_default_outputs out = {{output}};
   counter_start();
   uint64_t start = counter_ticks();
@@ -114,16 +121,16 @@ def library_lines(cpu: str) -> tuple[str, ...]:
 
 
 def instructions(model: bytes, target: str, cpu: str, workdir: Path, table: bool = True) -> tuple[int, list[str]]:
-    """Instructions one inference takes on `cpu` built for `target` (without `table`: choice.py's table emptied),
+    """Instructions one inference takes on `cpu` built for `target` (without `table`: choice.py's tables emptied),
     and the library of each host step; the output is checked bit-exact with LiteRT."""
-    with mock.patch.dict(choice.OURS_FASTER, clear=not table):
+    with mock.patch.dict(choice.OURS_FASTER, clear=not table), mock.patch.dict(choice.OURS_FASTER_S16, clear=not table):
         module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=f"{target} -mcpu={cpu}")
     workdir.mkdir()
     module.export_model_library_format(workdir / "model.tar")
     with tarfile.open(workdir / "model.tar") as tar:
         tar.extractall(workdir / "mlf", filter="data")
-    x = random_inputs(model, 0)[0]
-    expected = run_litert(model, [x])[0]
+    x = random_inputs(model, 0)
+    expected = run_litert(model, x)[0]
     libraries = library_lines(cpu) if module.kernel_libraries else ()
     result = build_and_run(main_c(x, expected), workdir, workdir / "mlf", libraries=libraries, cpu=cpu,
                            qemu_options=("-icount", "shift=0"))

@@ -227,7 +227,7 @@ OPTION_CASES = {
                           "unknown system-config 'Ethos_U55_Tiny'; valid: Ethos_U55_High_End_Embedded, "
                           "Ethos_U55_Deep_Embedded"),
     "bad memory mode": (["--target=ethos-u -memory-mode=Dedicated_Sram,c"],
-                        "memory-mode 'Dedicated_Sram' is not yet supported by the compiler; valid: Shared_Sram, "
+                        "memory-mode 'Dedicated_Sram' is not an Ethos-U55 memory mode; valid: Shared_Sram, "
                         "Sram_Only"),
     "bad accelerator": (["--target=ethos-u -accelerator-config=ethos-u85-256,c"],
                         "unknown accelerator-config 'ethos-u85-256'; valid: ethos-u55-32, ethos-u55-64, ethos-u55-128, "

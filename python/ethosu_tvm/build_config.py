@@ -12,6 +12,7 @@ import tvm
 from .cascader import CascaderOptions
 from .codegen import CascaderSettings
 from .host import host_target
+from .arch.system import FAST_SCRATCH_POOL, FAST_SCRATCH_REGION
 from .memory import PoolInfo
 from .partition.patterns import CODEGEN
 from .target import (CmsisNnTarget, EthosuTarget, TargetError, cmsis_nn_target_from_options, ethosu_target_from_options,
@@ -55,8 +56,29 @@ def _flag(config: dict, key: str) -> bool:
 
 
 def npu_pool(pools: tuple[PoolInfo, ...]) -> Optional[int]:
-    """The index of the first pool the NPU can use that has a size hint (None: none has)."""
-    return next((i for i, p in enumerate(pools) if p.size_hint_bytes is not None and p.reachable_by({CODEGEN})), None)
+    """The index of the first pool the NPU's scratch can use that has a size hint (None: none has)."""
+    return next((i for i, p in enumerate(pools) if p.size_hint_bytes is not None and p.reachable_by({CODEGEN})
+                 and p.name != FAST_SCRATCH_POOL), None)
+
+
+def weight_buffer_limit(npu: Optional[EthosuTarget], pools: tuple[PoolInfo, ...]) -> Optional[int]:
+    """The bytes the memory holding the weight buffers may take (None: no limit): the fast scratch pool's size hint
+    under Dedicated_Sram, else `npu_pool_limit`."""
+    if npu is not None and npu.system.cache_region == FAST_SCRATCH_REGION:
+        return next(p.size_hint_bytes for p in pools if p.name == FAST_SCRATCH_POOL)
+    return npu_pool_limit(pools)
+
+
+def _with_fast_scratch(npu: Optional[EthosuTarget], pools: tuple[PoolInfo, ...]) -> tuple[PoolInfo, ...]:
+    """The pools with Dedicated_Sram's fast scratch pool (unbounded, as Vela's Dedicated_Sram; the application
+    bounds it by naming it in its pools with a size hint). Outside Dedicated_Sram no pool may take its name."""
+    named = any(p.name == FAST_SCRATCH_POOL for p in pools)
+    if npu is None or npu.system.cache_region != FAST_SCRATCH_REGION:
+        if named:
+            raise BuildError(f"workspace pool {FAST_SCRATCH_POOL!r} is the fast scratch of memory mode Dedicated_Sram "
+                             "(-memory-mode=Dedicated_Sram in the ethos-u target); name the pool otherwise")
+        return pools
+    return pools if named else pools + (PoolInfo(FAST_SCRATCH_POOL, targets=(CODEGEN,)),)
 
 
 def npu_pool_limit(pools: tuple[PoolInfo, ...]) -> Optional[int]:
@@ -118,7 +140,7 @@ def configure(target: str, executor: str = "aot", pass_config: Optional[dict] = 
     names = [p.name for p in pools or []]
     if len(set(names)) != len(names) or any(not re.fullmatch(r"[A-Za-z_]\w*", n) for n in names):
         raise BuildError(f"workspace pool names must be distinct C identifiers, got {', '.join(names)}")
-    planned = tuple(pools) if pools else (PoolInfo("workspace"),)
+    planned = _with_fast_scratch(npu, tuple(pools) if pools else (PoolInfo("workspace"),))
     # I/O in the workspace means the application owns the pools: it writes inputs into them.
     return BuildConfig(npu, host, tuple(format_target(t) for t in targets), planner, planned,
                        bool(pools) or io_in_workspace, io_in_workspace, _cascader(npu, planned, cascader_sram_limit),

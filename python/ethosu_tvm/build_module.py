@@ -34,7 +34,7 @@ from .aot.interface import interface_of
 from .aot.pool_fit import PoolFit, stand_in
 from .aot.program import MODULE, PREFIX, Program, build_program
 from .aot.workspace import plan_workspace
-from .build_config import BuildConfig, BuildError, configure, npu_pool, npu_pool_limit
+from .build_config import BuildConfig, BuildError, configure, npu_pool, weight_buffer_limit
 from .cascader import Proposal
 from .codegen import NpuArtifact, ScratchIo, compile_npu_graphs, io_in_scratch
 from .codegen.cascade import cascade_proposals
@@ -134,7 +134,8 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
         scratch_io = io_in_scratch(fused, config.io_in_workspace, len(model_states(mod)))
         fit = _pool_fit(fused, mod, kernels, config, graphs, scratch_io, cascader_sram_limit)
         artifacts = compile_npu_graphs(graphs, config.npu, scratch_io, config.cascader, report,
-                                       npu_pool_limit(config.pools), None if fit is None else fit.budget)
+                                       weight_buffer_limit(config.npu, config.pools),
+                                       None if fit is None else fit.budget)
         report("code generation: checking the NPU command streams in the simulator")
         for artifact in artifacts:
             check_artifact(artifact)

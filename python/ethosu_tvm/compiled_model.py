@@ -27,7 +27,8 @@ from .qdq.sources import without_operators
 # The runtime glue: src/ of a source checkout, or where setup.py installs it.
 _CHECKOUT_GLUE = Path(__file__).resolve().parents[2] / "src"
 RUNTIME_DIR = _CHECKOUT_GLUE if (_CHECKOUT_GLUE / "ethosu_tvm_npu.c").is_file() else Path(__file__).parent / "_glue"
-RUNTIME_FILES = {"runtime/include/ethosu_tvm_npu.h": "ethosu_tvm_npu.h", "runtime/src/ethosu_tvm_npu.c": "ethosu_tvm_npu.c"}
+RUNTIME_FILES = {"runtime/include/ethosu_tvm_npu.h": "ethosu_tvm_npu.h",
+                 "runtime/src/ethosu_tvm_npu.c": "ethosu_tvm_npu.c"}
 
 @dataclass
 class CompiledModel:
@@ -132,16 +133,17 @@ class CompiledModel:
     def summary(self) -> str:
         """Offload and memory summaries, as `tvmc compile` prints them."""
         counts = self.offload.counts()
-        lines = [f"Offload: {counts.get('ethos-u', 0)} operators on {self.config.npu.accelerator if self.config.npu else 'no NPU'}"
-                 f", {counts.get('host', 0)} on the host"]
+        npu = self.config.npu.accelerator if self.config.npu else "no NPU"
+        lines = [f"Offload: {counts.get('ethos-u', 0)} operators on {npu}, {counts.get('host', 0)} on the host"]
         for entry in self.offload.ops:
             if entry.target == "host":
                 lines.append(f"  host: #{entry.index} {entry.op}: {entry.detail}")
         plan = self.workspace.plan
         pools = ", ".join(f"{name} {size} bytes" for name, size in plan.pool_sizes.items())
+        io = "in the workspace" if self.config.io_in_workspace else f"{self.io_size_bytes} bytes"
         lines.append(f"Memory: workspace {plan.total_size} bytes ({pools}; planner {plan.algorithm}"
                      f"{', proven optimal' if plan.proven_optimal else ''}), constants {self.constants_size_bytes}"
-                     f" bytes, I/O {'in the workspace' if self.config.io_in_workspace else f'{self.io_size_bytes} bytes'}")
+                     f" bytes, I/O {io}")
         npu_steps = [s for s in self.program.steps if isinstance(s, NpuStep)]
         split = " (one per operator: a debug build)" if self.config.split_launches else ""
         lines.append(f"Steps: {len(npu_steps)} NPU launches{split}, {len(self.program.steps) - len(npu_steps)} "

@@ -62,8 +62,10 @@ class EthosuTarget:
     `disable_copying_constants` is accepted for compatibility: weights are always read from flash.
     `system_config`, `memory_mode`: the system the cost model assumes (Vela's names, `arch.system`): its clock and
     memory bandwidths, and whether constants are in flash or DRAM (Shared_Sram) or SRAM (Sram_Only). They steer
-    block selection and the cascader; the NPU code reads constants from region 0 either way. The system config
-    must be one of the accelerator's product (by default its first, `arch.system.PRODUCT_SYSTEM_CONFIGS`).
+    block selection and the cascader; the NPU code reads constants from region 0 either way. Dedicated_Sram (a U65
+    with DRAM) keeps the I/O and workspace in DRAM too, and each launch's intermediates and weight buffers in a
+    fast scratch in SRAM (region 2). The system config must be one of the accelerator's product (by default its first,
+    `arch.system.PRODUCT_SYSTEM_CONFIGS`).
     """
 
     accelerator: str = DEFAULT_ACCELERATOR
@@ -82,7 +84,12 @@ class EthosuTarget:
         if self.system_config is None:
             object.__setattr__(self, "system_config", default_system_config(self.accelerator))
         _check_choice("system-config", self.system_config, SYSTEM_CONFIGS, configs, f"is not an {product} system")
-        _check_choice("memory-mode", self.memory_mode, MEMORY_MODES, COMPILER_MEMORY_MODES)
+        _check_choice("memory-mode", self.memory_mode, MEMORY_MODES, COMPILER_MEMORY_MODES[product],
+                      f"is not an {product} memory mode")
+        try:
+            self.system
+        except ValueError as error:  # Dedicated_Sram on a system without DRAM
+            raise TargetError(str(error)) from None
 
     @property
     def system(self) -> System:

@@ -20,8 +20,8 @@ from ethosu_tvm.testing import models
 
 class Staging:
     """A stand-in library kernel: copies every input into its scratch buffer "staging" (32-byte aligned), runs the
-    portable kernel on the copies, then overwrites the staging bytes. A planned offset that overlapped any tensor still live would
-    corrupt the model's results."""
+    portable kernel on the copies, then overwrites the staging bytes. A planned offset that overlapped any tensor still
+    live would corrupt the model's results."""
 
     name = "staging"
 

@@ -116,7 +116,8 @@ BAD_POOL_FLAGS = {
                       "workspace pool names must be distinct C identifiers, got sram, s-ram"),
     "repeated pool": (["--workspace-pools=sram,sram"],
                       "workspace pool names must be distinct C identifiers, got sram, sram"),
-    "drawing format": (["--dump-memory-plan", "plan.txt"], "--dump-memory-plan writes .svg or .png files, got plan.txt"),
+    "drawing format": (["--dump-memory-plan", "plan.txt"],
+                       "--dump-memory-plan writes .svg or .png files, got plan.txt"),
     "unreachable": (["--workspace-pools=sram", "--workspace-pools-targets=sram:ethos-u"],
                     "buffer 'lv' is used by c and ethos-u, but no workspace pool is reachable by both; check "
                     "--workspace-pools-targets"),

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from ethosu_tvm.arch import ACCELERATORS, find_accelerator
 from ethosu_tvm.arch.cycles import (CostedFeatureMap, _compute_cycles, block_cost, block_traffic, compute_cycles,
-                                    dma_cycles, memory_cycles)
+                                    dma_cycles, least_compute_cycles, memory_cycles)
 from ethosu_tvm.arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from ethosu_tvm.arch.system import SYSTEM_CONFIGS, System, find_system
 from ethosu_tvm.codegen.block_config import choose_block_config, find_block_configs
@@ -96,6 +96,24 @@ def test_block_cost_is_compute_or_memory():
     assert in_sram.cycles == max(in_sram.compute_cycles, int(np.ceil(in_sram.memory_cycles)))
 
 
+def test_least_compute_cycles_counts_the_dpu_work_per_block():
+    """ResNet-8's 3x3 convolution in 8x8x16 blocks on ethos-u55-128 (micro blocks of 2 x 1 x 8): each of the 16
+    blocks takes 9 kernel steps over 32 micro blocks (4 cycles each) and 2 micro-block depths, 16 x 9 x 128 x 2 =
+    36,864 cycles; Vela's 37,748 add what the output takes past the DPU work. One-row OFMs and pooling get no
+    bound."""
+    accelerator = find_accelerator("ethos-u55-128")
+    ifm, ofm = RESNET_CONV["ifm"], RESNET_CONV["ofm"]
+    assert least_compute_cycles(accelerator, CONV, None, ifm, ofm, K3, (8, 8, 16), 32) == 16 * 9 * 128 * 2 == 36864
+    assert compute_cycles(accelerator, CONV, "", None, ifm, None, ofm, K3, (8, 8, 16), 32, 0) == 37748
+    # A 1x1 depthwise convolution's output outlasts its DPU work: 0.5 cycles per element (0.75 accumulating in
+    # 40 bits) for the 1,024 elements of each block.
+    k1 = Kernel(1, 1, 1, 1, 1, 1, False)
+    assert least_compute_cycles(accelerator, DEPTHWISE, None, ofm, ofm, k1, (8, 8, 16), 32) == 16 * 512
+    assert least_compute_cycles(accelerator, DEPTHWISE, None, ofm, ofm, k1, (8, 8, 16), 40) == 16 * 768
+    assert least_compute_cycles(accelerator, CONV, None, ifm, fm((1, 32, 16)), K3, (8, 8, 16), 32) == 0
+    assert least_compute_cycles(accelerator, POOL, None, ifm, ofm, K3, (8, 8, 16), 32) == 0
+
+
 def resnet_conv_operation() -> vapi.NpuConv2DOperation:
     """ResNet-8's 32x32x16 3x3 convolution as a Vela API operation, weights uncompressed (not yet encoded)."""
     op = vapi.NpuConv2DOperation()
@@ -173,11 +191,13 @@ def test_u65_systems(config, clock, dram):
        kernel=st.tuples(st.integers(1, 9), st.integers(1, 3), st.integers(1, 2), st.integers(1, 2),
                         st.integers(1, 2), st.booleans()),
        block=st.tuples(st.integers(1, 16), st.integers(1, 16), st.integers(1, 8)), bits=st.sampled_from([8, 16]),
-       brick=st.booleans(), acc_bits=st.sampled_from([32, 40]), weights_region=st.sampled_from([None, 0, 1]))
+       brick=st.booleans(), acc_bits=st.sampled_from([32, 40]), weights_region=st.sampled_from([None, 0, 1]),
+       fused=st.sampled_from([None, "LUT", "TANH"]))
 def test_compute_cycles_memoised_by_what_vela_reads(accelerator, kind, ofm_h, ofm_w, depth, ifm_cut, kernel, block,
-                                                   bits, brick, acc_bits, weights_region):
+                                                   bits, brick, acc_bits, weights_region, fused):
     """The estimate memoised by the clamped heights (`compute_cycles`) is Vela's estimate of the operation as it
-    is, for OFMs of every height against blocks of every height (stripes of one primitive)."""
+    is, for OFMs of every height against blocks of every height (stripes of one primitive); the cheap bound that
+    block-config ranking prunes by (`least_compute_cycles`) is never above it."""
     height, width, stride_y, stride_x, dilation, part_kernel = kernel
     kernel = Kernel(height, width, stride_y, stride_x, dilation, 1, part_kernel and kind[0] == CONV)
     accelerator = find_accelerator(accelerator)
@@ -185,5 +205,6 @@ def test_compute_cycles_memoised_by_what_vela_reads(accelerator, kind, ofm_h, of
     ifm_h = max((ofm_h - 1) * stride_y + kernel.extent_h - ifm_cut, 1)
     ifm_w = (ofm_w - 1) * stride_x + kernel.extent_w
     ifm, ofm = fm((ifm_h, ifm_w, depth), bits=bits, brick=brick), fm((ofm_h, ofm_w, depth), brick=brick)
-    args = (accelerator, *kind, None, ifm, None, ofm, kernel, block, acc_bits, weights_region)
+    args = (accelerator, *kind, fused, ifm, None, ofm, kernel, block, acc_bits, weights_region)
     assert compute_cycles(*args) == _compute_cycles.__wrapped__(*args)
+    assert least_compute_cycles(accelerator, kind[0], fused, ifm, ofm, kernel, block, acc_bits) <= compute_cycles(*args)

@@ -1,7 +1,8 @@
 """The context buffer sizes this project plans against CMSIS-NN's own *_get_buffer_size functions (the plain,
-_dsp and _mve variants, all in any build of the library), called through ctypes on the x86-64 build, over a sweep
-of geometries. The library here was built with GCC: the two rules where Arm Compiler 6 asks for more (the DSP 1x1
-fast conv) are the only ones where the plan may exceed it. Opt-in: ETHOSU_TVM_CMSIS_NN names the library."""
+_dsp and _mve variants, all in any build of the library; s8 and s16), called through ctypes on the x86-64 build,
+over a sweep of geometries. The library here was built with GCC: the two rules where Arm Compiler 6 asks for more
+(the DSP 1x1 fast conv) are the only ones where the plan may exceed it. Opt-in: ETHOSU_TVM_CMSIS_NN names the
+library."""
 from __future__ import annotations
 
 import ctypes
@@ -20,6 +21,7 @@ from ethosu_tvm.host.cmsis_nn.scratch import (
     depthwise_buffer_size,
     kernel_sums_size,
 )
+from ethosu_tvm.host.cmsis_nn.scratch_s16 import conv_s16_buffer_size, depthwise_s16_buffer_size
 from ethosu_tvm.host.te_kernel import window_output_size
 from ethosu_tvm.run.kernel_libraries import cmsis_nn_folder
 
@@ -49,7 +51,8 @@ class DwConvParams(ctypes.Structure):
 
 
 _SIZE_FUNCTIONS = [f"arm_{kind}_get_buffer_size{variant}" for kind in
-                   ("convolve_wrapper_s8", "depthwise_conv_wrapper_s8", "avgpool_s8", "fully_connected_s8")
+                   ("convolve_wrapper_s8", "depthwise_conv_wrapper_s8", "avgpool_s8", "fully_connected_s8",
+                    "convolve_wrapper_s16", "depthwise_conv_wrapper_s16", "avgpool_s16", "fully_connected_s16")
                    for variant in ("", "_dsp", "_mve")]
 
 
@@ -128,3 +131,36 @@ def test_pool_and_fully_connected_sizes_are_the_librarys(library, channels, widt
     assert [kernel_sums_size(channels, level) for level in ("dsp", "mve")] == [
         library.arm_fully_connected_s8_get_buffer_size_dsp(filter_dims),
         library.arm_fully_connected_s8_get_buffer_size_mve(filter_dims)]
+
+
+def _s16_sizes(library, kind: str, arguments) -> list[int]:
+    return [getattr(library, f"arm_{kind}_s16_get_buffer_size{variant}")(*arguments)
+            for variant in ("", "_dsp", "_mve")]
+
+
+@given(geometries(depthwise=False))
+def test_s16_convolution_sizes_are_the_librarys(library, g):
+    assert [conv_s16_buffer_size(g, level) for level in ("scalar", "dsp", "mve")] == \
+        _s16_sizes(library, "convolve_wrapper", _arguments(g, False))
+
+
+@given(geometries(depthwise=True))
+def test_s16_depthwise_sizes_are_the_librarys(library, g):
+    assert [depthwise_s16_buffer_size(g, level) for level in ("scalar", "dsp", "mve")] == \
+        _s16_sizes(library, "depthwise_conv_wrapper", _arguments(g, True))
+
+
+@given(st.integers(1, 300), st.integers(1, 40))
+def test_s16_pool_and_fully_connected_sizes_are_the_librarys(library, channels, width):
+    """The s16 average pool's rule is the s8 one's; its FC takes no buffer on any level."""
+    assert [avgpool_buffer_size(channels, level) for level in ("scalar", "dsp", "mve")] == \
+        _s16_sizes(library, "avgpool", (width, channels))
+    assert _s16_sizes(library, "fully_connected", (ctypes.byref(Dims(width, 1, 1, channels)),)) == [0, 0, 0]
+
+
+@pytest.mark.parametrize("kernel", [(1, 511), (1, 512), (23, 23)])
+def test_s16_depthwise_fast_kernel_bound_is_the_librarys(library, kernel):
+    """The fast s16 depthwise kernel (its buffer) stops at 512 taps."""
+    g = ConvGeometry((1, *kernel, 2), (1, 1, 1, 2), kernel, 2, (1, 1), (0, 0), (1, 1))
+    assert [depthwise_s16_buffer_size(g, level) for level in ("scalar", "dsp", "mve")] == \
+        _s16_sizes(library, "depthwise_conv_wrapper", _arguments(g, True))

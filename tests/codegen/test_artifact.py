@@ -57,7 +57,7 @@ def test_artifact_layout():
 
 def test_scratch_is_reused_but_live_tensors_never_overlap():
     graph = _graph(models.make_graph("inverted_residual"))
-    placements, size = plan(graph, translate(graph))
+    placements, size, _ = plan(graph, translate(graph))
     assert {placements[t.name].region for t in graph.inputs} == {3}
     assert {placements[t.name].region for t in graph.outputs} == {4}
     expand, depthwise, project, _ = graph.ops

@@ -4,7 +4,7 @@ stripe (`codegen.stripe_cost`) is that operation's cost."""
 import pytest
 from ethosu.vela import api as vapi
 
-from ethosu_tvm.codegen.memory import CONSTANTS_REGION, SCRATCH_REGION
+from ethosu_tvm.arch.system import CONSTANTS_REGION, SCRATCH_REGION
 from ethosu_tvm.codegen.operation_cost import estimate_cycles
 from ethosu_tvm.codegen.stripe_cost import stripe_buffering, stripe_cost
 from ethosu_tvm.sim import Simulator

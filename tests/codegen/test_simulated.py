@@ -60,8 +60,8 @@ def test_single_op_on_every_configuration(op, accelerator):
     assert_model_exact(models.make(op, seed=11, **NPU_OPS[op]), accelerator)
 
 
-# TRANSPOSE_CONV variants: strides 2 (upscaled IFM), 1 and 1x2 over one row, SAME and VALID, even and odd kernels, with and without
-# bias, wide and deep feature maps, per-tensor weights, zero points away from 0
+# TRANSPOSE_CONV variants: strides 2 (upscaled IFM), 1 and 1x2 over one row, SAME and VALID, even and odd kernels,
+# with and without bias, wide and deep feature maps, per-tensor weights, zero points away from 0
 TRANSPOSE_CONVS = (
     dict(), dict(padding="VALID"), dict(kernel=(4, 4), bias=False), dict(kernel=(2, 2), padding="VALID"),
     dict(kernel=(5, 3), in_shape=(1, 5, 7, 3), out_channels=5), dict(stride=(1, 1)),
@@ -97,8 +97,8 @@ def _convolutions(accelerator: str, payload) -> list[tuple]:
 @pytest.mark.parametrize("params", (dict(), dict(kernel=(4, 4), padding="VALID"),
                                     dict(in_shape=(1, 1, 8, 4), kernel=(1, 3), stride=(1, 2))), ids=str)
 def test_transpose_conv_is_the_convolution_vela_programs(params, tmp_path):
-    """A TRANSPOSE_CONV of stride 2 (or 1x2 over one row): the same kernel, stride 1, padding around the upscaled IFM, TRANSPOSE upscaling
-    and OFM in our stream as in Vela's."""
+    """A TRANSPOSE_CONV of stride 2 (or 1x2 over one row): the same kernel, stride 1, padding around the upscaled IFM,
+    TRANSPOSE upscaling and OFM in our stream as in Vela's."""
     accelerator = "ethos-u55-128"
     model = models.make("transpose_conv", 0, **params)
     _, (artifact,) = compile_model(model, accelerator)

@@ -64,7 +64,7 @@ def _cascade(graph, rows: int, rolling: bool = False):
 def _npu_operations(graph, accelerator: str, schedule):
     """The stripes of a schedule and the Vela operation computing each."""
     stripes = translate(graph, schedule)
-    placements, _ = plan(graph, stripes)
+    placements, *_ = plan(graph, stripes)
     builder = OperationBuilder(EthosuTarget(accelerator).npu_accelerator, placements, ConstantPool())
     return stripes, [builder.build(graph.ops[stripe.op], stripe)[-1] for stripe in stripes]
 

@@ -70,7 +70,7 @@ def test_buffering_pays_and_its_numbers(accelerator):
     graph = graph_of(model, accelerator)
     npu_accelerator = EthosuTarget(accelerator).npu_accelerator
     stripes = translate(graph)
-    placements, _ = plan(graph, stripes)
+    placements, *_ = plan(graph, stripes)
     builder = OperationBuilder(npu_accelerator, placements, ConstantPool())
     (conv,) = builder.build(graph.ops[0], stripes[0])  # not among the stripes to buffer: the conv streams
     (choice,) = builder.choices
@@ -119,7 +119,7 @@ def test_buffered_build_dmas_weights_into_planned_scratch_and_is_exact(accelerat
     # The I/O have regions of their own: the scratch is the weight buffer, placed by the memory plan.
     streams = dma.bytes_written[SCRATCH_REGION]
     stripes = translate(graph)
-    placements, scratch = plan(graph, stripes, weight_buffers={weight_buffer(stripes[0]): streams})
+    placements, scratch, _ = plan(graph, stripes, weight_buffers={weight_buffer(stripes[0]): streams})
     assert placements[weight_buffer(stripes[0])].region == SCRATCH_REGION
     assert artifact.scratch_size == scratch == streams
     streamed = compile_npu_graph(graph, EthosuTarget(accelerator, system_config=system_config, memory_mode="Sram_Only"))

@@ -113,8 +113,9 @@ def test_zephyr_npu_application_reserves_the_driver_zephyr_initialised(tmp_path)
     assert tvmc(["compile", "--target=ethos-u -accelerator-config=ethos-u55-128,c", str(tmp_path / "m.tflite"),
                  "-o", str(tmp_path / "m.tar"), "-q"]) == 0
     assert _create(str(tmp_path / "z"), str(tmp_path / "m.tar"), "zephyr") == 0
-    assert (tmp_path / "z/prj.conf").read_text().splitlines()[-1] == \
-        "CONFIG_ETHOS_U=y  # Zephyr before 4.1: CONFIG_ARM_ETHOS_U=y"
+    assert (tmp_path / "z/prj.conf").read_text().splitlines()[-2:] == [
+        "CONFIG_ETHOS_U=y  # Zephyr before 4.1: CONFIG_ARM_ETHOS_U=y",
+        "CONFIG_ETHOS_U55_128=y  # the NPU the model was compiled for"]
     main_c = (tmp_path / "z/src/main.c").read_text()
     assert "struct tvmgen_default_devices devices = {.ethos_u = 0};" in main_c and "ethosu_init" not in main_c
 
@@ -126,4 +127,19 @@ def test_zephyr_application_of_a_cmsis_nn_model_enables_zephyrs_cmsis_nn(tmp_pat
     assert _create(str(tmp_path / "z"), str(tmp_path / "m.tar"), "zephyr") == 0
     assert (tmp_path / "z/prj.conf").read_text().splitlines()[4:] == [
         "CONFIG_CMSIS_NN=y", "CONFIG_CMSIS_NN_CONVOLUTION=y", "CONFIG_CMSIS_NN_FULLYCONNECTED=y",
-        "CONFIG_CMSIS_NN_POOLING=y", "CONFIG_CMSIS_NN_NNSUPPORT=y"]
+        "CONFIG_CMSIS_NN_POOLING=y", "CONFIG_CMSIS_NN_BASICMATH=y", "CONFIG_CMSIS_NN_NNSUPPORT=y"]
+
+
+@pytest.mark.parametrize("accelerator, zephyr_choice", [("ethos-u55-64", "CONFIG_ETHOS_U55_64"),
+                                                        ("ethos-u65-512", "CONFIG_ETHOS_U65_512")])
+def test_projects_build_the_driver_for_the_models_npu(tmp_path, accelerator, zephyr_choice):
+    (tmp_path / "m.tflite").write_bytes(models.make("conv2d"))
+    assert tvmc(["compile", f"--target=ethos-u -accelerator-config={accelerator},c", str(tmp_path / "m.tflite"),
+                 "-o", str(tmp_path / "m.tar"), "-q"]) == 0
+    assert _create(str(tmp_path / "p"), str(tmp_path / "m.tar"), "corstone300") == 0
+    assert (tmp_path / "p/npu.cmake").read_text().splitlines()[1] == \
+        f'set(ETHOSU_TARGET_NPU_CONFIG "{accelerator}" CACHE STRING "Ethos-U configuration the core driver is ' \
+        'built for" FORCE)'
+    assert _create(str(tmp_path / "z"), str(tmp_path / "m.tar"), "zephyr") == 0
+    assert f"{zephyr_choice}=y  # the NPU the model was compiled for" in \
+        (tmp_path / "z/prj.conf").read_text().splitlines()

@@ -121,6 +121,6 @@ def test_cmsis_nn_model_depends_on_zephyrs_cmsis_nn_module():
     cmake = files["zephyr/CMakeLists.txt"]
     assert ("tvmgen_default calls cmsis-nn: enable Zephyr's cmsis-nn module (CONFIG_CMSIS_NN=y, "
             "CONFIG_CMSIS_NN_CONVOLUTION=y, CONFIG_CMSIS_NN_FULLYCONNECTED=y, CONFIG_CMSIS_NN_POOLING=y, "
-            "CONFIG_CMSIS_NN_NNSUPPORT=y)") in cmake
+            "CONFIG_CMSIS_NN_BASICMATH=y, CONFIG_CMSIS_NN_NNSUPPORT=y)") in cmake
     # Zephyr's cmsis-nn is a zephyr_library, linked by Zephyr: the tarball's CMakeLists.txt must not ask for a target
     assert cmake.index('set(ETHOSU_TVM_KERNEL_LIBRARIES "" CACHE STRING') < cmake.index("add_subdirectory(")

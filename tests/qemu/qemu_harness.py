@@ -158,34 +158,40 @@ def c_array(name: str, array: np.ndarray, const: bool = True, section: str | Non
 
 def single_io_main_c(inputs: list[np.ndarray], output: np.ndarray) -> str:
     """A main() that runs the model (one input, one output like `output`) on each of `inputs`, dumping the output
-    of run i as `output_<i>`. Float arrays travel as their int32 bit patterns (c_array writes integers)."""
-    stored = [x.reshape(-1).view(np.int32) if x.dtype == np.float32 else x.reshape(-1) for x in inputs]
-    output_type = c_type(output.dtype)
-    arrays = "\n".join(c_array(f"input_{i}", x) for i, x in enumerate(stored))
-    names = ", ".join(f"input_{i}" for i in range(len(inputs)))
+    of run i as `output_<i>`."""
+    return io_main_c([[x] for x in inputs], output)
+
+
+def io_main_c(input_sets: list[list[np.ndarray]], output: np.ndarray) -> str:
+    """A main() that runs the model (its inputs, in order, one of `input_sets`; one output like `output`) on each
+    set, dumping the output of run i as `output_<i>`. Float arrays travel as their int32 bit patterns (c_array
+    writes integers)."""
+    arrays, runs = [], []
+    for i, inputs in enumerate(input_sets):
+        stored = [x.reshape(-1).view(np.int32) if x.dtype == np.float32 else x.reshape(-1) for x in inputs]
+        arrays += [c_array(f"input_{i}_{k}", x) for k, x in enumerate(stored)]
+        pointers = ", ".join(f"(void*)input_{i}_{k}" for k in range(len(stored)))
+        runs += [f"  {{ struct tvmgen_default_inputs in = {{{pointers}}};",
+                 "    struct tvmgen_default_outputs out = {output};",
+                 "    if (tvmgen_default_run(&in, &out) != 0) return 1; }",
+                 f'  ethosu_tvm_dump("output_{i}", output, sizeof(output));']
+    arrays, body = "\n".join(arrays), "\n".join(runs)
     return f"""#include <stdint.h>
 #include "tvmgen_default.h"
 {DUMP_HELPER_C}
 {arrays}
-static const {c_type(stored[0].dtype)}* const input_sets[{len(inputs)}] = {{{names}}};
-static {output_type} output[{output.size}] __attribute__((aligned(16)));
+static {c_type(output.dtype)} output[{output.size}] __attribute__((aligned(16)));
 
 int main(void) {{
-  char name[16] = "output_0";
-  for (int i = 0; i < {len(inputs)}; ++i) {{
-    struct tvmgen_default_inputs in = {{(void*)input_sets[i]}};
-    struct tvmgen_default_outputs out = {{output}};
-    if (tvmgen_default_run(&in, &out) != 0) return 1;
-    name[7] = (char)('0' + i);
-    ethosu_tvm_dump(name, output, sizeof(output));
-  }}
+{body}
   return 0;
 }}
 """
 
 
 def parse_dumps(stdout: str) -> dict[str, bytes]:
-    """The arrays printed by ethosu_tvm_dump, by name (no spaces); truncated or inconsistent dumps raise AssertionError."""
+    """The arrays printed by ethosu_tvm_dump, by name (no spaces); truncated or inconsistent dumps raise
+    AssertionError."""
     dumps = {}
     started = re.findall(r"^@@dump (\S+) ", stdout, re.MULTILINE)
     for match in _DUMP_RE.finditer(stdout):

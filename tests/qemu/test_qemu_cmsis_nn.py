@@ -7,12 +7,14 @@ from __future__ import annotations
 import os
 import tarfile
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
-from qemu_harness import build_and_run, parse_dumps, single_io_main_c
+from qemu_harness import build_and_run, io_main_c, parse_dumps
 
 import ethosu_tvm
+from ethosu_tvm.host.cmsis_nn import choice
 from ethosu_tvm.run.kernel_libraries import cmsis_nn_folder
 from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.reference import random_inputs, run_litert
@@ -36,9 +38,9 @@ def _assert_exact_on_qemu(model: bytes, directory: Path, cpu: str = "cortex-m55"
     module.export_model_library_format(directory / "model.tar")
     with tarfile.open(directory / "model.tar") as tar:
         tar.extractall(directory / "mlf", filter="data")
-    inputs = [random_inputs(model, seed)[0] for seed in SEEDS]
-    expected = [run_litert(model, [x])[0] for x in inputs]
-    result = build_and_run(single_io_main_c(inputs, expected[0]), directory, directory / "mlf",
+    inputs = [random_inputs(model, seed) for seed in SEEDS]
+    expected = [run_litert(model, x)[0] for x in inputs]
+    result = build_and_run(io_main_c(inputs, expected[0]), directory, directory / "mlf",
                            libraries=_imported_cmsis_nn(cpu), cpu=cpu)
     assert result.exit_code == 0, result.stderr
     dumps = parse_dumps(result.stdout)
@@ -78,3 +80,25 @@ def test_factory_ops(case, cpu, tmp_path):
     module = _assert_exact_on_qemu(models.make(case.split()[0], 1, **FACTORY[case]), tmp_path, cpu)
     ours = cpu == "cortex-m7" and "pool" in case  # faster than CMSIS-NN's on DSP cores (choice.py)
     assert [step.kernel.library for step in module.program.steps] == ["" if ours else "cmsis-nn"]
+
+
+ELEMENTWISE = {  # the kernels' vector loops and their tails (odd sizes), s8 and s16, clamps, a constant operand
+    "add": {},
+    "add relu6 odd": {"in_shape": (1, 3, 5, 7), "activation": "RELU6", "in_zp": 9, "in2_scale": 0.3},
+    "add constant": {"constant_lhs": (1, 8, 8, 8)},
+    "add int16 odd": {"dtype": "int16", "in_shape": (1, 5, 7), "in2_scale": 1 / 512},
+    "mul relu": {"activation": "RELU", "in_zp": -7},
+    "mul int16 odd": {"dtype": "int16", "in_shape": (1, 5, 7), "activation": "RELU_N1_TO_1"},
+    "add broadcast": {"in2_shape": (1, 1, 1, 8)},
+    "mul broadcast": {"in2_shape": (8,)},
+}
+
+
+@pytest.mark.parametrize("cpu", ["cortex-m55", "cortex-m7"])
+@pytest.mark.parametrize("case", ELEMENTWISE)
+def test_elementwise(case, cpu, tmp_path):
+    """Every exact ADD/MUL call taken (choice.py's table emptied, so that the M7 runs CMSIS-NN's DSP path too);
+    broadcasts stay ours."""
+    with mock.patch.dict(choice.OURS_FASTER, clear=True):
+        module = _assert_exact_on_qemu(models.make(case.split()[0], 1, **ELEMENTWISE[case]), tmp_path, cpu)
+    assert [step.kernel.library for step in module.program.steps] == ["" if "broadcast" in case else "cmsis-nn"]

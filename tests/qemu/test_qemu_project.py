@@ -107,15 +107,19 @@ def _fake_driver(folder: Path) -> Path:
                                    "void ethosu_release_driver(struct ethosu_driver* d) {}\n"
                                    "int ethosu_invoke_v3(struct ethosu_driver* d, const void* c, int n, uint64_t* b, "
                                    "size_t* s, int k, void* u) { return -1; }\n")
-    (folder / "CMakeLists.txt").write_text("project(ethosu_core_driver C)\nadd_library(ethosu_core_driver STATIC "
-                                           "stub.c)\ntarget_include_directories(ethosu_core_driver PUBLIC include)\n")
+    (folder / "CMakeLists.txt").write_text(  # the driver's configuration as its CMake takes it, recorded
+        'project(ethosu_core_driver C)\nset(ETHOSU_TARGET_NPU_CONFIG "ethos-u55-128" CACHE STRING "NPU")\n'
+        "file(WRITE ${CMAKE_BINARY_DIR}/npu_config.txt ${ETHOSU_TARGET_NPU_CONFIG})\n"
+        "add_library(ethosu_core_driver STATIC stub.c)\n"
+        "target_include_directories(ethosu_core_driver PUBLIC include)\n")
     return folder
 
 
 def test_npu_project_builds_with_the_driver_path(tmp_path):
-    project = _project(tmp_path, models.make_graph("ds_cnn"), "ethos-u -accelerator-config=ethos-u55-128,c")
+    project = _project(tmp_path, models.make_graph("ds_cnn"), "ethos-u -accelerator-config=ethos-u55-256,c")
     driver = _fake_driver(tmp_path / "ethos-u-core-driver")
     elf = cmake_build(project, project / "build", "arm-none-eabi.cmake", f"-DETHOS_U_CORE_DRIVER_PATH={driver}")
+    assert (project / "build/npu_config.txt").read_text() == "ethos-u55-256"  # not the driver's default
     nm = subprocess.run([GCC.replace("gcc", "nm"), str(elf)], capture_output=True, text=True, check=True).stdout
     symbols = {parts[2]: int(parts[0], 16) for parts in map(str.split, nm.splitlines()) if len(parts) == 3}
     assert symbols["tvmgen_default_workspace_pool"] in SRAM

@@ -175,3 +175,19 @@ def test_person_detect_vela_artefact():
     assert len(outputs) > 1  # the output depends on the input
     with pytest.raises(SimulatorError, match="compiled for Ethos-U55 with 256 MACs/cycle"):
         run_vela_tflite(model, inputs, "ethos-u55-128")
+
+
+@pytest.mark.parametrize("accelerator", ["ethos-u55-64", "ethos-u65-256"])
+def test_every_wait_vela_emits_is_needed(accelerator, vela):
+    """Vela places a wait only where its model of the queues sees a conflict; with any one removed, the race check
+    (sim/hazards.py, which every execution here applies) must see the race: its model is no weaker than Vela's."""
+    model = shared_model(MODELS["kws"][0])
+    parsed = vela_tflite.parse(vela("kws", model, accelerator, "Performance"))
+    commands = load(parsed.command_stream, find_accelerator(accelerator))
+    waits = [c.index for c in commands if c.opcode.name in ("NPU_OP_DMA_WAIT", "NPU_OP_KERNEL_WAIT")]
+    assert len(waits) >= 2
+    inputs, _ = _case("kws", 0)
+    for index in waits:
+        words = [word for c in commands if c.index != index for word in c.words()]
+        with pytest.raises(SimulatorError, match=r"may still be (reading|writing) \(no wait completes it\)"):
+            vela_tflite.execute(dataclasses.replace(parsed, command_stream=words), inputs, accelerator)

@@ -92,19 +92,21 @@ def test_tvmc_style_list():
          "enable-cascader, enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
         ("ethos-u -accelerator_confg=ethos-u55-128",
          "unknown option 'accelerator_confg' for target ethos-u; valid: accelerator-config, system-config, "
-         "memory-mode, enable-cascader, enable-striping, disable-copying-constants, dev-log-plans, dev-select-proposal"),
+         "memory-mode, enable-cascader, enable-striping, disable-copying-constants, dev-log-plans, "
+         "dev-select-proposal"),
         ("ethos-u -system-config=Ethos_U65_High_End",
          "system-config 'Ethos_U65_High_End' is not an Ethos-U55 system; valid: "
          "Ethos_U55_High_End_Embedded, Ethos_U55_Deep_Embedded"),
         ("ethos-u -accelerator-config=ethos-u65-256 -system-config=Ethos_U55_Deep_Embedded",
          "system-config 'Ethos_U55_Deep_Embedded' is not an Ethos-U65 system; valid: Ethos_U65_High_End, "
          "Ethos_U65_Embedded, Ethos_U65_Mid_End, Ethos_U65_Client_Server"),
-        ("ethos-u -accelerator-config=ethos-u65-512 -memory-mode=Dedicated_Sram",
-         "memory-mode 'Dedicated_Sram' is not yet supported by the compiler; valid: Shared_Sram, Sram_Only"),
+        ("ethos-u -accelerator-config=ethos-u65-512 -system-config=Ethos_U65_Embedded -memory-mode=Dedicated_Sram",
+         "memory mode Dedicated_Sram keeps feature maps in DRAM; Ethos_U65_Embedded has OffChipFlash on its second "
+         "AXI port"),
         ("ethos-u -system-config=Ethos_U65_Huge",
          "unknown system-config 'Ethos_U65_Huge'; valid: Ethos_U55_High_End_Embedded, Ethos_U55_Deep_Embedded"),
         ("ethos-u -memory-mode=Dedicated_Sram",
-         "memory-mode 'Dedicated_Sram' is not yet supported by the compiler; valid: Shared_Sram, Sram_Only"),
+         "memory-mode 'Dedicated_Sram' is not an Ethos-U55 memory mode; valid: Shared_Sram, Sram_Only"),
         ("ethos-u -memory-mode=Dedicated",
          "unknown memory-mode 'Dedicated'; valid: Shared_Sram, Sram_Only"),
         ("ethos-u -dev-select-proposal=-1",
@@ -162,3 +164,14 @@ def test_u65_system_configs(config, clock, axi1, mode):
     assert target.system.config.core_clock == clock and target.system.bytes_per_cycle(1) == 16
     assert target.system.bytes_per_cycle(0) == (axi1 if mode == "Shared_Sram" else 16)
     assert parse_ethosu_target("ethos-u65-256").system_config == "Ethos_U65_High_End"
+
+
+@pytest.mark.parametrize("config, axi1", [("Ethos_U65_High_End", 3.75), ("Ethos_U65_Mid_End", 7.5),
+                                          ("Ethos_U65_Client_Server", 12.0)])
+def test_u65_dedicated_sram(config, axi1):
+    """Dedicated_Sram on a U65 system with DRAM: the scratch (1) and the I/O on AXI1 with the constants, only the
+    fast scratch (2), where weight buffers and rolling buffers go, in SRAM."""
+    target = parse_ethosu_target(f"ethos-u -accelerator-config=ethos-u65-512 -system-config={config} "
+                                 "-memory-mode=Dedicated_Sram")
+    assert [target.system.bytes_per_cycle(region) for region in range(5)] == [axi1, axi1, 16, axi1, axi1]
+    assert target.system.cache_region == 2 and parse_ethosu_target("ethos-u65-512").system.cache_region == 1

@@ -14,7 +14,7 @@ import numpy as np
 from .. import __version__
 from ..arch import ALIGNMENT
 from ..codegen import CodegenError
-from ..codegen.memory import CONSTANTS_REGION, SCRATCH_REGION
+from ..arch.system import CONSTANTS_REGION, SCRATCH_REGION
 from .program import MODULE, PREFIX, HostStep, NpuStep, Program
 from .workspace import Workspace
 
@@ -194,8 +194,8 @@ class _Runner:
             weights = self.constant(f"{prefix}_weights", artifact.constants,
                                     f"{artifact.name}: encoded weights, biases and tables (region 0)")
             regions[CONSTANTS_REGION] = (weights, len(artifact.constants))
-        for scratch in self.workspace.scratch[index]:
-            regions[SCRATCH_REGION] = (self.pointer(scratch), artifact.scratch_size)
+        for region, scratch, buffer in zip(step.scratch_regions, self.workspace.scratch[index], step.scratch):
+            regions[region] = (self.pointer(scratch), buffer.nbytes)
         copies = []
         for binding, tensor in zip(artifact.inputs + artifact.outputs, step.inputs + step.outputs):
             if binding.region == SCRATCH_REGION:  # held inside the scratch, which is already mapped

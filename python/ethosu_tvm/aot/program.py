@@ -12,6 +12,7 @@ import numpy as np
 import tvm
 from tvm import relax
 
+from ..arch.system import FAST_SCRATCH_POOL, FAST_SCRATCH_REGION, SCRATCH_REGION
 from ..codegen import NpuArtifact
 from ..frontend.attributes import State
 from ..host import HostKernel, ScratchBuffer, UnsupportedHostOp
@@ -69,10 +70,21 @@ class NpuStep:
     def label(self) -> str:
         return self.artifact.name
 
+    def _scratch(self) -> list[tuple[int, str, int]]:
+        """(region, name, bytes) of the command stream's scratch (region 1) and fast scratch (region 2, in the pool
+        of that name), those it has."""
+        parts = ((SCRATCH_REGION, "scratch", self.artifact.scratch_size),
+                 (FAST_SCRATCH_REGION, FAST_SCRATCH_POOL, self.artifact.fast_scratch_size))
+        return [part for part in parts if part[2]]
+
     @property
     def scratch(self) -> tuple[ScratchBuffer, ...]:
-        """The command stream's scratch region (region 1), when it has one."""
-        return (ScratchBuffer("scratch", self.artifact.scratch_size),) if self.artifact.scratch_size else ()
+        return tuple(ScratchBuffer(name, size) for _, name, size in self._scratch())
+
+    @property
+    def scratch_regions(self) -> tuple[int, ...]:
+        """The region of each of `scratch`."""
+        return tuple(region for region, _, _ in self._scratch())
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..arch import ALIGNMENT
-from ..codegen.memory import SCRATCH_REGION
+from ..arch.system import FAST_SCRATCH_POOL, FAST_SCRATCH_REGION, SCRATCH_REGION
 from ..memory import BufferInfo, MemoryPlan, PlanDoesNotFit, PoolInfo, plan_memory
 from .program import HostStep, NpuStep, Program, c_identifier
 
@@ -73,8 +73,10 @@ class _Inventory:
         self.targets.setdefault(name, set()).add(target)
 
 
-def _allowed(name: str, targets: set[str], pools: list[PoolInfo]) -> tuple[str, ...]:
-    allowed = tuple(p.name for p in pools if p.reachable_by(targets))
+def _allowed(name: str, targets: set[str], pools: list[PoolInfo], fast: bool = False) -> tuple[str, ...]:
+    """The pools `name` may go to: those all its `targets` reach; the fast scratch pool holds only the NPU's fast
+    scratch (`fast`), which goes nowhere else."""
+    allowed = tuple(p.name for p in pools if p.reachable_by(targets) and (p.name == FAST_SCRATCH_POOL) == fast)
     if not allowed:
         raise PlanDoesNotFit(f"buffer {name!r} is used by {' and '.join(sorted(targets))}, but no workspace pool is "
                              f"reachable by {'both' if len(targets) > 1 else 'it'}; check --workspace-pools-targets")
@@ -88,7 +90,7 @@ def scratch_aliases(program: Program) -> list[tuple[str, str, int]]:
     for step, names in zip(program.steps, scratch_names(program)):
         if isinstance(step, NpuStep):
             bindings = step.artifact.inputs + step.artifact.outputs
-            aliases += [(tensor, names[0], binding.offset)
+            aliases += [(tensor, names[step.scratch_regions.index(SCRATCH_REGION)], binding.offset)
                         for binding, tensor in zip(bindings, step.inputs + step.outputs)
                         if binding.region == SCRATCH_REGION]
     return aliases
@@ -116,13 +118,15 @@ def program_buffers(program: Program, pools: list[PoolInfo], io_in_workspace: bo
                for name in program.tensors if name in inventory.first and name not in excluded]
     scratch = scratch_names(program)
     for index, step in enumerate(program.steps):
-        for buffer, name in zip(step.scratch, scratch[index]):
+        regions = step.scratch_regions if isinstance(step, NpuStep) else ()
+        for position, (buffer, name) in enumerate(zip(step.scratch, scratch[index])):
+            fast = position < len(regions) and regions[position] == FAST_SCRATCH_REGION
             held = [tensor for tensor, holder, _ in aliases if holder == name]
             first = min([index] + [inventory.first[t] for t in held])
             last = max([index] + [inventory.last[t] for t in held])
             targets = set().union({step.target}, *(inventory.targets[t] for t in held))
             buffers.append(BufferInfo(name, buffer.nbytes, first, last, max(buffer.alignment, ALIGNMENT),
-                                      _allowed(name, targets, pools), step.label))
+                                      _allowed(name, targets, pools, fast), step.label))
     return buffers, scratch
 
 

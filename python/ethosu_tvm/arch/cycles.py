@@ -122,28 +122,27 @@ def block_traffic(kind: str, ifm: CostedFeatureMap, ifm2: CostedFeatureMap | Non
     of a convolution's weight and scale streams; `lut_bytes` the table entries a lookup reads from SHRAM.
     Elementwise operands are read once per OFM element (a broadcast operand too).
     """
-    read, written = Counter(), Counter()
+    read: dict = {}
     oh, ow, od = ofm.shape
     ofm_elements = oh * ow * ofm.stored_depth
     if kind == ELEMENTWISE:
         for fm in (ifm, ifm2):
             if fm is not None:
                 depth = round_up(od, _BRICK_DEPTH) if fm.brick else od
-                read[fm.region] += oh * ow * depth * fm.bits // 8
+                read[fm.region] = read.get(fm.region, 0) + oh * ow * depth * fm.bits // 8
     else:
         block_h, block_w, block_d = block
         rows = _window_sum(oh, ifm.shape[0], block_h, kernel.stride_y, kernel.extent_h)
         columns = _window_sum(ow, ifm.shape[1], block_w, kernel.stride_x, kernel.extent_w)
         sub_kernels = -(-kernel.height // _SUB_KERNEL_TAPS) * -(-kernel.width // _SUB_KERNEL_TAPS)
         depth_slices = _block_count(od, block_d) if kind == CONV else 1  # each slice reads the whole IFM depth
-        read[ifm.region] += rows * columns * ifm.stored_depth * sub_kernels * depth_slices * ifm.bits // 8
+        read[ifm.region] = rows * columns * ifm.stored_depth * sub_kernels * depth_slices * ifm.bits // 8
         blocks_hw = _block_count(oh, block_h) * _block_count(ow, block_w)
         for region, length in streams:
-            read[region] += length * blocks_hw
+            read[region] = read.get(region, 0) + length * blocks_hw
     if lut_bytes:
-        read[SHRAM] += lut_bytes
-    written[ofm.region] += ofm_elements * ofm.bits // 8
-    return Traffic(dict(read), dict(written))
+        read[SHRAM] = read.get(SHRAM, 0) + lut_bytes
+    return Traffic(read, {ofm.region: ofm_elements * ofm.bits // 8})
 
 
 def touched_traffic(ifm: CostedFeatureMap, ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap,
@@ -168,8 +167,8 @@ def memory_cycles(system: System, traffic: Traffic) -> float:
     per_memory = {}
     for counter in (traffic.read, traffic.written):
         for region, count in counter.items():
-            name = system.memory(region).name
-            per_memory[name] = per_memory.get(name, 0) + count / system.bytes_per_cycle(region)
+            name, bytes_per_cycle = system.port(region)
+            per_memory[name] = per_memory.get(name, 0) + count / bytes_per_cycle
     return float(max(per_memory.values(), default=0.0))
 
 
@@ -224,6 +223,60 @@ def compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | 
         ofm = CostedFeatureMap((ofm_h, *ofm.shape[1:]), ofm.bits, ofm.region, ofm.brick)
         ifm = CostedFeatureMap((ifm_h, *ifm.shape[1:]), ifm.bits, ifm.region, ifm.brick)
     return _compute_cycles(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits, weights_region)
+
+
+def least_compute_cycles(accelerator: Accelerator, kind: str, fused: str | None, ifm: CostedFeatureMap,
+                         ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int], acc_bits: int) -> int:
+    """A lower bound of `compute_cycles` of a convolution or depthwise convolution, in a few integer steps: Vela
+    estimates at least the larger of its DPU cycles per OFM block (for each sub-kernel, its kernel steps over the
+    block's micro blocks, before the delays and command overhead it may add, and for a convolution once per IFM
+    depth block) and its output cycles per block, times the number of blocks. 0 for the other kinds and for an OFM
+    one row high (Vela may change the micro block then). Ranking block configs, it spares Vela's estimate of the
+    configs it shows to be slower."""
+    if kind not in (CONV, DEPTHWISE) or ofm.shape[0] == 1:
+        return 0
+    (ublock_h, ublock_w, ublock_d), wide_step, steps, depth_blocks, per_element, cores = _dpu_terms(
+        accelerator, kind, fused, ifm.bits, ifm.shape[2], kernel, acc_bits)
+    (height, width, depth), (block_h, block_w, block_d) = ofm.shape, block
+    block_h, block_w, block_d = min(block_h, height), min(block_w, width), min(block_d, depth)
+    micro_blocks = -(-block_h // ublock_h) * -(-block_w // ublock_w)
+    dpu = max(wide_step, micro_blocks * (8 if kind == DEPTHWISE and ifm.bits == 16 else 4)) * steps
+    dpu *= -(-block_d // ublock_d) * depth_blocks
+    output = math.ceil(per_element * block_h * block_w * block_d)
+    blocks = -(-height // block_h) * -(-width // block_w) * -(-depth // block_d)
+    return max(dpu * blocks // cores, output * blocks)
+
+
+@functools.lru_cache(maxsize=1 << 10)
+def _dpu_terms(accelerator: Accelerator, kind: str, fused: str | None, ifm_bits: int, ifm_depth: int,
+               kernel: Kernel, acc_bits: int) -> tuple:
+    """What `least_compute_cycles` reads of Vela's estimate apart from the block: the micro block (height, width,
+    depth), the cycles of a kernel step on few micro blocks, the kernel steps over all sub-kernels, the IFM depth
+    blocks, the output cycles per element and the cores."""
+    arch = vela_arch(accelerator)
+    ublock = arch.config.ofm_ublock
+    ifm_block_depth = min(ifm_depth, 16 if kernel.part_kernel or ifm_bits == 16 else 32)
+    steps = 0
+    for rows in _sub_kernel_sizes(kernel.height):
+        for columns in _sub_kernel_sizes(kernel.width):
+            taps = rows * columns
+            if kind == DEPTHWISE:
+                steps += -(-taps // 4)
+            elif kernel.part_kernel:
+                steps += -(-taps // (2 if ifm_bits == 16 else 4)) * -(-ifm_block_depth // 8)
+            else:
+                steps += taps
+    # Vela's output and activation tables: 40-bit accumulation or not; a table lookup or none
+    per_element = max(arch.output_cycles_per_elem[3 if acc_bits == 40 else 7],
+                      arch.activation_cycles_per_elem[2 if fused is None else 0])
+    depth_blocks = -(-ifm_depth // ifm_block_depth) if kind == CONV else 1
+    return ((ublock.height, ublock.width, ublock.depth), 32 * ublock.depth // 8, steps, depth_blocks, per_element,
+            arch.ncores)
+
+
+def _sub_kernel_sizes(taps: int) -> list[int]:
+    """The taps of each sub-kernel along one kernel axis."""
+    return [min(taps - start, _SUB_KERNEL_TAPS) for start in range(0, taps, _SUB_KERNEL_TAPS)]
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -12,12 +12,15 @@ SRAM. SHRAM traffic counts as SRAM's.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 from . import ACCELERATORS, U55, U65
 
 CONSTANTS_REGION = 0
+SCRATCH_REGION = 1
 FAST_SCRATCH_REGION = 2
+FAST_SCRATCH_POOL = "fast_scratch"  # the workspace pool of region 2, the only pool its buffers go to
 SHRAM = "shram"  # the NPU's internal memory, as a key of the per-region traffic counters
 
 
@@ -68,8 +71,8 @@ PRODUCT_SYSTEM_CONFIGS = {
     U55: ("Ethos_U55_High_End_Embedded", "Ethos_U55_Deep_Embedded"),
     U65: ("Ethos_U65_High_End", "Ethos_U65_Embedded", "Ethos_U65_Mid_End", "Ethos_U65_Client_Server"),
 }
-# What the compiler supports so far: no fast scratch.
-COMPILER_MEMORY_MODES = ("Shared_Sram", "Sram_Only")
+# The memory modes the compiler takes for each product (Dedicated_Sram needs the U65's writable AXI1).
+COMPILER_MEMORY_MODES = {U55: ("Shared_Sram", "Sram_Only"), U65: MEMORY_MODES}
 DEFAULT_SYSTEM_CONFIG = PRODUCT_SYSTEM_CONFIGS[U55][0]
 DEFAULT_MEMORY_MODE = "Shared_Sram"
 
@@ -106,9 +109,27 @@ class System:
             return self.config.axi1
         return self.config.sram
 
+    @property
+    def cache_region(self) -> int:
+        """The region of what the NPU keeps close at hand (weight buffers, cascaded stripes, a launch's feature
+        maps): Dedicated_Sram's fast scratch, the SRAM beside the DRAM; otherwise the scratch, in SRAM already."""
+        return FAST_SCRATCH_REGION if self.memory_mode == "Dedicated_Sram" else SCRATCH_REGION
+
     def bytes_per_cycle(self, region) -> float:
         """The bandwidth of the memory behind a region, in bytes per core cycle."""
         return self.axi_bytes_per_cycle * self.memory(region).clock_scale
+
+    def port(self, region) -> tuple[str, float]:
+        """(name, bytes per core cycle) of the memory behind a region, looked up once per region: the cost model
+        asks for every region of every block config it ranks."""
+        ports = self._ports
+        if region not in ports:
+            ports[region] = self.memory(region).name, self.bytes_per_cycle(region)
+        return ports[region]
+
+    @functools.cached_property
+    def _ports(self) -> dict:
+        return {}
 
     def for_accelerator(self, accelerator) -> System:
         """This system around `accelerator` (an `arch.Accelerator`), whose AXI ports may be wider."""

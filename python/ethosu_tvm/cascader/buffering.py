@@ -86,6 +86,13 @@ def _step(choice: Choice, state: int, previous: int) -> tuple[int, int, int]:
     return choice.buffer.cycles + stall, stall, choice.buffer.cycles
 
 
+def streaming(choices: Sequence[Choice]) -> Buffering:
+    """The decision in which every operation streams its weights plainly."""
+    none = (False,) * len(choices)
+    return Buffering(none, tuple(c.streamed for c in choices), (0,) * len(choices),
+                     tuple(c.overlap for c in choices), none)
+
+
 def choose_buffering(choices: Sequence[Choice], previous: int = 0, budget: Budget | None = None) -> Buffering:
     """The buffering of `choices` (in execution order) with the fewest cycles, the first transfer overlapping
     `previous` cycles of the operation before them, within `budget` (None: no limit; when nothing fits, not even
@@ -98,30 +105,44 @@ def choose_buffering(choices: Sequence[Choice], previous: int = 0, budget: Budge
         after = (index, choices[index].buffer.nbytes if buffers else 0) if buffers is not None else None
         return budget.fits(before, after)
 
-    # per state of the latest operation: (total cycles, states so far, overlap it leaves)
-    states: list[tuple[int, tuple[int, ...], int] | None] = [(0, (), previous), None, None]
+    # per state of the latest operation: (total cycles, buffers and frugal streams so far, overlap it leaves); and
+    # per operation, the state of the one before it on each state's best path (the path is read back at the end,
+    # not copied at every step: plans run hundreds of operations)
+    states: list[tuple[int, int, int, int] | None] = [(0, 0, 0, previous), None, None]
+    links: list[list[int | None]] = []
     for index, choice in enumerate(choices):
-        options = []
+        options, link = [None, None, None], [None, None, None]
         for state, option in ((STREAMS, True), (BUFFERS, choice.buffer), (FRUGAL, choice.frugal)):
-            best = None
-            if option is not None:
-                for previous_state, entry in enumerate(states):
-                    if entry is None or not fits(index, previous_state == BUFFERS, state == BUFFERS):
-                        continue
-                    cycles, _, overlap = _step(choice, state, entry[2])
-                    if best is None or entry[0] + cycles < best[0]:
-                        best = (entry[0] + cycles, entry[1] + (state,), overlap)
-            options.append(best)
+            if option is None:
+                continue
+            # the operation's cycles but a buffer's wait, and what it leaves the next transfer (see `_step`)
+            cycles, overlap = ((choice.streamed, choice.overlap) if state == STREAMS else
+                               (option.cycles, option.cycles) if state == BUFFERS else option)
+            best, came = None, None
+            for previous_state, entry in enumerate(states):
+                if entry is None or budget is not None and not fits(index, previous_state == BUFFERS, state == BUFFERS):
+                    continue
+                total = entry[0] + cycles + (max(option.transfer - entry[3], 0) if state == BUFFERS else 0)
+                if best is None or total < best[0]:
+                    best = (total, entry[1] + (state == BUFFERS), entry[2] + (state == FRUGAL), overlap)
+                    came = previous_state
+            options[state], link[state] = best, came
         states = options
-    feasible = [s for state, s in enumerate(states) if s is not None and fits(len(choices), state == BUFFERS, None)]
+        links.append(link)
+    feasible = [state for state, s in enumerate(states) if s is not None and fits(len(choices), state == BUFFERS, None)]
     if not feasible:
-        return choose_buffering([Choice(c.streamed, c.overlap) for c in choices], previous)
-    final = min(feasible, key=lambda s: (s[0], s[1].count(BUFFERS), s[1].count(FRUGAL)))
+        return streaming(choices)
+    state = min(feasible, key=lambda s: states[s][:3])
+    path = []
+    for link in reversed(links):
+        path.append(state)
+        state = link[state]
+    path.reverse()
     cycles, stalls, overlaps = [], [], []
-    for choice, state in zip(choices, final[1]):
+    for choice, state in zip(choices, path):
         own, stall, previous = _step(choice, state, previous)
         cycles.append(own)
         stalls.append(stall)
         overlaps.append(previous)
-    return Buffering(tuple(state == BUFFERS for state in final[1]), tuple(cycles), tuple(stalls), tuple(overlaps),
-                     tuple(state == FRUGAL for state in final[1]))
+    return Buffering(tuple(state == BUFFERS for state in path), tuple(cycles), tuple(stalls), tuple(overlaps),
+                     tuple(state == FRUGAL for state in path))

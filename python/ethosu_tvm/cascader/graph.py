@@ -131,10 +131,6 @@ class Part:
         """For output rows [lo, hi), the rows of each input read (clipped to the input)."""
         return tuple(m(lo, hi, t.shape[ROW_AXIS]) for m, t in zip(self.row_maps, self.inputs))
 
-    def input_windows(self, lo: int, hi: int) -> tuple[tuple[int, int], ...]:
-        """For output rows [lo, hi), the rows of each input read, not clipped (see RowMap.window)."""
-        return tuple(m.window(lo, hi, t.shape[ROW_AXIS]) for m, t in zip(self.row_maps, self.inputs))
-
     def _stripe_shapes(self, lo: int, hi: int) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
         """(output stripe shape, input stripe shapes) of output rows [lo, hi)."""
         out_shape = _with_rows(self.output.shape, hi - lo)
@@ -156,6 +152,16 @@ class Part:
         if self.overlap is None:
             return cycles
         return self._remember(("overlap", lo, hi), lambda: self.overlap(*self._stripe_shapes(lo, hi)))
+
+    def stripe_options(self, lo: int, hi: int, buffer: bool) -> tuple[int, int, WeightBuffer | None]:
+        """Output rows [lo, hi) as one operation: its cycles, those a weight transfer can run in, and its weight
+        buffer option when `buffer` asks for it (else None). Remembered whole, as a plan's walk asks for them at
+        every stripe."""
+        def options():
+            cycles = self.stripe_cost(lo, hi)
+            return cycles, self.stripe_overlap(lo, hi, cycles), self.stripe_buffer(lo, hi) if buffer else None
+
+        return self._remember(("options", lo, hi, buffer), options)
 
     def stripe_buffer(self, lo: int, hi: int) -> WeightBuffer | None:
         """The weight buffer option of computing output rows [lo, hi) as one operation (None: there is none)."""

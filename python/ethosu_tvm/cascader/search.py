@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..arch import ALIGNMENT, round_up
-from .buffering import Choice, choose_buffering
+from .buffering import Choice, choose_buffering, streaming
 from .graph import ROW_AXIS, CascaderGraph, Part
 from .pareto import pareto_frontier, thin
 from .plan import BufferMode, Plan, Proposal, TensorConfig, TensorState
@@ -100,17 +100,26 @@ class _Liveness:
                    and not self.shares(t.name, first, stop, interior))
 
 
-def _windows(parts, interior: set[str], output: str, lo: int, hi: int) -> dict[str, tuple[int, int]]:
+def _interior_reads(parts, interior: set[str]) -> tuple:
+    """Per part, last first: its output's name and, for each interior tensor it reads, (name, row map, height):
+    what `_windows` and the ring sizes read of a plan's parts, looked up once per walk instead of per stripe."""
+    return tuple((part.output.name, tuple((tensor.name, rows, tensor.shape[ROW_AXIS])
+                                          for tensor, rows in zip(part.inputs, part.row_maps)
+                                          if tensor.name in interior))
+                 for part in reversed(parts))
+
+
+def _windows(reads, output: str, lo: int, hi: int) -> dict[str, tuple[int, int]]:
     """The unclipped window of every interior tensor (and the output) for output rows [lo, hi): the hull of
-    what its consumers' windows read. TIR's compute_at derives the producers' regions the same way, clipping
-    only when a block stores or loads."""
+    what its consumers' windows read (`reads`: `_interior_reads`). TIR's compute_at derives the producers'
+    regions the same way, clipping only when a block stores or loads."""
     window = {output: (lo, hi)}
-    for part in reversed(parts):
-        lo, hi = window[part.output.name]
-        for tensor, read in zip(part.inputs, part.input_windows(lo, hi)):
-            if tensor.name in interior:
-                known = window.get(tensor.name, read)
-                window[tensor.name] = (min(known[0], read[0]), max(known[1], read[1]))
+    for name, inputs in reads:
+        lo, hi = window[name]
+        for tensor, rows, height in inputs:
+            read = rows.window(lo, hi, height)
+            known = window.get(tensor, read)
+            window[tensor] = (min(known[0], read[0]), max(known[1], read[1]))
     return window
 
 
@@ -209,9 +218,10 @@ class _Walk:
         if rows != height and not parts[-1].stripable:
             return None
         names = {t.name for t in interior}
+        reads = _interior_reads(parts, names)
         warmup = 0
         if mode is BufferMode.ROLLING and names and rows < height:
-            windows = _windows(parts, names, output.name, 0, rows)
+            windows = _windows(reads, output.name, 0, rows)
             lead = max(-lo for name, (lo, _) in windows.items() if name in names)
             warmup = -(-lead // rows) if lead > 0 else 0
         written = dict.fromkeys(names, 0)
@@ -219,24 +229,25 @@ class _Walk:
         choices: list[Choice] = []
         operations: list[tuple[int, int]] = []
         order = _stripe_order(parts, first)
+        inputs = dict(reads)
+        steps = [(index, part, part.output.name, part.output.shape[ROW_AXIS],
+                  mode is BufferMode.ROLLING and part.output.name in names, inputs[part.output.name])
+                 for index, part in order]
         for start in range(-warmup * rows, height, rows):
-            window = _windows(parts, names, output.name, start, min(start + rows, height))
-            for index, part in order:
-                lo, hi = window[part.output.name]
-                lo, hi = max(lo, 0), min(hi, part.output.shape[ROW_AXIS])
-                if mode is BufferMode.ROLLING and part.output.name in names:
-                    lo = max(lo, written[part.output.name])
-                if lo >= hi or _written_in_place(part, lo, hi, names, rows >= height):
+            window = _windows(reads, output.name, start, min(start + rows, height))
+            for index, part, name, part_height, rolling, interior_inputs in steps:
+                lo, hi = window[name]
+                lo, hi = max(lo, 0), min(hi, part_height)
+                if rolling:
+                    lo = max(lo, written[name])
+                if lo >= hi or part.view and _written_in_place(part, lo, hi, names, rows >= height):
                     continue
-                for tensor, (read_lo, _) in zip(part.inputs, part.input_rows(lo, hi)):
-                    if tensor.name in names:
-                        ring[tensor.name] = max(ring[tensor.name], written[tensor.name] - read_lo)
-                kernel = part.stripe_cost(lo, hi)
-                choices.append(Choice(kernel, part.stripe_overlap(lo, hi, kernel),
-                                      part.stripe_buffer(lo, hi) if buffer_weights else None))
+                for tensor, row_map, tensor_height in interior_inputs:
+                    ring[tensor] = max(ring[tensor], written[tensor] - row_map(lo, hi, tensor_height)[0])
+                choices.append(Choice(*part.stripe_options(lo, hi, buffer_weights)))
                 operations.append((index, lo))
-                if part.output.name in names:
-                    written[part.output.name] = max(written[part.output.name], hi)
+                if name in written:
+                    written[name] = max(written[name], hi)
         configs = tuple(TensorConfig(t, TensorState.INTERIOR, mode, min(ring[t.name], t.shape[ROW_AXIS]))
                         for t in interior)
         stripe_shape = output.shape[:ROW_AXIS] + (rows,) + output.shape[ROW_AXIS + 1:]
@@ -255,8 +266,8 @@ class _Walk:
         if not self.operations:  # a view alone
             return Plan(tuple(range(first, stop)), config, self.mode, configs, self.boundary, 0,
                         exit_memory=self.boundary, empty=True)
-        choices = self.choices if buffer_weights else [Choice(c.streamed, c.overlap) for c in self.choices]
-        decision = choose_buffering(choices)
+        choices = self.choices
+        decision = choose_buffering(choices) if buffer_weights else streaming(choices)
         buffered = [operation for operation, buffers in zip(self.operations, decision.buffered) if buffers]
         buffers = [options.align(choice.buffer.nbytes) if buffers else 0
                    for choice, buffers in zip(choices, decision.buffered)]  # each operation's weight buffer bytes

@@ -5,17 +5,21 @@ The path: NpuGraph → TE graph → (scheduled) TIR PrimFunc → stripes (one pe
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from ethosu.vela import api as vapi
 
-from ..arch.system import DEFAULT_SYSTEM, System
+from ..arch.cycles import dma_cycles
+from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, FAST_SCRATCH_REGION, System
 from ..cascader.buffering import Budget, Choice, choose_buffering
 from ..legalize.ops import NpuGraph
 from ..target import EthosuTarget
 from .in_place import VIEW, Alias, candidates, write_in_place
 from .memory import ConstantPool, Placement, live_bytes, nbytes, plan, weight_buffer
+from .operation_cost import estimate_cycles
 from .operations import OperationBuilder, buffering_key
+from .prefetch import Fixed, State, fullest, prefetch
 from .schedule import ScheduleFn
 from .tir_to_npu import Stripe, translate
 from .vela_calls import vela_call
@@ -61,7 +65,8 @@ class CascadeReport:
 @dataclass(frozen=True)
 class NpuArtifact:
     """Everything needed to run one NPU subgraph: base address table entries are described by `inputs`, `outputs`,
-    region 0 (``constants``) and region 1 (``scratch_size`` bytes). `function` is the partitioned module's global
+    region 0 (``constants``), region 1 (``scratch_size`` bytes) and region 2 (``fast_scratch_size`` bytes, under
+    Dedicated_Sram). `function` is the partitioned module's global
     function the artifact implements; `cascade` says how the cascader scheduled it (None: it did not run); `system`
     is the system its cycles are estimated for (the target's)."""
 
@@ -77,6 +82,7 @@ class NpuArtifact:
     ops: tuple[OpSummary, ...]
     cascade: CascadeReport | None = None
     system: System = DEFAULT_SYSTEM
+    fast_scratch_size: int = 0
 
 
 def _binding(tensor, placement: Placement) -> IoBinding:
@@ -103,48 +109,116 @@ def _joint_choice(options: list[tuple[Stripe, Choice]], left_out: set[str], budg
             frozenset(buffering_key(stripe) for (stripe, _), frugal in zip(options, decision.frugal) if frugal))
 
 
+def _fixed(ops, target: EthosuTarget) -> Fixed:
+    """A stripe's operations as `prefetch` times them."""
+    system, accelerator = target.system, target.npu_accelerator
+    costs = [estimate_cycles(op, accelerator, system=system) for op in ops if isinstance(op, vapi.NpuBlockOperation)]
+    return Fixed(tuple((cost.cycles, cost.constants_cycles) for cost in costs),
+                 tuple((math.ceil(dma_cycles(system, op.src.region, op.dest.region, op.src.length)),
+                        op.src.region == CONSTANTS_REGION) for op in ops if isinstance(op, vapi.NpuDmaOperation)))
+
+
+def _prefetched(stripes: list[Stripe], per_stripe, options, chosen, live: tuple[int, ...], limit: int | None,
+                target: EthosuTarget):
+    """`chosen` (a `_joint_choice`) with the weight DMAs `prefetch` issues ahead: (buffered, buffer sizes, frugal,
+    leads by buffer name, leads by stripe index, the bytes the plain choice keeps live at its fullest step)."""
+    buffered, wanted, frugal = chosen
+    option = {id(stripe): choice for stripe, choice in options if choice.buffer is not None}
+    steps = [option.get(id(stripe)) or _fixed(ops, target) for stripe, ops in zip(stripes, per_stripe)]
+    states = {index: State(buffering_key(stripe) in buffered, buffering_key(stripe) in frugal)
+              for index, stripe in enumerate(stripes) if id(stripe) in option}
+    peak = fullest(steps, states, live)
+    states = prefetch(steps, states, live, peak if limit is None else limit)
+    ahead = {index: state.lead for index, state in states.items() if state.buffers and state.lead > 1}
+    if not ahead:
+        return (*chosen, {}, {}, peak)
+    keys = {index: buffering_key(stripes[index]) for index in states}
+    return (frozenset(keys[i] for i, state in states.items() if state.buffers),
+            {weight_buffer(stripes[i]): steps[i].buffer.nbytes for i, state in states.items() if state.buffers},
+            frozenset(keys[i] for i, state in states.items() if state.frugal),
+            {weight_buffer(stripes[i]): lead for i, lead in ahead.items()}, ahead, peak)
+
+
+def _issued_ahead(per_stripe: list[list], ahead: dict[int, int]) -> list[list]:
+    """The stripes' operations with the weight DMA of each stripe in `ahead` moved to the start of the stripe that
+    many stripes back, after the DMAs of later stripes moved there (`prefetch`)."""
+    moved = [list(ops) for ops in per_stripe]
+    early: dict[int, list] = {}
+    for index in sorted(ahead, reverse=True):
+        if moved[index] and isinstance(moved[index][0], vapi.NpuDmaOperation):
+            early.setdefault(index - ahead[index] + 1, []).append(moved[index].pop(0))
+    return [early.get(index, []) + ops for index, ops in enumerate(moved)]
+
+
 def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarget,
                      io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None,
                      buffered: frozenset[tuple[int, int]] | None = None, aliases: dict[str, Alias] | None = None):
-    """The Vela operations of each stripe, the constant pool, placements, scratch size and the sizes of the weight
-    buffers (by `weight_buffer` name). A second pass when some convolution stripes buffer their weights (those in
-    `buffered`, by primitive index and first OFM row, as the cascader chose them; None: the ones `choose_buffering`
-    picks from a first pass that streams them all, which also picks the stripes that stream frugally): their
-    buffers join the memory plan, and the operations use them. Our own choice keeps to `sram_limit` bytes of
-    scratch at every stripe, counting the bytes live there (`live_bytes`); while the planned scratch still exceeds
-    it (the planner may leave gaps), the largest buffer is left out (its convolution streams), and the choice is
-    made again without it. `aliases` are the tensors written in place (see `in_place`)."""
+    """`_build_operations`. Under Dedicated_Sram the fast scratch holds the launch's intermediate feature maps too,
+    as Vela's arena cache does (in SRAM they cost fewer cycles than in DRAM), unless they leave it larger than
+    `sram_limit`: then only the weight buffers and rolling buffers."""
+    if target.system.cache_region != FAST_SCRATCH_REGION:
+        return _build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases, False)
+    built = _build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases, True)
+    if sram_limit is None or built[5] <= sram_limit:
+        return built
+    return _build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases, False)
+
+
+def _build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarget, io_in_scratch: frozenset[str],
+                      sram_limit: int | None, buffered: frozenset[tuple[int, int]] | None,
+                      aliases: dict[str, Alias] | None, cache_feature_maps: bool):
+    """The Vela operations of each stripe, the constant pool, placements, scratch size, the sizes of the weight
+    buffers (by `weight_buffer` name) and the fast scratch size. A second pass when some convolution stripes buffer
+    their weights (those in `buffered`, by primitive index and first OFM row, as the cascader chose them; None: the
+    ones `choose_buffering` picks from a first pass that streams them all, which also picks the stripes that stream
+    frugally): their buffers join the memory plan, and the operations use them. Our own choice keeps to
+    `sram_limit` bytes of scratch at every stripe, counting the bytes live there (`live_bytes`); while the planned
+    scratch still exceeds it (the planner may leave gaps), the largest buffer is left out (its convolution streams),
+    and the choice is made again without it. Under Dedicated_Sram the limit is the fast scratch's, which holds the
+    weight buffers. `aliases` are the tensors written in place (see `in_place`); `cache_feature_maps`: see
+    `memory.plan`."""
+    cache = target.system.cache_region
     wanted: dict[str, int] = {}
     frugal: frozenset[tuple[int, int]] = frozenset()  # stripes streaming frugally, when the choice is ours
     dropped: set[str] = set()
     options = None  # each stripe's options, when the choice is ours
     budget = None
+    leads: dict[str, int] = {}  # weight buffers whose DMAs `prefetch` issues ahead, and by how many stripes
+    ahead: dict[int, int] = {}  # the same by stripe index
     if buffered is None:
-        placements, scratch_size = plan(graph, stripes, io_in_scratch, aliases=aliases)
+        placements, scratch_size, fast_size = plan(graph, stripes, io_in_scratch, aliases=aliases, cache_region=cache,
+                                                   cache_feature_maps=cache_feature_maps)
         pool = ConstantPool()
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system)
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
         options = list(zip(builder.stripes, builder.choices))
+        live = live_bytes(graph, stripes, io_in_scratch, aliases, cache, cache_feature_maps)
         if sram_limit is not None:
             step = {id(stripe): index for index, stripe in enumerate(stripes)}
-            budget = Budget(sram_limit, live_bytes(graph, stripes, io_in_scratch, aliases),
-                            tuple(step[id(stripe)] for stripe, _ in options))
-        buffered, wanted, frugal = _joint_choice(options, dropped, budget)
+            budget = Budget(sram_limit, live, tuple(step[id(stripe)] for stripe, _ in options))
+        plain = _joint_choice(options, dropped, budget)
+        buffered, wanted, frugal, leads, ahead, peak = _prefetched(stripes, per_stripe, options, plain, live,
+                                                                   sram_limit, target)
         if not buffered and not frugal:
-            return per_stripe, pool, placements, scratch_size, {}
+            return per_stripe, pool, placements, scratch_size, {}, fast_size
     while True:
         chosen = {name: size for name, size in wanted.items() if name not in dropped}
-        placements, scratch_size = plan(graph, stripes, io_in_scratch, chosen, aliases)
-        if sram_limit is not None and scratch_size > sram_limit and chosen:
+        placements, scratch_size, fast_size = plan(graph, stripes, io_in_scratch, chosen, aliases, leads=leads,
+                                                   cache_region=cache, cache_feature_maps=cache_feature_maps)
+        limited = fast_size if cache == FAST_SCRATCH_REGION else scratch_size  # the region holding weight buffers
+        if leads and limited > (peak if sram_limit is None else sram_limit):
+            (buffered, wanted, frugal), leads, ahead = plain, {}, {}  # the planner left gaps: no DMA ahead
+            continue
+        if sram_limit is not None and limited > sram_limit and chosen:
             dropped.add(max(chosen, key=lambda name: (chosen[name], name)))
             if options is not None:
-                buffered, wanted, frugal = _joint_choice(options, dropped, budget)
+                buffered, wanted, frugal = plain = _joint_choice(options, dropped, budget)
             continue
         pool = ConstantPool()
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system, buffered, frugal)
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
         if builder.weight_buffers == wanted:
-            return per_stripe, pool, placements, scratch_size, wanted
+            return _issued_ahead(per_stripe, ahead), pool, placements, scratch_size, wanted, fast_size
         wanted = builder.weight_buffers
 
 
@@ -184,9 +258,16 @@ def _built(graph: NpuGraph, order: list[Stripe], target: EthosuTarget, io_in_scr
 def _model_order_plans_smaller(graph: NpuGraph, built, io_in_scratch: frozenset[str]) -> bool:
     """Whether the unscheduled stripes of `built` (a `_built`), run in the NpuGraph's order instead, plan a
     smaller scratch with the same in-place writes and weight buffers: a cheap test before building them so."""
-    stripes, aliases, (*_, scratch_size, weight_buffers) = built
+    stripes, aliases, (*_, weight_buffers, _) = built
     ordered = sorted(stripes, key=lambda stripe: stripe.op)
-    return ordered != stripes and plan(graph, ordered, io_in_scratch, weight_buffers, aliases, False)[1] < scratch_size
+    return ordered != stripes and plan(graph, ordered, io_in_scratch, weight_buffers, aliases, False)[1] < \
+        _planned_bytes(built)
+
+
+def _planned_bytes(built) -> int:
+    """The scratch and fast scratch bytes of a `_built`."""
+    *_, scratch_size, _, fast_size = built[2]
+    return scratch_size + fast_size
 
 
 def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleFn | None = None,
@@ -204,9 +285,9 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleF
     # 152,384 in the model's order). Neither order is always the smaller: the model's (Vela's) is kept if smaller.
     if schedule is None and _model_order_plans_smaller(graph, built, io_in_scratch):
         other = _built(graph, sorted(order, key=lambda stripe: stripe.op), target, io_in_scratch, sram_limit, buffered)
-        if other[2][3] < built[2][3]:
+        if _planned_bytes(other) < _planned_bytes(built):
             built = other
-    stripes, _, (per_stripe, pool, placements, scratch_size, _) = built
+    stripes, _, (per_stripe, pool, placements, scratch_size, _, fast_size) = built
     accelerator = target.npu_accelerator
     npu_ops = [npu_op for ops in per_stripe for npu_op in ops]
     stream = vela_call(graph.name, vapi.npu_generate_register_command_stream, npu_ops, accelerator)
@@ -223,4 +304,5 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleF
         outputs=tuple(_binding(t, placements[t.name]) for t in graph.outputs),
         ops=tuple(_summary(graph.ops[stripe.op], ops) for stripe, ops in zip(stripes, per_stripe)),
         system=target.system,
+        fast_scratch_size=fast_size,
     )

@@ -17,9 +17,8 @@ from ethosu.vela import api as vapi
 
 from ..arch import from_vela
 from ..arch.cycles import vela_arch
-from ..arch.system import DEFAULT_SYSTEM, System
+from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, System
 from ..legalize.ops import Conv2D
-from .memory import CONSTANTS_REGION, SCRATCH_REGION
 from .operation_cost import Costing, costing, estimate_cycles
 from .weight_stream import encoded_stream_bytes
 
@@ -193,13 +192,13 @@ def _choose_block_config(search: _BlockSearch, costed: Costing, accelerator: vap
         return (cost.cycles, cost.compute_cycles, cost.weight_bytes_fetched, blocks,
                 block.height * block.width * block.depth, tuple(block))
 
-    # Ranked in order of their memory cycles, a lower bound of their cycles: once that bound exceeds the best
+    # Ranked in order of a lower bound of their cycles (`Costing.least_cycles`): once that bound exceeds the best
     # cycles found, no later config can win, and Vela's compute estimate is not asked for it.
     best, best_rank = None, None
     bounded = []
     for block in configs:
         traffic = costed.traffic(block)
-        bounded.append((costed.least_cycles(traffic), block, traffic))
+        bounded.append((costed.least_cycles(block, traffic), block, traffic))
     for bound, block, traffic in sorted(bounded, key=lambda c: c[0]):
         if best_rank is not None and bound > best_rank[0]:
             break
@@ -217,7 +216,7 @@ def buffered_block_config(npu_op: vapi.NpuBlockOperation, op: Conv2D, start: int
     own encoded stream; so of the configs it ranks best with the weights in SRAM and in flash, the one with fewer
     cycles reading the encoded streams from SRAM (None when no block fits)."""
     candidates = []
-    for region in (SCRATCH_REGION, CONSTANTS_REGION):
+    for region in (system.cache_region, CONSTANTS_REGION):
         trial = copy.copy(npu_op)
         trial.weights, trial.biases = [vapi.NpuAddressRange(region, 0, 0)], [vapi.NpuAddressRange(region, 0, 0)]
         block = choose_block_config(trial, accelerator, depth, system)
@@ -228,8 +227,8 @@ def buffered_block_config(npu_op: vapi.NpuBlockOperation, op: Conv2D, start: int
         trial = copy.copy(npu_op)
         weights, biases = encoded_stream_bytes(op, start, stop, block.depth, accelerator)
         trial.block_config = block
-        trial.weights = [vapi.NpuAddressRange(SCRATCH_REGION, 0, weights)]
-        trial.biases = [vapi.NpuAddressRange(SCRATCH_REGION, 0, biases)]
+        trial.weights = [vapi.NpuAddressRange(system.cache_region, 0, weights)]
+        trial.biases = [vapi.NpuAddressRange(system.cache_region, 0, biases)]
         return estimate_cycles(trial, accelerator, system=system).cycles
 
     return min(candidates, key=cycles, default=None)

@@ -6,7 +6,8 @@ Region numbering (the base-address table the driver is given, one pointer per re
   aligned;
 * 1 — scratch: intermediate feature maps and convolutions' weight buffers (RAM), 16-byte aligned, reused once a
   tensor is dead;
-* 2 — unused (reserved for a fast scratch memory);
+* 2 — fast scratch, under Dedicated_Sram only (`System.cache_region`): the SRAM beside the DRAM, with the weight
+  buffers and the cascader's rolling buffers, or every intermediate (Vela's arena cache), planned as the scratch is;
 * 3, 4, ... — one region per subgraph input, then one per output, in the NpuGraph's order.
 """
 from __future__ import annotations
@@ -18,14 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..arch import ALIGNMENT, round_up
+from ..arch.system import FAST_SCRATCH_REGION, SCRATCH_REGION
 from ..legalize.ops import NpuGraph, Softmax, Tensor
 from . import softmax
 from ..memory import BufferInfo, PoolInfo, plan_memory
 from .in_place import Alias
 from .tir_to_npu import Stripe
 
-CONSTANTS_REGION = 0
-SCRATCH_REGION = 1
 FIRST_IO_REGION = 3
 MAX_REGIONS = 8
 
@@ -75,18 +75,22 @@ def weight_buffer(stripe: Stripe) -> str:
 
 
 def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[str] = frozenset(),
-         weight_buffers: dict[str, int] | None = None, aliases: dict[str, Alias] | None = None, verify: bool = True
-         ) -> tuple[dict[str, Placement], int]:
+         weight_buffers: dict[str, int] | None = None, aliases: dict[str, Alias] | None = None, verify: bool = True,
+         leads: dict[str, int] | None = None, cache_region: int = SCRATCH_REGION, cache_feature_maps: bool = False
+         ) -> tuple[dict[str, Placement], int, int]:
     """Place I/O in their regions and intermediates in scratch, planned by the memory planner over live ranges counted
     in NPU operations (a tensor lives from its first write to its last read), each buffer as large as the TIR
     allocates it (a rolling buffer holds only its ring). Inputs and outputs named in `io_in_scratch` go to scratch
     too, inputs live from the start and outputs to the end, so that the scratch shares their memory with the
     intermediates (as a model's I/O does in the workspace). `weight_buffers` are the sizes of the stripes' weight
     buffers by `weight_buffer` name, each live during its stripe and the one before: no operation of that stripe
-    touches it, so the stream's waits let the DMA into it run during that stripe (`sim.cycles.Timeline`). A tensor in
-    `aliases` (see `in_place`) has no buffer of its own: it lives inside its root's, which lives from the first
-    write of either. Returns (placements by tensor name, scratch size); `verify=False` for a trial that only wants
-    the size (`plan_memory`)."""
+    touches it, so the stream's waits let the DMA into it run during that stripe (`sim.cycles.Timeline`); one in
+    `leads`, whose DMA is issued that many stripes ahead (`prefetch`), is live from as many stripes before. A tensor
+    in `aliases` (see `in_place`) has no buffer of its own: it lives inside its root's, which lives from the first
+    write of either. With `cache_region` the fast scratch, the weight buffers and rolling buffers are planned there
+    instead, and with `cache_feature_maps` every buffer but the I/O in `io_in_scratch`. Returns (placements by
+    tensor name, scratch size, fast scratch size); `verify=False` for a trial that only wants the sizes
+    (`plan_memory`)."""
     placements: dict[str, Placement] = {}
     io = [t for t in graph.inputs if t.name not in io_in_scratch]
     io += [t for t in graph.outputs if t.name not in {i.name for i in graph.inputs} | io_in_scratch]
@@ -95,28 +99,54 @@ def plan(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[st
                          " fit in the NPU's base-address table")
     for index, tensor in enumerate(io):
         placements[tensor.name] = Placement(FIRST_IO_REGION + index, 0)
-    buffers = _scratch_buffers(graph, stripes, io_in_scratch, set(placements), weight_buffers, aliases or {})
+    buffers = _scratch_buffers(graph, stripes, io_in_scratch, set(placements), weight_buffers, aliases or {},
+                               leads or {})
+    cached = (_cached(buffers, stripes, weight_buffers, io_in_scratch, cache_feature_maps)
+              if cache_region == FAST_SCRATCH_REGION else set())
+    sizes = {}
     # The same planner as the model's workspace: the NPU's intermediates are buffers like any other.
-    scratch_plan = plan_memory(buffers, [PoolInfo("scratch")], verify=verify)
-    for allocation in scratch_plan.allocations:
-        placements[allocation.buffer.name] = Placement(SCRATCH_REGION, allocation.offset)
+    for region, members in ((SCRATCH_REGION, [b for b in buffers if b.name not in cached]),
+                            (FAST_SCRATCH_REGION, [b for b in buffers if b.name in cached])):
+        if not members:
+            sizes[region] = 0
+            continue
+        region_plan = plan_memory(members, [PoolInfo("scratch")], verify=verify)
+        for allocation in region_plan.allocations:
+            placements[allocation.buffer.name] = Placement(region, allocation.offset)
+        sizes[region] = region_plan.pool_sizes["scratch"]
     for tensor, alias in (aliases or {}).items():
         root = placements[alias.root]
         placements[tensor] = Placement(root.region, root.offset + alias.offset)
-    return placements, scratch_plan.pool_sizes["scratch"]
+    return placements, sizes[SCRATCH_REGION], sizes[FAST_SCRATCH_REGION]
+
+
+def _cached(buffers: list[BufferInfo], stripes: Sequence[Stripe], weight_buffers: dict[str, int] | None,
+            io_in_scratch: frozenset[str], feature_maps: bool) -> set[str]:
+    """The buffers the fast scratch holds: every one but the model I/O held in scratch (which the workspace shares)
+    with `feature_maps`, else the weight buffers and the rolling buffers the cascader's stripes wrap around (small,
+    and read back soon: Vela keeps cascaded stripes there too)."""
+    if feature_maps:
+        return {b.name for b in buffers} - io_in_scratch
+    rolling = {region.tensor for stripe in stripes for region in (*stripe.ifms, stripe.ofm) if any(region.rings)}
+    return rolling | set(weight_buffers or ())
 
 
 def live_bytes(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[str] = frozenset(),
-               aliases: dict[str, Alias] | None = None) -> tuple[int, ...]:
-    """The bytes of the scratch buffers `plan` places (weight buffers aside) live during each stripe: a lower bound
-    of the scratch (the planner may leave gaps)."""
+               aliases: dict[str, Alias] | None = None, cache_region: int = SCRATCH_REGION,
+               cache_feature_maps: bool = False) -> tuple[int, ...]:
+    """The bytes of the buffers `plan` places (weight buffers aside) in `cache_region`, where the weight buffers
+    go, live during each stripe: a lower bound of that region's size (the planner may leave gaps)."""
     outside = {t.name for t in graph.inputs + graph.outputs if t.name not in io_in_scratch}
-    buffers = _scratch_buffers(graph, stripes, io_in_scratch, outside, None, aliases or {})
+    buffers = _scratch_buffers(graph, stripes, io_in_scratch, outside, None, aliases or {}, {})
+    if cache_region == FAST_SCRATCH_REGION:
+        cached = _cached(buffers, stripes, None, io_in_scratch, cache_feature_maps)
+        buffers = [b for b in buffers if b.name in cached]
     return tuple(sum(b.size for b in buffers if b.first_use <= index <= b.last_use) for index in range(len(stripes)))
 
 
 def _scratch_buffers(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: frozenset[str], outside: set[str],
-                     weight_buffers: dict[str, int] | None, aliases: dict[str, Alias]) -> list[BufferInfo]:
+                     weight_buffers: dict[str, int] | None, aliases: dict[str, Alias],
+                     leads: dict[str, int]) -> list[BufferInfo]:
     """`plan`'s scratch buffers with their live ranges in stripes (the tensors in `outside` have regions of their
     own)."""
     def home(tensor: str) -> str:
@@ -154,6 +184,7 @@ def _scratch_buffers(graph: NpuGraph, stripes: Sequence[Stripe], io_in_scratch: 
             buffers.append(BufferInfo(softmax_scratch(stripe), softmax.scratch_bytes(height * width, depth, element),
                                       index, index, ALIGNMENT))
         if weight_buffers and weight_buffer(stripe) in weight_buffers:
-            buffers.append(BufferInfo(weight_buffer(stripe), weight_buffers[weight_buffer(stripe)], max(index - 1, 0),
-                                      index, ALIGNMENT))
+            name = weight_buffer(stripe)
+            buffers.append(BufferInfo(name, weight_buffers[name], max(index - leads.get(name, 1), 0), index,
+                                      ALIGNMENT))
     return buffers

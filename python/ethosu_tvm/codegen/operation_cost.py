@@ -19,10 +19,9 @@ from ethosu.vela import api as vapi
 
 from ..arch import LUT_BYTES, Accelerator, from_vela, round_up
 from ..arch.cycles import (CostedFeatureMap, Traffic, block_cost, block_traffic, constants_cycles, dma_cycles,
-                           memory_cycles, touched_traffic)
+                           least_compute_cycles, memory_cycles, touched_traffic)
 from ..arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
-from ..arch.system import DEFAULT_SYSTEM, System
-from .memory import CONSTANTS_REGION, SCRATCH_REGION
+from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, System
 from .weight_stream import SCALE_BIAS_BYTES
 
 
@@ -138,10 +137,12 @@ class Costing:
         return block_traffic(self.kind, self.ifm, None if self.ifm2_scalar else self.ifm2, self.ofm, self.kernel,
                              (block.height, block.width, block.depth), self.streams, self.lut_bytes)
 
-    def least_cycles(self, traffic: Traffic) -> int:
-        """A lower bound of `cost(block).cycles` from the block's `traffic`: the memory cycles alone, without
-        Vela's compute estimate (the slow part)."""
-        return math.ceil(memory_cycles(self.system, traffic))
+    def least_cycles(self, block: vapi.NpuShape3D, traffic: Traffic) -> int:
+        """A lower bound of `cost(block).cycles` from the block's `traffic`: the memory cycles, and a lower bound
+        of the compute cycles (`least_compute_cycles`), without Vela's compute estimate (the slow part)."""
+        compute = least_compute_cycles(self.accelerator, self.kind, self.fused, self.ifm, self.ofm, self.kernel,
+                                       (block.height, block.width, block.depth), self.acc_bits)
+        return max(math.ceil(memory_cycles(self.system, traffic)), compute)
 
     @functools.cached_property
     def _touched(self) -> tuple[int, int, int]:
@@ -219,7 +220,7 @@ def buffering_cost(streamed: vapi.NpuBlockOperation, copy: vapi.NpuBlockOperatio
     them (`copy`: the same convolution with its block config and encoded streams for weights in SRAM)."""
     from_flash = estimate_cycles(streamed, accelerator, system=system)
     nbytes = sum(length for _, length in costing(copy, accelerator, system).streams)
-    transfer = math.ceil(dma_cycles(system, CONSTANTS_REGION, SCRATCH_REGION, nbytes))
+    transfer = math.ceil(dma_cycles(system, CONSTANTS_REGION, system.cache_region, nbytes))
     return BufferingCost(from_flash.cycles, from_flash.overlap, transfer,
                          estimate_cycles(copy, accelerator, system=system).cycles, nbytes)
 

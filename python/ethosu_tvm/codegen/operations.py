@@ -18,7 +18,7 @@ from ethosu.vela import api as vapi
 from ethosu.vela.operation import ExplicitScaling
 
 from ..arch import LUT_REGION, MAX_EXTENT, from_vela
-from ..arch.system import DEFAULT_SYSTEM, System
+from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, System
 from ..cascader.buffering import Choice
 from ..cascader.graph import WeightBuffer
 from ..legalize.ops import (
@@ -39,7 +39,7 @@ from ..legalize.ops import (
     average_as_depthwise,
 )
 from . import block_config
-from .memory import CONSTANTS_REGION, SCRATCH_REGION, ConstantPool, Placement, softmax_scratch, weight_buffer
+from .memory import ConstantPool, Placement, softmax_scratch, weight_buffer
 from .npu_operands import (POOLING_OPS, activation, feature_map, padding, scalar_feature_map, scalar_value,
                            window_strides)
 from .operation_cost import buffering_cost, estimate_cycles
@@ -231,7 +231,7 @@ class OperationBuilder:
         and the memory plan placed the buffer (`_buffered`), else reading them from flash, with the frugal block
         config when it is in `frugal`. Its options, streaming (both ways) or buffered, join `choices`. All are
         chosen before any is encoded, so that none sways another's block depth."""
-        copy = self.convolution(op, stripe, what, SCRATCH_REGION, encode=False)
+        copy = self.convolution(op, stripe, what, self.system.cache_region, encode=False)
         streamed = self.convolution(op, stripe, what, encode=False)
         frugal = self.convolution(op, stripe, what, encode=False, frugal=True)
         cost = vela_call(what, buffering_cost, streamed, copy, self.accelerator, self.system)

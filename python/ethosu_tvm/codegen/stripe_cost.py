@@ -17,7 +17,7 @@ from ethosu.vela.register_command_stream_util import get_dma_memory_accesses, ge
 
 from ..arch import from_vela, round_up
 from ..arch.cycles import dma_cycles, vela_arch
-from ..arch.system import DEFAULT_SYSTEM, System
+from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, SCRATCH_REGION, System
 from ..legalize.ops import (
     BinaryElementwise,
     Concatenate,
@@ -36,7 +36,6 @@ from ..legalize.ops import (
     average_as_depthwise,
 )
 from .block_config import buffered_block_config, choose_block_config
-from .memory import CONSTANTS_REGION, SCRATCH_REGION
 from .operation_cost import BufferingCost, OperationCost, buffering_cost, estimate_cycles
 from .npu_operands import POOLING_OPS, scalar_value
 from .softmax import SoftmaxSequence
@@ -205,9 +204,12 @@ def _stripe_cost(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccele
 def _costed_stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccelerator,
                              system: System, region: int = CONSTANTS_REGION) -> vapi.NpuBlockOperation:
     """The stripe's operation with the block config code generation would choose and, for a convolution, its
-    encoded streams in `region` (the constants, or a weight buffer in SRAM). Raises ValueError when no block
-    config fits."""
+    encoded streams in `region` (the constants, or a weight buffer in SRAM), its feature maps where code generation
+    keeps a launch's intermediates (`System.cache_region`). Raises ValueError when no block config fits."""
     npu_op = _stripe_operation(op, ofm, ifms)
+    for fm in (npu_op.ifm, npu_op.ifm2, npu_op.ofm):
+        if fm is not None:
+            fm.region = system.cache_region
     if isinstance(op, Conv2D) and region != CONSTANTS_REGION:
         npu_op.block_config = buffered_block_config(npu_op, op, 0, op.weights.shape[0], accelerator, system=system)
     else:
@@ -236,5 +238,5 @@ def stripe_buffering(op: NpuOp, ofm_shape, ifm_shapes, accelerator: vapi.NpuAcce
 def _stripe_buffering(op: Conv2D, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccelerator,
                       system: System) -> BufferingCost:
     return buffering_cost(_costed_stripe_operation(op, ofm, ifms, accelerator, system),
-                          _costed_stripe_operation(op, ofm, ifms, accelerator, system, SCRATCH_REGION),
+                          _costed_stripe_operation(op, ofm, ifms, accelerator, system, system.cache_region),
                           accelerator, system)

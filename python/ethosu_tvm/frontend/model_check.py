@@ -38,8 +38,8 @@ OPERATOR_NAMES = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k
 TENSOR_TYPE_NAMES = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
 
 
-_INTEGER_DTYPES = {tflite.TensorType.INT8: np.int8, tflite.TensorType.UINT8: np.uint8, tflite.TensorType.INT16: np.int16,
-                   tflite.TensorType.INT32: np.int32}
+_INTEGER_DTYPES = {tflite.TensorType.INT8: np.int8, tflite.TensorType.UINT8: np.uint8,
+                   tflite.TensorType.INT16: np.int16, tflite.TensorType.INT32: np.int32}
 
 
 class ModelConsistencyError(ValueError):

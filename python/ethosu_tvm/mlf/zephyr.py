@@ -44,7 +44,7 @@ SECTIONS = (CONSTANTS, WORKSPACE)
 # the parts the calls need (Zephyr's cmsis-nn module is a zephyr_library: linked and on the include path by itself).
 ZEPHYR_LIBRARIES = {"cmsis-nn": ("cmsis-nn", ("CONFIG_CMSIS_NN", "CONFIG_CMSIS_NN_CONVOLUTION",
                                               "CONFIG_CMSIS_NN_FULLYCONNECTED", "CONFIG_CMSIS_NN_POOLING",
-                                              "CONFIG_CMSIS_NN_NNSUPPORT"))}
+                                              "CONFIG_CMSIS_NN_BASICMATH", "CONFIG_CMSIS_NN_NNSUPPORT"))}
 
 
 def module_files(target: str, npu: bool, libraries=()) -> dict[str, str]:

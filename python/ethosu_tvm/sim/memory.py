@@ -1,12 +1,13 @@
 """The NPU's view of memory: numbered regions (base pointers) plus its internal SHRAM, every access bounds-checked.
 
 All reads and writes go through `Memory.view`, which returns a strided NumPy view after checking that its whole
-extent lies inside the region, and which counts the bytes moved per region for the statistics.
+extent lies inside the region, and which counts the bytes moved per region for the statistics and records the
+extent for the race check (`hazards`).
 """
 from __future__ import annotations
 
 from collections import Counter
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 import numpy as np
 
@@ -14,6 +15,15 @@ from ..arch.cycles import SHRAM
 from .errors import SimulatorError
 
 Buffer = bytearray | bytes | memoryview
+
+
+class Access(NamedTuple):
+    """The extent of one access, bytes [start, end) of a region, which the race check (`hazards`) compares."""
+
+    region: int | str
+    start: int
+    end: int
+    write: bool
 
 
 def _writable(buffer: Buffer) -> bool:
@@ -34,6 +44,7 @@ class Memory:
         self.shram = bytearray(shram_bytes)
         self.bytes_read: Counter = Counter()
         self.bytes_written: Counter = Counter()
+        self.accesses: list[Access] = []
 
     def _buffer(self, region: int | str, what: str, write: bool) -> Buffer:
         if region == SHRAM:
@@ -61,6 +72,7 @@ class Memory:
             )
         counter = self.bytes_written if write else self.bytes_read
         counter[region] += count * dtype.itemsize
+        self.accesses.append(Access(region, offset, last, write))
         return np.ndarray(shape, dtype=dtype, buffer=buffer, offset=offset, strides=strides)
 
     def read_bytes(self, region: int | str, address: int, length: int, what: str) -> bytes:

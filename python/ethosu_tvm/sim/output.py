@@ -53,6 +53,12 @@ def check(stage: OutputStage, regs: RegisterFile) -> None:
         activation.check_table(stage, regs)
 
 
+def check_reads(stage: OutputStage, regs: RegisterFile, memory: Memory, accelerator: Accelerator) -> None:
+    """What `finish` reads besides the values, accessed as it does (`check` passed): the table of a lookup."""
+    if activation.is_lut(stage.function):
+        activation.table(stage, regs, memory, accelerator)
+
+
 def finish(values: np.ndarray, stage: OutputStage, scale: tuple | None, regs: RegisterFile, memory: Memory,
            accelerator: Accelerator) -> np.ndarray:
     """OFM elements from int64 pre-scaling values; `scale` = (multiplier, shift), per channel or scalar, or None."""

@@ -3,7 +3,9 @@
 Operations run one after another in stream order. The hardware overlaps DMA with compute and chains blocks
 (BLOCKDEP), but a correct stream's results equal in-order execution, so DMA_WAIT, KERNEL_WAIT, BLOCKDEP, PMU_MASK
 and IRQ only affect the timing estimate; so does the U65-512 splitting an operation's OFM depth over its two cores
-(beyond which stream holds which channel's weights and scales). The stream must end with NPU_OP_STOP.
+(beyond which stream holds which channel's weights and scales). Whether a stream is correct in that sense, its
+waits ordering every DMA and kernel that touch the same bytes, is checked where asked (`hazards`). The stream must
+end with NPU_OP_STOP.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import Mapping, Sequence
 from ..arch import find_accelerator
 from ..arch.system import DEFAULT_SYSTEM, System
 from ..arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL
-from . import featuremap, mlw, operation, stream
+from . import featuremap, hazards, mlw, operation, output, stream
 from .memory import Buffer, Memory
 from .ops import conv, dma, elementwise, pool
 from .registers import Command
@@ -26,6 +28,7 @@ _EXECUTORS = {
     ELEMENTWISE: elementwise.execute,
 }
 _CHECKS = {CONV: conv.check, DEPTHWISE: conv.check, POOL: pool.check, ELEMENTWISE: elementwise.check}
+
 
 class Simulator:
     """A functional model of one Ethos-U55 or U65 configuration (`arch.ACCELERATORS`); its cycle estimates are for
@@ -40,24 +43,31 @@ class Simulator:
         """The decoded commands of a driver payload or raw register stream."""
         return stream.load(command_stream, self.accelerator)
 
-    def run(self, command_stream: bytes | Sequence[int], regions: Mapping[int, Buffer]) -> SimStats:
-        """Execute the stream; OFMs and DMA results land in the writable regions. Raises SimulatorError."""
-        return self._walk(command_stream, regions, False)
+    def run(self, command_stream: bytes | Sequence[int], regions: Mapping[int, Buffer],
+            check_hazards: bool = False) -> SimStats:
+        """Execute the stream; OFMs and DMA results land in the writable regions. Raises SimulatorError, also for a
+        race between DMA and compute if `check_hazards` (`hazards.check`)."""
+        return self._walk(command_stream, regions, False, check_hazards)
 
-    def check(self, command_stream: bytes | Sequence[int], regions: Mapping[int, Buffer]) -> SimStats:
+    def check(self, command_stream: bytes | Sequence[int], regions: Mapping[int, Buffer],
+              check_hazards: bool = False) -> SimStats:
         """Check the stream as `run` would, every command, register rule, region and bound, the weight streams
-        decoded and the scale streams parsed, DMAs done, but compute no OFM (its bounds are checked, nothing is
-        written to it): so what depends on the values goes unchecked (accumulator and OFM overflows, SHL/SHR
-        amounts read from a tensor). Whether the NPU can execute the stream at all, at a fraction of `run`'s cost.
-        Raises SimulatorError."""
-        return self._walk(command_stream, regions, True)
+        decoded and the scale streams parsed, DMAs done, the same bytes accessed (so `check_hazards` finds the same
+        races), but compute no OFM (its bounds are checked, nothing is written to it): so what depends on the
+        values goes unchecked (accumulator and OFM overflows, SHL/SHR amounts read from a tensor, weight or scale
+        streams read from bytes a kernel wrote). Whether the NPU can execute the stream at all, at a fraction of
+        `run`'s cost. Raises SimulatorError."""
+        return self._walk(command_stream, regions, True, check_hazards)
 
-    def _walk(self, command_stream: bytes | Sequence[int], regions: Mapping[int, Buffer], check: bool) -> SimStats:
+    def _walk(self, command_stream: bytes | Sequence[int], regions: Mapping[int, Buffer], check: bool,
+              check_hazards: bool) -> SimStats:
         memory = Memory(regions, self.accelerator.shram_bytes)
+        accesses = {}
 
-        def measured(action):
-            read, written = Counter(memory.bytes_read), Counter(memory.bytes_written)
+        def measured(command, action):
+            read, written, first = Counter(memory.bytes_read), Counter(memory.bytes_written), len(memory.accesses)
             action()
+            accesses[command.index] = memory.accesses[first:]
             return memory.bytes_read - read, memory.bytes_written - written
 
         def execute(op: operation.BlockOperation, regs):
@@ -65,12 +75,17 @@ class Simulator:
 
         def checked(op: operation.BlockOperation, regs):
             _CHECKS[op.kind](op, regs, memory, self.accelerator)
+            output.check_reads(op.output, regs, memory, self.accelerator)
             featuremap.writable(memory, op.ofm)
 
         def on_block(op: operation.BlockOperation, regs):
-            return measured(lambda: (checked if check else execute)(op, regs))
+            return measured(op.command, lambda: (checked if check else execute)(op, regs))
 
         def on_dma(transfer: dma.DmaTransfer, regs):
-            return measured(lambda: dma.execute(transfer, regs, memory))
+            return measured(regs.operation, lambda: dma.execute(transfer, regs, memory))
 
-        return walk(self.commands(command_stream), self.accelerator, on_block, on_dma, self.system)
+        commands = self.commands(command_stream)
+        stats = walk(commands, self.accelerator, on_block, on_dma, self.system)
+        if check_hazards:
+            hazards.check(commands, accesses, self.accelerator)
+        return stats

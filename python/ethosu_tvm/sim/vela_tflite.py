@@ -145,7 +145,8 @@ def seeded_inputs(model: VelaModel, seed: int) -> list[np.ndarray]:
 
 def execute(model: VelaModel, inputs: list[np.ndarray], accelerator: str,
             system: System = DEFAULT_SYSTEM) -> tuple[list[np.ndarray], SimStats]:
-    """Outputs and statistics (cycles estimated for `system`) of executing a parsed model on the given inputs."""
+    """Outputs and statistics (cycles estimated for `system`) of executing a parsed model on the given inputs; the
+    stream must also be free of races between DMA and compute (`hazards`)."""
     if len(inputs) != len(model.inputs):
         raise ValueError(f"the model has {len(model.inputs)} inputs, {len(inputs)} were given")
     regions = _memory(model)
@@ -154,7 +155,7 @@ def execute(model: VelaModel, inputs: list[np.ndarray], accelerator: str,
         if value.dtype != info.dtype or value.shape != info.shape:
             raise ValueError(f"input {info.name!r} needs {info.dtype} {info.shape}, got {value.dtype} {value.shape}")
         regions[info.region][: info.nbytes] = np.ascontiguousarray(value).tobytes()
-    stats = Simulator(accelerator, system).run(model.command_stream, regions)
+    stats = Simulator(accelerator, system).run(model.command_stream, regions, check_hazards=True)
     outputs = [np.frombuffer(bytes(regions[info.region][: info.nbytes]), dtype=info.dtype).reshape(info.shape)
                for info in model.outputs]
     return outputs, stats

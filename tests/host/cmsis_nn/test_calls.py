@@ -1,6 +1,7 @@
 """Which host specs become CMSIS-NN calls (and the exact reason for the others), and every emitted call's arguments
 against the project's reference arithmetic: zero points, strides, padding, dilation, clamps, per-channel multipliers
 and shifts, kernel sums, dims and the planned context buffer. No CMSIS-NN needed."""
+import dataclasses
 import re
 
 import numpy as np
@@ -129,7 +130,8 @@ def _conv_spec(**changes):
 
 
 @pytest.mark.parametrize("op, reason", [
-    (lambda: _spec(models.make("conv2d", 0, dtype="int16")), "int16 activations (only CMSIS-NN's s8 kernels are used)"),
+    (lambda: dataclasses.replace(_conv_spec(), output=spec.QuantTensor((1, 8, 8, 6), "int16", 0.1, 0)),
+     "int8 to int16 activations (CMSIS-NN's kernels used take int8 to int8 or int16 to int16)"),
     (lambda: _spec(models.make("fully_connected", 0, per_channel=True)),
      "per-channel weights (arm_fully_connected_s8 is per tensor)"),
     (lambda: _spec(models.make("fully_connected", 0)),

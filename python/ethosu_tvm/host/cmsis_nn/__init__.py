@@ -1,7 +1,9 @@
 """CMSIS-NN as a kernel library (`--target=cmsis-nn,c`, `ethos-u,cmsis-nn,c`): host operators it computes
-bit-exactly with TFLite become calls of its s8 kernels, each with its context buffer in the static memory plan.
+bit-exactly with TFLite become calls of its s8 and s16 kernels, each with its context buffer in the static memory
+plan.
 
-`exactness` decides which specs it takes (and says why not the others), `calls` writes each call's C, `scratch`
+`exactness` decides which specs it takes (and says why not the others; `exactness_s16` the 16x8 kernels' own
+conditions), `calls` writes each call's C, `elementwise` does both for ADD and MUL, `scratch` (and `scratch_s16`)
 sizes the context buffers by CMSIS-NN's rules for the CPU's extension level, `choice` keeps the ops our own kernels
 run faster on that level. Nothing of CMSIS-NN is in this
 package: the generated C includes `arm_nnfunctions.h`, and the application links the library (docs/firmware.md).
@@ -12,13 +14,14 @@ import tvm
 
 from ...target import CmsisNnTarget
 from ..kernel import HostKernel
-from ..spec import HostOp
+from ..spec import Binary, HostOp
+from . import elementwise
 from .calls import LIBRARY, build_call
 from .choice import ours_faster
 from .exactness import refusal
 
 # The ops whose calls are emitted (op_name values), and the CMSIS-NN release the rules were read from.
-OPS = frozenset({"conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d"})
+OPS = frozenset({"conv2d", "depthwise_conv2d", "fully_connected", "avg_pool2d", "max_pool2d", "add", "mul"})
 CHECKED_AGAINST = "ARM-software/CMSIS-NN 99f736a6"
 
 
@@ -38,7 +41,8 @@ class CmsisNn:
         return not self.refusal(op)
 
     def build(self, op: HostOp, name: str, target: tvm.target.Target) -> HostKernel:
-        return build_call(op, name, self.cpu, target)
+        builder = elementwise.build_call if isinstance(op, Binary) else build_call
+        return builder(op, name, self.cpu, target)
 
 
 __all__ = ["CHECKED_AGAINST", "CmsisNn", "LIBRARY", "OPS"]

@@ -1,6 +1,7 @@
 """The C of one CMSIS-NN call: a function that fills the parameter structs from the spec (zero points, strides,
 padding, dilation, the activation's clamp; per-channel multipliers and shifts as constants), hands the kernel its
-planned context buffer, and calls it. The spec has passed `exactness.refusal`, so the call's status is success."""
+planned context buffer, and calls it: the s8 kernel for int8 specs, the s16 one (int64 bias) for 16x8 ones. The
+spec has passed `exactness.refusal`, so the call's status is success."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,11 +11,16 @@ from ..kernel import HostKernel, KernelParam, ScratchBuffer
 from ..ops.weighted import bias, channel_multipliers
 from ..spec import Conv2D, FullyConnected, Pool2D, op_name
 from .scratch import ConvGeometry, avgpool_buffer_size, conv_buffer_size, depthwise_buffer_size, kernel_sums_size
+from .scratch_s16 import conv_s16_buffer_size, depthwise_s16_buffer_size
 
 HEADER = "arm_nnfunctions.h"
 LIBRARY = "cmsis-nn"  # HostKernel.library of its calls
 CONTEXT = "context"  # the name of the planned context buffer
-_C_TYPES = {"int8": "int8_t", "int32": "int32_t"}
+_C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t"}
+SUFFIXES = {"int8": "s8", "int16": "s16"}  # CMSIS-NN's kernel name suffix per activation dtype
+# (activation dtype, depthwise) -> the conv wrapper's context buffer size
+_CONV_BUFFERS = {("int8", False): conv_buffer_size, ("int8", True): depthwise_buffer_size,
+                 ("int16", False): conv_s16_buffer_size, ("int16", True): depthwise_s16_buffer_size}
 
 
 def _tile(pair) -> str:
@@ -31,12 +37,13 @@ def _activation(op) -> str:
     return f"{{{low}, {high}}}"
 
 
-class _Call:
+class Call:
     """Collects one kernel's params and struct definitions, then writes its C function."""
 
-    def __init__(self, op, name: str, cpu: CmsisNnTarget):
+    def __init__(self, op, name: str, cpu: CmsisNnTarget, inputs: list[KernelParam] | None = None):
+        """`inputs`: the kernel's input params, by default the op's one `input`."""
         self.op, self.name, self.cpu = op, name, cpu
-        self.params = [KernelParam("input", op.input.dtype, op.input.shape, "input")]
+        self.params = [KernelParam("input", op.input.dtype, op.input.shape, "input")] if inputs is None else inputs
         self.lines: list[str] = []
         self.scratch: tuple[ScratchBuffer, ...] = ()
 
@@ -71,7 +78,7 @@ class _Call:
         return HostKernel(self.name, op_name(self.op), source, tuple(self.params), self.scratch, target, LIBRARY)
 
 
-def _weighted_constants(call: _Call, op, channels: int, float32_product: bool = False) -> None:
+def _weighted_constants(call: Call, op, channels: int, float32_product: bool = False) -> None:
     call.constant("weights", np.ascontiguousarray(op.weights))
     call.constant("bias", bias(op, channels).value)
     for constant in channel_multipliers(op, channels, float32_product):
@@ -79,20 +86,23 @@ def _weighted_constants(call: _Call, op, channels: int, float32_product: bool = 
 
 
 def _conv(op: Conv2D, name: str, cpu: CmsisNnTarget, target) -> HostKernel:
-    call = _Call(op, name, cpu)
+    call = Call(op, name, cpu)
     batches, height, width, depth = op.input.shape
     channels, kernel = op.output.shape[3], op.weights.shape[1:3]
     _weighted_constants(call, op, channels)
     geometry = ConvGeometry(op.input.shape, op.output.shape, kernel, depth, op.stride, op.padding[:2], op.dilation)
+    call.context(_CONV_BUFFERS[op.input.dtype, op.depthwise](geometry, cpu.extension))
+    suffix, bias_argument = SUFFIXES[op.input.dtype], "bias"
     if op.depthwise:
-        call.context(depthwise_buffer_size(geometry, cpu.extension))
-        struct, function = "cmsis_nn_dw_conv_params", "arm_depthwise_conv_wrapper_s8"
+        struct, function = "cmsis_nn_dw_conv_params", f"arm_depthwise_conv_wrapper_{suffix}"
         multiplier = f"{channels // depth}, "
         filter_dims = (1, *kernel, channels)
     else:
-        call.context(conv_buffer_size(geometry, cpu.extension))
-        struct, function, multiplier = "cmsis_nn_conv_params", "arm_convolve_wrapper_s8", ""
+        struct, function, multiplier = "cmsis_nn_conv_params", f"arm_convolve_wrapper_{suffix}", ""
         filter_dims = (channels, *kernel, depth)
+        if suffix == "s16":  # its bias comes with a flag: int64
+            call.declare("cmsis_nn_bias_data", "bias_data", "{bias, false}", per_call=True)
+            bias_argument = "&bias_data"
     call.declare(struct, "params", f"{{{-op.input.zero_point}, {op.output.zero_point}, {multiplier}"
                  f"{_tile(op.stride)}, {_tile(op.padding[:2])}, {_tile(op.dilation)}, {_activation(op)}}}")
     call.declare("cmsis_nn_per_channel_quant_params", "quant", "{(int32_t*)multiplier, (int32_t*)shift}",
@@ -101,7 +111,7 @@ def _conv(op: Conv2D, name: str, cpu: CmsisNnTarget, target) -> HostKernel:
                         ("bias_dims", (1, 1, 1, channels)), ("output_dims", op.output.shape)):
         call.declare("cmsis_nn_dims", dims, _dims(shape))
     return call.kernel(target, function, "&ctx, &params, &quant, &input_dims, input, &filter_dims, weights, "
-                                         "&bias_dims, bias, &output_dims, output")
+                                         f"&bias_dims, {bias_argument}, &output_dims, output")
 
 
 def kernel_sums(op: FullyConnected) -> np.ndarray:
@@ -113,11 +123,14 @@ def kernel_sums(op: FullyConnected) -> np.ndarray:
 
 
 def _fully_connected(op: FullyConnected, name: str, cpu: CmsisNnTarget, target) -> HostKernel:
-    call = _Call(op, name, cpu)
+    call = Call(op, name, cpu)
     units, depth = op.weights.shape
     _weighted_constants(call, op, units, float32_product=True)
-    sums = kernel_sums_size(units, cpu.extension)
-    call.context(sums, call.constant("kernel_sums", kernel_sums(op)) if cpu.extension == MVE else "")
+    if op.input.dtype == "int16":
+        call.context(0)  # arm_fully_connected_s16 takes no buffer on any level
+    else:
+        sums = kernel_sums_size(units, cpu.extension)
+        call.context(sums, call.constant("kernel_sums", kernel_sums(op)) if cpu.extension == MVE else "")
     call.declare("cmsis_nn_fc_params", "params",
                  f"{{{-op.input.zero_point}, 0, {op.output.zero_point}, {_activation(op)}}}")
     call.declare("cmsis_nn_per_tensor_quant_params", "quant", "{multiplier[0], shift[0]}", per_call=True)
@@ -125,19 +138,19 @@ def _fully_connected(op: FullyConnected, name: str, cpu: CmsisNnTarget, target) 
     for dims, shape in (("input_dims", (rows, 1, 1, depth)), ("filter_dims", (depth, 1, 1, units)),
                         ("bias_dims", (1, 1, 1, units)), ("output_dims", (rows, 1, 1, units))):
         call.declare("cmsis_nn_dims", dims, _dims(shape))
-    return call.kernel(target, "arm_fully_connected_s8", "&ctx, &params, &quant, &input_dims, input, &filter_dims, "
-                                                         "weights, &bias_dims, bias, &output_dims, output")
+    return call.kernel(target, f"arm_fully_connected_{SUFFIXES[op.input.dtype]}", "&ctx, &params, &quant, "
+                       "&input_dims, input, &filter_dims, weights, &bias_dims, bias, &output_dims, output")
 
 
 def _pool(op: Pool2D, name: str, cpu: CmsisNnTarget, target) -> HostKernel:
-    call = _Call(op, name, cpu)
+    call = Call(op, name, cpu)
     call.context(avgpool_buffer_size(op.input.shape[3], cpu.extension) if op.kind == "avg" else 0)
     call.declare("cmsis_nn_pool_params", "params", f"{{{_tile(op.stride)}, {_tile(op.padding[:2])}, "
                                                    f"{_activation(op)}}}")
     for dims, shape in (("input_dims", op.input.shape), ("filter_dims", (1, *op.pool, 1)),
                         ("output_dims", op.output.shape)):
         call.declare("cmsis_nn_dims", dims, _dims(shape))
-    function = "arm_avgpool_s8" if op.kind == "avg" else "arm_max_pool_s8"
+    function = f"arm_{'avgpool' if op.kind == 'avg' else 'max_pool'}_{SUFFIXES[op.input.dtype]}"
     return call.kernel(target, function, "&ctx, &params, &input_dims, input, &filter_dims, &output_dims, output")
 
 

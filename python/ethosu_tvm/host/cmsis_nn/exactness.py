@@ -1,11 +1,13 @@
-"""Which host specs CMSIS-NN's s8 kernels compute bit-exactly with TFLite's reference kernels, and why not the rest.
+"""Which host specs CMSIS-NN's s8 and s16 kernels compute bit-exactly with TFLite's reference kernels, and why not
+the rest.
 
 Conv and depthwise conv requantize as TFLite does (per-channel multipliers and shifts from the project's
 arithmetic, double rounding in both); CMSIS-NN documents shifts of -31..30 only. Its padding is the top and left
 one, the rest following from the output size: a padding other than TFLite's SAME or VALID form (a fused PAD) stays
 on our kernels, as the 1xN path assumes that form. LiteRT's int8 FULLY_CONNECTED rounds once where CMSIS-NN rounds
 twice: an FC is taken only when both give the same clamped output for every accumulator its weights, bias and
-input range reach (checked exhaustively over the accumulators that do not clamp).
+input range reach (checked exhaustively over the accumulators that do not clamp). The s16 kernels (16x8 specs)
+have conditions of their own (exactness_s16). ADD and MUL: `elementwise`.
 """
 from __future__ import annotations
 
@@ -17,8 +19,10 @@ from ...quantization import (fully_connected_multipliers, multiply_by_quantized_
                              multiply_by_quantized_multiplier_single_round, quantize_multiplier)
 from ..ops.conv import check_shapes
 from ..ops.weighted import bias, channel_multipliers
-from ..spec import Conv2D, FullyConnected, Pool2D, UnsupportedHostOp, Weighted
+from ..spec import Binary, Conv2D, FullyConnected, Pool2D, UnsupportedHostOp, Weighted
 from ..te_kernel import window_output_size
+from . import elementwise, exactness_s16
+from .calls import SUFFIXES
 
 MAX_SHIFT = 30  # arm_nn_requantize's documented range of shifts is -31..30
 MAX_CHECKED_ACCUMULATORS = 1 << 24  # an FC's rounding check beyond this many accumulators is refused (compile time)
@@ -40,9 +44,16 @@ def _window_refusal(input_shape, output_shape, kernel, stride, dilation, padding
     return ""
 
 
-def _int8_refusal(*tensors) -> str:
-    dtypes = sorted({t.dtype for t in tensors} - {"int8"})
-    return f"{dtypes[0]} activations (only CMSIS-NN's s8 kernels are used)" if dtypes else ""
+def _dtype_refusal(op) -> str:
+    """'' for int8 to int8 (CMSIS-NN's s8 kernels) and int16 to int16 (its s16 kernels)."""
+    if op.input.dtype == op.output.dtype and op.input.dtype in SUFFIXES:
+        return ""
+    return (f"{op.input.dtype} to {op.output.dtype} activations (CMSIS-NN's kernels used take int8 to int8 or int16 "
+            f"to int16)")
+
+
+def _s16_refusal(op) -> str:
+    return exactness_s16.REFUSALS[type(op)](op) if op.input.dtype == "int16" else ""
 
 
 def _multiplier_refusal(op: Weighted, channels: int, float32_product: bool = False) -> str:
@@ -55,8 +66,9 @@ def _multiplier_refusal(op: Weighted, channels: int, float32_product: bool = Fal
 def _conv_refusal(op: Conv2D) -> str:
     check_shapes(op)
     kernel = op.weights.shape[1:3]
-    return (_int8_refusal(op.input, op.output) or _multiplier_refusal(op, op.output.shape[3])
-            or _window_refusal(op.input.shape, op.output.shape, kernel, op.stride, op.dilation, op.padding))
+    return (_dtype_refusal(op) or _multiplier_refusal(op, op.output.shape[3])
+            or _window_refusal(op.input.shape, op.output.shape, kernel, op.stride, op.dilation, op.padding)
+            or _s16_refusal(op))
 
 
 def _accumulator_range(op: FullyConnected) -> tuple[int, int]:
@@ -70,17 +82,17 @@ def _accumulator_range(op: FullyConnected) -> tuple[int, int]:
 
 
 def _fully_connected_refusal(op: FullyConnected) -> str:
-    refusal = _int8_refusal(op.input, op.output)
+    refusal = _dtype_refusal(op)
     if refusal:
         return refusal
     if len(op.weight_scales) != 1:
-        return "per-channel weights (arm_fully_connected_s8 is per tensor)"
+        return f"per-channel weights (arm_fully_connected_{SUFFIXES[op.input.dtype]} is per tensor)"
     units, depth = op.weights.shape
     if op.input.size % depth or op.output.size != op.input.size // depth * units:
         raise UnsupportedHostOp(f"fully_connected: weights {op.weights.shape} do not take input {op.input.shape} "
                                 f"to output {op.output.shape}")
     refusal = _multiplier_refusal(op, units, float32_product=True)
-    return refusal or _rounding_refusal(op)
+    return refusal or (_s16_refusal(op) if op.input.dtype == "int16" else _rounding_refusal(op))
 
 
 def _rounding_refusal(op: FullyConnected) -> str:
@@ -118,11 +130,12 @@ def _pool_refusal(op: Pool2D) -> str:
     if op.output.shape != expected or op.kind not in ("avg", "max"):
         raise UnsupportedHostOp(f"{op.kind}_pool2d: output {op.output.shape} does not follow from input "
                                 f"{op.input.shape} and the window")
-    return _int8_refusal(op.input, op.output) or _window_refusal(op.input.shape, op.output.shape, op.pool,
-                                                                 op.stride, (1, 1), op.padding)
+    return _dtype_refusal(op) or _window_refusal(op.input.shape, op.output.shape, op.pool, op.stride, (1, 1),
+                                                 op.padding) or _s16_refusal(op)
 
 
-_REFUSALS = {Conv2D: _conv_refusal, FullyConnected: _fully_connected_refusal, Pool2D: _pool_refusal}
+_REFUSALS = {Conv2D: _conv_refusal, FullyConnected: _fully_connected_refusal, Pool2D: _pool_refusal,
+             Binary: elementwise.refusal}
 
 
 def refusal(op) -> str:

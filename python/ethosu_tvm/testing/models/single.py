@@ -154,9 +154,9 @@ def make(op: str, seed: int = 0, **params) -> bytes:
     ops also take `in2_shape`, `in2_scale`, `in2_zp` (broadcasting allowed), or make one operand a constant of that
     quantization with `constant_lhs=shape` or `constant_rhs=shape` (values from the seed); concatenation takes
     `num_inputs`; div's divisor is, unless another second operand is given, a constant of the input's last axis
-    without its zero point (a divisor there fails LiteRT's invocation); select_v2 takes `condition_shape` and `constant_condition` (see
-    `_condition`). Every other parameter is the op's own (see the `Net` method of the same name). Bad values raise
-    ValueError.
+    without its zero point (a divisor there fails LiteRT's invocation); select_v2 takes `condition_shape` and
+    `constant_condition` (see `_condition`). Every other parameter is the op's own (see the `Net` method of the same
+    name). Bad values raise ValueError.
     """
     if op not in SINGLE:
         raise ValueError(f"unknown op kind {op!r}; known: {', '.join(OPS)}")

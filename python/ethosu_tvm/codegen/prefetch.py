@@ -1,0 +1,133 @@
+"""Weight DMAs issued more than one operation ahead, where the memory they need is free anyway.
+
+The joint buffering choice (`cascader.buffering`) issues each weight DMA under the operation just before its
+convolution. A long transfer (ResNet-8's 8x8x64 3x3 convolutions: 18 KB) then outlasts that operation, though the
+ones before it (a residual ADD, a convolution reading buffered weights) left the flash idle. Issued `lead`
+operations ahead, the DMA overlaps all of them; its buffer is live that much longer, so it is allowed only where the
+bytes live at each step, the buffers included, stay within the scratch the plain choice needs (or the limit given).
+
+The choice is checked on the stream's own timeline (`sim.cycles.Timeline`), step by step as the stream will issue
+them: the DMAs issued before an operation in the reverse order of their convolutions (so the nearest one is the
+last issued), a convolution waiting for its DMA only when that is the last DMA issued before it, as Vela's API makes
+the stream wait on the Ethos-U55 (one outstanding DMA); a choice in which a convolution could start before its DMA
+is done is not taken. Starting from the plain choice, each convolution in turn takes the state with the fewest
+cycles for the whole stream: its own, or buffering with a lead of two or more operations; rounds repeat while
+that improves.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..cascader.buffering import Choice
+from ..sim.cycles import Timeline
+
+MAX_LEAD = 8  # operations a DMA may be issued ahead of its convolution
+ROUNDS = 3
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """An operation without a buffering option: its block operations' (cycles, constants' cycles) and the DMAs it
+    issues first ((cycles, from the constants' memory)), which its block operations wait for."""
+
+    kernels: tuple[tuple[int, int], ...]
+    dmas: tuple[tuple[int, bool], ...] = ()
+
+
+@dataclass(frozen=True)
+class State:
+    """A convolution's state: streaming (frugally or not), or buffering with its DMA issued `lead` steps ahead."""
+
+    buffers: bool
+    frugal: bool = False
+    lead: int = 1
+
+
+def elapsed(steps: Sequence[Fixed | Choice], states: dict[int, State]) -> int | None:
+    """The elapsed cycles of the stream, or None when a convolution could start before its weights arrived."""
+    early: dict[int, list[int]] = {}
+    for index in sorted(states, reverse=True):
+        if states[index].buffers:
+            early.setdefault(index - states[index].lead + 1, []).append(index)
+    timeline, last, pending = Timeline(), None, set()
+    for position, step in enumerate(steps):
+        for consumer in early.get(position, []):
+            choice = steps[consumer]
+            timeline.dma(choice.buffer.transfer, True)
+            last = consumer
+            pending.add(consumer)
+        if isinstance(step, Fixed):
+            for cycles, from_constants in step.dmas:
+                timeline.dma(cycles, from_constants)
+                last = None
+            if step.dmas:
+                timeline.dma_wait(0)
+                pending.clear()
+            for cycles, constants in step.kernels:
+                timeline.kernel(cycles, constants)
+            continue
+        state = states[position]
+        if state.buffers:
+            if last == position:
+                timeline.dma_wait(0)
+                pending.clear()
+            if position in pending:
+                return None
+            timeline.kernel(step.buffer.cycles)
+        elif state.frugal:
+            timeline.kernel(step.frugal[0], step.frugal[0] - step.frugal[1])
+        else:
+            timeline.kernel(step.streamed, step.streamed - step.overlap)
+    return timeline.elapsed
+
+
+def _span(index: int, state: State) -> range:
+    """The steps at which the convolution at `index` holds its buffer in `state` (none while it streams)."""
+    return range(max(index - state.lead, 0), index + 1) if state.buffers else range(0)
+
+
+def _extra(steps: Sequence[Fixed | Choice], states: dict[int, State]) -> list[int]:
+    """The bytes of weight buffers live at each step."""
+    extra = [0] * len(steps)
+    for index, state in states.items():
+        for step in _span(index, state):
+            extra[step] += steps[index].buffer.nbytes
+    return extra
+
+
+def fullest(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Sequence[int]) -> int:
+    """The bytes live at the fullest step, weight buffers included (`live`: the bytes other than those)."""
+    return max(own + more for own, more in zip(live, _extra(steps, states)))
+
+
+def prefetch(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Sequence[int],
+             limit: int) -> dict[int, State]:
+    """The states (by step index, for the steps that are `Choice`s) with the fewest elapsed cycles reachable from
+    `states` (the plain choice) as the module docstring says, with at most `limit` bytes live at each step (`live`:
+    the bytes other than weight buffers)."""
+    plain, best = states, elapsed(steps, states)
+    if best is None:
+        return states
+    for _ in range(ROUNDS):
+        improved = False
+        for index in sorted(states):
+            others = _extra(steps, {i: state for i, state in states.items() if i != index})
+            options = [plain[index]]
+            if steps[index].buffer is not None:
+                options += [State(True, lead=lead) for lead in range(2, min(index + 1, MAX_LEAD) + 1)]
+            found = None
+            for option in options:
+                if option == states[index]:
+                    continue
+                nbytes = steps[index].buffer.nbytes if option.buffers else 0
+                if any(live[step] + others[step] + nbytes > limit for step in _span(index, option)):
+                    continue
+                cycles = elapsed(steps, {**states, index: option})
+                if cycles is not None and cycles < best:
+                    best, found = cycles, option
+            if found is not None:
+                states, improved = {**states, index: found}, True
+        if not improved:
+            break
+    return states
