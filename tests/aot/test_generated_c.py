@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from aot_support import compile_model, extract, members, npu_target
 
+from ethosu_tvm.aot.c_source import _byte_array
 from ethosu_tvm.run.host_program import SHIM
 from ethosu_tvm.testing import models, shared_model
 
@@ -149,3 +150,13 @@ def test_io_fields_are_type_checked(built, tmp_path):
     for name in [*main["inputs"], *main["outputs"]]:
         wrong = compile_c(application(name))
         assert wrong.returncode != 0 and "incompatible-pointer-types" in wrong.stderr, (name, wrong.stderr)
+
+
+@pytest.mark.parametrize("length", [0, 1, 15, 16, 17, 32, 33, 1000])
+def test_constant_arrays_hold_sixteen_bytes_a_row(length):
+    """Every byte as 0xhh, in rows of sixteen, the last row short."""
+    data = bytes((7 * i + 3) % 256 for i in range(length))
+    rows = [", ".join(f"0x{b:02x}" for b in data[i:i + 16]) for i in range(0, length, 16)]
+    text = _byte_array("weights", data, "note")
+    assert text.startswith(f"/* note */\nstatic const uint8_t weights[{length}] ")
+    assert text.endswith(" = {\n  " + ",\n  ".join(rows) + "\n};\n")

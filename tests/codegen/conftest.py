@@ -11,4 +11,4 @@ def unremembered_block_configs():
     yield
     block_config._choose_block_config.cache_clear()
     block_config._find_block_configs.cache_clear()
-    block_config._LARGEST_SEARCHES.clear()
+    block_config._SEARCHES.clear()

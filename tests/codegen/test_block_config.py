@@ -43,13 +43,12 @@ def test_chosen_block_config_is_the_fastest_valid_one(case, accelerator):
 def test_no_block_config_when_nothing_fits(monkeypatch, unremembered_block_configs):
     _, (npu_op,), _ = codegen_operations(models.make("max_pool2d", seed=0), "ethos-u55-128")
 
-    def nothing_fits(op, accelerator):
-        raise AssertionError("Vela asserts when no block fits in SHRAM")
+    from ethosu.vela import architecture_allocator
 
-    monkeypatch.setattr(vapi, "npu_find_block_configs", nothing_fits)
+    monkeypatch.setattr(architecture_allocator, "try_block_config", lambda *arguments: None)  # no block fits
     block_config._choose_block_config.cache_clear()  # the answers before the patch are remembered
     block_config._find_block_configs.cache_clear()
-    block_config._LARGEST_SEARCHES.clear()
+    block_config._SEARCHES.clear()
     assert find_block_configs(npu_op, U55_128) == []
     assert choose_block_config(npu_op, U55_128) is None
 
@@ -122,9 +121,9 @@ def test_a_feature_map_no_larger_than_one_searched_takes_no_search(case, upscale
     (npu_op,) = [op for op in npu_ops if isinstance(op, vapi.NpuBlockOperation)]
     if upscale:
         npu_op.ifm_upscale = vapi.NpuResamplingMode.TRANSPOSE
-    vela = vapi.npu_find_block_configs
+    vela, search = vapi.npu_find_block_configs, block_config._vela_search
     block_config._find_block_configs.cache_clear()
-    block_config._LARGEST_SEARCHES.clear()
+    block_config._SEARCHES.clear()
     for accelerator in [a for a in vapi.NpuAccelerator if a.name.startswith("Ethos_U55")]:
         searched = []
         shapes = [(5, 7), (40, 20), (16, 20), (31, 2), (2, 20), (3, 1), (1, 9), (1, 3), (33, 64), (112, 70), (7, 100)]
@@ -132,7 +131,58 @@ def test_a_feature_map_no_larger_than_one_searched_takes_no_search(case, upscale
             trial = copy.deepcopy(npu_op)
             trial.ofm.shape = trial.ofm.shape._replace(height=height, width=width)
             with pytest.MonkeyPatch.context() as patch:
-                patch.setattr(vapi, "npu_find_block_configs", lambda op, acc: searched.append(op) or vela(op, acc))
+                patch.setattr(block_config, "_vela_search", lambda op, acc: searched.append(op) or search(op, acc))
                 found = find_block_configs(trial, accelerator)
             assert found == vela(trial, accelerator)
         assert [(op.ofm.shape.height, op.ofm.shape.width) for op in searched] == [(5, 7), (40, 20), (1, 9), (33, 64)]
+
+
+@pytest.mark.parametrize("case", ["conv3x3_depth32", "depthwise", "mul"])
+def test_searches_are_shared_by_ofm_depths_and_ifm_depths_vela_does_not_tell_apart(case, unremembered_block_configs):
+    """Vela reads the IFM depth only up to 32 and tries OFM block depths in multiples of 16 below the OFM's: an OFM
+    of a depth searched before, or of a multiple of 16 below one, within its height and width, asks Vela nothing
+    more, and every shape gets what Vela's own search of it answers."""
+    kind, params = SINGLE_OPS[case]
+    _, npu_ops, _ = codegen_operations(models.make(kind, seed=3, **params), "ethos-u55-128")
+    (npu_op,) = [op for op in npu_ops if isinstance(op, vapi.NpuBlockOperation)]
+    vela, search = vapi.npu_find_block_configs, block_config._vela_search
+    # (OFM height, width, depth, IFM depth); the 7th and the last two are answered from earlier searches
+    shapes = [(40, 70, 24, 24), (20, 20, 16, 40), (20, 20, 24, 100), (10, 10, 8, 8), (10, 10, 48, 33),
+              (40, 70, 200, 64), (7, 7, 96, 500), (7, 7, 20, 32), (5, 5, 16, 32), (20, 20, 24, 48)]
+    for accelerator in [a for a in vapi.NpuAccelerator if a.name.startswith("Ethos_U55")]:
+        searched = []
+        for height, width, depth, ifm_depth in shapes:
+            trial = copy.deepcopy(npu_op)
+            trial.ofm.shape = vapi.NpuShape3D(height, width, depth)
+            trial.ifm.shape = vapi.NpuShape3D(height + 2, width + 2, ifm_depth)
+            if trial.ifm2 is not None:
+                trial.ifm2.shape = trial.ifm.shape
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(block_config, "_vela_search", lambda op, acc: searched.append(op) or search(op, acc))
+                found = find_block_configs(trial, accelerator)
+            assert found == vela(trial, accelerator), (height, width, depth, ifm_depth)
+        assert [(op.ofm.shape.depth, op.ifm.shape.depth) for op in searched] == [
+            (24, 24), (16, 40), (24, 100), (8, 8), (48, 33), (200, 64), (20, 32)]
+
+
+@pytest.mark.parametrize("case", sorted(set(SINGLE_OPS) - {"reshape"}))
+def test_the_search_is_vela_s_without_the_blocks_that_cannot_fit(case):
+    """On every accelerator, for the operation and for it upscaled, one row high, one channel deep and very deep:
+    the configs Vela's own search answers, in its order."""
+    kind, params = SINGLE_OPS[case]
+    _, npu_ops, _ = codegen_operations(models.make(kind, seed=3, **params), "ethos-u55-128")
+    for npu_op in [op for op in npu_ops if isinstance(op, vapi.NpuBlockOperation)]:
+        for change in [None, "upscale", "row", "shallow", "deep"]:
+            trial = copy.deepcopy(npu_op)
+            shape = trial.ofm.shape
+            if change == "upscale":
+                trial.ifm_upscale = vapi.NpuResamplingMode.NEAREST
+            elif change:
+                trial.ofm.shape = shape._replace(**{"row": dict(height=1), "shallow": dict(depth=1),
+                                                    "deep": dict(depth=600, width=90)}[change])
+            for accelerator in vapi.NpuAccelerator:
+                try:
+                    vela = tuple(vapi.npu_find_block_configs(trial, accelerator))
+                except AssertionError:
+                    vela = ()
+                assert block_config._vela_search(trial, accelerator) == vela, (change, accelerator)

@@ -1,5 +1,6 @@
 """Malformed, out-of-bounds and unsupported streams raise SimulatorError with a message that locates the fault."""
 import struct
+import sys
 
 import numpy as np
 import pytest
@@ -10,8 +11,18 @@ from simhelpers import assemble, command, elementwise, feature_map
 MAX = 4
 
 
+@pytest.fixture(autouse=True, params=["run", "check"])
+def mode(request, monkeypatch):
+    """Every stream here is rejected alike by `Simulator.run` and by its check without arithmetic."""
+    monkeypatch.setattr(sys.modules[__name__], "MODE", request.param)
+
+
+MODE = "run"
+
+
 def _run(words, regions=None, accelerator="ethos-u55-128"):
-    return Simulator(accelerator).run(words, regions if regions is not None else {1: bytearray(0xC00)})
+    simulator = Simulator(accelerator)
+    return getattr(simulator, MODE)(words, regions if regions is not None else {1: bytearray(0xC00)})
 
 
 def _payload(stream_words, macs_log2=7, declared=None, actions=(), product=0):

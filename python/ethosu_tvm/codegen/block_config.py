@@ -11,6 +11,7 @@ import contextlib
 import copy
 import functools
 import io
+import itertools
 
 from ethosu.vela import api as vapi
 
@@ -33,33 +34,84 @@ def _find_block_configs(search: "_BlockSearch", accelerator: vapi.NpuAccelerator
     """find_block_configs, once per search key (a convolution is searched streaming and buffered, and networks
     repeat layer shapes with other weights and quantization).
 
-    Whether a block fits in SHRAM does not depend on the OFM's height and width, except a height of one row (Vela's
-    Conv1D case, apart in the key): they only bound the block heights and widths tried, multiples of a step up to
-    the first one reaching them. So an OFM no larger than one already searched with the same family (a cascade's
-    stripes after the whole tensor) takes the configs of that search that are that small, in Vela's order, instead
-    of a search of its own. The steps are the micro block's but at least 2 (Vela's API means 2 for an upscaled IFM,
-    but its test compares two different enums: always 2)."""
-    height, width = search.extent
+    Whether a block fits in SHRAM does not depend on the OFM's shape, except a height of one row (Vela's Conv1D
+    case, apart in the key): the OFM only bounds the blocks tried. Heights and widths go in steps of the micro
+    block's, but at least 2 (Vela's API means 2 for an upscaled IFM, but its test compares two different enums:
+    always 2), up to the first one reaching the OFM's; depths in micro-block steps that are multiples of 16 (Vela's
+    OFMSplitDepth) below the OFM's, then the first one reaching it. So an OFM no larger than one already searched
+    with the same family (a cascade's stripes after the whole tensor, a later layer of fewer channels), of the
+    same depth or of a multiple of 16 (whose tried depths are all tried for the deeper one), takes the configs of
+    that search that are that small, in Vela's order, instead of a search of its own."""
+    height, width, depth = search.extent
     family = (search.family, accelerator)
-    largest = _LARGEST_SEARCHES.get(family)
-    if largest is not None and largest[0] >= height and largest[1] >= width:
-        ublock = vela_arch(from_vela(accelerator)).ofm_ublock
-        steps = max(ublock.height, 2), max(ublock.width, 2)
-        return tuple(block for block in largest[2]
-                     if block.height - steps[0] < height and block.width - steps[1] < width)
+    for most_height, most_width, most_depth, configs in _SEARCHES.get(family, ()):
+        if most_height >= height and most_width >= width and (most_depth == depth or
+                                                               most_depth > depth and depth % 16 == 0):
+            ublock = vela_arch(from_vela(accelerator)).ofm_ublock
+            steps = max(ublock.height, 2), max(ublock.width, 2)
+            return tuple(block for block in configs if block.height - steps[0] < height and
+                         block.width - steps[1] < width and (most_depth == depth or block.depth <= depth))
     with contextlib.redirect_stdout(io.StringIO()):  # Vela's first call announces its default configuration
         try:
-            configs = tuple(vapi.npu_find_block_configs(search.npu_op, accelerator))
-        except AssertionError:
+            configs = _vela_search(search.npu_op, accelerator)
+        except AssertionError:  # as Vela's own search, a failed assertion in its tries means no block
             configs = ()
-    if largest is None or (height >= largest[0] and width >= largest[1]):
-        _LARGEST_SEARCHES[family] = (height, width, configs)
+    _SEARCHES.setdefault(family, []).append((height, width, depth, configs))
     return configs
 
 
-# (search family, accelerator) → the OFM height and width (up to SEARCH_EXTENT) of the largest search of the family
+def _vela_search(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator) -> tuple[vapi.NpuShape3D, ...]:
+    """What Vela's `npu_find_block_configs` answers (the same blocks tried with its `try_block_config`, in its
+    order: widths, then heights, then depths), without trying the blocks that cannot fit. A block's IFM and
+    accumulator banks in SHRAM grow with each of its dimensions, and so do its IFM block's, so once a block does
+    not fit no deeper one of its height and width does; when the shallowest does not, no higher one of its width;
+    when the lowest and shallowest does not, no wider one."""
+    from ethosu.vela.architecture_allocator import try_block_config
+    from ethosu.vela.architecture_features import ArchitectureFeatures, Block
+    from ethosu.vela.operation import NpuBlockType
+    from ethosu.vela.register_command_stream_generator import resampling_mode_map
+    from ethosu.vela.register_command_stream_util import to_kernel
+
+    if isinstance(npu_op, vapi.NpuConv2DOperation):
+        block_type = NpuBlockType.ConvolutionMxN
+    elif isinstance(npu_op, vapi.NpuConvDepthWiseOperation):
+        block_type = NpuBlockType.ConvolutionDepthWise
+    elif isinstance(npu_op, vapi.NpuPoolingOperation):
+        reduce_sum = npu_op.sub_op_type == vapi.NpuPoolingOp.REDUCE_SUM
+        block_type = NpuBlockType.ReduceSum if reduce_sum else NpuBlockType.Pooling
+    else:
+        block_type = NpuBlockType.ElementWise
+    part_kernel = (isinstance(npu_op, vapi.NpuConv2DOperation)
+                   and npu_op.block_traversal == vapi.NpuBlockTraversal.PART_KERNEL_FIRST)
+    ifm, ifm2, ofm = npu_op.ifm.shape, npu_op.ifm2.shape if npu_op.ifm2 is not None else None, npu_op.ofm.shape
+    lut = npu_op.activation is not None and npu_op.activation.op_type == vapi.NpuActivationOp.TABLE_LOOKUP
+    arguments = (block_type, Block(ofm.width, ofm.height, ofm.depth), Block(ifm.width, ifm.height, ifm.depth),
+                 None if ifm2 is None else Block(ifm2.width, ifm2.height, ifm2.depth), npu_op.ifm2_scalar is not None,
+                 npu_op.ifm.data_type.size_in_bits(), part_kernel, to_kernel(npu_op.kernel), 2 if lut else 0,
+                 all(fm is None or fm.quantization is not None for fm in (npu_op.ifm, npu_op.ifm2, npu_op.ofm)),
+                 resampling_mode_map[npu_op.ifm_upscale])
+    arch = vela_arch(from_vela(accelerator))
+    most, ublock = arch.ofm_block_max, arch.ofm_ublock
+    step_w, step_h = max(ublock.width, 2), max(ublock.height, 2)  # 2 always: see `_find_block_configs`
+    most_w, most_h, most_d = min(most.width, ofm.width), min(most.height, ofm.height), min(most.depth, ofm.depth)
+    depths = [c for c in range(ublock.depth, most_d + ublock.depth, ublock.depth)
+              if c >= most_d or c % ArchitectureFeatures.OFMSplitDepth == 0]
+    configs = []
+    for w in range(step_w, most_w + step_w, step_w):
+        for h in range(step_h, most_h + step_h, step_h):
+            fitting = list(itertools.takewhile(
+                lambda c: try_block_config(Block(w, h, c), arch, *arguments) is not None, depths))
+            configs += [vapi.NpuShape3D(h, w, c) for c in fitting]
+            if not fitting:
+                break
+        if h == step_h and not fitting:
+            break
+    return tuple(configs)
+
+
+# (search family, accelerator) → the OFM height, width and depth (up to SEARCH_EXTENT) of each search of the family
 # so far, and its configs
-_LARGEST_SEARCHES: dict[tuple, tuple[int, int, tuple[vapi.NpuShape3D, ...]]] = {}
+_SEARCHES: dict[tuple, list[tuple[int, int, int, tuple[vapi.NpuShape3D, ...]]]] = {}
 
 # At least Vela's largest OFM block (ofm_block_max) on every accelerator, as (height, width, depth).
 SEARCH_EXTENT = (32, 64, 128)
@@ -68,12 +120,13 @@ SEARCH_EXTENT = (32, 64, 128)
 def _search_shapes(npu_op: vapi.NpuBlockOperation) -> tuple:
     """What Vela's block-config search reads of the feature maps' shapes: the OFM's, each axis only up to the
     largest block (the blocks tried stop there), and whether it is one row high (its Conv1D case); and the depth of
-    the IFM, or of IFM2 when IFM2 has more elements (Vela's elementwise correction)."""
+    the IFM, or of IFM2 when IFM2 has more elements (Vela's elementwise correction), only up to 32: Vela reads it
+    only through the IFM block depth of a convolution, at most 32 channels (`_ifm_blockdepth`)."""
     ofm, ifm, ifm2 = npu_op.ofm.shape, npu_op.ifm.shape, npu_op.ifm2.shape if npu_op.ifm2 is not None else None
     if ifm2 is not None and ifm2.height * ifm2.width * ifm2.depth > ifm.height * ifm.width * ifm.depth:
         ifm = ifm2
     extent = tuple(min(size, most) for size, most in zip((ofm.height, ofm.width, ofm.depth), SEARCH_EXTENT))
-    return extent, ofm.height == 1, ifm.depth
+    return extent, ofm.height == 1, min(ifm.depth, 32)
 
 
 class _BlockSearch:
@@ -81,17 +134,16 @@ class _BlockSearch:
     the feature maps' shapes as far as the search reads them (`_search_shapes`), the IFM's element size and
     upscaling, the kernel, whether a LUT takes SHRAM, whether every feature map is quantized and whether IFM2 is a
     scalar. Not weights, addresses, scales or names: the stripes of one primitive at many heights are one search.
-    Its `family` is all of that but the OFM's height and width (its `extent`)."""
+    Its `family` is all of that but the OFM's extent."""
 
     def __init__(self, npu_op: vapi.NpuBlockOperation):
         self.npu_op = npu_op
         kernel = npu_op.kernel
         fms = (npu_op.ifm, npu_op.ifm2, npu_op.ofm)
-        (height, width, depth), *shapes = _search_shapes(npu_op)
-        self.extent = height, width
+        self.extent, *shapes = _search_shapes(npu_op)
         self.family = (
             type(npu_op).__name__, getattr(npu_op, "sub_op_type", None), getattr(npu_op, "block_traversal", None),
-            depth, *shapes, npu_op.ifm2 is not None,
+            *shapes, npu_op.ifm2 is not None,
             npu_op.ifm.data_type.size_in_bits(), npu_op.ifm_upscale,
             None if kernel is None else (kernel.width, kernel.height, kernel.stride_x, kernel.stride_y,
                                          kernel.dilation_x, kernel.dilation_y),

@@ -47,7 +47,8 @@ from .softmax import SoftmaxSequence, row_segments
 from .tir_regions import Interval
 from .tir_to_npu import FeatureMapRegion, Stripe
 from .vela_calls import CodegenError, describe, vela_call
-from .weight_stream import convolution_traversal, core_shares, encoded_stream_bytes, encoded_weights, packed
+from .weight_stream import (convolution_traversal, encoded_scale_bias, encoded_stream_bytes, encoded_weights,
+                            packed)
 
 _ROUNDING = {"TFL": vapi.NpuRoundingMode.TFL, "NATURAL": vapi.NpuRoundingMode.NATURAL,
              "TRUNCATE": vapi.NpuRoundingMode.TRUNCATE}
@@ -270,15 +271,8 @@ class OperationBuilder:
         """The weight streams (in the primitive's traversal, for blocks of `depth` output channels) and scale/bias
         streams of `channels`, one of each per core, each kind's streams stored back to back."""
         streams = vela_call(what, encoded_weights, op, channels.start, channels.stop, depth, self.accelerator)
-        count = op.weights.shape[0]
-        scale = np.broadcast_to(op.requant.scale, (count,))
-        shift = np.broadcast_to(op.requant.shift, (count,))
-        shares = core_shares(channels.start, channels.stop, depth, from_vela(self.accelerator).cores)
-        scale_bias = vela_call(what, lambda: [b"".join(
-            bytes(vapi.npu_encode_bias(np.int64(b), int(m), int(n)))
-            for b, m, n in zip(op.bias[selected], scale[selected], shift[selected])) for selected, _ in shares
-        ])  # one call for all channels: each call silences stdout afresh
-        return self._stored(list(streams)), self._stored(scale_bias)
+        scale_bias = vela_call(what, encoded_scale_bias, op, channels.start, channels.stop, self.accelerator)
+        return self._stored(list(streams)), self._stored(list(scale_bias))
 
     def _stored(self, streams: list[bytes]) -> list[vapi.NpuAddressRange]:
         """Streams stored back to back in the pool, as the ranges of each."""

@@ -58,12 +58,17 @@ def encode_weights(op: Conv2D, channels: slice, depth: int, accelerator: vapi.Np
                                              isinstance(op, DepthwiseConv2D), convolution_traversal(op)))
 
 
+def core_channels(start: int, stop: int, cores: int) -> list[slice]:
+    """Each core's output channels of start..stop−1, as Vela 5.2 splits an operation over the cores: core c
+    computes every `cores`-th channel from start + c; a core left without channels gets no streams."""
+    return [slice(start + core, stop, cores) for core in range(min(cores, stop - start))]
+
+
 def core_shares(start: int, stop: int, depth: int, cores: int) -> list[tuple[slice, int]]:
-    """Each core's output channels of start..stop−1 and its OFM block depth, as Vela 5.2 splits an operation over
-    the cores: core c computes every `cores`-th channel from start + c, and that share of each block's `depth`
-    channels, (depth + cores − 1 − c) // cores; a core left without channels gets no streams."""
-    return [(slice(start + core, stop, cores), (depth + cores - 1 - core) // cores)
-            for core in range(min(cores, stop - start))]
+    """Each core's output channels (`core_channels`) and its OFM block depth: its share of each block's `depth`
+    channels, (depth + cores − 1 − c) // cores."""
+    return [(channels, (depth + cores - 1 - core) // cores)
+            for core, channels in enumerate(core_channels(start, stop, cores))]
 
 
 @functools.lru_cache(maxsize=1 << 10)
@@ -77,14 +82,28 @@ def encoded_weights(op: Conv2D, start: int, stop: int, depth: int,
                  for channels, share in core_shares(start, stop, depth, from_vela(accelerator).cores))
 
 
+@functools.lru_cache(maxsize=1 << 10)
+def encoded_scale_bias(op: Conv2D, start: int, stop: int, accelerator: vapi.NpuAccelerator) -> tuple[bytes, ...]:
+    """The scale/bias streams of output channels start..stop−1, one per core (`core_channels`; unlike the weight
+    streams, the same for every block depth), remembered as `encoded_weights` are: Vela's API encodes them channel
+    by channel, in Python."""
+    count = op.weights.shape[0]
+    scale = np.broadcast_to(op.requant.scale, (count,))
+    shift = np.broadcast_to(op.requant.shift, (count,))
+    with contextlib.redirect_stdout(io.StringIO()):  # Vela's first call announces its default configuration
+        return tuple(b"".join(bytes(vapi.npu_encode_bias(np.int64(b), int(m), int(n)))
+                              for b, m, n in zip(op.bias[selected], scale[selected], shift[selected]))
+                     for selected in core_channels(start, stop, from_vela(accelerator).cores))
+
+
 @functools.lru_cache(maxsize=1 << 12)
 def encoded_stream_bytes(op: Conv2D, start: int, stop: int, depth: int,
                          accelerator: vapi.NpuAccelerator) -> tuple[int, int]:
     """The bytes of `op`'s weight streams (for blocks of `depth` channels) and scale/bias streams of output
     channels start..stop−1, as the constant pool stores them."""
-    shares = core_shares(start, stop, depth, from_vela(accelerator).cores)
     return (sum(round_up(len(stream)) for stream in encoded_weights(op, start, stop, depth, accelerator)),
-            sum(round_up(SCALE_BIAS_BYTES * len(range(stop)[channels])) for channels, _ in shares))
+            sum(round_up(SCALE_BIAS_BYTES * len(range(stop)[channels]))
+                for channels in core_channels(start, stop, from_vela(accelerator).cores)))
 
 
 def packed(streams: list[bytes]) -> tuple[bytes, list[tuple[int, int]]]:

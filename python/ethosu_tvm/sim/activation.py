@@ -79,22 +79,34 @@ def table_bytes(stage: OutputStage) -> int:
     return 256 * stage.ofm_dtype.itemsize if stage.clip_type.itemsize == 1 else LUT_BYTES
 
 
-def lookup(values: np.ndarray, stage: OutputStage, regs: RegisterFile, memory: Memory,
-           accelerator: Accelerator) -> np.ndarray:
-    """Table lookup of clipped values in the LUT slot the activation names."""
+def check_table(stage: OutputStage, regs: RegisterFile) -> None:
+    """The rules of a table lookup that do not depend on the values: the table fits the LUT area from its slot,
+    and an 8-bit table gives no 16-bit OFM. `lookup` relies on them having been checked."""
+    slot = stage.function - LUT_FIRST
+    if slot * LUT_SLOT_BYTES + table_bytes(stage) > LUT_BYTES:
+        raise regs.error("ACTIVATION", f"a {table_bytes(stage)}-byte table does not fit from slot {slot}")
+    if stage.clip_type.itemsize == 1 and stage.ofm_dtype.itemsize == 2:
+        raise regs.error("ACTIVATION", "an 8-bit LUT cannot produce a 16-bit OFM")
+
+
+def table(stage: OutputStage, regs: RegisterFile, memory: Memory, accelerator: Accelerator) -> np.ndarray:
+    """The LUT slot the activation names, as a lookup reads it (`check_table` passed): 256 OFM-typed entries for an
+    8-bit clip type, else 512 words."""
     slot = stage.function - LUT_FIRST
     address = accelerator.lut_base + slot * LUT_SLOT_BYTES
     what = f"{regs.where()}: LUT slot {slot} ({regs.describe('ACTIVATION')})"
-    if slot * LUT_SLOT_BYTES + table_bytes(stage) > LUT_BYTES:
-        raise regs.error("ACTIVATION", f"a {table_bytes(stage)}-byte table does not fit from slot {slot}")
-    ofm_dtype = stage.ofm_dtype
     if stage.clip_type.itemsize == 1:
-        if ofm_dtype.itemsize == 2:
-            raise regs.error("ACTIVATION", "an 8-bit LUT cannot produce a 16-bit OFM")
-        table = memory.view(SHRAM, address, (256,), (ofm_dtype.itemsize,), ofm_dtype, what).astype(np.int64)
-        return table[values - np.iinfo(stage.clip_type).min]
-    table = memory.view(SHRAM, address, (512,), (4,), np.dtype("<u4"), what).astype(np.int64)
-    base = (table & 0xFFFF).astype(np.int16).astype(np.int64)
-    slope = (table >> 16).astype(np.int16).astype(np.int64)
+        return memory.view(SHRAM, address, (256,), (stage.ofm_dtype.itemsize,), stage.ofm_dtype, what)
+    return memory.view(SHRAM, address, (512,), (4,), np.dtype("<u4"), what)
+
+
+def lookup(values: np.ndarray, stage: OutputStage, regs: RegisterFile, memory: Memory,
+           accelerator: Accelerator) -> np.ndarray:
+    """Table lookup of clipped values in the LUT slot the activation names (`check_table` passed)."""
+    entries = table(stage, regs, memory, accelerator).astype(np.int64)
+    if stage.clip_type.itemsize == 1:
+        return entries[values - np.iinfo(stage.clip_type).min]
+    base = (entries & 0xFFFF).astype(np.int16).astype(np.int64)
+    slope = (entries >> 16).astype(np.int16).astype(np.int64)
     index, fraction = (values + 32768) >> 7, (values + 32768) & 0x7F
     return base[index] + ((slope[index] * fraction + 64) >> 7)

@@ -125,10 +125,14 @@ def read(memory: Memory, fm: FeatureMap) -> np.ndarray:
     return out
 
 
+def writable(memory: Memory, fm: FeatureMap) -> list:
+    """(y0, y1, x0, x1, channel slice, view) of every part of the feature map, each bounds-checked for writing."""
+    return [(y0, y1, x0, x1, channels, view) for tile, y0, y1, x0, x1 in _tiles(fm)
+            for channels, view in _tile_views(memory, fm, tile, y1 - y0, x1 - x0, write=True)]
+
+
 def write(memory: Memory, fm: FeatureMap, values: np.ndarray) -> None:
     """Store an (H, W, C) array (already of the feature map's element type); every tile is bounds-checked before
     the first byte is written."""
-    parts = [(y0, y1, x0, x1, channels, view) for tile, y0, y1, x0, x1 in _tiles(fm)
-             for channels, view in _tile_views(memory, fm, tile, y1 - y0, x1 - x0, write=True)]
-    for y0, y1, x0, x1, channels, view in parts:
+    for y0, y1, x0, x1, channels, view in writable(memory, fm):
         view[...] = values[y0:y1, x0:x1, channels].reshape(view.shape)

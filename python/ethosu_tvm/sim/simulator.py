@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 from ..arch import find_accelerator
 from ..arch.system import DEFAULT_SYSTEM, System
 from ..arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL
-from . import featuremap, hazards, mlw, operation, stream
+from . import featuremap, hazards, mlw, operation, output, stream
 from .memory import Buffer, Memory
 from .ops import conv, dma, elementwise, pool
 from .registers import Command
@@ -27,6 +27,7 @@ _EXECUTORS = {
     POOL: pool.execute,
     ELEMENTWISE: elementwise.execute,
 }
+_CHECKS = {CONV: conv.check, DEPTHWISE: conv.check, POOL: pool.check, ELEMENTWISE: elementwise.check}
 
 
 class Simulator:
@@ -46,6 +47,20 @@ class Simulator:
             check_hazards: bool = False) -> SimStats:
         """Execute the stream; OFMs and DMA results land in the writable regions. Raises SimulatorError, also for a
         race between DMA and compute if `check_hazards` (`hazards.check`)."""
+        return self._walk(command_stream, regions, False, check_hazards)
+
+    def check(self, command_stream: bytes | Sequence[int], regions: Mapping[int, Buffer],
+              check_hazards: bool = False) -> SimStats:
+        """Check the stream as `run` would, every command, register rule, region and bound, the weight streams
+        decoded and the scale streams parsed, DMAs done, the same bytes accessed (so `check_hazards` finds the same
+        races), but compute no OFM (its bounds are checked, nothing is written to it): so what depends on the
+        values goes unchecked (accumulator and OFM overflows, SHL/SHR amounts read from a tensor, weight or scale
+        streams read from bytes a kernel wrote). Whether the NPU can execute the stream at all, at a fraction of
+        `run`'s cost. Raises SimulatorError."""
+        return self._walk(command_stream, regions, True, check_hazards)
+
+    def _walk(self, command_stream: bytes | Sequence[int], regions: Mapping[int, Buffer], check: bool,
+              check_hazards: bool) -> SimStats:
         memory = Memory(regions, self.accelerator.shram_bytes)
         accesses = {}
 
@@ -55,9 +70,16 @@ class Simulator:
             accesses[command.index] = memory.accesses[first:]
             return memory.bytes_read - read, memory.bytes_written - written
 
+        def execute(op: operation.BlockOperation, regs):
+            featuremap.write(memory, op.ofm, _EXECUTORS[op.kind](op, regs, memory, self.accelerator))
+
+        def checked(op: operation.BlockOperation, regs):
+            _CHECKS[op.kind](op, regs, memory, self.accelerator)
+            output.check_reads(op.output, regs, memory, self.accelerator)
+            featuremap.writable(memory, op.ofm)
+
         def on_block(op: operation.BlockOperation, regs):
-            return measured(op.command, lambda: featuremap.write(
-                memory, op.ofm, _EXECUTORS[op.kind](op, regs, memory, self.accelerator)))
+            return measured(op.command, lambda: (checked if check else execute)(op, regs))
 
         def on_dma(transfer: dma.DmaTransfer, regs):
             return measured(regs.operation, lambda: dma.execute(transfer, regs, memory))

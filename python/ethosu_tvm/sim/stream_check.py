@@ -3,9 +3,10 @@
 Code generation builds streams through Vela's API, which does not check that an operation is executable (it
 encodes a DEPTHWISE whose IFM and OFM depths differ without complaint). The simulator applies the hardware's
 register-level rules (shapes, depths, block configs, region bounds, weight and scale stream lengths) and checks that
-the waits order every DMA against the kernels touching its bytes (`hazards`), so running each stream once on zeroed
-memory of the planned sizes proves the NPU can execute it. A failure is a compiler bug:
-it is reported as such, naming the operator, and nothing is written.
+the waits order every DMA against the kernels touching its bytes (`hazards`), so checking each stream once against
+memory of the planned sizes proves the NPU can execute it; the check computes no OFM (`Simulator.check`), since
+the values on zeroed memory prove nothing. A failure is a compiler bug: it is reported as such, naming the
+operator, and nothing is written.
 """
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def _operator(artifact, simulator: Simulator, message: str) -> str:
 
 
 def check_artifact(artifact) -> None:
-    """Run `artifact` (a codegen.NpuArtifact) once on zeroed scratch and I/O; raises InvalidCommandStream."""
+    """Check `artifact` (a codegen.NpuArtifact) in the simulator without its arithmetic (`Simulator.check`) on
+    zeroed scratch and I/O of the planned sizes; raises InvalidCommandStream."""
     regions = {0: bytearray(artifact.constants), 1: bytearray(max(artifact.scratch_size, 1))}
     if artifact.fast_scratch_size:  # Dedicated_Sram's fast scratch: no stream reaches region 2 without one
         regions[FAST_SCRATCH_REGION] = bytearray(artifact.fast_scratch_size)
@@ -49,7 +51,7 @@ def check_artifact(artifact) -> None:
             regions[binding.region].extend(bytes(size - len(regions[binding.region])))
     simulator = Simulator(artifact.accelerator)
     try:
-        simulator.run(artifact.driver_payload, regions, check_hazards=True)
+        simulator.check(artifact.driver_payload, regions, check_hazards=True)
     except SimulatorError as err:
         raise InvalidCommandStream(f"{artifact.name}: the generated command stream cannot run on the NPU "
                                    f"({_operator(artifact, simulator, str(err))}): {err}") from None

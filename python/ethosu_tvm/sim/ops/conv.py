@@ -73,6 +73,15 @@ def _channel_scales(op: BlockOperation, regs: RegisterFile, memory: Memory) -> s
     return scales.interleave(parts)
 
 
+def check(op: BlockOperation, regs: RegisterFile, memory: Memory, accelerator: Accelerator) -> None:
+    """`execute`'s checks in its order, without its arithmetic: the weight streams decoded against their layout,
+    the scale streams parsed, the IFM's bounds and the output stage's rules."""
+    _weights(op, regs, memory, accelerator)
+    _channel_scales(op, regs, memory)
+    read(memory, op.ifm)
+    output.check(op.output, regs)
+
+
 def execute(op: BlockOperation, regs: RegisterFile, memory: Memory, accelerator: Accelerator) -> np.ndarray:
     weights = _weights(op, regs, memory, accelerator).astype(np.int64)
     channel = _channel_scales(op, regs, memory)

@@ -36,7 +36,8 @@ def _operands(op: BlockOperation, memory: Memory) -> tuple[np.ndarray, np.ndarra
     return (b, a) if op.reversed_operands else (a, b)
 
 
-def _add_sub_operands(op: BlockOperation, regs: RegisterFile, a: np.ndarray, b: np.ndarray):
+def _operand_shift(op: BlockOperation, regs: RegisterFile) -> int | None:
+    """The ADD/SUB operand shift L of the 32-bit scaling modes (None in OPA_OPB_16), its rules checked."""
     scaling = op.operand_scaling
     if scaling.mode == 0:
         if scaling.opa_shift:
@@ -44,10 +45,18 @@ def _add_sub_operands(op: BlockOperation, regs: RegisterFile, a: np.ndarray, b: 
         for name, value in (("OPA_SCALE", scaling.opa_scale), ("OPB_SCALE", scaling.opb_scale)):
             if value > 0xFFFF:
                 raise regs.error(name, "OPA_OPB_16 scaling takes 16-bit multipliers")
-        return a * scaling.opa_scale, b * scaling.opb_scale
+        return None
     shift = _OPERAND_SHIFT.get(op.ifm.bits)
     if shift is None:
         raise regs.error("IFM_PRECISION", "32-bit operand scaling is defined for 8- and 16-bit IFMs only")
+    return shift
+
+
+def _add_sub_operands(op: BlockOperation, regs: RegisterFile, a: np.ndarray, b: np.ndarray):
+    scaling = op.operand_scaling
+    shift = _operand_shift(op, regs)
+    if shift is None:
+        return a * scaling.opa_scale, b * scaling.opb_scale
 
     def scaled(x):
         return apply_scale(x << shift, scaling.opa_scale, scaling.opa_shift + shift, scaling.rounding)
@@ -75,6 +84,14 @@ def _shift_right(a: np.ndarray, b: np.ndarray, op: BlockOperation) -> np.ndarray
 def _count_leading_zeros(a: np.ndarray) -> np.ndarray:
     _, exponent = np.frexp((a & 0xFFFFFFFF).astype(np.float64))
     return 32 - exponent.astype(np.int64)
+
+
+def check(op: BlockOperation, regs: RegisterFile, memory: Memory, accelerator: Accelerator) -> None:
+    """`execute`'s checks in its order, but those of values (SHL/SHR amounts read from a tensor, overflows)."""
+    _operands(op, memory)
+    if op.mode in ("ADD", "SUB"):
+        _operand_shift(op, regs)
+    output.check(op.output, regs)
 
 
 def execute(op: BlockOperation, regs: RegisterFile, memory: Memory, accelerator: Accelerator) -> np.ndarray:

@@ -48,17 +48,37 @@ def _check_average_scaling(op: BlockOperation, regs: RegisterFile) -> None:
     raise regs.error("OFM_PRECISION", "AVERAGE pooling with a per-channel scale stream is not modelled")
 
 
-def execute(op: BlockOperation, regs: RegisterFile, memory: Memory, accelerator: Accelerator) -> np.ndarray:
+def _check(op: BlockOperation, regs: RegisterFile) -> None:
     if op.ifm.bits == 32 and op.mode != "REDUCE_SUM":
         raise regs.error("IFM_PRECISION", f"{op.mode} pooling needs an 8- or 16-bit IFM")
     if op.mode == "AVERAGE":
         _check_average_scaling(op, regs)
+
+
+def _max(ifm: np.ndarray, op: BlockOperation, regs: RegisterFile) -> np.ndarray:
+    """MAX over each window of the IFM's values, refused when a window lies entirely in the padding (which
+    depends on the shapes alone)."""
+    result = _window_reduce(padded_input(ifm, op, fill=_PADDING), op, np.maximum)
+    if np.any(result == _PADDING):
+        raise regs.error("IFM_PAD_TOP", "a MAX pooling window lies entirely in the padding")
+    return result
+
+
+def check(op: BlockOperation, regs: RegisterFile, memory: Memory, accelerator: Accelerator) -> None:
+    """`execute`'s checks in its order without its arithmetic (the MAX windows on one channel of zeros)."""
+    _check(op, regs)
+    read(memory, op.ifm)
+    if op.mode == "MAX":
+        _max(np.zeros(op.ifm.shape[:2] + (1,), np.int64), op, regs)
+    output.check(op.output, regs)
+
+
+def execute(op: BlockOperation, regs: RegisterFile, memory: Memory, accelerator: Accelerator) -> np.ndarray:
+    _check(op, regs)
     ifm = read(memory, op.ifm).astype(np.int64) - op.ifm.zero_point
     stage = op.output
     if op.mode == "MAX":
-        result = _window_reduce(padded_input(ifm, op, fill=_PADDING), op, np.maximum)
-        if np.any(result == _PADDING):
-            raise regs.error("IFM_PAD_TOP", "a MAX pooling window lies entirely in the padding")
+        result = _max(ifm, op, regs)
     else:
         result = _window_reduce(padded_input(ifm, op), op, np.add)
         if op.mode == "REDUCE_SUM":

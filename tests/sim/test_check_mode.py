@@ -1,0 +1,99 @@
+"""`Simulator.check`, the compiler's stream check, rejects what `Simulator.run` rejects, with the same message, but
+for the faults of values that it does not compute (it computes no OFM).
+
+Corrupted streams of compiled networks (convolutions, depthwise convolutions, pooling, ADDs, fully connected layers,
+weight DMAs, a table lookup): one register or wait nudged (a bit flipped, a small step) or one byte of the constants
+changed (weight and scale streams), run on zeroed memory of the planned sizes with the races between DMAs and
+kernels checked, as `sim.stream_check` does."""
+import dataclasses
+import functools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ethosu_tvm.codegen import compile_npu_graphs
+from ethosu_tvm.frontend.importer import from_tflite
+from ethosu_tvm.legalize import legalize
+from ethosu_tvm.partition import partition_for_ethosu
+from ethosu_tvm.sim import Simulator, SimulatorError
+from ethosu_tvm.sim.registers import Kind
+from ethosu_tvm.target import EthosuTarget
+from ethosu_tvm.testing import models, shared_model
+
+# Faults of values, which only `run` finds: on zeroed memory they say nothing about the stream.
+OF_VALUES = ("the accumulators overflow", "the 32-bit OFM overflows", "the result does not fit the OFM type",
+             "shift amounts must be 0..31")
+# A weight or scale stream's base moved onto bytes the kernels wrote reads values: its contents' faults too.
+CONTENTS = ("mlw decoder aborted", "decodes to", "non-zero values in padding", "a record sets the reserved bits")
+STREAM_REGISTERS = ("WEIGHT", "SCALE")
+# ... and a table lookup (a LUT DMAed into SHRAM, then read by the kernel)
+NETWORKS = ("mlperf_tiny_ic_resnet8_int8", "mlperf_tiny_kws_dscnn_int8", "logistic")
+
+
+@functools.lru_cache(maxsize=None)
+def _artifact(name: str):
+    model = models.make(name, 0) if name in models.OPS else shared_model(f"{name}.tflite")
+    mod, _ = partition_for_ethosu(from_tflite(model), "ethos-u55-128")
+    (artifact,) = compile_npu_graphs(legalize(mod), EthosuTarget("ethos-u55-128"))
+    return artifact
+
+
+def _regions(artifact, constants: bytes) -> dict:
+    regions = {0: bytearray(constants), 1: bytearray(max(artifact.scratch_size, 1))}
+    for binding in artifact.inputs + artifact.outputs:
+        size = binding.offset + binding.size
+        if len(regions.setdefault(binding.region, bytearray(size))) < size:
+            regions[binding.region].extend(bytes(size - len(regions[binding.region])))
+    return regions
+
+
+def _outcome(method, words, artifact, constants: bytes) -> str | None:
+    try:
+        method(words, _regions(artifact, constants), check_hazards=True)
+    except (SimulatorError, OverflowError) as err:
+        return str(err)
+    return None
+
+
+def _nudged(command, data) -> tuple[int, ...]:
+    """The command with its parameter or payload changed a little."""
+    if command.payload is not None and data.draw(st.booleans()):
+        step = data.draw(st.sampled_from([-64, -16, -1, 1, 16, 64, 1 << 12]))
+        return dataclasses.replace(command, payload=(command.payload + step) % (1 << 32)).words()
+    return dataclasses.replace(command, param=command.param ^ (1 << data.draw(st.integers(0, 15)))).words()
+
+
+@pytest.mark.parametrize("name", NETWORKS)
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_check_rejects_what_run_rejects(name, data):
+    artifact = _artifact(name)
+    simulator = Simulator(artifact.accelerator)
+    commands = simulator.commands(artifact.driver_payload)
+    constants = bytearray(artifact.constants)
+    setters = [i for i, c in enumerate(commands)
+               if c.opcode.kind is not Kind.OPERATION or c.opcode.name in ("NPU_OP_DMA_WAIT", "NPU_OP_KERNEL_WAIT")]
+    words = [list(c.words()) for c in commands]
+    moved_stream = False
+    if data.draw(st.booleans()):
+        index = data.draw(st.sampled_from(setters))
+        words[index] = list(_nudged(commands[index], data))
+        moved_stream = commands[index].opcode.name.removeprefix("NPU_SET_").startswith(STREAM_REGISTERS)
+    else:
+        constants[data.draw(st.integers(0, len(constants) - 1))] ^= 1 << data.draw(st.integers(0, 7))
+    stream = [w for command in words for w in command]
+    ran = _outcome(simulator.run, stream, artifact, bytes(constants))
+    checked = _outcome(simulator.check, stream, artifact, bytes(constants))
+    if ran is not None and (any(fault in ran for fault in OF_VALUES)
+                            or moved_stream and any(fault in ran for fault in CONTENTS)):
+        assert checked is None, (ran, checked)
+    else:
+        assert checked == ran
+
+
+@pytest.mark.parametrize("name", NETWORKS)
+def test_check_passes_the_compiled_stream(name):
+    artifact = _artifact(name)
+    simulator = Simulator(artifact.accelerator)
+    assert _outcome(simulator.check, artifact.driver_payload, artifact, artifact.constants) is None
