@@ -156,12 +156,14 @@ class Part:
     def stripe_options(self, lo: int, hi: int, buffer: bool) -> tuple[int, int, WeightBuffer | None]:
         """Output rows [lo, hi) as one operation: its cycles, those a weight transfer can run in, and its weight
         buffer option when `buffer` asks for it (else None). Remembered whole, as a plan's walk asks for them at
-        every stripe."""
-        def options():
+        every stripe, and looked up before anything else is built."""
+        key = ("options", lo, hi, buffer)
+        known = self._remembered.get(key)
+        if known is None:
             cycles = self.stripe_cost(lo, hi)
-            return cycles, self.stripe_overlap(lo, hi, cycles), self.stripe_buffer(lo, hi) if buffer else None
-
-        return self._remember(("options", lo, hi, buffer), options)
+            known = self._remembered[key] = (cycles, self.stripe_overlap(lo, hi, cycles),
+                                             self.stripe_buffer(lo, hi) if buffer else None)
+        return known
 
     def stripe_buffer(self, lo: int, hi: int) -> WeightBuffer | None:
         """The weight buffer option of computing output rows [lo, hi) as one operation (None: there is none)."""

@@ -149,4 +149,7 @@ def compose(propagators: Sequence[Propagator]) -> Propagator:
 
 
 def _dot(row: Sequence[Exact], values: Sequence[Exact]) -> Exact:
+    """The exact dot product; in plain ints when both are (most propagators), as Fraction arithmetic is slow."""
+    if all(type(v) is int for v in row) and all(type(v) is int for v in values):
+        return sum(a * b for a, b in zip(row, values, strict=True))
     return exact(sum((Fraction(a) * b for a, b in zip(row, values, strict=True)), Fraction(0)))

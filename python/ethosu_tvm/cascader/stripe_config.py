@@ -20,6 +20,8 @@ Exact = int | Fraction
 
 def exact(value) -> Exact:
     """An int, or a Fraction when it is not integral; floats and bools are refused (see the module docstring)."""
+    if type(value) is int:  # the common case, without the slow check against the numbers ABCs
+        return value
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, Fraction)):
         raise TypeError(f"{value!r} is not an exact number (int or fractions.Fraction)")
     if isinstance(value, Fraction):
