@@ -16,6 +16,7 @@ from ..arch import find_accelerator
 from ..arch.system import DEFAULT_SYSTEM, System
 from ..arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL
 from . import featuremap, hazards, mlw, operation, output, stream
+from .errors import SimulatorError
 from .memory import Buffer, Memory
 from .ops import conv, dma, elementwise, pool
 from .registers import Command
@@ -85,7 +86,13 @@ class Simulator:
             return measured(regs.operation, lambda: dma.execute(transfer, regs, memory))
 
         commands = self.commands(command_stream)
-        stats = walk(commands, self.accelerator, on_block, on_dma, self.system)
+        try:
+            stats = walk(commands, self.accelerator, on_block, on_dma, self.system)
+        except SimulatorError:
+            if check_hazards:  # a race before the fault is the stream's first error: `run` and `check` agree on it
+                hazards.check([c for c in commands if c.opcode.name != "NPU_OP_DMA_START" or c.index in accesses],
+                              accesses, self.accelerator)
+            raise
         if check_hazards:
             hazards.check(commands, accesses, self.accelerator)
         return stats
