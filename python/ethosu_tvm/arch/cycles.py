@@ -16,6 +16,10 @@ reports.
   depth slice again. So a convolution reads its whole
   weight and scale streams once per OFM block in height x width: small blocks on a large OFM multiply the flash
   traffic.
+* Feature maps in DRAM (Dedicated_Sram's arena and I/O) cost what Vela's model says: each access counts its DRAM
+  bursts (a contiguous run shorter than the 128-byte burst costs a whole one, `_burst_factor`), and Vela's compute
+  estimate is told they are DRAM, adding the system's DRAM latency and transfer per block. Feature maps in SRAM
+  count their bytes, so the other memory modes cost as before.
 * DMA (`dma_cycles`): the bytes at the slower side's bandwidth, plus the source's read latency.
 * What an operation touches once (`touched_traffic`), re-reads aside, is what a simulation run measures at the
   memory interface: the statistics and the cost of an operation report it beside the cycles.
