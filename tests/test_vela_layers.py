@@ -75,12 +75,12 @@ def test_mobilenet_v2_224_layers_line_up():
     assert 0.95 <= statistics.median(layer.ratio for layer in layers) <= 1.1 and 1.0 <= ours / vela <= 1.1
 
 
-def test_vww_u65_dedicated_sram_differs_only_on_the_dram_input():
+def test_vww_u65_dedicated_sram_costs_the_dram_input_as_vela():
     """Under Dedicated_Sram Vela's stream keeps every feature map but the network's input and output in the fast
-    scratch (region 2, SRAM), and Vela's per-layer estimate costs those at SRAM speed too: from the second layer on, the
-    two models agree within 2%. They part on the first convolution, the only layer reading a feature map from DRAM
-    (the 96x96x3 input, region 1): Vela scales DRAM traffic up for bursts shorter than its 128-byte DRAM burst and
-    adds DRAM's 500-cycle latency per block, our model moves the bytes at DRAM's bandwidth (docs/benchmarks.md)."""
+    scratch (region 2, SRAM): from the second layer on, the two models agree within 2%. The first convolution reads
+    the 96x96x3 input from DRAM (region 1) in runs of 8 bytes (its IFM block's depth), each costing a whole 128-byte
+    DRAM burst: both models count that layer by its DRAM traffic, 16 times its bytes, within 6% (this was 9,732 cycles
+    against Vela's 133,448 while our model moved the bytes at DRAM's bandwidth), and the whole stream within 4%."""
     vela_layers = load()
     layers, ours, vela = vela_layers.measure(shared_models_dir() / "mlperf_tiny_vww_mobilenetv1_96_int8.tflite",
                                              "ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram")
@@ -88,6 +88,16 @@ def test_vww_u65_dedicated_sram_differs_only_on_the_dram_input():
     assert [op.bytes_read for op in first.ops] == [{1: 96 * 96 * 3, 2: 400}]
     assert all(1 not in op.bytes_read for layer in rest for op in layer.ops)
     assert [op.bytes_written for layer in rest for op in layer.ops if 1 in op.bytes_written] == [{1: 2}]  # output
-    assert (first.cycles, first.vela_cycles, first.vela_flash) == (9732, 133448, 133448)
+    assert (first.cycles, first.vela_cycles, first.vela_flash) == (126060, 133448, 133448)
     assert 0.98 <= sum(layer.cycles for layer in rest) / sum(layer.vela_cycles for layer in rest) <= 1.02
-    assert (ours, vela) == (121306, 246086)
+    assert (ours, vela) == (237639, 246086)
+
+
+def test_kws_u65_dedicated_sram_within_two_percent_of_vela():
+    """KWS's 49x10x1 input is read from DRAM too; with the DRAM terms the whole stream costs what Vela's own model
+    says within 2% (its first layer is bound by compute in both models)."""
+    vela_layers = load()
+    layers, ours, vela = vela_layers.measure(shared_models_dir() / "mlperf_tiny_kws_dscnn_int8.tflite",
+                                             "ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram")
+    assert (layers[0].vela_cycles, layers[0].vela_flash) == (16824, 12970)
+    assert (ours, vela) == (57789, 56879)

@@ -16,6 +16,10 @@ reports.
   depth slice again. So a convolution reads its whole
   weight and scale streams once per OFM block in height x width: small blocks on a large OFM multiply the flash
   traffic.
+* Feature maps in DRAM (Dedicated_Sram's arena and I/O) cost what Vela's model says: each access counts its DRAM
+  bursts (a contiguous run shorter than the 128-byte burst costs a whole one, `_burst_factor`), and Vela's compute
+  estimate is told they are DRAM, adding the system's DRAM latency and transfer per block. Feature maps in SRAM
+  count their bytes, so the other memory modes cost as before.
 * DMA (`dma_cycles`): the bytes at the slower side's bandwidth, plus the source's read latency.
 * What an operation touches once (`touched_traffic`), re-reads aside, is what a simulation run measures at the
   memory interface: the statistics and the cost of an operation report it beside the cycles.
@@ -27,6 +31,7 @@ AXI1 except the fast scratch; SHRAM is SRAM. Vela is imported on first use.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import io
 import math
@@ -35,7 +40,7 @@ from dataclasses import dataclass
 
 from . import Accelerator, round_up
 from .operation import CONV, DEPTHWISE, ELEMENTWISE, Kernel
-from .system import CONSTANTS_REGION, SHRAM, System
+from .system import CONSTANTS_REGION, SHRAM, Memory, System
 _SUB_KERNEL_TAPS = 8  # the U55 splits kernels into sub-kernels of at most 8 x 8 taps, each reading the IFM again
 _BRICK_DEPTH = 16  # NHCWB16 stores depth in bricks of 16
 
@@ -92,12 +97,29 @@ def vela_arch(accelerator: Accelerator):
         return create_default_arch(VelaAccelerator(accelerator.name))
 
 
-def _area(region):
-    """The memory area Vela's compute estimate is told of (it adds a memory latency per block): region 0 is flash,
-    the other regions and SHRAM are SRAM. Feature maps, the only areas that term reads, are SRAM in every system."""
+@functools.cache
+def _dram_arch(accelerator: Accelerator, bytes_per_cycle: float, dram: Memory):
+    """`vela_arch` with the system's DRAM (bandwidth, burst, latencies), for the compute estimate of an operation
+    whose feature maps are in DRAM: Vela adds each block's DRAM latency and transfer time to its command cycles."""
     from ethosu.vela.tensor import MemArea
 
-    return MemArea.OffChipFlash if region == 0 else MemArea.Sram
+    arch = copy.copy(vela_arch(accelerator))
+    for name in ("memory_bandwidths_per_cycle", "memory_burst_length", "memory_latency"):
+        setattr(arch, name, copy.deepcopy(getattr(arch, name)))
+    arch.memory_bandwidths_per_cycle[MemArea.Dram] = bytes_per_cycle
+    arch.memory_burst_length[MemArea.Dram] = dram.burst_bytes
+    arch.memory_latency[MemArea.Dram] = [dram.read_latency, dram.write_latency]
+    return arch
+
+
+def _area(region, dram_regions: frozenset = frozenset()):
+    """The memory area Vela's compute estimate is told of (it adds a memory latency per block): region 0 is flash,
+    feature-map regions in `dram_regions` are DRAM, the others and SHRAM are SRAM."""
+    from ethosu.vela.tensor import MemArea
+
+    if region == 0:
+        return MemArea.OffChipFlash
+    return MemArea.Dram if region in dram_regions else MemArea.Sram
 
 
 def _block_count(size: int, block: int) -> int:
@@ -115,13 +137,17 @@ def _window_sum(ofm_size: int, ifm_size: int, block: int, stride: int, extent: i
 
 def block_traffic(kind: str, ifm: CostedFeatureMap, ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap,
                   kernel: Kernel, block: tuple[int, int, int], streams: tuple[tuple[int, int], ...] = (),
-                  lut_bytes: int = 0) -> Traffic:
+                  lut_bytes: int = 0, burst=None) -> Traffic:
     """The bytes a block operation moves, computed in OFM blocks of `block` (height, width, depth).
 
     `ifm2` is a second operand the operation reads (None for a scalar or none); `streams` are the (region, bytes)
     of a convolution's weight and scale streams; `lut_bytes` the table entries a lookup reads from SHRAM.
-    Elementwise operands are read once per OFM element (a broadcast operand too).
+    Elementwise operands are read once per OFM element (a broadcast operand too). `burst`, if given, maps a
+    feature map and whether it is read to the factor its bytes count with (`_burst_factor`).
     """
+    def scaled(fm, is_read, count):
+        return count * burst(fm, is_read) if burst is not None else count
+
     read: dict = {}
     oh, ow, od = ofm.shape
     ofm_elements = oh * ow * ofm.stored_depth
@@ -129,20 +155,63 @@ def block_traffic(kind: str, ifm: CostedFeatureMap, ifm2: CostedFeatureMap | Non
         for fm in (ifm, ifm2):
             if fm is not None:
                 depth = round_up(od, _BRICK_DEPTH) if fm.brick else od
-                read[fm.region] = read.get(fm.region, 0) + oh * ow * depth * fm.bits // 8
+                read[fm.region] = read.get(fm.region, 0) + scaled(fm, True, oh * ow * depth * fm.bits // 8)
     else:
         block_h, block_w, block_d = block
         rows = _window_sum(oh, ifm.shape[0], block_h, kernel.stride_y, kernel.extent_h)
         columns = _window_sum(ow, ifm.shape[1], block_w, kernel.stride_x, kernel.extent_w)
         sub_kernels = -(-kernel.height // _SUB_KERNEL_TAPS) * -(-kernel.width // _SUB_KERNEL_TAPS)
         depth_slices = _block_count(od, block_d) if kind == CONV else 1  # each slice reads the whole IFM depth
-        read[ifm.region] = rows * columns * ifm.stored_depth * sub_kernels * depth_slices * ifm.bits // 8
+        read[ifm.region] = scaled(ifm, True,
+                                  rows * columns * ifm.stored_depth * sub_kernels * depth_slices * ifm.bits // 8)
         blocks_hw = _block_count(oh, block_h) * _block_count(ow, block_w)
         for region, length in streams:
             read[region] = read.get(region, 0) + length * blocks_hw
     if lut_bytes:
         read[SHRAM] = read.get(SHRAM, 0) + lut_bytes
-    return Traffic(read, {ofm.region: ofm_elements * ofm.bits // 8})
+    return Traffic(read, {ofm.region: scaled(ofm, False, ofm_elements * ofm.bits // 8)})
+
+
+def _ifm_block(kind: str, ifm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The IFM block (height, width, depth) Vela's estimate pairs with the OFM block `block`."""
+    if kind == CONV:
+        depth = min(ifm.shape[2], 16 if kernel.part_kernel or ifm.bits == 16 else 32)
+    else:
+        depth = block[2]
+    return (block[0] - 1) * kernel.stride_y + kernel.extent_h, (block[1] - 1) * kernel.stride_x + kernel.extent_w, depth
+
+
+def _fetched_ifm_block(accelerator: Accelerator, kind: str, ifm: CostedFeatureMap, kernel: Kernel,
+                       block: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The IFM block (height, width, depth) the NPU fetches for the OFM block `block`, as Vela's block config
+    sizes it: its window for one sub-kernel, in whole micro blocks; a convolution's depth is its IFM depth block,
+    rounded up to the IFM micro block (to 4 at 16 bits)."""
+    ublock = vela_arch(accelerator).config.ofm_ublock
+    height = round_up((block[0] - 1) * kernel.stride_y + min(kernel.extent_h, _SUB_KERNEL_TAPS), ublock.height)
+    width = round_up((block[1] - 1) * kernel.stride_x + min(kernel.extent_w, _SUB_KERNEL_TAPS), ublock.width)
+    if kind != CONV:
+        return height, width, block[2]
+    if ifm.bits == 16:
+        return height, width, round_up(min(ifm.shape[2], 16), 4)
+    return height, width, round_up(min(ifm.shape[2], 16 if kernel.part_kernel else 32), accelerator.ifm_ublock_depth)
+
+
+def _burst_factor(burst_bytes: int, cores: int, fm: CostedFeatureMap, is_read: bool,
+                  block: tuple[int, int, int]) -> float:
+    """How much dearer a feature map's access is than its bytes, in a memory of `burst_bytes` bursts, accessed in
+    blocks of `block` (height, width, depth): Vela's transfer-efficiency estimate. The NPU fetches each block's
+    contiguous runs; a run shorter than a burst still costs a whole burst."""
+    _, width, depth = block
+    if fm.brick:  # a brick row is contiguous over the block's width; whole bricks are contiguous over the depth
+        whole_bricks = depth == fm.bits * _BRICK_DEPTH * fm.shape[1] / 8
+        run = fm.bits * depth * width if whole_bricks else fm.bits * _BRICK_DEPTH * width * (1 if is_read else cores)
+    elif depth * 8 == fm.bits:  # one byte deep: the block's row is contiguous
+        run = fm.bits * depth * width
+    elif is_read:
+        run = fm.bits * depth
+    else:
+        run = min(64 * 8, _BRICK_DEPTH * fm.bits * cores, depth * fm.bits)
+    return burst_bytes / min(burst_bytes, run // 8)
 
 
 def touched_traffic(ifm: CostedFeatureMap, ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap,
@@ -193,21 +262,44 @@ def block_cost(system: System, accelerator: Accelerator, kind: str, mode: str, f
     """The estimate of one block operation computed in OFM blocks of `block` (see `compute_cycles` and
     `block_traffic` for the arguments; `ifm2_scalar`: IFM2 is a scalar, not read from memory; `traffic`: its
     `block_traffic` when the caller has it already)."""
+    operand2 = None if ifm2_scalar else ifm2
+    dram_regions = frozenset(fm.region for fm in (ifm, operand2, ofm)
+                             if fm is not None and system.memory(fm.region).name == "Dram")
+    dram = None
+    if dram_regions:
+        region = min(dram_regions)
+        dram = dram_regions, system.bytes_per_cycle(region), system.memory(region)
     compute = compute_cycles(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits,
-                             streams[0][0] if streams else None)
+                             streams[0][0] if streams else None, dram)
     if traffic is None:
-        traffic = block_traffic(kind, ifm, None if ifm2_scalar else ifm2, ofm, kernel, block, streams, lut_bytes)
-    return BlockCost(compute, memory_cycles(system, traffic), traffic)
+        traffic = block_traffic(kind, ifm, operand2, ofm, kernel, block, streams, lut_bytes)
+    moved = traffic
+    if dram_regions:
+        moved = block_traffic(kind, ifm, operand2, ofm, kernel, block, streams, lut_bytes,
+                              functools.partial(_dram_burst_factor, system, accelerator.cores,
+                                                _fetched_ifm_block(accelerator, kind, ifm, kernel, block), block))
+    return BlockCost(compute, memory_cycles(system, moved), traffic)
+
+
+def _dram_burst_factor(system: System, cores: int, ifm_block: tuple[int, int, int], ofm_block: tuple[int, int, int],
+                       fm: CostedFeatureMap, is_read: bool) -> float:
+    """`_burst_factor` of a feature map in DRAM (read in IFM blocks, written in OFM blocks); 1 elsewhere (feature
+    maps in SRAM are costed at their bytes)."""
+    memory = system.memory(fm.region)
+    if memory.name != "Dram":
+        return 1.0
+    return _burst_factor(memory.burst_bytes, cores, fm, is_read, ifm_block if is_read else ofm_block)
 
 
 def compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
                    ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int],
-                   acc_bits: int, weights_region: int | None) -> int:
+                   acc_bits: int, weights_region: int | None, dram: tuple | None = None) -> int:
     """Vela's compute-cycle estimate of one block operation.
 
     `kind` is one of `arch.operation`'s kinds and `mode` the pooling or elementwise mode ("" for convolutions);
     `fused` is "TANH", "SIGMOID", "LUT" or None; `block` is the OFM block (height, width, depth); `weights_region`
-    is where a convolution's weight and scale streams are (None without them).
+    is where a convolution's weight and scale streams are (None without them); `dram` is None when the feature
+    maps are in SRAM, else (the DRAM regions among them, DRAM's bytes per cycle, DRAM's `Memory`).
 
     Memoised by what the estimate reads: the cascader asks about one primitive's stripes at many heights. Vela's
     estimate of a windowed operation reads the OFM's height only through the block height it clamps (the blocks
@@ -222,7 +314,8 @@ def compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | 
         ifm_h = min(ifm.shape[0], (block[0] - 1) * kernel.stride_y + kernel.extent_h)
         ofm = CostedFeatureMap((ofm_h, *ofm.shape[1:]), ofm.bits, ofm.region, ofm.brick)
         ifm = CostedFeatureMap((ifm_h, *ifm.shape[1:]), ifm.bits, ifm.region, ifm.brick)
-    return _compute_cycles(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits, weights_region)
+    return _compute_cycles(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits, weights_region,
+                           dram)
 
 
 def least_compute_cycles(accelerator: Accelerator, kind: str, fused: str | None, ifm: CostedFeatureMap,
@@ -282,7 +375,7 @@ def _sub_kernel_sizes(taps: int) -> list[int]:
 @functools.lru_cache(maxsize=1 << 16)
 def _compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
                     ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int],
-                    acc_bits: int, weights_region: int | None) -> int:
+                    acc_bits: int, weights_region: int | None, dram: tuple | None = None) -> int:
     from ethosu.vela.architecture_allocator import ArchitectureBlockConfig
     from ethosu.vela.architecture_features import SHRAMElements
     from ethosu.vela.npu_performance import PerformanceQuery, measure_cycle_cost
@@ -307,30 +400,26 @@ def _compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str |
     query = PerformanceQuery(block_type)
     query.ifm_shape = Shape4D(1, *ifm.shape)
     query.ifm_format, query.ifm_bits = fm_format(ifm), ifm.bits
-    query.ifm_memory_area = _area(ifm.region)
+    dram_regions = dram[0] if dram else frozenset()
+    query.ifm_memory_area = _area(ifm.region, dram_regions)
     if ifm2 is not None:
         query.ifm2_shape = Shape4D(1, *ifm2.shape)
         query.ifm2_format, query.ifm2_bits = fm_format(ifm2), ifm2.bits
-        query.ifm2_memory_area = _area(ifm2.region)
+        query.ifm2_memory_area = _area(ifm2.region, dram_regions)
     query.ofm_shape = Shape4D(1, *ofm.shape)
     query.ofm_format, query.ofm_bits = fm_format(ofm), ofm.bits
-    query.ofm_memory_area = _area(ofm.region)
+    query.ofm_memory_area = _area(ofm.region, dram_regions)
     if weights_region is not None:
         query.const_shape = Shape4D(1, 1, 1, ofm.shape[2])
         query.const_memory_area = _area(weights_region)
     query.kernel = VelaKernel(kernel.width, kernel.height, kernel.stride_x, kernel.stride_y,
                               kernel.dilation_x, kernel.dilation_y)
-    block_h, block_w, block_d = block
-    if kind == CONV:
-        ifm_block_depth = min(ifm.shape[2], 16 if kernel.part_kernel or ifm.bits == 16 else 32)
-    else:
-        ifm_block_depth = block_d
     config = ArchitectureBlockConfig()
-    config.ofm_block = Shape4D(1, block_h, block_w, block_d)
-    config.ifm_block = Shape4D(1, (block_h - 1) * kernel.stride_y + kernel.extent_h,
-                               (block_w - 1) * kernel.stride_x + kernel.extent_w, ifm_block_depth)
+    config.ofm_block = Shape4D(1, *block)
+    config.ifm_block = Shape4D(1, *_ifm_block(kind, ifm, kernel, block))
     config.acc_type = SHRAMElements.Acc40 if acc_bits == 40 else SHRAMElements.Acc32
     config.is_partkernel = kernel.part_kernel
     query.config = config
     fused_op = getattr(Op, _FUSED_OPS[fused]) if fused is not None else None
-    return measure_cycle_cost(vela_arch(accelerator), op_type, fused_op, query).op_cycles
+    arch = _dram_arch(accelerator, *dram[1:]) if dram else vela_arch(accelerator)
+    return measure_cycle_cost(arch, op_type, fused_op, query).op_cycles
