@@ -43,6 +43,7 @@ from .multipliers import (
     quantize_multiplier,
     quantize_multipliers,
     quantize_value,
+    reduced_multipliers,
     reduced_scale_shift,
     rescaled_operands,
     round_half_away,
@@ -78,7 +79,8 @@ __all__ = ["ELEMENTWISE_INPUT_SHIFT", "EXP_INPUT_INTEGER_BITS", "FLOAT32_FUNCTIO
            "multiply_by_quantized_multiplier", "multiply_by_quantized_multiplier_single_round",
            "neg_lut", "npu_interpolation_lut", "npu_scale_shift",
            "per_channel_scale_shift", "prelu_multipliers", "quantize_multiplier", "quantize_multipliers",
-           "quantize_value", "reduced_scale_shift", "rescaled_operands", "round_half_away", "rsqrt_lut",
+           "quantize_value", "reduced_multipliers", "reduced_scale_shift", "rescaled_operands", "round_half_away",
+           "rsqrt_lut",
            "shifts_in_range", "sigmoid_input_rescale", "sigmoid_table", "softmax_exp_lut", "softmax_input_multiplier",
            "softmax_input_scaling", "softmax_int16_input_scaling", "softmax_int16_tables", "sqrt_lut",
            "squared_difference_multipliers", "table_multipliers", "undefined_left_shift", "widening_fully_connected"]

@@ -99,13 +99,18 @@ def per_channel_scale_shift(reals) -> tuple[np.ndarray, np.ndarray]:
     return mantissas.astype(np.int64), 31 - exponents.astype(np.int64)
 
 
+def reduced_multipliers(mantissas):
+    """Q31 multipliers rounded to 16 bits, saturating at 0x7FFF, as TFLite's 16x8 kernels (and CMSIS-NN's s16
+    ones) reduce them."""
+    return np.where(mantissas < 0x7FFF0000, (mantissas + (1 << 15)) >> 16, 0x7FFF)
+
+
 def reduced_scale_shift(reals) -> tuple[np.ndarray, np.ndarray]:
     """:func:`per_channel_scale_shift` for TFLite's 16x8 conv and depthwise conv, which requantize their int64
     accumulators with the Q31 multiplier rounded to 16 bits (saturating at 0x7FFF) and a right shift of 15 − e,
     rounding once, half up."""
     mantissas, shifts = per_channel_scale_shift(reals)
-    reduced = np.where(mantissas < 0x7FFF0000, (mantissas + (1 << 15)) >> 16, 0x7FFF)
-    return reduced, shifts - 16
+    return reduced_multipliers(mantissas), shifts - 16
 
 
 def shifts_in_range(shift) -> bool:

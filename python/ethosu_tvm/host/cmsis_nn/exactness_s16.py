@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...quantization import reduced_multipliers
 from ..ops.weighted import bias, channel_multipliers
 from ..spec import Conv2D, FullyConnected, Pool2D
 
@@ -22,11 +23,6 @@ MAX_SHIFT = 14  # arm_nn_requantize_s64 shifts right by 14 − shift
 MAX_MAC_COLUMNS = 512  # MAX_COL_COUNT: the products an s16 matrix kernel sums in int32 before widening
 _INT32, _INT64 = 1 << 31, 1 << 63
 _COLUMN_COUNT = 1 << 16  # arm_convolve_s16 counts its last output's products in a uint16_t
-
-
-def _reduced(multiplier: int) -> int:
-    """REDUCE_MULTIPLIER (and TFLite's 16x8 reduction): the upper 16 bits, rounded."""
-    return (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
 
 
 def _accumulators(op, taps: np.ndarray, channels: int) -> tuple[list[int], list[int], np.ndarray]:
@@ -47,7 +43,7 @@ def _requantize_refusal(op, lows, highs, channels: int, float32_product: bool = 
     if shifts.max() > MAX_SHIFT:
         return f"a left shift of {shifts.max()} is beyond CMSIS-NN's s16 {MAX_SHIFT}"
     for channel, (multiplier, shift, low, high) in enumerate(zip(multipliers, shifts, lows, highs)):
-        reduced, right = _reduced(int(multiplier)), MAX_SHIFT - int(shift)
+        reduced, right = int(reduced_multipliers(int(multiplier))), MAX_SHIFT - int(shift)
         if not all(-_INT32 <= (acc * reduced) >> right < _INT32 for acc in (low, high)):
             return f"channel {channel}'s accumulators could overflow arm_nn_requantize_s64's int32 step"
     return ""
