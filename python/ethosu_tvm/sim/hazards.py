@@ -61,8 +61,8 @@ def _conflict(command: Command, own: list[Access], running: list[tuple[Command, 
 
 
 def check(commands: Sequence[Command], accesses: Mapping[int, list[Access]], accelerator: Accelerator) -> None:
-    """Raise SimulatorError for the first race in a stream that ran, `accesses` its operations' accesses by command
-    index (`Simulator.run`)."""
+    """Raise SimulatorError for the first race in a stream that ran (up to its fault, if any), `accesses` its
+    operations' accesses by command index (`Simulator.run`)."""
     dmas: list[tuple[Command, list[Access]]] = []
     kernels: list[tuple[Command, list[Access]]] = []
     for command in commands:
@@ -71,11 +71,13 @@ def check(commands: Sequence[Command], accesses: Mapping[int, list[Access]], acc
             del dmas[: max(len(dmas) - command.param, 0)]
         elif name == "NPU_OP_KERNEL_WAIT":
             del kernels[: max(len(kernels) - command.param, 0)]
+        elif command.index not in accesses:  # not an operation, or one after the stream's fault
+            continue
         elif name == "NPU_OP_DMA_START":
             _conflict(command, accesses[command.index], kernels)
             dmas.append((command, accesses[command.index]))
             del dmas[: max(len(dmas) - accelerator.outstanding_dmas, 0)]
-        elif command.index in accesses:
+        else:
             own = _kernel_accesses(accesses[command.index], accelerator)
             _conflict(command, own, dmas)
             kernels.append((command, own))

@@ -16,7 +16,6 @@ from ..arch import find_accelerator
 from ..arch.system import DEFAULT_SYSTEM, System
 from ..arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL
 from . import featuremap, hazards, mlw, operation, output, stream
-from .errors import SimulatorError
 from .memory import Buffer, Memory
 from .ops import conv, dma, elementwise, pool
 from .registers import Command
@@ -87,12 +86,7 @@ class Simulator:
 
         commands = self.commands(command_stream)
         try:
-            stats = walk(commands, self.accelerator, on_block, on_dma, self.system)
-        except SimulatorError:
-            if check_hazards:  # a race before the fault is the stream's first error: `run` and `check` agree on it
-                hazards.check([c for c in commands if c.opcode.name != "NPU_OP_DMA_START" or c.index in accesses],
-                              accesses, self.accelerator)
-            raise
-        if check_hazards:
-            hazards.check(commands, accesses, self.accelerator)
-        return stats
+            return walk(commands, self.accelerator, on_block, on_dma, self.system)
+        finally:  # over the operations that ran: a race before a fault is the stream's first error, in either mode
+            if check_hazards:
+                hazards.check(commands, accesses, self.accelerator)
