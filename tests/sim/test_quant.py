@@ -77,14 +77,16 @@ def _tflite_double_rounding(x: int, multiplier: int, shift: int) -> int:
 @given(x=st.integers(-(1 << 31), (1 << 31) - 1), multiplier=st.integers(1 << 30, (1 << 31) - 1),
        shift=st.integers(31, 62))
 def test_tfl_rounding_matches_tflite_formulation(x, multiplier, shift):
-    assert apply_scale(np.array([x]), multiplier, shift, Rounding.TFL)[0] == _tflite_double_rounding(x, multiplier, shift)
+    expected = _tflite_double_rounding(x, multiplier, shift)
+    assert apply_scale(np.array([x]), multiplier, shift, Rounding.TFL)[0] == expected
 
 
 @settings(max_examples=200, deadline=None)
 @given(x=st.integers(-(1 << 15), 1 << 15), multiplier=st.integers(1 << 30, (1 << 31) - 1), shift=st.integers(16, 30))
 def test_tfl_rounding_below_31_matches_tflite_formulation(x, multiplier, shift):
     """TFLite shifts left first; x stays small enough that this does not overflow 32 bits."""
-    assert apply_scale(np.array([x]), multiplier, shift, Rounding.TFL)[0] == _tflite_double_rounding(x, multiplier, shift)
+    expected = _tflite_double_rounding(x, multiplier, shift)
+    assert apply_scale(np.array([x]), multiplier, shift, Rounding.TFL)[0] == expected
 
 
 @settings(max_examples=200, deadline=None)

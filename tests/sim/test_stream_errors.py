@@ -95,8 +95,9 @@ def test_out_of_bounds_read():
 def test_out_of_bounds_dma_and_unmapped_or_read_only_regions():
     dma = [("DMA0_SRC_REGION", 0), ("DMA0_SRC", 0x10), ("DMA0_DST_REGION", 1), ("DMA0_DST", 0), ("DMA0_LEN", 0x20),
            ("NPU_OP_DMA_START", 0)]
-    with pytest.raises(SimulatorError, match=r"command 5 \(NPU_OP_DMA_START\): DMA source at NPU_SET_DMA0_SRC = 0x10 "
-                                             r"\(set by command 1\): access to bytes \[0x10, 0x30\) is outside region 0"):
+    expected = (r"command 5 \(NPU_OP_DMA_START\): DMA source at NPU_SET_DMA0_SRC = 0x10 "
+                r"\(set by command 1\): access to bytes \[0x10, 0x30\) is outside region 0")
+    with pytest.raises(SimulatorError, match=expected):
         _run(assemble(*dma), {0: bytes(0x20), 1: bytearray(0x40)})
     with pytest.raises(SimulatorError, match="region 1 is not mapped"):
         _run(assemble(*dma), {0: bytes(0x40)})

@@ -170,7 +170,8 @@ def pooling(op: Pooling, ifm: te.Tensor, name: str, attrs: dict) -> te.Tensor:
         )
 
         def output(b, y, x, c):
-            count = _valid_count(y * stride_h - pad.top, kernel_h, h) * _valid_count(x * stride_w - pad.left, kernel_w, w)
+            rows = _valid_count(y * stride_h - pad.top, kernel_h, h)
+            count = rows * _valid_count(x * stride_w - pad.left, kernel_w, w)
             total = pooled[b, y, x, c]
             half = tirx.truncdiv(count, 2)
             average = tirx.if_then_else(

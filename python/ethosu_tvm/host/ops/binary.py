@@ -3,7 +3,8 @@ arithmetic. Either operand may be a model constant (a kernel constant array, as 
 
 ADD/SUB: both inputs are offset, shifted left by 20 bits (int16: 15) and scaled to a common scale 2·max(s1, s2),
 added or subtracted, then rescaled to the output (TFLite's Add/Sub preparation, every multiplier double-rounding).
-MUL: (x1 − zp1)·(x2 − zp2) requantized by s1·s2/s_out (in float32). MINIMUM/MAXIMUM compare raw values (shared quantization).
+MUL: (x1 − zp1)·(x2 − zp2) requantized by s1·s2/s_out (in float32). MINIMUM/MAXIMUM compare raw values (shared
+quantization).
 SQUARED_DIFFERENCE (int8): ADD's operand rescaling with a 7-bit shift, the difference squared, rescaled.
 DIV: the dividend normalised by its leading sign bits times the divisor's reciprocal (GetReciprocal), requantized by
 s1/(s2·s_out) (in float32) with the summed shifts.
