@@ -6,6 +6,10 @@ import statistics
 import sys
 from pathlib import Path
 
+from ethosu_tvm.arch import find_accelerator
+from ethosu_tvm.arch.cycles import CostedFeatureMap, block_cost
+from ethosu_tvm.arch.operation import CONV, Kernel
+from ethosu_tvm.arch.system import find_system
 from ethosu_tvm.testing import shared_models_dir
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "vela_layers.py"
@@ -90,14 +94,42 @@ def test_vww_u65_dedicated_sram_costs_the_dram_input_as_vela():
     assert [op.bytes_written for layer in rest for op in layer.ops if 1 in op.bytes_written] == [{1: 2}]  # output
     assert (first.cycles, first.vela_cycles, first.vela_flash) == (126060, 133448, 133448)
     assert 0.98 <= sum(layer.cycles for layer in rest) / sum(layer.vela_cycles for layer in rest) <= 1.02
-    assert (ours, vela) == (237639, 246086)
+    assert (ours, vela) == (238195, 246086)
 
 
-def test_kws_u65_dedicated_sram_within_two_percent_of_vela():
+def test_kws_u65_dedicated_sram_within_five_percent_of_vela():
     """KWS's 49x10x1 input is read from DRAM too; with the DRAM terms the whole stream costs what Vela's own model
-    says within 2% (its first layer is bound by compute in both models)."""
+    says within 5%. Its first layer is above Vela's estimate, as on ethos-u65-512 (below)."""
     vela_layers = load()
     layers, ours, vela = vela_layers.measure(shared_models_dir() / "mlperf_tiny_kws_dscnn_int8.tflite",
                                              "ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram")
-    assert (layers[0].vela_cycles, layers[0].vela_flash) == (16824, 12970)
-    assert (ours, vela) == (57789, 56879)
+    assert (layers[0].cycles, layers[0].vela_cycles, layers[0].vela_flash) == (22634, 16824, 12970)
+    assert (ours, vela) == (59185, 56879)
+
+
+def test_kws_u65_512_dedicated_sram_first_layer_runs_as_two_slices():
+    """Vela streams KWS's first convolution (its 49x10x1 input in DRAM, region 1) as two OFM depth slices of 16 and
+    48 channels in blocks of 14x6x32, each with its weight DMA from DRAM: the NPU reads the input again for every
+    OFM block, so 3 times per block row (16; 32 + 16) where the unsplit 64-channel layer would read it twice, and
+    each 8-byte run of its 8-deep IFM block costs a whole 128-byte burst. Ours costs the stream: 803 cycles of first
+    DMA, 5,632 and 11,264 of DRAM reads (1,320 and 2,640 bytes, 16 times over, at 3.75 bytes/cycle) and between them
+    the second DMA, which waits for the first slice's reads on the one DRAM port. Vela's per-layer estimate costs
+    the layer unsplit (its DRAM accesses: 43,520 bytes of input, 11,605 cycles, and its weights and scales, 1,369).
+    Ours on the unsplit layer, first DMA included, is within 10% of Vela's figure."""
+    vela_layers = load()
+    layers, ours, vela = vela_layers.measure(shared_models_dir() / "mlperf_tiny_kws_dscnn_int8.tflite",
+                                             "ethos-u65-512", "Ethos_U65_High_End", "Dedicated_Sram")
+    first = layers[0]
+    assert [(op.ofm_shape, op.bytes_read[1], op.memory_cycles) for op in first.ops] == [
+        ((25, 5, 16), 490, 5632), ((25, 5, 48), 490, 11264)]
+    assert all(op.compute_cycles < op.memory_cycles for op in first.ops)
+    dma = first.ops[0].finish - first.ops[0].cycles
+    assert dma == 803 and first.cycles == 19095 == dma + 5632 + 1396 + 11264
+    assert (first.vela_cycles, first.vela_flash) == (12974, 12974)
+    accelerator = find_accelerator("ethos-u65-512")
+    system = find_system("Ethos_U65_High_End", "Dedicated_Sram").for_accelerator(accelerator)
+    unsplit = block_cost(system, accelerator, CONV, "", None, CostedFeatureMap((49, 10, 1), 8, 1), None, True,
+                         CostedFeatureMap((25, 5, 64), 8, 2, True), Kernel(10, 4, 2, 2, 1, 1, True), (14, 6, 32), 32,
+                         ((2, 3856), (2, 640)))
+    assert unsplit.memory_cycles == 11264 and 0.9 <= (dma + unsplit.cycles) / first.vela_cycles <= 1
+    assert (ours, vela) == (40072, 35065)

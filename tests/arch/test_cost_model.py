@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ethosu_tvm.arch import ACCELERATORS, find_accelerator
-from ethosu_tvm.arch.cycles import (CostedFeatureMap, _compute_cycles, block_cost, block_traffic, compute_cycles,
-                                    dma_cycles, least_compute_cycles, memory_cycles)
+from ethosu_tvm.arch.cycles import (CostedFeatureMap, Traffic, _compute_cycles, block_cost, block_traffic,
+                                    compute_cycles, constants_cycles, dma_cycles, least_compute_cycles, memory_cycles)
 from ethosu_tvm.arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from ethosu_tvm.arch.system import SYSTEM_CONFIGS, System, find_system
 from ethosu_tvm.codegen.block_config import choose_block_config, find_block_configs
@@ -182,6 +182,17 @@ def test_u65_systems(config, clock, dram):
     assert shared.config.axi1.read_latency == 500 and shared.config.axi1.write_latency == 250
     assert [shared.memory(r).name for r in (0, 1, 2, 3, "shram")] == ["Dram", "Sram", "Sram", "Sram", "Sram"]
     assert [dedicated.memory(r).name for r in (0, 1, 2, 3, "shram")] == ["Dram", "Dram", "Sram", "Dram", "Sram"]
+
+
+@pytest.mark.parametrize("mode, cycles", [("Dedicated_Sram", 200 + 200), ("Shared_Sram", 200), ("Sram_Only", 47)])
+def test_the_constants_port_carries_feature_maps_in_its_dram(mode, cycles):
+    """A weight DMA from region 0 shares that memory's one port with what an operation reads there: its weights, and
+    under Dedicated_Sram its feature maps in the same DRAM (3.75 bytes/cycle on Ethos_U65_High_End, ethos-u65-256);
+    the fast scratch (region 2) is SRAM, on the other port. Under Sram_Only region 0 is the SRAM (16 bytes/cycle) and
+    only the constants count, as before."""
+    system = find_system("Ethos_U65_High_End", mode).for_accelerator(find_accelerator("ethos-u65-256"))
+    traffic = Traffic({0: 750, 1: 375, 2: 1600}, {1: 375, 2: 160})
+    assert constants_cycles(system, traffic) == cycles
 
 
 @settings(max_examples=300, deadline=None)

@@ -18,7 +18,8 @@ reports.
   traffic.
 * Feature maps in DRAM (Dedicated_Sram's arena and I/O) cost what Vela's model says: each access counts its DRAM
   bursts (a contiguous run shorter than the 128-byte burst costs a whole one, `_burst_factor`), and Vela's compute
-  estimate is told they are DRAM, adding the system's DRAM latency and transfer per block. Feature maps in SRAM
+  estimate is told they are DRAM, adding the system's DRAM latency and transfer per block; their bursts hold the
+  DRAM's port, which a weight DMA from the constants then waits for (`constants_cycles`). Feature maps in SRAM
   count their bytes, so the other memory modes cost as before.
 * DMA (`dma_cycles`): the bytes at the slower side's bandwidth, plus the source's read latency.
 * What an operation touches once (`touched_traffic`), re-reads aside, is what a simulation run measures at the
@@ -80,6 +81,7 @@ class BlockCost:
     compute_cycles: int
     memory_cycles: float
     traffic: Traffic
+    constants_cycles: int = 0  # on the constants' memory's port (`constants_cycles`)
 
     @property
     def cycles(self) -> int:
@@ -242,9 +244,16 @@ def memory_cycles(system: System, traffic: Traffic) -> float:
 
 
 def constants_cycles(system: System, traffic: Traffic) -> int:
-    """Cycles an operation spends reading the constants' memory (region 0), whose one port a DMA from that memory
-    shares (`sim.cycles.Timeline`)."""
-    return int(math.ceil(traffic.read.get(CONSTANTS_REGION, 0) / system.bytes_per_cycle(CONSTANTS_REGION)))
+    """Cycles an operation spends on the port of the constants' memory (region 0), which a DMA from that memory
+    shares (`sim.cycles.Timeline`): its region-0 bytes and, where that memory is the DRAM, its feature-map bytes in
+    the DRAM too (Dedicated_Sram's arena and I/O, `traffic` counted in DRAM bursts), as Vela's estimate adds a
+    layer's weight transfers to its DRAM feature-map accesses."""
+    memory = system.memory(CONSTANTS_REGION)
+    regions = sorted(set(traffic.read) | set(traffic.written), key=str)
+    cycles = sum((traffic.read.get(region, 0) + traffic.written.get(region, 0)) / system.bytes_per_cycle(region)
+                 for region in regions
+                 if region == CONSTANTS_REGION or (memory.name == "Dram" and system.memory(region) is memory))
+    return int(math.ceil(cycles))
 
 
 def dma_cycles(system: System, source_region, destination_region, nbytes: int) -> float:
@@ -278,7 +287,7 @@ def block_cost(system: System, accelerator: Accelerator, kind: str, mode: str, f
         moved = block_traffic(kind, ifm, operand2, ofm, kernel, block, streams, lut_bytes,
                               functools.partial(_dram_burst_factor, system, accelerator.cores,
                                                 _fetched_ifm_block(accelerator, kind, ifm, kernel, block), block))
-    return BlockCost(compute, memory_cycles(system, moved), traffic)
+    return BlockCost(compute, memory_cycles(system, moved), traffic, constants_cycles(system, moved))
 
 
 def _dram_burst_factor(system: System, cores: int, ifm_block: tuple[int, int, int], ofm_block: tuple[int, int, int],

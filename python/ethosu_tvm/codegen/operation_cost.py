@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ethosu.vela import api as vapi
 
 from ..arch import LUT_BYTES, Accelerator, from_vela, round_up
-from ..arch.cycles import (CostedFeatureMap, Traffic, block_cost, block_traffic, constants_cycles, dma_cycles,
+from ..arch.cycles import (CostedFeatureMap, Traffic, block_cost, block_traffic, dma_cycles,
                            least_compute_cycles, memory_cycles, touched_traffic)
 from ..arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, System
@@ -39,7 +39,7 @@ class OperationCost:
     bytes_written: int
     weight_bytes: int  # the weight and scale/bias streams, once
     weight_bytes_fetched: int
-    constants_cycles: int = 0  # reading the constants' memory, which a weight DMA cannot use meanwhile
+    constants_cycles: int = 0  # on the constants' memory's port, which a weight DMA cannot use meanwhile
 
     @property
     def overlap(self) -> int:
@@ -160,7 +160,7 @@ class Costing:
         blocks_hw = -(-self.ofm.shape[0] // block.height) * -(-self.ofm.shape[1] // block.width)
         return OperationCost(estimate.cycles, estimate.compute_cycles, estimate.memory_cycles, read, written,
                              weight_bytes, weight_bytes * blocks_hw if self.kind in (CONV, DEPTHWISE) else 0,
-                             constants_cycles(self.system, estimate.traffic))
+                             estimate.constants_cycles)
 
 
 def costing(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator, system: System) -> Costing:

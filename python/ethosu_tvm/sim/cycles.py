@@ -9,10 +9,11 @@ flight (Vela's `max_outstanding_kernels`), so a DMA starts no earlier than the e
 one issued: it can overlap the operation just before it, not ones further back. BLOCKDEP chaining between kernels
 is not credited.
 
-The constants' memory (region 0: the flash, on AXI1, under Shared_Sram) has one port, which a DMA from it and an
-operation reading its weights, scales or constant operands from it share: its transfers are served one after the
-other, in the order they begin. An operation reads its constants from its start for `constants` cycles
-(`arch.cycles.constants_cycles`: its region-0 bytes, re-reads included, at the port's rate); a DMA from region 0
+The constants' memory (region 0: the flash or DRAM, on AXI1) has one port, which a DMA from it and an operation
+reading its weights, scales or constant operands from it share (under Dedicated_Sram, also an operation's feature
+maps in that DRAM): its transfers are served one after the other, in the order they begin. An operation uses the
+port from its start for `constants` cycles (`arch.cycles.constants_cycles`: its region-0 bytes, re-reads included,
+and its DRAM feature-map bytes, at the port's rate); a DMA from region 0
 that it overlaps gets the port once those reads are done, and an operation that starts while such a DMA is still
 running gets it once the DMA is done (it then finishes no earlier than that plus its `constants` cycles). Either
 way the span in which the two overlap takes the sum of their bytes over the port's rate (the DMA's read latency
@@ -23,8 +24,7 @@ from __future__ import annotations
 import math
 
 from ..arch import Accelerator
-from ..arch.cycles import (BlockCost, CostedFeatureMap, Traffic, block_cost, constants_cycles, dma_cycles,
-                           touched_traffic)
+from ..arch.cycles import BlockCost, CostedFeatureMap, Traffic, block_cost, dma_cycles, touched_traffic
 from ..arch.system import DEFAULT_SYSTEM, System
 from . import activation
 from .operation import BlockOperation
@@ -71,8 +71,8 @@ class CycleModel:
         return int(math.ceil(dma_cycles(self._system, transfer.src_region, transfer.dst_region, transfer.nbytes)))
 
     def constants(self, op: BlockOperation) -> int:
-        """Cycles the operation spends reading the constants' memory."""
-        return constants_cycles(self._system, self.block(op).traffic)
+        """Cycles the operation spends on the constants' memory's port."""
+        return self.block(op).constants_cycles
 
 
 class Timeline:
