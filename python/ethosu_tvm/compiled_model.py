@@ -15,7 +15,7 @@ from .aot.program import MODULE, HostStep, NpuStep, Program
 from .aot.workspace import Workspace
 from .arch import round_up
 from .build_config import BuildConfig
-from .codegen.cascade import describe_proposal
+from .codegen.cascade import describe_proposal, scratch_name
 from .debug_layers import DEBUG_MAP_PATH, hidden_operators, layer_tensors, run_dumping, to_json, write_dump
 from .frontend.attributes import OP_OUTPUTS_ATTR
 from .host.cmsis_nn import CHECKED_AGAINST, LIBRARY
@@ -159,6 +159,6 @@ class CompiledModel:
             if report is not None:
                 limit = "no limit" if report.sram_limit is None else f"limit {report.sram_limit} bytes"
                 lines.append(f"Cascader: {step.artifact.name}: proposal {report.index} of {report.proposals} "
-                             f"({limit}), NPU scratch {report.scratch_size} bytes; "
+                             f"({limit}), {scratch_name(step.artifact.system)} {report.scratch_size} bytes; "
                              f"{describe_proposal(report.proposal)}")
         return "\n".join(lines)
