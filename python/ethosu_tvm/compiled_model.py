@@ -88,7 +88,8 @@ class CompiledModel:
 
         return MlfModule(MODULE, list(self.config.targets), io(self.program.inputs), io(self.program.outputs),
                          self.workspace.plan.total_size, self.constants_size_bytes, files,
-                         dict(self.workspace.plan.pool_sizes), self.config.io_in_workspace, self.kernel_libraries)
+                         dict(self.workspace.plan.pool_sizes), self.config.io_in_workspace, self.kernel_libraries,
+                         self.config.user_pools)
 
     def export_model_library_format(self, path, debug_info: bool = False) -> Path:
         """Write the MLF v7 tarball (deterministic, replaced atomically); `debug_info` as for `mlf_module`."""
