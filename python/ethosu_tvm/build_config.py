@@ -61,9 +61,10 @@ def npu_pool(pools: tuple[PoolInfo, ...]) -> Optional[int]:
                  and p.name != FAST_SCRATCH_POOL), None)
 
 
-def weight_buffer_limit(npu: Optional[EthosuTarget], pools: tuple[PoolInfo, ...]) -> Optional[int]:
-    """The bytes the memory holding the weight buffers may take (None: no limit): the fast scratch pool's size hint
-    under Dedicated_Sram, else `npu_pool_limit`."""
+def sram_pool_limit(npu: Optional[EthosuTarget], pools: tuple[PoolInfo, ...]) -> Optional[int]:
+    """The bytes the pool holding the NPU's SRAM buffers (weight buffers, the cascader's rolling buffers and a
+    launch's intermediates) may take (None: no limit): under Dedicated_Sram the fast scratch pool's size hint (the
+    workspace is DRAM there), else `npu_pool_limit`."""
     if npu is not None and npu.system.cache_region == FAST_SCRATCH_REGION:
         return next(p.size_hint_bytes for p in pools if p.name == FAST_SCRATCH_POOL)
     return npu_pool_limit(pools)
@@ -91,7 +92,7 @@ def npu_pool_limit(pools: tuple[PoolInfo, ...]) -> Optional[int]:
 def _cascader(npu: Optional[EthosuTarget], pools: tuple[PoolInfo, ...],
               sram_limit: Optional[int]) -> Optional[CascaderSettings]:
     """The cascader's settings, when the ethos-u target enables it. Its SRAM limit is `sram_limit`, or else
-    `npu_pool_limit` (None: no limit, the smallest schedule)."""
+    `sram_pool_limit` (None: no limit, the smallest schedule)."""
     if sram_limit is not None and sram_limit < 0:
         raise BuildError(f"the cascader's SRAM limit must not be negative, got {sram_limit}")
     if npu is None or not (npu.enable_cascader or npu.enable_striping):
@@ -99,7 +100,7 @@ def _cascader(npu: Optional[EthosuTarget], pools: tuple[PoolInfo, ...],
             raise BuildError("a cascader SRAM limit needs the cascader: add -enable-cascader=1 to the ethos-u target")
         return None
     if sram_limit is None:
-        sram_limit = npu_pool_limit(pools)
+        sram_limit = sram_pool_limit(npu, pools)
     options = CascaderOptions(enable_cascading=npu.enable_cascader, enable_striping=True)
     log = (lambda line: print(f"cascader: {line}", file=sys.stderr, flush=True)) if npu.dev_log_plans else None
     return CascaderSettings(options, sram_limit, npu.dev_select_proposal, log)

@@ -34,7 +34,8 @@ from .aot.interface import interface_of
 from .aot.pool_fit import PoolFit, stand_in
 from .aot.program import MODULE, PREFIX, Program, build_program
 from .aot.workspace import plan_workspace
-from .build_config import BuildConfig, BuildError, configure, npu_pool, weight_buffer_limit
+from .arch.system import FAST_SCRATCH_REGION
+from .build_config import BuildConfig, BuildError, configure, npu_pool, sram_pool_limit
 from .cascader import Proposal
 from .codegen import NpuArtifact, ScratchIo, compile_npu_graphs, io_in_scratch
 from .codegen.cascade import cascade_proposals
@@ -85,10 +86,13 @@ def _program(fused: tvm.IRModule, mod: tvm.IRModule, artifacts: list[NpuArtifact
 def _pool_fit(fused: tvm.IRModule, mod: tvm.IRModule, kernels: dict, config: BuildConfig, graphs: list[NpuGraph],
               scratch_io: dict[str, ScratchIo], cascader_sram_limit: Optional[int]) -> Optional[PoolFit]:
     """How the cascader measures its proposals against the NPU's pool, when its limit is that pool's size (no
-    explicit cascader limit, no forced proposal); None otherwise (the limit is on the NPU scratch alone)."""
+    explicit cascader limit, no forced proposal); None otherwise (the limit is on the NPU scratch alone). Under
+    Dedicated_Sram the limit is the fast scratch pool's, which holds each launch's fast scratch alone while it runs
+    (`compile_cascaded` measures that)."""
     index = npu_pool(config.pools)
     cascader = config.cascader
-    if cascader is None or cascader_sram_limit is not None or cascader.force_proposal is not None or index is None:
+    if cascader is None or cascader_sram_limit is not None or cascader.force_proposal is not None or index is None \
+            or config.npu.system.cache_region == FAST_SCRATCH_REGION:
         return None
     stand_ins = tuple(stand_in(g, scratch_io.get(g.function, ScratchIo()).names(g), config.npu.accelerator)
                       for g in graphs)
@@ -134,7 +138,7 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
         scratch_io = io_in_scratch(fused, config.io_in_workspace, len(model_states(mod)))
         fit = _pool_fit(fused, mod, kernels, config, graphs, scratch_io, cascader_sram_limit)
         artifacts = compile_npu_graphs(graphs, config.npu, scratch_io, config.cascader, report,
-                                       weight_buffer_limit(config.npu, config.pools),
+                                       sram_pool_limit(config.npu, config.pools),
                                        None if fit is None else fit.budget)
         report("code generation: checking the NPU command streams in the simulator")
         for artifact in artifacts:

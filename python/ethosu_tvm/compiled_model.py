@@ -15,7 +15,7 @@ from .aot.program import MODULE, HostStep, NpuStep, Program
 from .aot.workspace import Workspace
 from .arch import round_up
 from .build_config import BuildConfig
-from .codegen.cascade import describe_proposal
+from .codegen.cascade import describe_proposal, scratch_name
 from .debug_layers import DEBUG_MAP_PATH, hidden_operators, layer_tensors, run_dumping, to_json, write_dump
 from .frontend.attributes import OP_OUTPUTS_ATTR
 from .host.cmsis_nn import CHECKED_AGAINST, LIBRARY
@@ -88,7 +88,8 @@ class CompiledModel:
 
         return MlfModule(MODULE, list(self.config.targets), io(self.program.inputs), io(self.program.outputs),
                          self.workspace.plan.total_size, self.constants_size_bytes, files,
-                         dict(self.workspace.plan.pool_sizes), self.config.io_in_workspace, self.kernel_libraries)
+                         dict(self.workspace.plan.pool_sizes), self.config.io_in_workspace, self.kernel_libraries,
+                         self.config.user_pools)
 
     def export_model_library_format(self, path, debug_info: bool = False) -> Path:
         """Write the MLF v7 tarball (deterministic, replaced atomically); `debug_info` as for `mlf_module`."""
@@ -159,6 +160,6 @@ class CompiledModel:
             if report is not None:
                 limit = "no limit" if report.sram_limit is None else f"limit {report.sram_limit} bytes"
                 lines.append(f"Cascader: {step.artifact.name}: proposal {report.index} of {report.proposals} "
-                             f"({limit}), NPU scratch {report.scratch_size} bytes; "
+                             f"({limit}), {scratch_name(step.artifact.system)} {report.scratch_size} bytes; "
                              f"{describe_proposal(report.proposal)}")
         return "\n".join(lines)

@@ -8,12 +8,14 @@ import re
 
 import numpy as np
 import pytest
-from aot_support import assert_bit_exact, compile_model, members
+from aot_support import assert_bit_exact, compile_model, members, tvmc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ethosu_tvm
+from ethosu_tvm.aot.program import NpuStep
 from ethosu_tvm.build_config import BuildError
+from ethosu_tvm.build_module import cascader_frontiers
 from ethosu_tvm.memory import PoolInfo
 from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.reference import random_inputs, reference_runner, run_litert
@@ -73,6 +75,58 @@ def test_fast_scratch_size_hint_bounds_the_weight_buffers():
     inputs = random_inputs(model, 0)
     (got,), (want,) = bounded.run(inputs).values(), run_litert(model, inputs)
     np.testing.assert_array_equal(got.reshape(want.shape), want)
+
+
+KWS_ROW = 5 * 64  # bytes of a row of KWS's 25x5x64 int8 feature maps
+
+
+def fast_scratch_hint(hint: int) -> list[PoolInfo]:
+    return [PoolInfo("workspace"), PoolInfo("fast_scratch", size_hint_bytes=hint)]
+
+
+def test_cascader_limit_is_the_fast_scratch_hint(tmp_path, capsys):
+    """The cascader keeps each launch's intermediates, rolling and weight buffers within the fast_scratch pool's
+    hint. KWS's smallest: its first nine layers cascaded in rows, through eight rings of 3, 1, 3, 1, ... rows,
+    beside the ninth's 25x5x64 output, which the average pool reads whole; that size compiles and runs exactly, one
+    byte less is refused in one line naming it. A hint of two 25x5x64 feature maps (a layer's input and output)
+    runs the layers whole, in fewer cycles."""
+    model = shared_model("mlperf_tiny_kws_dscnn_int8.tflite")
+    mod = ethosu_tvm.from_tflite(model)
+    smallest = 4 * (3 + 1) * KWS_ROW + 25 * KWS_ROW
+    source = tmp_path / "kws.tflite"
+    source.write_bytes(model)
+    status = tvmc(["compile", str(source), f"--target={dedicated('ethos-u65-256', True)}",
+                   "--workspace-pools=workspace,fast_scratch",
+                   f"--workspace-pools-size-hint-bytes=fast_scratch:{smallest - 1}", "-o", str(tmp_path / "m.tar")])
+    assert status == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"tvmc: error: ethos_u_0: no schedule fits the cascader's SRAM limit of {smallest - 1} bytes; the smallest "
+        f"one found needs {smallest} bytes of fast_scratch")
+    cycles = []
+    for hint, rings in ((smallest, True), (2 * 25 * KWS_ROW, False)):
+        module = ethosu_tvm.build(mod, dedicated("ethos-u65-256", True), workspace_pools=fast_scratch_hint(hint))
+        assert module.workspace.plan.pool_sizes == {"workspace": 0, "fast_scratch": hint}
+        (launch,) = [step.artifact for step in module.program.steps if isinstance(step, NpuStep)]
+        assert any(plan.parts == tuple(range(9)) for plan in launch.cascade.proposal.cascades) == rings
+        inputs = random_inputs(model, 0)
+        (got,), (want,) = module.run(inputs).values(), run_litert(model, inputs)
+        np.testing.assert_array_equal(got.reshape(want.shape), want)
+        cycles.append(module.npu_cycles)
+    assert cycles[1] < cycles[0]
+
+
+def test_io_in_the_workspace_is_not_counted_in_the_fast_scratch():
+    """With I/O in the workspace, a launch's model input and output are in its scratch: the cascader counts them
+    under Shared_Sram; under Dedicated_Sram that scratch is DRAM, and its estimates of the fast scratch leave them
+    out."""
+    mod = ethosu_tvm.from_tflite(models.make_graph("resnet_block", 2))
+
+    def memory(mode: str, io: bool) -> list[int]:
+        target = f"ethos-u -accelerator-config=ethos-u65-256 -memory-mode={mode} -enable-cascader=1,c"
+        return [proposal.memory for proposal in cascader_frontiers(mod, target, use_workspace_io=io)["ethos_u_0"]]
+
+    assert memory("Shared_Sram", True) != memory("Shared_Sram", False)
+    assert memory("Dedicated_Sram", True) == memory("Dedicated_Sram", False)
 
 
 def test_fast_scratch_pool_outside_dedicated_sram_is_refused():

@@ -25,7 +25,12 @@ BUILDS = {
                       npu_target("ethos-u55-128")),
     # uint8, int8 and float32 inputs and outputs
     "mixed-io": (lambda: models.make_edge("mixed_inputs"), npu_target("ethos-u55-64")),
+    # the fast scratch, a pool of its own beside the workspace (which holds a host kernel's input)
+    "u65-256-dedicated": (lambda: models.make_edge("uint8_to_float", 0),
+                          "ethos-u -accelerator-config=ethos-u65-256 -memory-mode=Dedicated_Sram,c"),
 }
+# The section of each pool's static array, as docs/firmware.md lists them for the linker script.
+POOL_SECTIONS = {"workspace": ".bss.noinit.tvm", "fast_scratch": ".bss.noinit.tvm.fast_scratch"}
 # The C element type an application's buffer for each tensor type must have.
 C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "float32": "float"}
 
@@ -74,13 +79,36 @@ def test_cortex_m55_compile_is_warning_free(mlf, tmp_path):
             size, alignment = sections[".rodata.tvm"]
             assert alignment == 16
             rodata += -(-size // 16) * 16  # every constant array starts 16-byte aligned
-        if ".bss.noinit.tvm" in sections:
-            assert sections[".bss.noinit.tvm"] == (main["workspace_size_bytes"], 16)
+        for pool in metadata["memory"]["workspace_pools"]:
+            if POOL_SECTIONS[pool["name"]] in sections:
+                assert sections[POOL_SECTIONS[pool["name"]]] == (pool["size_bytes"], 16)
     assert rodata == main["constants_size_bytes"]
 
 
 def _c_name(name: str) -> str:
     return re.sub(r"\W", "_", name)
+
+
+def test_dedicated_sram_places_the_fast_scratch_apart(built, tmp_path):
+    """Under Dedicated_Sram the fast scratch (SRAM) and the workspace (DRAM) are static arrays in sections of their
+    own, as large as the memory plan's pools, so that the linker script can place them in different memories."""
+    mlf = built("u65-256-dedicated")
+    plan = json.loads((mlf / "src/memory_plan.json").read_text())
+    sizes = {pool["name"]: pool["size_bytes"] for pool in plan["pools"]}
+    assert sizes.keys() == POOL_SECTIONS.keys() and all(sizes.values())
+    runner = mlf / "codegen/host/src/default_lib0.c"
+    for pool, section in POOL_SECTIONS.items():
+        assert (f"static uint8_t tvmgen_default_{pool}_pool[{sizes[pool]}] __attribute__((section(\"{section}\"), "
+                "aligned(16)));") in runner.read_text()
+    obj = tmp_path / "default_lib0.o"
+    subprocess.run([*ARM_GCC, f"-I{mlf}/codegen/host/include", f"-I{mlf}/runtime/include", f"-I{SHIM}",
+                    str(runner), "-o", str(obj)], check=True)
+    sections = _sections(obj)
+    assert {section: sections[section] for section in POOL_SECTIONS.values()} == \
+        {section: (sizes[pool], 16) for pool, section in POOL_SECTIONS.items()}
+    cmake = (mlf / "CMakeLists.txt").read_text()
+    assert f"#   .bss.noinit.tvm  the workspace pool ({sizes['workspace']} bytes;" in cmake
+    assert f"#   .bss.noinit.tvm.fast_scratch  the fast_scratch pool ({sizes['fast_scratch']} bytes;" in cmake
 
 
 def test_header_matches_metadata(mlf):

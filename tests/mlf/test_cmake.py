@@ -30,6 +30,14 @@ def test_every_source_and_include_folder_of_the_tarball():
     assert text.endswith("target_link_libraries(tvmgen_default PUBLIC ${ETHOSU_TVM_DRIVER_TARGET})\n")
 
 
+def test_dedicated_sram_lists_the_fast_scratch_section():
+    """A fast scratch array's own section, with its size; none without one."""
+    text = cmake_lists("tvmgen_default", FILES, 384, 1024, fast_scratch_size=512)
+    assert "the workspace pool (1024 bytes" in text
+    assert "#   .bss.noinit.tvm.fast_scratch  the fast_scratch pool (512 bytes; -memory-mode=Dedicated_Sram):" in text
+    assert "fast_scratch" not in cmake_lists("tvmgen_default", FILES, 384, 1024)
+
+
 def test_host_only_model_needs_no_driver():
     host_files = [f for f in FILES if not f.startswith("runtime/")]
     text = cmake_lists("tvmgen_default", host_files, 0, 0)

@@ -20,8 +20,9 @@ from ethosu_tvm.testing import models
 SHIM = Path(ethosu_tvm.__file__).parent / "run" / "shim"
 
 
-def _mlf(root: Path, target: str) -> Path:
-    module = ethosu_tvm.build(ethosu_tvm.from_tflite(models.make_graph("resnet_block", 0)), target=target)
+def _mlf(root: Path, target: str, model: bytes | None = None) -> Path:
+    model = models.make_graph("resnet_block", 0) if model is None else model
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=target)
     module.export_model_library_format(root / "m.tar")
     with tarfile.open(root / "m.tar") as tar:
         tar.extractall(root / "mlf", filter="data")
@@ -36,6 +37,14 @@ def npu_mlf(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def host_mlf(tmp_path_factory) -> Path:
     return _mlf(tmp_path_factory.mktemp("host"), "c")
+
+
+@pytest.fixture(scope="module")
+def dedicated_mlf(tmp_path_factory) -> Path:
+    """A model with a workspace (a host kernel's input) and a fast scratch."""
+    return _mlf(tmp_path_factory.mktemp("dedicated"),
+                "ethos-u -accelerator-config=ethos-u65-256 -memory-mode=Dedicated_Sram,c",
+                models.make_edge("uint8_to_float", 0))
 
 
 def test_module_yml(npu_mlf, host_mlf):
@@ -69,7 +78,7 @@ def _zephyr_stand_in(tmp_path: Path, mlf: Path, driver: bool) -> Path:
              "function(zephyr_linker_sources location file)",
              '  file(APPEND ${CMAKE_BINARY_DIR}/snippets.txt "${location} ${file}\\n")', "endfunction()",
              "set(CONFIG_TVMGEN_DEFAULT y)", "set(CONFIG_TVMGEN_DEFAULT_CONSTANTS_REGION SRAM)",
-             "set(CONFIG_TVMGEN_DEFAULT_WORKSPACE_REGION ISRAM)"]
+             "set(CONFIG_TVMGEN_DEFAULT_WORKSPACE_REGION ISRAM)", "set(CONFIG_TVMGEN_DEFAULT_FAST_SCRATCH_REGION SRAM)"]
     if driver:  # what Zephyr's hal_ethos_u module defines
         lines += ["add_library(ethosu_core_driver INTERFACE)",
                   f"target_include_directories(ethosu_core_driver INTERFACE {SHIM})"]
@@ -101,6 +110,26 @@ def test_module_builds_the_library_with_renamed_sections(tmp_path, npu_mlf):
     sections = {match[1] for match in re.finditer(r"^\s*\d+ (\S+)", headers, re.MULTILINE)}
     assert {".tvm_constants", ".tvm_workspace"} <= sections
     assert not sections & {".rodata.tvm", ".bss.noinit.tvm"}
+
+
+def test_dedicated_sram_module_places_the_fast_scratch_in_its_own_region(tmp_path, npu_mlf, dedicated_mlf):
+    """The fast scratch's section is renamed and placed by an option of its own (a U55 model's module has none)."""
+    build = tmp_path / "build"
+    result = _cmake(_zephyr_stand_in(tmp_path, dedicated_mlf, driver=True), build)
+    assert result.returncode == 0, result.stdout + result.stderr
+    _, snippet = (build / "snippets.txt").read_text().split()
+    assert Path(snippet).read_text().endswith(
+        "GROUP_LINK_IN(ISRAM)\nSECTION_DATA_PROLOGUE(.tvm_fast_scratch,(NOLOAD),SUBALIGN(16))\n{\n"
+        "  *(.tvm_fast_scratch)\n} GROUP_LINK_IN(SRAM)\n")
+    library = build / "tvmgen_default_module/tvmgen_default/libtvmgen_default.a"
+    headers = subprocess.run(["objdump", "-h", str(library)], capture_output=True, text=True, check=True).stdout
+    sections = {match[1] for match in re.finditer(r"^\s*\d+ (\S+)", headers, re.MULTILINE)}
+    assert {".tvm_constants", ".tvm_workspace", ".tvm_fast_scratch"} <= sections
+    assert not sections & {".rodata.tvm", ".bss.noinit.tvm", ".bss.noinit.tvm.fast_scratch"}
+    kconfig = kconfiglib.Kconfig(str(dedicated_mlf / "zephyr/Kconfig"), warn_to_stderr=False)
+    kconfig.syms["TVMGEN_DEFAULT"].set_value("y")
+    assert kconfig.syms["TVMGEN_DEFAULT_FAST_SCRATCH_REGION"].str_value == "ISRAM"
+    assert "FAST_SCRATCH" not in (npu_mlf / "zephyr/Kconfig").read_text()
 
 
 def test_npu_model_without_zephyrs_driver_says_so(tmp_path, npu_mlf):

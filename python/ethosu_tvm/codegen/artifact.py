@@ -53,7 +53,8 @@ class OpSummary:
 class CascadeReport:
     """What the cascader chose for one NPU subgraph: proposal `index` of the `proposals` on its Pareto frontier
     (ordered by increasing memory), for an SRAM limit of `sram_limit` bytes of scratch (None: no limit);
-    `scratch_size` is what memory planning made of it. `proposal` is a `cascader.Proposal`."""
+    `scratch_size` is what memory planning made of it (of the fast scratch under Dedicated_Sram). `proposal` is a
+    `cascader.Proposal`."""
 
     proposal: object
     index: int
@@ -152,14 +153,15 @@ def _issued_ahead(per_stripe: list[list], ahead: dict[int, int]) -> list[list]:
 
 def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarget,
                      io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None,
-                     buffered: frozenset[tuple[int, int]] | None = None, aliases: dict[str, Alias] | None = None):
+                     buffered: frozenset[tuple[int, int]] | None = None, aliases: dict[str, Alias] | None = None,
+                     spill: bool = True):
     """`_build_operations`. Under Dedicated_Sram the fast scratch holds the launch's intermediate feature maps too,
     as Vela's arena cache does (in SRAM they cost fewer cycles than in DRAM), unless they leave it larger than
-    `sram_limit`: then only the weight buffers and rolling buffers."""
+    `sram_limit` and `spill` lets them go to DRAM: then it holds only the weight buffers and rolling buffers."""
     if target.system.cache_region != FAST_SCRATCH_REGION:
         return _build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases, False)
     built = _build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases, True)
-    if sram_limit is None or built[5] <= sram_limit:
+    if sram_limit is None or built[5] <= sram_limit or not spill:
         return built
     return _build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases, False)
 
@@ -249,10 +251,11 @@ def written_in_place(graph: NpuGraph, stripes: list[Stripe], io_in_scratch: froz
 
 
 def _built(graph: NpuGraph, order: list[Stripe], target: EthosuTarget, io_in_scratch: frozenset[str],
-           sram_limit: int | None, buffered: frozenset[tuple[int, int]] | None):
+           sram_limit: int | None, buffered: frozenset[tuple[int, int]] | None, spill: bool = True):
     """(stripes after in-place writes, their aliases, `build_operations` of them) for the stripes in `order`."""
     stripes, aliases = written_in_place(graph, order, io_in_scratch)
-    return stripes, aliases, build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases)
+    return stripes, aliases, build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases,
+                                              spill)
 
 
 def _model_order_plans_smaller(graph: NpuGraph, built, io_in_scratch: frozenset[str]) -> bool:
@@ -272,14 +275,14 @@ def _planned_bytes(built) -> int:
 
 def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleFn | None = None,
                       io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None,
-                      buffered: frozenset[tuple[int, int]] | None = None) -> NpuArtifact:
+                      buffered: frozenset[tuple[int, int]] | None = None, spill: bool = True) -> NpuArtifact:
     """Generate the register command stream and constants of one NPU subgraph with Vela's API, from its TIR with
     `schedule` applied (None: one NPU operation per primitive). Inputs/outputs named in `io_in_scratch` are placed
     in the scratch region (their IoBinding says where) instead of regions of their own. Weight buffers stay within
-    a scratch of `sram_limit` bytes (None: no limit); `buffered` names the convolution stripes that buffer them
-    (see `build_operations`)."""
+    a scratch of `sram_limit` bytes (None: no limit); `buffered` names the convolution stripes that buffer them,
+    `spill` whether the intermediates may leave the fast scratch for that (see `build_operations`)."""
     order = translate(graph, schedule)
-    built = _built(graph, order, target, io_in_scratch, sram_limit, buffered)
+    built = _built(graph, order, target, io_in_scratch, sram_limit, buffered, spill)
     # Unscheduled, TE's walk follows each ADD's operands, so it may run a residual block's shortcut convolution
     # first, its output waiting beside the other branch's weight buffers (ResNet-large: 172,864 bytes of scratch,
     # 152,384 in the model's order). Neither order is always the smaller: the model's (Vela's) is kept if smaller.

@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..arch.system import FAST_SCRATCH_POOL, FAST_SCRATCH_REGION, System
 from ..cascader import BufferMode, CascaderOptions, Proposal, WeightBuffer, search
 from ..cascader.ethosu import cascader_graph
 from ..legalize.ops import NpuGraph
@@ -78,8 +79,11 @@ def cascade_proposals(graph: NpuGraph, target: EthosuTarget, options: CascaderOp
                       io_in_scratch: frozenset[str] = frozenset(),
                       progress: Callable[[str], None] | None = None) -> list[Proposal]:
     """The cascader's Pareto frontier of proposals for `graph` (by increasing memory), costed for `target`;
-    `progress` receives ``cascader search N/M (graph)`` as the search goes over the graph's M parts."""
+    `progress` receives ``cascader search N/M (graph)`` as the search goes over the graph's M parts. The memory
+    budgeted is the one holding the cascader's buffers: under Dedicated_Sram the fast scratch, which the I/O in
+    scratch (in the workspace, DRAM) is not part of."""
     accelerator, system = target.npu_accelerator, target.system
+    budgeted = frozenset() if system.cache_region == FAST_SCRATCH_REGION else io_in_scratch
 
     def buffer(op, out, ins) -> WeightBuffer | None:
         cost = stripe_buffering(op, out, ins, accelerator, system)
@@ -87,7 +91,7 @@ def cascade_proposals(graph: NpuGraph, target: EthosuTarget, options: CascaderOp
 
     order = execution_order(te_graph(graph))
     cascader = cascader_graph(graph, lambda op, out, ins: stripe_cost(op, out, ins, accelerator, system).cycles,
-                              io_in_scratch, buffer, order,
+                              budgeted, buffer, order,
                               lambda op, out, ins: stripe_cost(op, out, ins, accelerator, system).overlap)
     parts = None if progress is None else lambda n, m: progress(f"cascader search {n}/{m} ({graph.name})")
     return [_primitives(proposal, order) for proposal in search(cascader, options, parts)]
@@ -118,8 +122,10 @@ def compile_cascaded(graph: NpuGraph, target: EthosuTarget, proposals: list[Prop
                      progress: Callable[[str], None] | None = None, pool: PoolBudget | None = None) -> NpuArtifact:
     """Compile `graph` with the fastest of its cascading `proposals` (`cascade_proposals`) whose scratch fits
     `sram_limit` bytes (no limit: the smallest schedule), or with `pool`, whose workspace plan fits a pool of
-    `sram_limit` bytes. `force_proposal` picks a frontier index instead; `log` receives every proposal, `progress`
-    code generation's stage."""
+    `sram_limit` bytes. Under Dedicated_Sram the limit is on the fast scratch, which holds what the proposals'
+    estimates count, the intermediates with the rolling and weight buffers (never spilt to DRAM: the estimates cost
+    them in SRAM), and nothing else while the launch runs. `force_proposal` picks a frontier index instead; `log`
+    receives every proposal, `progress` code generation's stage."""
     report = progress or (lambda stage: None)
     if log is not None:
         for index, proposal in enumerate(proposals):
@@ -128,22 +134,29 @@ def compile_cascaded(graph: NpuGraph, target: EthosuTarget, proposals: list[Prop
         raise CascaderError(f"{graph.name}: proposal {force_proposal} does not exist; the "
                             f"cascader found {len(proposals)} (0 to {len(proposals) - 1})")
     room = sram_limit if pool is None or sram_limit is None else sram_limit - pool.beside
+    fast = target.system.cache_region == FAST_SCRATCH_REGION
     order = [force_proposal] if force_proposal is not None else _attempt_order(proposals, room)
     smallest = None
     for attempt, index in enumerate(order, 1):
         report(f"code generation: {graph.name}, proposal {index} (attempt {attempt} of at most {len(order)})")
         artifact = compile_npu_graph(graph, target, cascade_schedule(proposals[index]), io_in_scratch,
-                                     room, proposals[index].buffered)
-        need = artifact.scratch_size if pool is None else pool.need(artifact)
+                                     room, proposals[index].buffered, spill=False)
+        size = artifact.fast_scratch_size if fast else artifact.scratch_size
+        need = size if pool is None else pool.need(artifact)
         smallest = need if smallest is None else min(smallest, need)
         if sram_limit is None or need <= sram_limit or force_proposal is not None:
-            report = CascadeReport(proposals[index], index, len(proposals), sram_limit, artifact.scratch_size)
+            report = CascadeReport(proposals[index], index, len(proposals), sram_limit, size)
             return dataclasses.replace(artifact, cascade=report)
     if pool is not None:
         raise CascaderError(f"{graph.name}: no schedule fits the NPU's workspace pool of {sram_limit} bytes; the "
                             f"smallest pool one fits is {smallest} bytes")
     raise CascaderError(f"{graph.name}: no schedule fits the cascader's SRAM limit of {sram_limit} "
-                        f"bytes; the smallest one found needs {smallest} bytes of NPU scratch")
+                        f"bytes; the smallest one found needs {smallest} bytes of {scratch_name(target.system)}")
+
+
+def scratch_name(system: System) -> str:
+    """What the cascader's SRAM limit bounds: the NPU scratch, or under Dedicated_Sram the fast scratch pool."""
+    return FAST_SCRATCH_POOL if system.cache_region == FAST_SCRATCH_REGION else "NPU scratch"
 
 
 def describe_proposal(proposal: Proposal) -> str:

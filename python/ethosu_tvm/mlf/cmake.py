@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+from ..aot.c_source import pool_section
+from ..arch.system import FAST_SCRATCH_POOL
+
 CMAKE_PATH = "CMakeLists.txt"
 # The target the Ethos-U core driver's own CMakeLists.txt defines (project ethosu_core_driver).
 DEFAULT_DRIVER_TARGET = "ethosu_core_driver"
@@ -22,9 +25,10 @@ def needs_driver(files: list[str]) -> bool:
 
 
 def cmake_lists(target: str, files: list[str], constants_size: int, workspace_size: int,
-                libraries: dict[str, str] | None = None) -> str:
+                libraries: dict[str, str] | None = None, fast_scratch_size: int = 0) -> str:
     """CMakeLists.txt text for a tarball holding `files` (paths in the archive) whose kernels call `libraries`
-    (CMake target name → the release they were checked against); deterministic."""
+    (CMake target name → the release they were checked against), with a fast scratch array of `fast_scratch_size`
+    bytes (Dedicated_Sram) beside the workspace's `workspace_size`; deterministic."""
     sources = sorted(f for f in files if PurePosixPath(f).parent.name == "src" and f.endswith(".c"))
     includes = sorted({str(PurePosixPath(f).parent) for f in files if PurePosixPath(f).parent.name == "include"})
     npu = needs_driver(files)
@@ -40,6 +44,10 @@ def cmake_lists(target: str, files: list[str], constants_size: int, workspace_si
         f"#   .bss.noinit.tvm  the workspace pool ({workspace_size} bytes; none when the application passes the",
         "#                    pools) and the model's states: SRAM the NPU can read and write (NOT a TCM); needs no",
         "#                    zeroing",
+        *([f"#   {pool_section(FAST_SCRATCH_POOL)}  the fast_scratch pool ({fast_scratch_size} bytes; "
+           "-memory-mode=Dedicated_Sram):",
+           "#                    the SRAM the NPU keeps its fast scratch in, apart from the workspace's DRAM; needs",
+           "#                    no zeroing"] if fast_scratch_size else []),
         "cmake_minimum_required(VERSION 3.13)",
         f"project({target} C)",
         "",

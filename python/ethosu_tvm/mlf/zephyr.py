@@ -4,15 +4,16 @@ application adds the extracted tarball to ZEPHYR_EXTRA_MODULES and enables one K
 The module's CMake adds the tarball's own CMakeLists.txt (mlf/cmake.py) and compiles it with Zephyr's flags. One
 thing differs from a bare-metal build: Zephyr's linker script gathers every `.rodata.*` and `.bss.*` input section
 into its flash and RAM regions before an application's snippets are seen, and on Corstone-300 those are the TCMs,
-which the NPU cannot reach. So the library's two planned sections are renamed after it is built (objcopy, through
-the tarball CMakeLists.txt's ETHOSU_TVM_RENAME_SECTIONS) to names no generic rule matches, and a linker snippet
-places them in the memory regions the Kconfig options name.
+which the NPU cannot reach. So the library's planned sections (two, three with Dedicated_Sram's fast scratch) are
+renamed after it is built (objcopy, through the tarball CMakeLists.txt's ETHOSU_TVM_RENAME_SECTIONS) to names no
+generic rule matches, and a linker snippet places them in the memory regions the Kconfig options name.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..aot.c_source import CONSTANTS_SECTION, WORKSPACE_SECTION
+from ..aot.c_source import CONSTANTS_SECTION, WORKSPACE_SECTION, pool_section
+from ..arch.system import FAST_SCRATCH_POOL
 
 MODULE_YML = "zephyr/module.yml"
 MODULE_CMAKE = "zephyr/CMakeLists.txt"
@@ -39,6 +40,8 @@ CONSTANTS = PlannedSection("CONSTANTS", CONSTANTS_SECTION, ".tvm_constants", "SR
                            "command streams, weights and constants (read-only)", True)
 WORKSPACE = PlannedSection("WORKSPACE", WORKSPACE_SECTION, ".tvm_workspace", "ISRAM",
                            "the workspace pool and states (read-write, not zeroed)", False)
+FAST_SCRATCH = PlannedSection("FAST_SCRATCH", pool_section(FAST_SCRATCH_POOL), ".tvm_fast_scratch", "ISRAM",
+                              "the NPU's fast scratch under Dedicated_Sram (read-write, not zeroed; SRAM)", False)
 SECTIONS = (CONSTANTS, WORKSPACE)
 # Kernel libraries the host kernels may call, as Zephyr ships them: its module, and the Kconfig options that build
 # the parts the calls need (Zephyr's cmsis-nn module is a zephyr_library: linked and on the include path by itself).
@@ -47,11 +50,14 @@ ZEPHYR_LIBRARIES = {"cmsis-nn": ("cmsis-nn", ("CONFIG_CMSIS_NN", "CONFIG_CMSIS_N
                                               "CONFIG_CMSIS_NN_BASICMATH", "CONFIG_CMSIS_NN_NNSUPPORT"))}
 
 
-def module_files(target: str, npu: bool, libraries=()) -> dict[str, str]:
+def module_files(target: str, npu: bool, libraries=(), fast_scratch: bool = False) -> dict[str, str]:
     """The three files of the module for the library `target`; an NPU model depends on the driver's module, one
-    whose kernels call `libraries` (names of ZEPHYR_LIBRARIES) on theirs."""
-    return {MODULE_YML: _module_yml(target, npu, libraries), MODULE_CMAKE: _module_cmake(target, npu, libraries),
-            MODULE_KCONFIG: _kconfig(target, npu)}
+    whose kernels call `libraries` (names of ZEPHYR_LIBRARIES) on theirs; one with a `fast_scratch` array places
+    its section too."""
+    sections = SECTIONS + (FAST_SCRATCH,) * fast_scratch
+    return {MODULE_YML: _module_yml(target, npu, libraries),
+            MODULE_CMAKE: _module_cmake(target, npu, libraries, sections),
+            MODULE_KCONFIG: _kconfig(target, npu, sections)}
 
 
 def _module_yml(target: str, npu: bool, libraries) -> str:
@@ -64,14 +70,14 @@ def _module_yml(target: str, npu: bool, libraries) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _kconfig(target: str, npu: bool) -> str:
+def _kconfig(target: str, npu: bool, sections: tuple[PlannedSection, ...]) -> str:
     option = target.upper()
     runs_on = ("the Ethos-U NPU and the CPU: enable Zephyr's Ethos-U driver as well (CONFIG_ETHOS_U, or "
                "CONFIG_ARM_ETHOS_U before Zephyr 4.1)" if npu else "the CPU only")
     lines = [f"config {option}", f'\tbool "{target}: the model compiled by ethosu-tvm"', "\thelp",
              f"\t  Links the static library {target} (include {target}.h, call {target}_run). It runs on",
              f"\t  {runs_on}.", ""]
-    for section in SECTIONS:
+    for section in sections:
         lines += [f"config {option}_{section.kind}_REGION",
                   f'\tstring "Memory region of the model\'s {section.renamed} section"',
                   f"\tdepends on {option}", f'\tdefault "{section.region}"', "\thelp",
@@ -80,9 +86,9 @@ def _kconfig(target: str, npu: bool) -> str:
     return "\n".join(lines)
 
 
-def _module_cmake(target: str, npu: bool, libraries) -> str:
+def _module_cmake(target: str, npu: bool, libraries, sections: tuple[PlannedSection, ...]) -> str:
     option = f"CONFIG_{target.upper()}"
-    renames = " ".join(f"--rename-section {section.name}={section.renamed}" for section in SECTIONS)
+    renames = " ".join(f"--rename-section {section.name}={section.renamed}" for section in sections)
     lines = [
         f"# The model {target} in a Zephyr build (generated by ethosu-tvm; see module.yml).",
         f"if({option})",
@@ -114,7 +120,7 @@ def _module_cmake(target: str, npu: bool, libraries) -> str:
         f"  set(snippet ${{CMAKE_CURRENT_BINARY_DIR}}/{target}_sections.ld)",
         "  file(WRITE ${snippet}",
     ]
-    for section in SECTIONS:
+    for section in sections:
         load, keep = ("", f"KEEP(*({section.renamed}))") if section.loaded else ("(NOLOAD)", f"*({section.renamed})")
         lines.append(f'    "SECTION_DATA_PROLOGUE({section.renamed},{load},SUBALIGN(16))\\n{{\\n  {keep}\\n}} '
                      f'GROUP_LINK_IN(${{{option}_{section.kind}_REGION}})\\n"')
