@@ -31,11 +31,13 @@ def test_every_source_and_include_folder_of_the_tarball():
 
 
 def test_dedicated_sram_lists_the_fast_scratch_section():
-    """A fast scratch array's own section, with its size; none without one."""
+    """A fast scratch array's own section, with its size, and the workspace then said to be DRAM; none without one."""
     text = cmake_lists("tvmgen_default", FILES, 384, 1024, fast_scratch_size=512)
     assert "the workspace pool (1024 bytes" in text
     assert "#   .bss.noinit.tvm.fast_scratch  the fast_scratch pool (512 bytes; -memory-mode=Dedicated_Sram):" in text
-    assert "fast_scratch" not in cmake_lists("tvmgen_default", FILES, 384, 1024)
+    assert "states: DRAM the NPU can read and write" in text  # Dedicated_Sram keeps the workspace in DRAM
+    plain = cmake_lists("tvmgen_default", FILES, 384, 1024)
+    assert "fast_scratch" not in plain and "states: SRAM the NPU can read and write" in plain
 
 
 def test_host_only_model_needs_no_driver():

@@ -42,7 +42,8 @@ def cmake_lists(target: str, files: list[str], constants_size: int, workspace_si
         f"#   .rodata.tvm      {constants_size} bytes of command streams, weights and kernel constants: read-only",
         "#                    memory the NPU can read (flash, DDR); 16-byte aligned",
         f"#   .bss.noinit.tvm  the workspace pool ({workspace_size} bytes; none when the application passes the",
-        "#                    pools) and the model's states: SRAM the NPU can read and write (NOT a TCM); needs no",
+        f"#                    pools) and the model's states: {'DRAM' if fast_scratch_size else 'SRAM'} the NPU can "
+        "read and write (NOT a TCM); needs no",
         "#                    zeroing",
         *([f"#   {pool_section(FAST_SCRATCH_POOL)}  the fast_scratch pool ({fast_scratch_size} bytes; "
            "-memory-mode=Dedicated_Sram):",
