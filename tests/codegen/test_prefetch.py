@@ -2,7 +2,7 @@
 orders it refuses, and ResNet-8, whose 18 KB transfer now runs under the residual block before it, bit-exact."""
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import ethosu_tvm
@@ -11,7 +11,9 @@ from ethosu_tvm.cascader.buffering import Choice
 from ethosu_tvm.cascader.graph import WeightBuffer
 from ethosu_tvm.codegen import artifact as artifact_module
 from ethosu_tvm.codegen import compile_npu_graph
+from ethosu_tvm.codegen import prefetch as prefetch_module
 from ethosu_tvm.codegen.prefetch import Fixed, State, elapsed, prefetch
+from ethosu_tvm.sim.cycles import Timeline
 from ethosu_tvm.target import EthosuTarget
 from ethosu_tvm.testing import models, shared_model
 from ethosu_tvm.testing.reference import random_inputs, run_litert
@@ -109,3 +111,41 @@ def test_factory_graphs_never_slower_nor_larger_and_exact(graph, seed, accelerat
         patch.setattr(artifact_module, "prefetch", lambda steps, states, live, limit: states)
         plain = _build(model, accelerator)
     assert ahead[0] <= plain[0] and ahead[1] == plain[1]
+
+
+_cycles = st.integers(0, 30_000)
+_fixed = st.builds(Fixed, st.lists(st.tuples(_cycles, _cycles), min_size=1, max_size=2).map(tuple),
+                   st.lists(st.tuples(_cycles, st.booleans()), max_size=2).map(tuple))
+_choice = st.builds(Choice, _cycles, _cycles, st.builds(WeightBuffer, _cycles, _cycles, _cycles),
+                    st.tuples(_cycles, _cycles))
+
+
+@st.composite
+def _changed_stream(draw):
+    """Steps, each convolution's state, and another state for one of them."""
+    steps = draw(st.lists(st.one_of(_fixed, _choice), min_size=1, max_size=12))
+    convolutions = [i for i, step in enumerate(steps) if isinstance(step, Choice)]
+    if not convolutions:
+        steps, convolutions = steps + [draw(_choice)], [len(steps)]
+
+    def state(index):
+        return draw(st.builds(State, st.booleans(), st.booleans(), st.integers(1, index + 1)))
+
+    states = {index: state(index) for index in convolutions}
+    index = draw(st.sampled_from(convolutions))
+    return steps, states, index, state(index)
+
+
+@given(_changed_stream())
+def test_a_walk_resumed_where_one_state_changes_times_the_whole_stream(stream):
+    """`prefetch` times a convolution's other states from what the walk of the current states (never refused)
+    left at the first step they change (`_first_change`): the same cycles, or the same refusal, as walking the
+    whole stream."""
+    steps, states, index, other = stream
+    saved = []
+    cycles = prefetch_module._timed(steps, states, 0, (Timeline(), None, frozenset()), saved)
+    assume(cycles is not None)
+    assert cycles == elapsed(steps, states)
+    since = prefetch_module._first_change(index, states[index], other)
+    changed = {**states, index: other}
+    assert prefetch_module._timed(steps, changed, since, saved[since]) == elapsed(steps, changed)

@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.frontend.tflite_file import read_model
@@ -22,7 +24,8 @@ from ethosu_tvm.legalize.ops import (
     Transpose,
     TransposeConv2D,
 )
-from ethosu_tvm.quantization import mean_multiplier, npu_scale_shift, quantize_multiplier, softmax_input_scaling
+from ethosu_tvm.quantization import (mean_multiplier, npu_scale_shift, quantize_multiplier, quantize_multipliers,
+                                     softmax_input_scaling)
 from ethosu_tvm.partition import partition_for_ethosu
 from ethosu_tvm.testing import models, shared_model
 
@@ -49,6 +52,30 @@ def test_quantize_multiplier_matches_tflite_rules():
     assert quantize_multiplier(2.0**-40) == (0, 0)  # below 2^-31 TFLite flushes to zero
     scale, shift = npu_scale_shift(0.0123)
     assert math.isclose(scale / 2.0**shift, 0.0123, rel_tol=1e-9) and 2**30 <= scale < 2**31
+
+
+# Reals whose mantissa ends in exactly half a unit of the Q31 multiplier (rounded away from zero), rounds up to 2^31,
+# or falls just above and below TFLite's flush to zero, at both signs.
+_EDGES = [sign * value for sign in (1, -1) for value in
+          (0.0, 0.5, (2**30 + 0.5) / 2**31, 1.0 - 2.0**-33, 1.0 - 2.0**-32, 2.0**-31, 2.0**-32, 2.0**-32 * (1 - 2**-40),
+           5e-324, 2.0**1000)]
+
+
+@given(st.lists(st.one_of(st.sampled_from(_EDGES), st.floats(allow_nan=False, allow_infinity=False)), max_size=40))
+def test_quantize_multipliers_is_quantize_multiplier_channel_by_channel(reals):
+    """The array form (numpy over every channel at once) gives quantize_multiplier's integers."""
+    multipliers, shifts = quantize_multipliers(reals)
+    assert multipliers.dtype == shifts.dtype == np.int32
+    assert list(zip(multipliers.tolist(), shifts.tolist())) == [quantize_multiplier(real) for real in reals]
+
+
+@pytest.mark.parametrize("bad, error", [(math.inf, OverflowError), (-math.inf, OverflowError), (math.nan, ValueError)])
+def test_quantize_multipliers_refuses_a_non_finite_real_as_quantize_multiplier_does(bad, error):
+    with pytest.raises(error) as scalar:
+        quantize_multiplier(bad)
+    with pytest.raises(error) as array:
+        quantize_multipliers([0.5, bad, math.nan])
+    assert str(array.value) == str(scalar.value)
 
 
 def test_conv2d_parameters():

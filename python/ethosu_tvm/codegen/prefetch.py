@@ -46,12 +46,24 @@ class State:
 
 def elapsed(steps: Sequence[Fixed | Choice], states: dict[int, State]) -> int | None:
     """The elapsed cycles of the stream, or None when a convolution could start before its weights arrived."""
+    return _timed(steps, states, 0, (Timeline(), None, frozenset()))
+
+
+def _timed(steps: Sequence[Fixed | Choice], states: dict[int, State], since: int,
+           before: tuple[Timeline, int | None, frozenset[int]], saved: list | None = None) -> int | None:
+    """`elapsed`, walking the steps from `since` on from `before`, what the steps before it left: the timeline, the
+    convolution whose DMA was issued last (None after another DMA) and those whose DMAs no wait has covered yet.
+    Those steps are the same whatever the states of the steps from `since` on, and so is what they left, which
+    `saved` (when given) collects before each step walked, for walks of states that differ from there on only."""
     early: dict[int, list[int]] = {}
     for index in sorted(states, reverse=True):
         if states[index].buffers:
             early.setdefault(index - states[index].lead + 1, []).append(index)
-    timeline, last, pending = Timeline(), None, set()
-    for position, step in enumerate(steps):
+    timeline, last, pending = before[0].copy(), before[1], set(before[2])
+    for position in range(since, len(steps)):
+        if saved is not None:
+            saved.append((timeline.copy(), last, frozenset(pending)))
+        step = steps[position]
         for consumer in early.get(position, []):
             choice = steps[consumer]
             timeline.dma(choice.buffer.transfer, True)
@@ -82,6 +94,12 @@ def elapsed(steps: Sequence[Fixed | Choice], states: dict[int, State]) -> int | 
     return timeline.elapsed
 
 
+def _first_change(index: int, *states: State) -> int:
+    """The first step whose walk differs between the given states of the convolution at `index`: its own, or where
+    one of them issues its DMA."""
+    return index - max(state.lead if state.buffers else 1 for state in states) + 1
+
+
 def _span(index: int, state: State) -> range:
     """The steps at which the convolution at `index` holds its buffer in `state` (none while it streams)."""
     return range(max(index - state.lead, 0), index + 1) if state.buffers else range(0)
@@ -109,9 +127,13 @@ def prefetch(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Se
     plain, best = states, elapsed(steps, states)
     if best is None:
         return states
+    saved = None  # what the walk of `states` left before each step (`_timed`), while `states` stay as they are
     for _ in range(ROUNDS):
         improved = False
         for index in sorted(states):
+            if saved is None:
+                saved = []
+                _timed(steps, states, 0, (Timeline(), None, frozenset()), saved)
             others = _extra(steps, {i: state for i, state in states.items() if i != index})
             options = [plain[index]]
             if steps[index].buffer is not None:
@@ -123,11 +145,12 @@ def prefetch(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Se
                 nbytes = steps[index].buffer.nbytes if option.buffers else 0
                 if any(live[step] + others[step] + nbytes > limit for step in _span(index, option)):
                     continue
-                cycles = elapsed(steps, {**states, index: option})
+                since = _first_change(index, states[index], option)
+                cycles = _timed(steps, {**states, index: option}, since, saved[since])
                 if cycles is not None and cycles < best:
                     best, found = cycles, option
             if found is not None:
-                states, improved = {**states, index: found}, True
+                states, improved, saved = {**states, index: found}, True, None
         if not improved:
             break
     return states

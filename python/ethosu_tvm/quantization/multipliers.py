@@ -82,9 +82,18 @@ def mean_multiplier(real: float, count: int) -> tuple[int, int]:
 
 
 def quantize_multipliers(reals) -> tuple[np.ndarray, np.ndarray]:
-    """quantize_multiplier over an array: int32 multipliers and shifts (per-channel constants)."""
-    pairs = [quantize_multiplier(float(r)) for r in np.asarray(reals, dtype=np.float64).reshape(-1)]
-    return (np.array([p[0] for p in pairs], dtype=np.int32), np.array([p[1] for p in pairs], dtype=np.int32))
+    """quantize_multiplier over an array: int32 multipliers and shifts (per-channel constants). The same float64
+    operations on whole arrays (a network has tens of thousands of channels), and its error on a non-finite one."""
+    reals = np.asarray(reals, dtype=np.float64).reshape(-1)
+    for real in reals[~np.isfinite(reals)][:1]:
+        quantize_multiplier(float(real))
+    fractions, shifts = np.frexp(reals)
+    magnitudes = np.floor(np.abs(fractions * (1 << 31)) + 0.5)
+    multipliers = np.where(fractions >= 0, magnitudes, -magnitudes).astype(np.int64)
+    carried = multipliers == 1 << 31
+    multipliers, shifts = np.where(carried, multipliers // 2, multipliers), shifts + carried
+    flushed = (reals == 0) | (shifts < -31)
+    return np.where(flushed, 0, multipliers).astype(np.int32), np.where(flushed, 0, shifts).astype(np.int32)
 
 
 def npu_scale_shift(real: float) -> tuple[int, int]:

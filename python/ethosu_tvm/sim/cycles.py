@@ -85,6 +85,13 @@ class Timeline:
         self._port_free = 0  # when the constants' port has served every transfer from it queued so far
         self._dma_ready = self._kernel_ready = 0  # earliest start allowed by the waits so far
 
+    def copy(self) -> Timeline:
+        """A timeline in this one's state that goes on independently (to time what may follow it several ways)."""
+        other = Timeline()
+        other._dma_ends, other._kernel_ends = list(self._dma_ends), list(self._kernel_ends)
+        other._port_free, other._dma_ready, other._kernel_ready = self._port_free, self._dma_ready, self._kernel_ready
+        return other
+
     @staticmethod
     def _all_but_last(ends: list[int], outstanding: int) -> int:
         done = ends[: max(len(ends) - outstanding, 0)]
