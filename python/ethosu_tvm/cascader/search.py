@@ -245,7 +245,7 @@ class _Walk:
                     continue
                 for tensor, row_map, tensor_height in interior_inputs:
                     ring[tensor] = max(ring[tensor], written[tensor] - row_map(lo, hi, tensor_height)[0])
-                choices.append(Choice(*part.stripe_options(lo, hi, buffer_weights)))
+                choices.append(part.stripe_options(lo, hi, buffer_weights))
                 operations.append((index, lo))
                 if name in written:
                     written[name] = max(written[name], hi)
