@@ -283,3 +283,17 @@ def test_a_plan_is_walked_once_for_both_weight_bufferings(monkeypatch):
     assert walked == len(calls) > 0
     whole = [p for p in plans if p.rows == 12]
     assert [p.buffered for p in whole] == [((1, 0),)] and [p.buffered for p in streamed if p.rows == 12] == [()]
+
+
+def test_runs_ending_in_parts_of_other_heights_stripe_their_own_outputs():
+    """The stripe config of a plan's output is made once per output shape and stripe height, and shared by the
+    runs ending in that part: 3x3 convolutions of stride 2 halve the rows (24 → 12 → 6 → 3), so plans of 3 rows
+    end in outputs of 12, 6 and 3 rows, each in stripes of its own: 4, 2 and 1."""
+    a, b, c, d = (Tensor(n, (1, height, 4, 4)) for n, height in zip("abcd", (24, 12, 6, 3)))
+    graph = CascaderGraph(tuple(conv_part(f"conv{i}", src, dst, stride=2) for i, (src, dst) in
+                                enumerate(((a, b), (b, c), (c, d)))), (a,), (d,), frozenset("bc"))
+    for first, stop, stripes in ((0, 1, 4), (0, 2, 2), (1, 2, 2), (0, 3, 1), (1, 3, 1), (2, 3, 1)):
+        for mode in (ROLLING, RECOMPUTE):
+            plan = evaluate_plan(graph, first, stop, 3, mode)
+            assert plan.output_config.extent == graph.parts[stop - 1].output.shape
+            assert (plan.rows, plan.stripes) == (3, stripes)

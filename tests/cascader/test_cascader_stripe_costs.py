@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from ethosu.vela import api as vapi
 
-from ethosu_tvm.codegen.stripe_cost import stripe_cost
+from ethosu_tvm.codegen import stripe_cost as stripe_costs
+from ethosu_tvm.codegen.stripe_cost import stripe_buffering, stripe_cost
 from ethosu_tvm.codegen.weight_stream import convolution_traversal
 from ethosu_tvm.legalize.ops import (
     BinaryElementwise,
@@ -63,6 +64,25 @@ def test_stripe_cost_is_memoised():
     assert stripe_cost(op, (1, 5, 16, 8), [(1, 7, 16, 8)], U55_128) is not first
     twin = _conv((1, 16, 16, 8), 8, (3, 3))  # equal fields, another primitive
     assert stripe_cost(twin, (1, 4, 16, 8), [(1, 6, 16, 8)], U55_128) == first
+
+
+def test_a_buffering_option_leaves_the_streamed_stripe_as_it_was():
+    """A convolution stripe's cost and its buffering option share the operation that streams its weights (built
+    once): asked in either order, each answer is the same, and the option's streaming cycles are the stripe's cost.
+    The 1x1 convolution of 256 channels is weight-bound, so buffering changes its cycles (and may change its block
+    config): a shared operation that the buffering option changed would show in the stripe's cost."""
+    op = _conv((1, 4, 8, 64), 256, (1, 1), padding=Padding(0, 0, 0, 0))
+    arguments = (op, (1, 2, 8, 256), [(1, 2, 8, 64)], U55_128)
+    answers = []
+    for order in ((stripe_cost, stripe_buffering), (stripe_buffering, stripe_cost)):
+        for memo in (stripe_costs._stripe_cost, stripe_costs._stripe_buffering, stripe_costs._streamed):
+            memo.cache_clear()
+        answered = {ask: ask(*arguments) for ask in order}
+        answers.append((answered[stripe_cost], answered[stripe_buffering]))
+    assert answers[0] == answers[1]
+    cost, buffering = answers[0]
+    assert (buffering.streamed, buffering.overlap) == (cost.cycles, cost.overlap)
+    assert buffering.buffered < buffering.streamed
 
 
 def test_stripe_cost_of_every_primitive_kind():

@@ -18,19 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .graph import WeightBuffer
-
-
-@dataclass(frozen=True)
-class Choice:
-    """One operation's options: `streamed` cycles (with `overlap` of them free for the next one's transfer),
-    `buffer`, the option of buffering its weights (None: it has none), and `frugal`, the (cycles, overlap) of
-    streaming them frugally (None: no such option)."""
-
-    streamed: int
-    overlap: int
-    buffer: WeightBuffer | None = None
-    frugal: tuple[int, int] | None = None
+from .graph import Choice
 
 
 STREAMS, BUFFERS, FRUGAL = range(3)  # an operation's states in the programme

@@ -31,6 +31,19 @@ class WeightBuffer:
     cycles: int
 
 
+@dataclass(frozen=True)
+class Choice:
+    """One operation's options, among which `cascader.buffering` chooses: `streamed` cycles (with `overlap` of them
+    free for the next one's transfer), `buffer`, the option of buffering its weights (None: it has none), and
+    `frugal`, the (cycles, overlap) of streaming them frugally (None: no such option). A part remembers those of
+    its stripes (`Part.stripe_options`): the walks ask for them at every stripe."""
+
+    streamed: int
+    overlap: int
+    buffer: WeightBuffer | None = None
+    frugal: tuple[int, int] | None = None
+
+
 # (output stripe shape, input stripe shapes) → that stripe's weight buffer option, or None without one
 StripeBuffer = Callable[[tuple[int, ...], tuple[tuple[int, ...], ...]], WeightBuffer | None]
 
@@ -153,7 +166,7 @@ class Part:
             return cycles
         return self._remember(("overlap", lo, hi), lambda: self.overlap(*self._stripe_shapes(lo, hi)))
 
-    def stripe_options(self, lo: int, hi: int, buffer: bool) -> tuple[int, int, WeightBuffer | None]:
+    def stripe_options(self, lo: int, hi: int, buffer: bool) -> Choice:
         """Output rows [lo, hi) as one operation: its cycles, those a weight transfer can run in, and its weight
         buffer option when `buffer` asks for it (else None). Remembered whole, as a plan's walk asks for them at
         every stripe, and looked up before anything else is built."""
@@ -161,8 +174,8 @@ class Part:
         known = self._remembered.get(key)
         if known is None:
             cycles = self.stripe_cost(lo, hi)
-            known = self._remembered[key] = (cycles, self.stripe_overlap(lo, hi, cycles),
-                                             self.stripe_buffer(lo, hi) if buffer else None)
+            known = self._remembered[key] = Choice(cycles, self.stripe_overlap(lo, hi, cycles),
+                                                   self.stripe_buffer(lo, hi) if buffer else None)
         return known
 
     def stripe_buffer(self, lo: int, hi: int) -> WeightBuffer | None:

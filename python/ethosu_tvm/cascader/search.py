@@ -13,6 +13,7 @@ over rows, and every primitive's row dependency is a window. Limits are in `Casc
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -244,18 +245,17 @@ class _Walk:
                     continue
                 for tensor, row_map, tensor_height in interior_inputs:
                     ring[tensor] = max(ring[tensor], written[tensor] - row_map(lo, hi, tensor_height)[0])
-                choices.append(Choice(*part.stripe_options(lo, hi, buffer_weights)))
+                choices.append(part.stripe_options(lo, hi, buffer_weights))
                 operations.append((index, lo))
                 if name in written:
                     written[name] = max(written[name], hi)
         configs = tuple(TensorConfig(t, TensorState.INTERIOR, mode, min(ring[t.name], t.shape[ROW_AXIS]))
                         for t in interior)
-        stripe_shape = output.shape[:ROW_AXIS] + (rows,) + output.shape[ROW_AXIS + 1:]
         joined = _joined(graph, configs)
         rings = sum(options.align(c.buffer_size) for c in configs
                     if c.tensor.name in graph.scratch and c.tensor.name not in joined)
         return cls(graph, first, stop, rows, mode, liveness, warmup, configs,
-                   StripeConfig.for_tensor(output.shape, stripe_shape),
+                   _output_config(output.shape, rows),
                    liveness.boundary_bytes(first, stop, names, options), rings, tuple(order), tuple(choices),
                    tuple(operations))
 
@@ -280,6 +280,13 @@ class _Walk:
         return Plan(tuple(range(first, stop)), config, self.mode, configs, memory, decision.total, self.warmup,
                     tuple(buffered), entry_buffer=buffers[0], entry_transfer=decision.stalls[0],
                     exit_memory=exit_memory, exit_cycles=decision.overlaps[-1])
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _output_config(shape: tuple[int, ...], rows: int) -> StripeConfig:
+    """The stripes of `rows` rows of an output of `shape`: the same for every run of parts ending in one part, so
+    made once (the search walks hundreds of runs, each at several heights)."""
+    return StripeConfig.for_tensor(shape, shape[:ROW_AXIS] + (rows,) + shape[ROW_AXIS + 1:])
 
 
 def _written_in_place(part: Part, lo: int, hi: int, interior: set[str], one_stripe: bool) -> bool:

@@ -198,7 +198,15 @@ def _stripe_cost(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccele
         unpadded = npu_op.padding == vapi.NpuPadding(top=0, left=0, bottom=0, right=0)
         if unpadded and choose_block_config(npu_op, accelerator, system=system) is None:  # what code generation does
             return _stripe_cost(average_as_depthwise(op), ofm, ifms, accelerator, system)
-    return estimate_cycles(_costed_stripe_operation(op, ofm, ifms, accelerator, system), accelerator, system=system)
+    return estimate_cycles(_streamed(op, ofm, ifms, accelerator, system), accelerator, system=system)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _streamed(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccelerator,
+              system: System) -> vapi.NpuBlockOperation:
+    """`_costed_stripe_operation` with its streams in the constants, built once: a convolution stripe's cost and
+    its buffering option (`stripe_buffering`) both read it. Nothing changes it once built."""
+    return _costed_stripe_operation(op, ofm, ifms, accelerator, system)
 
 
 def _costed_stripe_operation(op: NpuOp, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccelerator,
@@ -237,6 +245,6 @@ def stripe_buffering(op: NpuOp, ofm_shape, ifm_shapes, accelerator: vapi.NpuAcce
 @functools.lru_cache(maxsize=1 << 16)
 def _stripe_buffering(op: Conv2D, ofm: tuple, ifms: tuple, accelerator: vapi.NpuAccelerator,
                       system: System) -> BufferingCost:
-    return buffering_cost(_costed_stripe_operation(op, ofm, ifms, accelerator, system),
+    return buffering_cost(_streamed(op, ofm, ifms, accelerator, system),
                           _costed_stripe_operation(op, ofm, ifms, accelerator, system, system.cache_region),
                           accelerator, system)
