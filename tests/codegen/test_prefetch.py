@@ -76,7 +76,7 @@ def test_resnet8_issues_its_long_transfer_under_the_residual_block(accelerator, 
     target = EthosuTarget(accelerator)
     ahead = compile_npu_graph(graph, target)
     with monkeypatch.context() as patch:
-        patch.setattr(artifact_module, "prefetch", lambda steps, states, live, limit: states)
+        patch.setattr(artifact_module, "prefetch", lambda steps, states, *_: states)
         plain = compile_npu_graph(graph, target)
     assert ahead.scratch_size == plain.scratch_size == 51_840
     ops = stream_ops(ahead)
@@ -106,6 +106,6 @@ def test_factory_graphs_never_slower_nor_larger_and_exact(graph, seed, accelerat
     model = models.make_graph(graph, seed)
     ahead = _build(model, accelerator)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(artifact_module, "prefetch", lambda steps, states, live, limit: states)
+        patch.setattr(artifact_module, "prefetch", lambda steps, states, *_: states)
         plain = _build(model, accelerator)
     assert ahead[0] <= plain[0] and ahead[1] == plain[1]

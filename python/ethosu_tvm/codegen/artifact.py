@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from ethosu.vela import api as vapi
 
@@ -16,10 +17,11 @@ from ..cascader.buffering import Budget, Choice, choose_buffering
 from ..legalize.ops import NpuGraph
 from ..target import EthosuTarget
 from .in_place import VIEW, Alias, candidates, write_in_place
+from .depth_split import part_depths, parts, worth_splitting
 from .memory import ConstantPool, Placement, live_bytes, nbytes, plan, weight_buffer
 from .operation_cost import estimate_cycles
 from .operations import OperationBuilder, buffering_key
-from .prefetch import Fixed, State, fullest, prefetch
+from .prefetch import Fixed, State, elapsed, fullest, prefetch
 from .schedule import ScheduleFn
 from .tir_to_npu import Stripe, translate
 from .vela_calls import vela_call
@@ -118,25 +120,43 @@ def _fixed(ops, target: EthosuTarget) -> Fixed:
                         op.src.region == CONSTANTS_REGION) for op in ops if isinstance(op, vapi.NpuDmaOperation)))
 
 
+class _Decision(NamedTuple):
+    """Our own choice of buffering: the `buffering_key`s of the stripes that buffer, their buffers' sizes (by
+    `weight_buffer` name), those that stream frugally, the leads of the DMAs issued ahead (by buffer name and by
+    stripe index), the bytes the plain choice keeps live at its fullest step, and the stream's elapsed cycles as
+    `prefetch` times them."""
+
+    buffered: frozenset[tuple[int, int, int]]
+    wanted: dict[str, int]
+    frugal: frozenset[tuple[int, int, int]]
+    leads: dict[str, int]
+    ahead: dict[int, int]
+    peak: int
+    cycles: int | None
+
+
 def _prefetched(stripes: list[Stripe], per_stripe, options, chosen, live: tuple[int, ...], limit: int | None,
-                target: EthosuTarget):
-    """`chosen` (a `_joint_choice`) with the weight DMAs `prefetch` issues ahead: (buffered, buffer sizes, frugal,
-    leads by buffer name, leads by stripe index, the bytes the plain choice keeps live at its fullest step)."""
+                target: EthosuTarget, groups: tuple[range, ...] = ()) -> _Decision:
+    """`chosen` (a `_joint_choice`) with the weight DMAs `prefetch` issues ahead, at most `limit` bytes live at
+    each step (None: the plain choice's fullest step); `groups`: the stripe indices of each convolution split
+    along its depth."""
     buffered, wanted, frugal = chosen
     option = {id(stripe): choice for stripe, choice in options if choice.buffer is not None}
     steps = [option.get(id(stripe)) or _fixed(ops, target) for stripe, ops in zip(stripes, per_stripe)]
-    states = {index: State(buffering_key(stripe) in buffered, buffering_key(stripe) in frugal)
-              for index, stripe in enumerate(stripes) if id(stripe) in option}
-    peak = fullest(steps, states, live)
-    states = prefetch(steps, states, live, peak if limit is None else limit)
+    plain = {index: State(buffering_key(stripe) in buffered, buffering_key(stripe) in frugal)
+             for index, stripe in enumerate(stripes) if id(stripe) in option}
+    peak = fullest(steps, plain, live)
+    states = prefetch(steps, plain, live, peak if limit is None else limit, groups)
+    cycles = elapsed(steps, states)
+    if states == plain:
+        return _Decision(*chosen, {}, {}, peak, cycles)
     ahead = {index: state.lead for index, state in states.items() if state.buffers and state.lead > 1}
-    if not ahead:
-        return (*chosen, {}, {}, peak)
     keys = {index: buffering_key(stripes[index]) for index in states}
-    return (frozenset(keys[i] for i, state in states.items() if state.buffers),
-            {weight_buffer(stripes[i]): steps[i].buffer.nbytes for i, state in states.items() if state.buffers},
-            frozenset(keys[i] for i, state in states.items() if state.frugal),
-            {weight_buffer(stripes[i]): lead for i, lead in ahead.items()}, ahead, peak)
+    buffers = [index for index, state in states.items() if state.buffers]
+    return _Decision(frozenset(keys[i] for i in buffers),
+                     {weight_buffer(stripes[i]): steps[i].buffer.nbytes for i in buffers},
+                     frozenset(keys[i] for i, state in states.items() if state.frugal),
+                     {weight_buffer(stripes[i]): lead for i, lead in ahead.items()}, ahead, peak, cycles)
 
 
 def _issued_ahead(per_stripe: list[list], ahead: dict[int, int]) -> list[list]:
@@ -150,66 +170,144 @@ def _issued_ahead(per_stripe: list[list], ahead: dict[int, int]) -> list[list]:
     return [early.get(index, []) + ops for index, ops in enumerate(moved)]
 
 
+class _Ours(NamedTuple):
+    """What our own buffering choice is made from: the stripes, each one's operations, the options of those built
+    with a block operation (`OperationBuilder.choices`) and the bytes live at each stripe (`live_bytes`)."""
+
+    stripes: list[Stripe]
+    per_stripe: list[list]
+    options: list[tuple[Stripe, Choice]]
+    live: tuple[int, ...]
+
+
+def _our_choice(ours: _Ours, dropped: set[str], limit: int | None, target: EthosuTarget,
+                groups: tuple[range, ...] = ()) -> tuple[Budget | None, tuple, _Decision]:
+    """The budget of `limit` bytes at each stripe (None: no limit), the plain `_joint_choice` within it and the
+    `_prefetched` decision."""
+    budget = None
+    if limit is not None:
+        step = {id(stripe): index for index, stripe in enumerate(ours.stripes)}
+        budget = Budget(limit, ours.live, tuple(step[id(stripe)] for stripe, _ in ours.options))
+    plain = _joint_choice(ours.options, dropped, budget)
+    return budget, plain, _prefetched(*ours[:3], plain, ours.live, limit, target, groups)
+
+
+def _with_parts(graph: NpuGraph, ours: _Ours, index: int, parts: list[Stripe], placements: dict[str, Placement],
+                target: EthosuTarget) -> _Ours:
+    """`ours` with the stripe at `index` replaced by its `parts` (`depth_split.parts`), their operations built on
+    `placements` in a pool of their own; the bytes live during each part are those live during the whole."""
+    builder = OperationBuilder(target.npu_accelerator, placements, ConstantPool(), target.system)
+    part_ops = [builder.build(graph.ops[part.op], part) for part in parts]
+    whole = ours.stripes[index]
+    options = [pair for stripe, choice in ours.options
+               for pair in (zip(builder.stripes, builder.choices) if stripe is whole else [(stripe, choice)])]
+    return _Ours(ours.stripes[:index] + parts + ours.stripes[index + 1:],
+                 ours.per_stripe[:index] + part_ops + ours.per_stripe[index + 1:], options,
+                 ours.live[:index] + (ours.live[index],) * len(parts) + ours.live[index + 1:])
+
+
+def _depth_split(graph: NpuGraph, ours: _Ours, decision: _Decision, dropped: set[str], limit: int,
+                 placements: dict[str, Placement], target: EthosuTarget):
+    """(`ours`, `_our_choice` for it) with the convolutions `depth_split.worth_splitting` picks split into the parts
+    with which the stream finishes soonest (`_prefetched`, the parts of each split convolution chosen jointly,
+    within `limit` bytes), where that is sooner than whole; None when no split pays."""
+    best, cycles, groups = None, decision.cycles, ()
+    for stripe, choice in ours.options:
+        index = next(i for i, whole in enumerate(ours.stripes) if whole is stripe)
+        if cycles is None or not worth_splitting(graph.ops[stripe.op], stripe, choice,
+                                                 buffering_key(stripe) in decision.buffered, ours.live[index], limit):
+            continue
+        current, found = best[0] if best is not None else ours, None
+        index = next(i for i, whole in enumerate(current.stripes) if whole is stripe)
+        for depth in part_depths(stripe.ofm.box[3].extent):
+            split = parts(stripe, depth)
+            trial = _with_parts(graph, current, index, split, placements, target)
+            shifted = tuple(range(g.start + len(split) - 1, g.stop + len(split) - 1) if g.start > index else g
+                            for g in groups) + (range(index, index + len(split)),)
+            chosen = _our_choice(trial, dropped, limit, target, shifted)
+            if chosen[2].cycles is not None and chosen[2].cycles < cycles:
+                best, cycles, found = (trial, *chosen), chosen[2].cycles, shifted
+        groups = found or groups
+    return best
+
+
+def _taken(choice):
+    """A (`_Ours`, budget, plain choice, `_Decision`) as `_build_operations` builds it: (stripes, options, budget,
+    plain choice, (buffered, buffer sizes, frugal, leads by buffer name, leads by stripe index))."""
+    ours, budget, plain, decision = choice
+    return ours.stripes, ours.options, budget, plain, decision[:5]
+
+
 def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarget,
                      io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None,
-                     buffered: frozenset[tuple[int, int]] | None = None, aliases: dict[str, Alias] | None = None):
+                     buffered: frozenset[tuple[int, int, int]] | None = None,
+                     aliases: dict[str, Alias] | None = None):
     """`_build_operations`. Under Dedicated_Sram the fast scratch holds the launch's intermediate feature maps too,
     as Vela's arena cache does (in SRAM they cost fewer cycles than in DRAM), unless they leave it larger than
     `sram_limit`: then only the weight buffers and rolling buffers."""
     if target.system.cache_region != FAST_SCRATCH_REGION:
         return _build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases, False)
     built = _build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases, True)
-    if sram_limit is None or built[5] <= sram_limit:
+    if sram_limit is None or built[6] <= sram_limit:
         return built
     return _build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases, False)
 
 
 def _build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarget, io_in_scratch: frozenset[str],
-                      sram_limit: int | None, buffered: frozenset[tuple[int, int]] | None,
+                      sram_limit: int | None, buffered: frozenset[tuple[int, int, int]] | None,
                       aliases: dict[str, Alias] | None, cache_feature_maps: bool):
-    """The Vela operations of each stripe, the constant pool, placements, scratch size, the sizes of the weight
-    buffers (by `weight_buffer` name) and the fast scratch size. A second pass when some convolution stripes buffer
-    their weights (those in `buffered`, by primitive index and first OFM row, as the cascader chose them; None: the
-    ones `choose_buffering` picks from a first pass that streams them all, which also picks the stripes that stream
-    frugally): their buffers join the memory plan, and the operations use them. Our own choice keeps to
-    `sram_limit` bytes of scratch at every stripe, counting the bytes live there (`live_bytes`); while the planned
-    scratch still exceeds it (the planner may leave gaps), the largest buffer is left out (its convolution streams),
-    and the choice is made again without it. Under Dedicated_Sram the limit is the fast scratch's, which holds the
-    weight buffers. `aliases` are the tensors written in place (see `in_place`); `cache_feature_maps`: see
-    `memory.plan`."""
+    """The stripes (our own choice may split convolutions along their depth, `_depth_split`), the Vela operations
+    of each, the constant pool, placements, scratch size, the sizes of the weight buffers (by `weight_buffer` name)
+    and the fast scratch size. A second pass when some convolution stripes buffer their weights (those in
+    `buffered`, by `buffering_key`, as the cascader chose them; None: the ones `choose_buffering` picks from a
+    first pass that streams them all, which also picks the stripes that stream frugally): their buffers join the
+    memory plan, and the operations use them. Our own choice keeps to `sram_limit` bytes of scratch at every
+    stripe, counting the bytes live there (`live_bytes`); while the planned scratch still exceeds it (the planner
+    may leave gaps), the largest buffer is left out (its convolution streams), and the choice is made again
+    without it. Under Dedicated_Sram the limit is the fast scratch's, which holds the weight buffers. `aliases`
+    are the tensors written in place (see `in_place`); `cache_feature_maps`: see `memory.plan`."""
     cache = target.system.cache_region
     wanted: dict[str, int] = {}
-    frugal: frozenset[tuple[int, int]] = frozenset()  # stripes streaming frugally, when the choice is ours
+    frugal: frozenset[tuple[int, int, int]] = frozenset()  # stripes streaming frugally, when the choice is ours
     dropped: set[str] = set()
     options = None  # each stripe's options, when the choice is ours
     budget = None
     leads: dict[str, int] = {}  # weight buffers whose DMAs `prefetch` issues ahead, and by how many stripes
     ahead: dict[int, int] = {}  # the same by stripe index
+    peak = sram_limit  # the most bytes DMAs issued ahead may leave live: without a limit, the plain choice's
+    whole = None  # our own choice without depth splits
+
+    def limited(sizes: tuple[dict, int, int]) -> int:
+        """The planned size of the region holding the weight buffers."""
+        return sizes[2] if cache == FAST_SCRATCH_REGION else sizes[1]
+
     if buffered is None:
         placements, scratch_size, fast_size = plan(graph, stripes, io_in_scratch, aliases=aliases, cache_region=cache,
                                                    cache_feature_maps=cache_feature_maps)
         pool = ConstantPool()
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system)
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
-        options = list(zip(builder.stripes, builder.choices))
-        live = live_bytes(graph, stripes, io_in_scratch, aliases, cache, cache_feature_maps)
-        if sram_limit is not None:
-            step = {id(stripe): index for index, stripe in enumerate(stripes)}
-            budget = Budget(sram_limit, live, tuple(step[id(stripe)] for stripe, _ in options))
-        plain = _joint_choice(options, dropped, budget)
-        buffered, wanted, frugal, leads, ahead, peak = _prefetched(stripes, per_stripe, options, plain, live,
-                                                                   sram_limit, target)
-        if not buffered and not frugal:
-            return per_stripe, pool, placements, scratch_size, {}, fast_size
+        ours = _Ours(stripes, per_stripe, list(zip(builder.stripes, builder.choices)),
+                     live_bytes(graph, stripes, io_in_scratch, aliases, cache, cache_feature_maps))
+        whole = (ours, *_our_choice(ours, dropped, sram_limit, target))
+        decision = whole[3]
+        peak = decision.peak if sram_limit is None else sram_limit
+        split = _depth_split(graph, ours, decision, dropped, peak, placements, target)
+        if split is None and not decision.buffered and not decision.frugal:
+            return stripes, per_stripe, pool, placements, scratch_size, {}, fast_size
+        stripes, options, budget, plain, (buffered, wanted, frugal, leads, ahead) = _taken(split or whole)
     while True:
         chosen = {name: size for name, size in wanted.items() if name not in dropped}
-        placements, scratch_size, fast_size = plan(graph, stripes, io_in_scratch, chosen, aliases, leads=leads,
-                                                   cache_region=cache, cache_feature_maps=cache_feature_maps)
-        limited = fast_size if cache == FAST_SCRATCH_REGION else scratch_size  # the region holding weight buffers
-        if leads and limited > (peak if sram_limit is None else sram_limit):
-            (buffered, wanted, frugal), leads, ahead = plain, {}, {}  # the planner left gaps: no DMA ahead
+        placements, scratch_size, fast_size = sizes = plan(graph, stripes, io_in_scratch, chosen, aliases,
+                                                           leads=leads, cache_region=cache,
+                                                           cache_feature_maps=cache_feature_maps)
+        if leads and limited(sizes) > peak:  # the planner left gaps
+            if whole is not None and stripes is not whole[0].stripes:  # the convolutions stay whole
+                stripes, options, budget, plain, (buffered, wanted, frugal, leads, ahead) = _taken(whole)
+            else:  # no DMA ahead
+                (buffered, wanted, frugal), leads, ahead = plain, {}, {}
             continue
-        if sram_limit is not None and limited > sram_limit and chosen:
+        if sram_limit is not None and limited(sizes) > sram_limit and chosen:
             dropped.add(max(chosen, key=lambda name: (chosen[name], name)))
             if options is not None:
                 buffered, wanted, frugal = plain = _joint_choice(options, dropped, budget)
@@ -218,7 +316,7 @@ def _build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarg
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system, buffered, frugal)
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
         if builder.weight_buffers == wanted:
-            return _issued_ahead(per_stripe, ahead), pool, placements, scratch_size, wanted, fast_size
+            return stripes, _issued_ahead(per_stripe, ahead), pool, placements, scratch_size, wanted, fast_size
         wanted = builder.weight_buffers
 
 
@@ -249,10 +347,12 @@ def written_in_place(graph: NpuGraph, stripes: list[Stripe], io_in_scratch: froz
 
 
 def _built(graph: NpuGraph, order: list[Stripe], target: EthosuTarget, io_in_scratch: frozenset[str],
-           sram_limit: int | None, buffered: frozenset[tuple[int, int]] | None):
-    """(stripes after in-place writes, their aliases, `build_operations` of them) for the stripes in `order`."""
+           sram_limit: int | None, buffered: frozenset[tuple[int, int, int]] | None):
+    """(stripes after in-place writes and depth splits, their aliases, the rest of `build_operations` of them) for
+    the stripes in `order`."""
     stripes, aliases = written_in_place(graph, order, io_in_scratch)
-    return stripes, aliases, build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases)
+    stripes, *built = build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases)
+    return stripes, aliases, tuple(built)
 
 
 def _model_order_plans_smaller(graph: NpuGraph, built, io_in_scratch: frozenset[str]) -> bool:
@@ -276,9 +376,11 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleF
     """Generate the register command stream and constants of one NPU subgraph with Vela's API, from its TIR with
     `schedule` applied (None: one NPU operation per primitive). Inputs/outputs named in `io_in_scratch` are placed
     in the scratch region (their IoBinding says where) instead of regions of their own. Weight buffers stay within
-    a scratch of `sram_limit` bytes (None: no limit); `buffered` names the convolution stripes that buffer them
-    (see `build_operations`)."""
+    a scratch of `sram_limit` bytes (None: no limit); `buffered` names the convolution stripes that buffer them by
+    primitive index and first OFM row, as the cascader does (None: our own choice, see `build_operations`)."""
     order = translate(graph, schedule)
+    if buffered is not None:  # the cascader's stripes span the whole depth
+        buffered = frozenset((op, row, 0) for op, row in buffered)
     built = _built(graph, order, target, io_in_scratch, sram_limit, buffered)
     # Unscheduled, TE's walk follows each ADD's operands, so it may run a residual block's shortcut convolution
     # first, its output waiting beside the other branch's weight buffers (ResNet-large: 172,864 bytes of scratch,
