@@ -70,10 +70,12 @@ def test_an_order_that_could_run_a_convolution_before_its_weights_is_refused():
                                                  ("ethos-u55-256", (135_988, 124_078))])
 def test_resnet8_issues_its_long_transfer_under_the_residual_block(accelerator, cycles, monkeypatch):
     """The 8x8x64 stride-2 convolution's 18,032-byte transfer goes before the residual ADD before it, in the same
-    scratch; the simulator's timeline agrees that it pays, and the build is bit-exact."""
+    scratch; the simulator's timeline agrees that it pays, and the build is bit-exact (no convolution split along
+    its depth: `test_depth_split` has those)."""
     model = shared_model("mlperf_tiny_ic_resnet8_int8.tflite")
     graph = graph_of(model, accelerator)
     target = EthosuTarget(accelerator)
+    monkeypatch.setattr(artifact_module, "part_depths", lambda depth: [])
     ahead = compile_npu_graph(graph, target)
     with monkeypatch.context() as patch:
         patch.setattr(artifact_module, "prefetch", lambda steps, states, *_: states)
@@ -107,5 +109,6 @@ def test_factory_graphs_never_slower_nor_larger_and_exact(graph, seed, accelerat
     ahead = _build(model, accelerator)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(artifact_module, "prefetch", lambda steps, states, *_: states)
+        patch.setattr(artifact_module, "joint", lambda steps, states, *_: (states, None))
         plain = _build(model, accelerator)
     assert ahead[0] <= plain[0] and ahead[1] == plain[1]

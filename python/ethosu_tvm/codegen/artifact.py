@@ -21,7 +21,7 @@ from .depth_split import part_depths, parts, worth_splitting
 from .memory import ConstantPool, Placement, live_bytes, nbytes, plan, weight_buffer
 from .operation_cost import estimate_cycles
 from .operations import OperationBuilder, buffering_key
-from .prefetch import Fixed, State, elapsed, fullest, prefetch
+from .prefetch import Fixed, State, elapsed, fullest, joint, prefetch
 from .schedule import ScheduleFn
 from .tir_to_npu import Stripe, translate
 from .vela_calls import vela_call
@@ -123,8 +123,8 @@ def _fixed(ops, target: EthosuTarget) -> Fixed:
 class _Decision(NamedTuple):
     """Our own choice of buffering: the `buffering_key`s of the stripes that buffer, their buffers' sizes (by
     `weight_buffer` name), those that stream frugally, the leads of the DMAs issued ahead (by buffer name and by
-    stripe index), the bytes the plain choice keeps live at its fullest step, and the stream's elapsed cycles as
-    `prefetch` times them."""
+    stripe index), the bytes the plain choice keeps live at its fullest step, the stream's elapsed cycles, and
+    the steps and states `prefetch` times them by."""
 
     buffered: frozenset[tuple[int, int, int]]
     wanted: dict[str, int]
@@ -133,30 +133,47 @@ class _Decision(NamedTuple):
     ahead: dict[int, int]
     peak: int
     cycles: int | None
+    steps: list[Fixed | Choice]
+    states: dict[int, State]
 
 
-def _prefetched(stripes: list[Stripe], per_stripe, options, chosen, live: tuple[int, ...], limit: int | None,
-                target: EthosuTarget, groups: tuple[range, ...] = ()) -> _Decision:
-    """`chosen` (a `_joint_choice`) with the weight DMAs `prefetch` issues ahead, at most `limit` bytes live at
-    each step (None: the plain choice's fullest step); `groups`: the stripe indices of each convolution split
-    along its depth."""
-    buffered, wanted, frugal = chosen
+def _steps(stripes: list[Stripe], per_stripe, options, target: EthosuTarget) -> list[Fixed | Choice]:
+    """The stripes as `prefetch` times them: their `Choice` where they have a buffering option."""
     option = {id(stripe): choice for stripe, choice in options if choice.buffer is not None}
-    steps = [option.get(id(stripe)) or _fixed(ops, target) for stripe, ops in zip(stripes, per_stripe)]
-    plain = {index: State(buffering_key(stripe) in buffered, buffering_key(stripe) in frugal)
-             for index, stripe in enumerate(stripes) if id(stripe) in option}
-    peak = fullest(steps, plain, live)
-    states = prefetch(steps, plain, live, peak if limit is None else limit, groups)
+    return [option.get(id(stripe)) or _fixed(ops, target) for stripe, ops in zip(stripes, per_stripe)]
+
+
+def _plain(stripes: list[Stripe], steps: list[Fixed | Choice], chosen) -> dict[int, State]:
+    """The states of a `_joint_choice`, by step index."""
+    buffered, _, frugal = chosen
+    return {index: State(buffering_key(stripe) in buffered, buffering_key(stripe) in frugal)
+            for index, (stripe, step) in enumerate(zip(stripes, steps)) if isinstance(step, Choice)}
+
+
+def _decided(stripes: list[Stripe], steps: list[Fixed | Choice], chosen, states: dict[int, State],
+             peak: int) -> _Decision:
+    """The `_Decision` of `states`, `chosen` (a `_joint_choice`) where they are its own."""
     cycles = elapsed(steps, states)
-    if states == plain:
-        return _Decision(*chosen, {}, {}, peak, cycles)
+    if states == _plain(stripes, steps, chosen):
+        return _Decision(*chosen, {}, {}, peak, cycles, steps, states)
     ahead = {index: state.lead for index, state in states.items() if state.buffers and state.lead > 1}
     keys = {index: buffering_key(stripes[index]) for index in states}
     buffers = [index for index, state in states.items() if state.buffers]
     return _Decision(frozenset(keys[i] for i in buffers),
                      {weight_buffer(stripes[i]): steps[i].buffer.nbytes for i in buffers},
                      frozenset(keys[i] for i, state in states.items() if state.frugal),
-                     {weight_buffer(stripes[i]): lead for i, lead in ahead.items()}, ahead, peak, cycles)
+                     {weight_buffer(stripes[i]): lead for i, lead in ahead.items()}, ahead, peak, cycles, steps,
+                     states)
+
+
+def _prefetched(stripes: list[Stripe], per_stripe, options, chosen, live: tuple[int, ...], limit: int | None,
+                target: EthosuTarget) -> _Decision:
+    """`chosen` (a `_joint_choice`) with the weight DMAs `prefetch` issues ahead, at most `limit` bytes live at
+    each step (None: the plain choice's fullest step)."""
+    steps = _steps(stripes, per_stripe, options, target)
+    plain = _plain(stripes, steps, chosen)
+    peak = fullest(steps, plain, live)
+    return _decided(stripes, steps, chosen, prefetch(steps, plain, live, peak if limit is None else limit), peak)
 
 
 def _issued_ahead(per_stripe: list[list], ahead: dict[int, int]) -> list[list]:
@@ -180,60 +197,70 @@ class _Ours(NamedTuple):
     live: tuple[int, ...]
 
 
-def _our_choice(ours: _Ours, dropped: set[str], limit: int | None, target: EthosuTarget,
-                groups: tuple[range, ...] = ()) -> tuple[Budget | None, tuple, _Decision]:
-    """The budget of `limit` bytes at each stripe (None: no limit), the plain `_joint_choice` within it and the
-    `_prefetched` decision."""
-    budget = None
-    if limit is not None:
-        step = {id(stripe): index for index, stripe in enumerate(ours.stripes)}
-        budget = Budget(limit, ours.live, tuple(step[id(stripe)] for stripe, _ in ours.options))
+def _budget(ours: _Ours, limit: int | None) -> Budget | None:
+    """The budget of `limit` bytes at each stripe (None: no limit)."""
+    if limit is None:
+        return None
+    step = {id(stripe): index for index, stripe in enumerate(ours.stripes)}
+    return Budget(limit, ours.live, tuple(step[id(stripe)] for stripe, _ in ours.options))
+
+
+def _our_choice(ours: _Ours, dropped: set[str], sram_limit: int | None, target: EthosuTarget):
+    """(`ours`, its budget, the plain `_joint_choice` within it, the `_prefetched` decision)."""
+    budget = _budget(ours, sram_limit)
     plain = _joint_choice(ours.options, dropped, budget)
-    return budget, plain, _prefetched(*ours[:3], plain, ours.live, limit, target, groups)
+    return ours, budget, plain, _prefetched(*ours[:3], plain, ours.live, sram_limit, target)
 
 
-def _with_parts(graph: NpuGraph, ours: _Ours, index: int, parts: list[Stripe], placements: dict[str, Placement],
-                target: EthosuTarget) -> _Ours:
-    """`ours` with the stripe at `index` replaced by its `parts` (`depth_split.parts`), their operations built on
-    `placements` in a pool of their own; the bytes live during each part are those live during the whole."""
+def _with_parts(graph: NpuGraph, choice, index: int, parts: list[Stripe], dropped: set[str], sram_limit: int | None,
+                limit: int, placements: dict[str, Placement], target: EthosuTarget):
+    """`choice` (an `_our_choice`) with the stripe at `index` replaced by its `parts` (`depth_split.parts`), their
+    operations built on `placements` in a pool of their own, and their states chosen jointly within `limit` bytes
+    (`prefetch.joint`), the others' kept; the bytes live during each part are those live during the whole."""
+    ours, _, _, decision = choice
     builder = OperationBuilder(target.npu_accelerator, placements, ConstantPool(), target.system)
     part_ops = [builder.build(graph.ops[part.op], part) for part in parts]
     whole = ours.stripes[index]
-    options = [pair for stripe, choice in ours.options
-               for pair in (zip(builder.stripes, builder.choices) if stripe is whole else [(stripe, choice)])]
-    return _Ours(ours.stripes[:index] + parts + ours.stripes[index + 1:],
-                 ours.per_stripe[:index] + part_ops + ours.per_stripe[index + 1:], options,
-                 ours.live[:index] + (ours.live[index],) * len(parts) + ours.live[index + 1:])
+    options = [pair for stripe, option in ours.options
+               for pair in (zip(builder.stripes, builder.choices) if stripe is whole else [(stripe, option)])]
+    count = len(parts)
+    trial = _Ours(ours.stripes[:index] + parts + ours.stripes[index + 1:],
+                  ours.per_stripe[:index] + part_ops + ours.per_stripe[index + 1:], options,
+                  ours.live[:index] + (ours.live[index],) * count + ours.live[index + 1:])
+    steps = decision.steps[:index] + _steps(parts, part_ops, options, target) + decision.steps[index + 1:]
+    states = {i if i < index else i + count - 1: state for i, state in decision.states.items() if i != index}
+    states, _ = joint(steps, {**states, **{i: State(False) for i in range(index, index + count)}}, trial.live, limit,
+                      range(index, index + count))
+    budget = _budget(trial, sram_limit)
+    plain = _joint_choice(options, dropped, budget)
+    return trial, budget, plain, _decided(trial.stripes, steps, plain, states, decision.peak)
 
 
-def _depth_split(graph: NpuGraph, ours: _Ours, decision: _Decision, dropped: set[str], limit: int,
+def _depth_split(graph: NpuGraph, choice, dropped: set[str], sram_limit: int | None, limit: int,
                  placements: dict[str, Placement], target: EthosuTarget):
-    """(`ours`, `_our_choice` for it) with the convolutions `depth_split.worth_splitting` picks split into the parts
-    with which the stream finishes soonest (`_prefetched`, the parts of each split convolution chosen jointly,
-    within `limit` bytes), where that is sooner than whole; None when no split pays."""
-    best, cycles, groups = None, decision.cycles, ()
-    for stripe, choice in ours.options:
+    """`choice` (an `_our_choice`) with the convolutions `depth_split.worth_splitting` picks split into the parts
+    with which the stream finishes soonest (`_with_parts`), where that is sooner than whole; None when no split
+    pays."""
+    ours, _, _, decision = choice
+    best, cycles = None, decision.cycles
+    for stripe, option in ours.options:
         index = next(i for i, whole in enumerate(ours.stripes) if whole is stripe)
-        if cycles is None or not worth_splitting(graph.ops[stripe.op], stripe, choice,
+        if cycles is None or not worth_splitting(graph.ops[stripe.op], stripe, option,
                                                  buffering_key(stripe) in decision.buffered, ours.live[index], limit):
             continue
-        current, found = best[0] if best is not None else ours, None
-        index = next(i for i, whole in enumerate(current.stripes) if whole is stripe)
+        current = best or choice
+        index = next(i for i, whole in enumerate(current[0].stripes) if whole is stripe)
         for depth in part_depths(stripe.ofm.box[3].extent):
-            split = parts(stripe, depth)
-            trial = _with_parts(graph, current, index, split, placements, target)
-            shifted = tuple(range(g.start + len(split) - 1, g.stop + len(split) - 1) if g.start > index else g
-                            for g in groups) + (range(index, index + len(split)),)
-            chosen = _our_choice(trial, dropped, limit, target, shifted)
-            if chosen[2].cycles is not None and chosen[2].cycles < cycles:
-                best, cycles, found = (trial, *chosen), chosen[2].cycles, shifted
-        groups = found or groups
+            trial = _with_parts(graph, current, index, parts(stripe, depth), dropped, sram_limit, limit, placements,
+                                target)
+            if trial[3].cycles is not None and trial[3].cycles < cycles:
+                best, cycles = trial, trial[3].cycles
     return best
 
 
 def _taken(choice):
-    """A (`_Ours`, budget, plain choice, `_Decision`) as `_build_operations` builds it: (stripes, options, budget,
-    plain choice, (buffered, buffer sizes, frugal, leads by buffer name, leads by stripe index))."""
+    """An `_our_choice` as `_build_operations` builds it: (stripes, options, budget, plain choice, (buffered, buffer
+    sizes, frugal, leads by buffer name, leads by stripe index))."""
     ours, budget, plain, decision = choice
     return ours.stripes, ours.options, budget, plain, decision[:5]
 
@@ -289,10 +316,10 @@ def _build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarg
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
         ours = _Ours(stripes, per_stripe, list(zip(builder.stripes, builder.choices)),
                      live_bytes(graph, stripes, io_in_scratch, aliases, cache, cache_feature_maps))
-        whole = (ours, *_our_choice(ours, dropped, sram_limit, target))
+        whole = _our_choice(ours, dropped, sram_limit, target)
         decision = whole[3]
         peak = decision.peak if sram_limit is None else sram_limit
-        split = _depth_split(graph, ours, decision, dropped, peak, placements, target)
+        split = _depth_split(graph, whole, dropped, sram_limit, peak, placements, target)
         if split is None and not decision.buffered and not decision.frugal:
             return stripes, per_stripe, pool, placements, scratch_size, {}, fast_size
         stripes, options, budget, plain, (buffered, wanted, frugal, leads, ahead) = _taken(split or whole)

@@ -14,7 +14,7 @@ is done is not taken. Starting from the plain choice, each convolution in turn t
 cycles for the whole stream: its own, or buffering with a lead of two or more operations; rounds repeat while
 that improves.
 
-The parts of a convolution split along its depth (`codegen.depth_split`) are then chosen jointly, every
+The parts of a convolution split along its depth (`codegen.depth_split`) are chosen jointly (`joint`), every
 combination of streaming or buffering with a lead of up to GROUP_LEAD: their best states depend on one another.
 In ResNet-8's last 3x3 convolution, split in four, the third part's DMA is issued four operations ahead into
 the flash's idle time before the block's first convolution, while the first part streams and the second and
@@ -109,56 +109,61 @@ def fullest(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Seq
     return max(own + more for own, more in zip(live, _extra(steps, states)))
 
 
-def _fits(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Sequence[int], limit: int,
-          changed: Sequence[int]) -> bool:
-    """Whether the steps at which the convolutions at `changed` hold their buffers in `states` stay within
-    `limit` bytes."""
-    extra = _extra(steps, states)
-    return all(live[step] + extra[step] <= limit for index in changed for step in _span(index, states[index]))
+def _fits(steps: Sequence[Fixed | Choice], others: Sequence[int], live: Sequence[int], limit: int,
+          changes: dict[int, State]) -> bool:
+    """Whether the steps at which the convolutions in `changes` hold their buffers in their new states stay within
+    `limit` bytes (`others`: the bytes of the other weight buffers at each step)."""
+    extra = dict.fromkeys((step for index, state in changes.items() for step in _span(index, state)), 0)
+    for index, state in changes.items():
+        for step in _span(index, state):
+            extra[step] += steps[index].buffer.nbytes
+    return all(live[step] + others[step] + nbytes <= limit for step, nbytes in extra.items())
 
 
-def _joint(steps: Sequence[Fixed | Choice], states: dict[int, State], best: int, live: Sequence[int], limit: int,
-           group: Sequence[int]) -> tuple[dict[int, State], int]:
-    """The states of the convolutions at `group` with the fewest elapsed cycles, the others' as in `states`."""
+def joint(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Sequence[int], limit: int,
+          group: Sequence[int]) -> tuple[dict[int, State], int | None]:
+    """The states of the convolutions at `group` (the parts of one split along its depth, `codegen.depth_split`)
+    with the fewest elapsed cycles, each streaming or buffering with a lead of up to GROUP_LEAD, the others' as in
+    `states`; and those cycles."""
     def options(index: int) -> list[State]:
         return [State(False)] + [State(True, lead=lead) for lead in range(1, min(index + 1, GROUP_LEAD) + 1)]
 
+    others = _extra(steps, {index: state for index, state in states.items() if index not in group})
+    best = elapsed(steps, states)
     for combination in itertools.product(*(options(index) for index in group)):
-        trial = {**states, **dict(zip(group, combination))}
-        if trial == states or not _fits(steps, trial, live, limit, group):
+        changes = dict(zip(group, combination))
+        if not _fits(steps, others, live, limit, changes):
             continue
-        cycles = elapsed(steps, trial)
-        if cycles is not None and cycles < best:
-            states, best = trial, cycles
+        cycles = elapsed(steps, {**states, **changes})
+        if cycles is not None and (best is None or cycles < best):
+            states, best = {**states, **changes}, cycles
     return states, best
 
 
-def prefetch(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Sequence[int], limit: int,
-             groups: Sequence[Sequence[int]] = ()) -> dict[int, State]:
+def prefetch(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Sequence[int],
+             limit: int) -> dict[int, State]:
     """The states (by step index, for the steps that are `Choice`s) with the fewest elapsed cycles reachable from
     `states` (the plain choice) as the module docstring says, with at most `limit` bytes live at each step (`live`:
-    the bytes other than weight buffers); `groups`: the step indices of each convolution split along its depth."""
+    the bytes other than weight buffers)."""
     plain, best = states, elapsed(steps, states)
     if best is None:
         return states
     for _ in range(ROUNDS):
         improved = False
         for index in sorted(states):
+            others = _extra(steps, {i: state for i, state in states.items() if i != index})
             options = [plain[index]]
             if steps[index].buffer is not None:
                 options += [State(True, lead=lead) for lead in range(2, min(index + 1, MAX_LEAD) + 1)]
             found = None
             for option in options:
-                trial = {**states, index: option}
-                if option == states[index] or not _fits(steps, trial, live, limit, [index]):
+                if option == states[index] or not _fits(steps, others, live, limit, {index: option}):
                     continue
-                cycles = elapsed(steps, trial)
+                cycles = elapsed(steps, {**states, index: option})
                 if cycles is not None and cycles < best:
                     best, found = cycles, option
             if found is not None:
                 states, improved = {**states, index: found}, True
         if not improved:
             break
-    for group in groups:
-        states, best = _joint(steps, states, best, live, limit, group)
     return states
