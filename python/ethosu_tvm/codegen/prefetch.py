@@ -16,9 +16,9 @@ that improves.
 
 The parts of a convolution split along its depth (`codegen.depth_split`) are chosen jointly (`joint`), every
 combination of streaming or buffering with a lead of up to GROUP_LEAD: their best states depend on one another.
-In ResNet-8's last 3x3 convolution, split in four, the third part's DMA is issued four operations ahead into
-the flash's idle time before the block's first convolution, while the first part streams and the second and
-fourth buffer two operations ahead; no change of one part's state alone leads there.
+In ResNet-8's last 3x3 convolution, split in four (ethos-u55-128), the third part's DMA is issued with a lead of
+five, before the 1x1 projection's own, into the flash's idle time under the residual ADD, while the first part
+streams and the second and fourth buffer with a lead of two; no change of one part's state alone leads there.
 """
 from __future__ import annotations
 
