@@ -12,7 +12,7 @@ from ethosu_tvm.cascader.buffering import Choice
 from ethosu_tvm.cascader.graph import WeightBuffer
 from ethosu_tvm.codegen import artifact as artifact_module
 from ethosu_tvm.codegen import compile_npu_graph
-from ethosu_tvm.codegen.depth_split import part_depths, parts, worth_splitting
+from ethosu_tvm.codegen.depth_split import part_depth, parts, worth_splitting
 from ethosu_tvm.codegen.prefetch import Fixed, State, elapsed, joint
 from ethosu_tvm.codegen.tir_regions import Interval
 from ethosu_tvm.codegen.tir_to_npu import FeatureMapRegion, Stripe
@@ -34,12 +34,12 @@ def _stripe(depth: int) -> Stripe:
     return Stripe(0, region, ())
 
 
-def test_part_depths_are_multiples_of_sixteen():
-    """Two to four equal parts, each rounded up to a multiple of 16 channels, the largest first; none of 16."""
-    assert part_depths(64) == [32, 16]
-    assert part_depths(100) == [64, 48, 32]
-    assert part_depths(32) == [16]
-    assert part_depths(16) == []
+def test_part_depth_is_a_quarter_rounded_up_to_sixteen():
+    """Four parts, each rounded up to a multiple of 16 channels (the last one what remains); none of one part."""
+    assert part_depth(64) == 16
+    assert part_depth(100) == 32  # 32, 32, 32 and 4
+    assert part_depth(40) == 16  # 16, 16 and 8
+    assert part_depth(16) is None
 
 
 def test_parts_cover_the_depth_and_read_the_whole_ifm():
@@ -86,7 +86,7 @@ def test_resnet8_splits_its_last_convolution_in_four(accelerator, cycles, monkey
     target = EthosuTarget(accelerator)
     split = compile_npu_graph(graph, target)
     with monkeypatch.context() as patch:
-        patch.setattr(artifact_module, "part_depths", lambda depth: [])
+        patch.setattr(artifact_module, "part_depth", lambda depth: None)
         whole = compile_npu_graph(graph, target)
     assert split.scratch_size == whole.scratch_size == 51_840
     assert len(split.ops) == len(whole.ops) + 3
@@ -112,7 +112,7 @@ def test_the_mobilenet_v2_graph_splits_and_stays_exact(accelerator, cycles, monk
     workspace, and equals LiteRT both ways."""
     model = models.make_graph("mobilenet_v2", 0)
     split = _build(model, accelerator)
-    monkeypatch.setattr(artifact_module, "part_depths", lambda depth: [])
+    monkeypatch.setattr(artifact_module, "part_depth", lambda depth: None)
     whole = _build(model, accelerator)
     assert (whole[0], split[0]) == cycles and split[1] == whole[1] == 6_336
 
@@ -126,6 +126,6 @@ def test_mobilenet_v2_graph_never_slower_nor_larger_and_exact(seed, accelerator)
     model = models.make_graph("mobilenet_v2", seed)
     split = _build(model, accelerator)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(artifact_module, "part_depths", lambda depth: [])
+        patch.setattr(artifact_module, "part_depth", lambda depth: None)
         whole = _build(model, accelerator)
     assert split[0] <= whole[0] and split[1] == whole[1]

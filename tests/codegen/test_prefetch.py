@@ -75,7 +75,7 @@ def test_resnet8_issues_its_long_transfer_under_the_residual_block(accelerator, 
     model = shared_model("mlperf_tiny_ic_resnet8_int8.tflite")
     graph = graph_of(model, accelerator)
     target = EthosuTarget(accelerator)
-    monkeypatch.setattr(artifact_module, "part_depths", lambda depth: [])
+    monkeypatch.setattr(artifact_module, "part_depth", lambda depth: None)
     ahead = compile_npu_graph(graph, target)
     with monkeypatch.context() as patch:
         patch.setattr(artifact_module, "prefetch", lambda steps, states, *_: states)

@@ -150,7 +150,7 @@ def test_buffer_left_out_when_it_exceeds_the_sram_limit(monkeypatch):
     assert split.scratch_size <= 9551 and [op.ofm_shape for op in stream_ops(split) if op.kind == "CONV"] == \
         [(32, 32, 16)] * 2
     assert_exact(split, model)
-    monkeypatch.setattr(artifact_module, "part_depths", lambda depth: [])
+    monkeypatch.setattr(artifact_module, "part_depth", lambda depth: None)
     artifact = compile_npu_graph(graph, EthosuTarget(accelerator), sram_limit=9551)
     (conv,) = stream_ops(artifact)
     assert artifact.scratch_size == 0 and conv.bytes_read[0] == 9552

@@ -16,7 +16,7 @@ from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, FAST_SCRATCH_REGION,
 from ..cascader.buffering import Budget, Choice, choose_buffering
 from ..legalize.ops import NpuGraph
 from ..target import EthosuTarget
-from .depth_split import part_depths, parts, worth_splitting
+from .depth_split import part_depth, parts, worth_splitting
 from .in_place import VIEW, Alias, candidates, write_in_place
 from .memory import ConstantPool, Placement, live_bytes, nbytes, plan, weight_buffer
 from .operation_cost import estimate_cycles
@@ -238,23 +238,24 @@ def _with_parts(graph: NpuGraph, choice, index: int, parts: list[Stripe], droppe
 
 def _depth_split(graph: NpuGraph, choice, dropped: set[str], sram_limit: int | None, limit: int,
                  placements: dict[str, Placement], target: EthosuTarget):
-    """`choice` (an `_our_choice`) with the convolutions `depth_split.worth_splitting` picks split into the parts
-    with which the stream finishes soonest (`_with_parts`), where that is sooner than whole; None when no split
+    """`choice` (an `_our_choice`) with the convolutions `depth_split.worth_splitting` picks split into parts
+    (`depth_split.part_depth`, `_with_parts`), each where the stream then finishes sooner; None when no split
     pays."""
     ours, _, _, decision = choice
     best, cycles = None, decision.cycles
     for stripe, option in ours.options:
         index = next(i for i, whole in enumerate(ours.stripes) if whole is stripe)
-        if cycles is None or not worth_splitting(graph.ops[stripe.op], stripe, option,
-                                                 buffering_key(stripe) in decision.buffered, ours.live[index], limit):
+        depth = part_depth(stripe.ofm.box[3].extent)
+        if cycles is None or depth is None or not worth_splitting(graph.ops[stripe.op], stripe, option,
+                                                                  buffering_key(stripe) in decision.buffered,
+                                                                  ours.live[index], limit):
             continue
         current = best or choice
         index = next(i for i, whole in enumerate(current[0].stripes) if whole is stripe)
-        for depth in part_depths(stripe.ofm.box[3].extent):
-            trial = _with_parts(graph, current, index, parts(stripe, depth), dropped, sram_limit, limit, placements,
-                                target)
-            if trial[3].cycles is not None and trial[3].cycles < cycles:
-                best, cycles = trial, trial[3].cycles
+        trial = _with_parts(graph, current, index, parts(stripe, depth), dropped, sram_limit, limit, placements,
+                            target)
+        if trial[3].cycles is not None and trial[3].cycles < cycles:
+            best, cycles = trial, trial[3].cycles
     return best
 
 

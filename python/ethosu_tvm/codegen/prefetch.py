@@ -52,14 +52,29 @@ class State:
     lead: int = 1
 
 
-def elapsed(steps: Sequence[Fixed | Choice], states: dict[int, State]) -> int | None:
-    """The elapsed cycles of the stream, or None when a convolution could start before its weights arrived."""
+@dataclass(frozen=True)
+class Prefix:
+    """The stream's timeline after its first `steps` operations: the last DMA issued (its convolution's index, None
+    for another DMA) and the convolutions whose DMAs no wait has covered yet."""
+
+    steps: int
+    timeline: Timeline
+    last: int | None
+    pending: frozenset[int]
+
+
+def advance(steps: Sequence[Fixed | Choice], states: dict[int, State], stop: int,
+            prefix: Prefix | None = None) -> Prefix | None:
+    """The `Prefix` after steps[:stop] (from `prefix`, one that `states` share), or None when a convolution could
+    start before its weights arrived."""
     early: dict[int, list[int]] = {}
     for index in sorted(states, reverse=True):
         if states[index].buffers:
             early.setdefault(index - states[index].lead + 1, []).append(index)
-    timeline, last, pending = Timeline(), None, set()
-    for position, step in enumerate(steps):
+    start, timeline, last, pending = (0, Timeline(), None, set()) if prefix is None else \
+        (prefix.steps, prefix.timeline.copy(), prefix.last, set(prefix.pending))
+    for position in range(start, stop):
+        step = steps[position]
         for consumer in early.get(position, []):
             choice = steps[consumer]
             timeline.dma(choice.buffer.transfer, True)
@@ -87,7 +102,14 @@ def elapsed(steps: Sequence[Fixed | Choice], states: dict[int, State]) -> int | 
             timeline.kernel(step.frugal[0], step.frugal[0] - step.frugal[1])
         else:
             timeline.kernel(step.streamed, step.streamed - step.overlap)
-    return timeline.elapsed
+    return Prefix(stop, timeline, last, frozenset(pending))
+
+
+def elapsed(steps: Sequence[Fixed | Choice], states: dict[int, State], prefix: Prefix | None = None) -> int | None:
+    """The elapsed cycles of the stream (from `prefix`, one that `states` share), or None when a convolution could
+    start before its weights arrived."""
+    whole = advance(steps, states, len(steps), prefix)
+    return None if whole is None else whole.timeline.elapsed
 
 
 def _span(index: int, state: State) -> range:
@@ -130,11 +152,13 @@ def joint(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Seque
 
     others = _extra(steps, {index: state for index, state in states.items() if index not in group})
     best = elapsed(steps, states)
+    # no DMA of the group is issued before this step: the timeline up to it is the same for every combination
+    prefix = advance(steps, {**states, **dict.fromkeys(group, State(False))}, max(min(group) - GROUP_LEAD + 1, 0))
     for combination in itertools.product(*(options(index) for index in group)):
         changes = dict(zip(group, combination))
         if not _fits(steps, others, live, limit, changes):
             continue
-        cycles = elapsed(steps, {**states, **changes})
+        cycles = None if prefix is None else elapsed(steps, {**states, **changes}, prefix)
         if cycles is not None and (best is None or cycles < best):
             states, best = {**states, **changes}, cycles
     return states, best

@@ -85,6 +85,13 @@ class Timeline:
         self._port_free = 0  # when the constants' port has served every transfer from it queued so far
         self._dma_ready = self._kernel_ready = 0  # earliest start allowed by the waits so far
 
+    def copy(self) -> Timeline:
+        """An independent copy: a stream's prefix, to be continued several ways."""
+        twin = Timeline()
+        twin._dma_ends, twin._kernel_ends = list(self._dma_ends), list(self._kernel_ends)
+        twin._port_free, twin._dma_ready, twin._kernel_ready = self._port_free, self._dma_ready, self._kernel_ready
+        return twin
+
     @staticmethod
     def _all_but_last(ends: list[int], outstanding: int) -> int:
         done = ends[: max(len(ends) - outstanding, 0)]
