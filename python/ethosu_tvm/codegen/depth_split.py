@@ -9,7 +9,7 @@ otherwise be idle (`codegen.prefetch` chooses the parts' states jointly). Vela d
 a convolution per OFM-depth slice the same way.
 
 Parts are multiples of SPLIT_DEPTH channels (Vela's OFMSplitDepth: an OFM block depth that splits the OFM must be
-one), MAX_PARTS of them. Only what our own buffering choice streams is split, and only where buffering
+one), at most MAX_PARTS of them. Only what our own buffering choice streams is split, and only where buffering
 would pay but for the transfer (`Choice.streamed` above the buffered cycles) and the smallest part's buffer fits
 beside what is live there.
 """
