@@ -31,8 +31,9 @@ MAX_PARTS = 4
 def part_depth(depth: int) -> int | None:
     """The depth of the parts a convolution of `depth` output channels is split into: MAX_PARTS equal parts (the
     last one what remains) rounded up to a multiple of SPLIT_DEPTH, or None when that leaves one part. More parts
-    (smaller buffers, more room to issue their DMAs early) were as fast or faster than fewer on every convolution
-    tried (ResNet-8, MobileNetV2-224, person_detect), within 0.01%; trying fewer too cost compile time."""
+    (smaller buffers, more room to issue their DMAs early) were within 0.01% of the best of two to four on every
+    convolution tried (ResNet-8, MobileNetV2-224, person_detect); trying all three cost twice the compile time
+    for 0.2% of MobileNetV2-224's cycles."""
     part = round_up(math.ceil(depth / MAX_PARTS), SPLIT_DEPTH)
     return part if part < depth else None
 
