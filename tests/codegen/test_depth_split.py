@@ -1,12 +1,10 @@
 """Convolutions split along their OFM depth (`codegen.depth_split`), each part's weights in a buffer of its own where
 the whole stream's buffer does not fit, the parts' states chosen jointly (`prefetch.joint`): the arithmetic by
 hand, and ResNet-8, whose last 3x3 convolution now runs in four parts, bit-exact."""
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ethosu_tvm
 from ethosu_tvm.arch import ACCELERATORS
 from ethosu_tvm.cascader.buffering import Choice
 from ethosu_tvm.cascader.graph import WeightBuffer
@@ -19,8 +17,8 @@ from ethosu_tvm.codegen.tir_to_npu import FeatureMapRegion, Stripe
 from ethosu_tvm.legalize.ops import Conv2D, DepthwiseConv2D
 from ethosu_tvm.target import EthosuTarget
 from ethosu_tvm.testing import models, shared_model
-from ethosu_tvm.testing.reference import random_inputs, run_litert
 
+from sim_support import exact_build
 from test_weight_buffering import assert_exact, graph_of, stream_ops
 from test_weight_buffering import elapsed as simulated
 
@@ -96,13 +94,6 @@ def test_resnet8_splits_its_last_convolution_in_four(accelerator, cycles, monkey
     assert_exact(split, model)
 
 
-def _build(model: bytes, accelerator: str):
-    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=f"ethos-u -accelerator-config={accelerator},c")
-    inputs = random_inputs(model, 0)
-    outputs = list(module.run(inputs).values())
-    expected = run_litert(model, inputs)
-    assert all(np.array_equal(got.reshape(ref.shape), ref) for got, ref in zip(outputs, expected))
-    return module.npu_cycles, module.workspace.plan.total_size
 
 
 @pytest.mark.parametrize("accelerator, cycles", [("ethos-u55-128", (16_622, 16_517)),
@@ -111,9 +102,9 @@ def test_the_mobilenet_v2_graph_splits_and_stays_exact(accelerator, cycles, monk
     """The factory's MobileNetV2 graph (seed 0) gets fewer cycles with its convolutions split, in the same
     workspace, and equals LiteRT both ways."""
     model = models.make_graph("mobilenet_v2", 0)
-    split = _build(model, accelerator)
+    split = exact_build(model, accelerator)
     monkeypatch.setattr(artifact_module, "part_depth", lambda depth: None)
-    whole = _build(model, accelerator)
+    whole = exact_build(model, accelerator)
     assert (whole[0], split[0]) == cycles and split[1] == whole[1] == 6_336
 
 
@@ -124,8 +115,8 @@ def test_mobilenet_v2_graph_never_slower_nor_larger_and_exact(seed, accelerator)
     """Whatever the seed and U55 size, the factory's MobileNetV2 graph split or not has the same workspace, never
     more cycles split, and both builds equal LiteRT."""
     model = models.make_graph("mobilenet_v2", seed)
-    split = _build(model, accelerator)
+    split = exact_build(model, accelerator)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(artifact_module, "part_depth", lambda depth: None)
-        whole = _build(model, accelerator)
+        whole = exact_build(model, accelerator)
     assert split[0] <= whole[0] and split[1] == whole[1]

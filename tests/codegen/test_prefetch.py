@@ -1,11 +1,9 @@
 """Weight DMAs issued more than one operation ahead (`codegen.prefetch`): the timeline arithmetic of the choice, the
 orders it refuses, and ResNet-8, whose 18 KB transfer now runs under the residual block before it, bit-exact."""
-import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-import ethosu_tvm
 from ethosu_tvm.arch import ACCELERATORS
 from ethosu_tvm.cascader.buffering import Choice
 from ethosu_tvm.cascader.graph import WeightBuffer
@@ -15,8 +13,8 @@ from ethosu_tvm.codegen import prefetch as prefetch_module
 from ethosu_tvm.codegen.prefetch import Fixed, State, elapsed, prefetch
 from ethosu_tvm.target import EthosuTarget
 from ethosu_tvm.testing import models, shared_model
-from ethosu_tvm.testing.reference import random_inputs, run_litert
 
+from sim_support import exact_build
 from test_weight_buffering import assert_exact, graph_of, stream_ops
 from test_weight_buffering import elapsed as simulated
 
@@ -91,14 +89,6 @@ def test_resnet8_issues_its_long_transfer_under_the_residual_block(accelerator, 
 
 
 
-def _build(model: bytes, accelerator: str):
-    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=f"ethos-u -accelerator-config={accelerator},c")
-    inputs = random_inputs(model, 0)
-    outputs = list(module.run(inputs).values())
-    expected = run_litert(model, inputs)
-    assert all(np.array_equal(got.reshape(ref.shape), ref) for got, ref in zip(outputs, expected))
-    return module.npu_cycles, module.workspace.plan.total_size
-
 
 @settings(max_examples=6, deadline=None)
 @given(graph=st.sampled_from(sorted(models.GRAPHS)), seed=st.integers(0, 100),
@@ -107,11 +97,11 @@ def test_factory_graphs_never_slower_nor_larger_and_exact(graph, seed, accelerat
     """Whatever the graph, DMAs issued ahead keep the workspace and never cost cycles by the simulator's timeline;
     both builds equal LiteRT."""
     model = models.make_graph(graph, seed)
-    ahead = _build(model, accelerator)
+    ahead = exact_build(model, accelerator)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(artifact_module, "prefetch", lambda steps, states, *_: states)
         patch.setattr(artifact_module, "joint", lambda steps, states, *_: (states, None))
-        plain = _build(model, accelerator)
+        plain = exact_build(model, accelerator)
     assert ahead[0] <= plain[0] and ahead[1] == plain[1]
 
 
