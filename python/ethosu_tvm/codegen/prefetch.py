@@ -121,6 +121,19 @@ def _prefixes(steps: Sequence[Fixed | Choice], states: dict[int, State]) -> list
     return prefixes
 
 
+def waits(steps: Sequence[Fixed | Choice], states: dict[int, State]) -> dict[int, int]:
+    """The cycles each buffering convolution's block operation waits for its weights (or for anything else it
+    waits on) in the walk of `states` (one never refused): how much later than its own cycles it ends after the
+    operation before it."""
+    prefixes = _prefixes(steps, states)
+    found = {}
+    for index, state in states.items():
+        if state.buffers:
+            after = advance(steps, states, index + 1, prefixes[index]).timeline.computed
+            found[index] = after - prefixes[index].timeline.computed - steps[index].buffer.cycles
+    return found
+
+
 def _first_change(index: int, *states: State) -> int:
     """The first step whose walk differs between the given states of the convolution at `index`: its own, or where
     one of them issues its DMA."""

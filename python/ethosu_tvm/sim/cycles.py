@@ -130,3 +130,8 @@ class Timeline:
     @property
     def elapsed(self) -> int:
         return max(self._dma_ends + self._kernel_ends, default=0)
+
+    @property
+    def computed(self) -> int:
+        """When the block operations queued so far end."""
+        return self._kernel_ends[-1] if self._kernel_ends else 0
