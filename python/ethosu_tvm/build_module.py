@@ -146,7 +146,7 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
     try:
         program = _program(fused, mod, artifacts, kernels, config)
         report("memory planning")
-        workspace = _plan_workspace(program, config, bool(artifacts))
+        workspace = _plan_workspace(program, config, artifacts)
         sources = generate(program, workspace, config.user_pools, MODULE)
         interface = interface_of(program, workspace, config.npu, config.user_pools)
     finally:  # a stream the NPU cannot execute fails the build, before whatever else failed
@@ -163,12 +163,12 @@ def _check_beside(artifacts: list[NpuArtifact]) -> Future:
     return checked
 
 
-def _plan_workspace(program: Program, config: BuildConfig, npu: bool):
+def _plan_workspace(program: Program, config: BuildConfig, artifacts: list[NpuArtifact]):
     """Stage 8; without the cascader, pools too small for the NPU's scratch say that it would cut it."""
     try:
         return plan_workspace(program, list(config.pools), config.memory_planner, config.io_in_workspace)
     except PoolsTooSmall as err:
-        if not npu or config.cascader is not None:
+        if not artifacts or config.cascader is not None:
             raise
         # Without the cascader each NPU launch holds whole feature maps; with it they can be cut into stripes.
         raise PoolsTooSmall(f"{err} (the NPU's scratch can be smaller with the cascader: -enable-cascader=1 in "
