@@ -47,6 +47,7 @@ class ConverterCore(OperatorConverter):
         self.outputs_by_op: dict[int, list[str]] = {}
         self.quant_by_name: dict[str, tuple[float, int]] = {}
         self.input_override: tuple[int, relax.Expr] | None = None
+        self._wrappers: dict[int, object] = {}  # tensor index -> TensorWrapper (`get_tensors`)
         ours = {name: MethodType(getattr(owner, f"convert_{name.lower()}"), self)
                 for name, owner in self.converters.items()}
         self.convert_map = {name: self._tracked(func) for name, func in (self.convert_map | ours).items()}
@@ -114,14 +115,19 @@ class ConverterCore(OperatorConverter):
             raise
 
     def get_tensors(self, tensors_idx_list):
-        # A single scale is per-tensor whatever QuantizedDimension says (TFLite writes 3 for a one-channel depthwise
-        # weight); TVM's converters reject per-tensor weights whose axis is not 0.
-        wrappers = super().get_tensors(tensors_idx_list)
-        for wrapper in wrappers:
+        # TVM's converters ask for each tensor several times (MobileNetV2-224: 1,424 reads for 84 operators), and
+        # TVM's reader builds new constants for its quantization each time: each tensor is read once. The model
+        # does not change, nor does anything write to a wrapper.
+        indices = list(self._indices_or_empty(tensors_idx_list))
+        missing = [i for i in dict.fromkeys(indices) if i not in self._wrappers]
+        for wrapper in super().get_tensors(missing):
+            # A single scale is per-tensor whatever QuantizedDimension says (TFLite writes 3 for a one-channel
+            # depthwise weight); TVM's converters reject per-tensor weights whose axis is not 0.
             params = wrapper.qnn_params
             if params and len(params["scale"].ty.shape) == 0:
                 params["axis"] = 0
-        return wrappers
+            self._wrappers[wrapper.tensor_idx] = wrapper
+        return [self._wrappers[i] for i in indices]
 
     def get_tensor_value(self, tensor_wrapper, is_sparse=False):
         if tensor_wrapper.tensor_idx in self.rewrites.folded:
