@@ -39,15 +39,16 @@ class ConverterCore(OperatorConverter):
     # The class defining `convert_<name>` for each TFLite operator name we convert (`operators.CONVERTERS`).
     converters: dict[str, type] = {}
 
-    def __init__(self, model, subgraph, exp_tab, bb, rewrites: Rewrites):
+    def __init__(self, model, subgraph, exp_tab, bb, rewrites: Rewrites, wrappers: dict[int, object] | None = None):
         super().__init__(model, subgraph, exp_tab, bb)
         self.rewrites = rewrites
+        # tensor index -> TensorWrapper (`get_tensors`), which the converters of one model may share
+        self.wrappers = {} if wrappers is None else wrappers
         indices = getattr(subgraph, "source_indices", range(subgraph.OperatorsLength()))
         self.position_to_index = {subgraph.Operators(j)._tab.Pos: i for j, i in enumerate(indices)}
         self.outputs_by_op: dict[int, list[str]] = {}
         self.quant_by_name: dict[str, tuple[float, int]] = {}
         self.input_override: tuple[int, relax.Expr] | None = None
-        self._wrappers: dict[int, object] = {}  # tensor index -> TensorWrapper (`get_tensors`)
         ours = {name: MethodType(getattr(owner, f"convert_{name.lower()}"), self)
                 for name, owner in self.converters.items()}
         self.convert_map = {name: self._tracked(func) for name, func in (self.convert_map | ours).items()}
@@ -119,15 +120,15 @@ class ConverterCore(OperatorConverter):
         # TVM's reader builds new constants for its quantization each time: each tensor is read once. The model
         # does not change, nor does anything write to a wrapper.
         indices = list(self._indices_or_empty(tensors_idx_list))
-        missing = [i for i in dict.fromkeys(indices) if i not in self._wrappers]
+        missing = [i for i in dict.fromkeys(indices) if i not in self.wrappers]
         for wrapper in super().get_tensors(missing):
             # A single scale is per-tensor whatever QuantizedDimension says (TFLite writes 3 for a one-channel
             # depthwise weight); TVM's converters reject per-tensor weights whose axis is not 0.
             params = wrapper.qnn_params
             if params and len(params["scale"].ty.shape) == 0:
                 params["axis"] = 0
-            self._wrappers[wrapper.tensor_idx] = wrapper
-        return [self._wrappers[i] for i in indices]
+            self.wrappers[wrapper.tensor_idx] = wrapper
+        return [self.wrappers[i] for i in indices]
 
     def get_tensor_value(self, tensor_wrapper, is_sparse=False):
         if tensor_wrapper.tensor_idx in self.rewrites.folded:
