@@ -1,11 +1,15 @@
 """The cost of one NPU operation (`codegen.operation_cost`) equals the simulator's estimate for the command Vela's
 API generates from it, on the operations code generation builds; the cascader's cost of a whole primitive as one
 stripe (`codegen.stripe_cost`) is that operation's cost."""
+import math
+
 import pytest
 from ethosu.vela import api as vapi
 
-from ethosu_tvm.arch.system import CONSTANTS_REGION, SCRATCH_REGION
-from ethosu_tvm.codegen.operation_cost import estimate_cycles
+from ethosu_tvm.arch.cycles import least_compute_cycles, memory_cycles
+from ethosu_tvm.arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, SCRATCH_REGION
+from ethosu_tvm.codegen.block_config import find_block_configs
+from ethosu_tvm.codegen.operation_cost import costing, estimate_cycles
 from ethosu_tvm.codegen.stripe_cost import stripe_buffering, stripe_cost
 from ethosu_tvm.sim import Simulator
 from ethosu_tvm.sim.stats import estimate
@@ -45,3 +49,22 @@ def test_estimate_equals_simulator_on_codegen_streams(case, accelerator):
             assert option.nbytes == npu_op.weights[0].length + npu_op.biases[0].length
         else:
             assert whole == cost
+
+
+@pytest.mark.parametrize("case", SINGLE_OPS)
+def test_the_ranking_bound_reads_the_operations_own_compute_terms(case):
+    """`Costing.least_cycles` reads the compute bound's block-independent terms once per operation (a memo that
+    must be the operation's own): for every block config of every kind of operation (a fully connected layer's OFM
+    one row high among them: no compute bound), the bound is the larger of the memory cycles and
+    `least_compute_cycles`, asked of that operation and block."""
+    kind, params = SINGLE_OPS[case]
+    _, npu_ops, _ = codegen_operations(models.make(kind, seed=3, **params), "ethos-u55-64")
+    accelerator = EthosuTarget("ethos-u55-64").npu_accelerator
+    for npu_op in (op for op in npu_ops if isinstance(op, vapi.NpuBlockOperation)):
+        costed = costing(npu_op, accelerator, DEFAULT_SYSTEM)
+        for block in find_block_configs(npu_op, accelerator):
+            traffic = costed.traffic(block)
+            compute = least_compute_cycles(costed.accelerator, costed.kind, costed.fused, costed.ifm, costed.ofm,
+                                           costed.kernel, tuple(block), costed.acc_bits)
+            assert costed.least_cycles(block, traffic) == max(math.ceil(memory_cycles(DEFAULT_SYSTEM, traffic)),
+                                                              compute)

@@ -337,12 +337,18 @@ def least_compute_cycles(accelerator: Accelerator, kind: str, fused: str | None,
     configs it shows to be slower."""
     if kind not in (CONV, DEPTHWISE) or ofm.shape[0] == 1:
         return 0
-    (ublock_h, ublock_w, ublock_d), wide_step, steps, depth_blocks, per_element, cores = _dpu_terms(
-        accelerator, kind, fused, ifm.bits, ifm.shape[2], kernel, acc_bits)
-    (height, width, depth), (block_h, block_w, block_d) = ofm.shape, block
+    return least_block_compute_cycles(dpu_terms(accelerator, kind, fused, ifm.bits, ifm.shape[2], kernel, acc_bits),
+                                      ofm.shape, block)
+
+
+def least_block_compute_cycles(terms: tuple, shape: tuple[int, int, int], block: tuple[int, int, int]) -> int:
+    """`least_compute_cycles` of an OFM of `shape` in blocks of `block`, from the operation's `dpu_terms`: a
+    block-config ranking asks them once per operation, not once per block."""
+    (ublock_h, ublock_w, ublock_d), wide_step, micro_step, steps, depth_blocks, per_element, cores = terms
+    (height, width, depth), (block_h, block_w, block_d) = shape, block
     block_h, block_w, block_d = min(block_h, height), min(block_w, width), min(block_d, depth)
     micro_blocks = -(-block_h // ublock_h) * -(-block_w // ublock_w)
-    dpu = max(wide_step, micro_blocks * (8 if kind == DEPTHWISE and ifm.bits == 16 else 4)) * steps
+    dpu = max(wide_step, micro_blocks * micro_step) * steps
     dpu *= -(-block_d // ublock_d) * depth_blocks
     output = math.ceil(per_element * block_h * block_w * block_d)
     blocks = -(-height // block_h) * -(-width // block_w) * -(-depth // block_d)
@@ -350,11 +356,11 @@ def least_compute_cycles(accelerator: Accelerator, kind: str, fused: str | None,
 
 
 @functools.lru_cache(maxsize=1 << 10)
-def _dpu_terms(accelerator: Accelerator, kind: str, fused: str | None, ifm_bits: int, ifm_depth: int,
-               kernel: Kernel, acc_bits: int) -> tuple:
+def dpu_terms(accelerator: Accelerator, kind: str, fused: str | None, ifm_bits: int, ifm_depth: int,
+              kernel: Kernel, acc_bits: int) -> tuple:
     """What `least_compute_cycles` reads of Vela's estimate apart from the block: the micro block (height, width,
-    depth), the cycles of a kernel step on few micro blocks, the kernel steps over all sub-kernels, the IFM depth
-    blocks, the output cycles per element and the cores."""
+    depth), the cycles of a kernel step on few micro blocks and per micro block, the kernel steps over all
+    sub-kernels, the IFM depth blocks, the output cycles per element and the cores."""
     arch = vela_arch(accelerator)
     ublock = arch.config.ofm_ublock
     ifm_block_depth = min(ifm_depth, 16 if kernel.part_kernel or ifm_bits == 16 else 32)
@@ -372,8 +378,9 @@ def _dpu_terms(accelerator: Accelerator, kind: str, fused: str | None, ifm_bits:
     per_element = max(arch.output_cycles_per_elem[3 if acc_bits == 40 else 7],
                       arch.activation_cycles_per_elem[2 if fused is None else 0])
     depth_blocks = -(-ifm_depth // ifm_block_depth) if kind == CONV else 1
-    return ((ublock.height, ublock.width, ublock.depth), 32 * ublock.depth // 8, steps, depth_blocks, per_element,
-            arch.ncores)
+    micro_step = 8 if kind == DEPTHWISE and ifm_bits == 16 else 4
+    return ((ublock.height, ublock.width, ublock.depth), 32 * ublock.depth // 8, micro_step, steps, depth_blocks,
+            per_element, arch.ncores)
 
 
 def _sub_kernel_sizes(taps: int) -> list[int]:
