@@ -8,6 +8,7 @@ from ethosu.vela import api as vapi
 
 from ethosu_tvm.arch.cycles import least_compute_cycles, memory_cycles
 from ethosu_tvm.arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, SCRATCH_REGION
+from ethosu_tvm.codegen import artifact as artifact_module
 from ethosu_tvm.codegen.block_config import find_block_configs
 from ethosu_tvm.codegen.operation_cost import costing, estimate_cycles
 from ethosu_tvm.codegen.stripe_cost import stripe_buffering, stripe_cost
@@ -22,7 +23,10 @@ from sim_support import ACCELERATORS
 
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 @pytest.mark.parametrize("case", SINGLE_OPS)
-def test_estimate_equals_simulator_on_codegen_streams(case, accelerator):
+def test_estimate_equals_simulator_on_codegen_streams(case, accelerator, monkeypatch):
+    """One operation per primitive: the depth split (`test_depth_split.py`), which runs kws_first_conv on
+    ethos-u55-64 as four, is left out."""
+    monkeypatch.setattr(artifact_module, "part_depth", lambda depth: None)
     kind, params = SINGLE_OPS[case]
     graph, npu_ops, artifact = codegen_operations(models.make(kind, seed=3, **params), accelerator)
     npu_accelerator = EthosuTarget(accelerator).npu_accelerator
