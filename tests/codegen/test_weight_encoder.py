@@ -57,6 +57,26 @@ def test_helper_encodes_the_front_of_the_batch(helper, monkeypatch):
     assert weight_encoder.encode_all(requests) == _in_process(requests)
 
 
+def test_this_process_encodes_only_while_the_helper_has_a_request(helper, monkeypatch):
+    """The encoder holds the GIL: a request this process encodes before the thread feeding the helper has sent
+    one would leave the helper idle until it is done."""
+    weight_encoder.start()
+    deadline = time.monotonic() + 30
+    while not helper._ready and time.monotonic() < deadline:
+        time.sleep(0.01)
+    busy = []
+    encode = weight_encoder.encode
+
+    def watched(request):
+        busy.append(helper._ready and helper._running is not None)
+        return encode(request)
+
+    monkeypatch.setattr(weight_encoder, "encode", watched)
+    requests = [_request(seed, channels=128, depth_in=128) for seed in range(6)]
+    assert weight_encoder.encode_all(requests) == _in_process(requests)
+    assert busy and all(busy)
+
+
 @settings(max_examples=30, deadline=None)
 @given(streams=st.lists(st.tuples(st.integers(1, 40), st.sampled_from([(1, 1), (3, 3), (1, 3), (5, 2)]),
                                   st.integers(1, 40), st.sampled_from([8, 16, 32, 48, 64]), st.booleans(),
@@ -108,7 +128,8 @@ def test_helper_ends_with_a_process_that_exits_by_os_exit():
     script = ("import importlib.util, os, sys; spec = importlib.util.spec_from_file_location('w', sys.argv[1]); "
               "w = importlib.util.module_from_spec(spec); spec.loader.exec_module(w); w.start(); "
               "print(w._helper._process.pid, flush=True); os._exit(0)")  # the module alone: no TVM to import
-    pid = int(subprocess.run([sys.executable, "-c", script, weight_encoder.__file__], capture_output=True, text=True, check=True).stdout)
+    pid = int(subprocess.run([sys.executable, "-c", script, weight_encoder.__file__], capture_output=True, text=True,
+                             check=True).stdout)
     deadline = time.monotonic() + 30
     while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -21,6 +21,7 @@ import struct
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 from ethosu.vela import api as vapi
 
@@ -28,8 +29,13 @@ from ethosu.vela import api as vapi
 # of a second core) pay only for streams of tens of milliseconds.
 MIN_WEIGHTS = 1 << 16
 
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the helper imports this ethosu_tvm
+
 _CHILD = r"""
 import os, pickle, struct, sys
+sys.path.insert(0, sys.argv[1])
+from ethosu_tvm.process import keep_freed_memory
+keep_freed_memory()  # as the tvmc process does: the encoder's buffers, kept, are not faulted in again each time
 from ethosu.vela import api
 replies = os.fdopen(os.dup(1), "wb")
 os.dup2(2, 1)  # Vela's first call announces its default configuration; keep it off the reply pipe
@@ -69,7 +75,8 @@ class _Helper:
     def __init__(self) -> None:
         self._process: subprocess.Popen | None = None
         self._batch = 0
-        self._running: tuple[int, int] | None = None  # the (batch, index) of the request the helper is encoding
+        self._ready = False  # whether the helper process has started and takes requests
+        self._running: tuple[int, int] | None = None  # the (batch, index) of the request sent to the helper
         self._pending: collections.OrderedDict[tuple[int, int], tuple] = collections.OrderedDict()
         self._done: dict[tuple[int, int], bytes] = {}
         self._changed = threading.Condition()
@@ -80,8 +87,9 @@ class _Helper:
         with self._changed:
             if self._process is not None:
                 return
-            self._process = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE,
+            self._process = subprocess.Popen([sys.executable, "-c", _CHILD, str(_PACKAGE_ROOT)], stdin=subprocess.PIPE,
                                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            self._ready = False
         threading.Thread(target=self._serve, args=(self._process,), daemon=True).start()
 
     def _serve(self, process: subprocess.Popen) -> None:
@@ -90,6 +98,9 @@ class _Helper:
         try:
             if _frame(process.stdout) != b"":
                 raise BrokenPipeError
+            with self._changed:
+                self._ready = True
+                self._changed.notify_all()
             while True:
                 with self._changed:
                     while not self._pending and self._process is process:
@@ -97,10 +108,12 @@ class _Helper:
                     if self._process is not process:  # closed
                         raise BrokenPipeError
                     key, request = self._pending.popitem(last=False)
-                    self._running = key
                 data = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
                 process.stdin.write(struct.pack("<I", len(data)) + data)
                 process.stdin.flush()
+                with self._changed:
+                    self._running = key
+                    self._changed.notify_all()
                 stream = _frame(process.stdout)
                 if stream is None:
                     raise BrokenPipeError
@@ -109,22 +122,24 @@ class _Helper:
                         self._done[key] = stream
                     self._running = key = None
                     self._changed.notify_all()
-        except (OSError, ValueError):  # a broken pipe, or a pipe closed by `close`
+        except Exception:  # a broken pipe, a pipe closed by `close`: never a request left to no one
             with self._changed:
                 if key is not None and key[0] == self._batch:
                     self._pending[key] = request
                     self._pending.move_to_end(key, last=False)
                 self._running = None
                 if self._process is process:
-                    self._process = None
+                    self._process, self._ready = None, False
                 self._changed.notify_all()
             process.kill()
             process.wait()
 
     def encode_all(self, requests: list[tuple]) -> list[bytes]:
         """The streams of `requests`, the helper encoding from the front while this process encodes from the back;
-        this process waits only for the stream the helper is encoding once nothing else is left. Requests are
-        keyed by batch, so that a stream of an abandoned batch (Vela raised here) joins no later one."""
+        this process waits only for the stream the helper is encoding once nothing else is left. Since the
+        encoder holds the GIL, the thread feeding the helper runs only between this process's encodes: each of
+        them starts once the helper has a request (unless it is not ready). Requests are keyed by batch, so that
+        a stream of an abandoned batch (Vela raised here) joins no later one."""
         with self._changed:
             self._batch += 1
             keys = [(self._batch, index) for index in range(len(requests))]
@@ -132,7 +147,7 @@ class _Helper:
             self._changed.notify_all()
             try:
                 while len(self._done) < len(requests):
-                    if self._pending:
+                    if self._pending and (not self._ready or self._running is not None):
                         key, request = self._pending.popitem(last=True)
                         self._changed.release()
                         try:
@@ -150,7 +165,7 @@ class _Helper:
     def close(self) -> None:
         """End the helper: its request pipe closes, it exits, and the feeding thread reaps it."""
         with self._changed:
-            process, self._process = self._process, None
+            process, self._process, self._ready = self._process, None, False
             self._changed.notify_all()
         if process is not None:
             process.stdin.close()
