@@ -15,8 +15,8 @@ from ..arch.cycles import dma_cycles
 from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, FAST_SCRATCH_REGION, System
 from ..cascader.buffering import Budget, Choice, choose_buffering
 from ..legalize.ops import Conv2D, NpuGraph
-from . import weight_encoder
 from ..target import EthosuTarget
+from . import weight_encoder
 from .depth_split import part_depth, parts, worth_splitting
 from .in_place import VIEW, Alias, candidates, write_in_place
 from .memory import ConstantPool, Placement, live_bytes, nbytes, plan, weight_buffer
