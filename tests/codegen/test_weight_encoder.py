@@ -1,6 +1,7 @@
 """Vela's weight encoder on two cores (`codegen.weight_encoder`): the helper process's streams equal this process's
 whoever encodes what, a helper that dies or never starts leaves its work to this process, and it ends with it."""
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -43,6 +44,13 @@ def _waiting_for(condition):
     return patched
 
 
+def _wait_until_ready(helper):
+    weight_encoder.start()
+    deadline = time.monotonic() + 30
+    while not helper._ready and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 @pytest.fixture
 def helper(monkeypatch):
     """The helper, taking every batch of two streams or more."""
@@ -60,10 +68,7 @@ def test_helper_encodes_the_front_of_the_batch(helper, monkeypatch):
 def test_this_process_encodes_only_while_the_helper_has_a_request(helper, monkeypatch):
     """The encoder holds the GIL: a request this process encodes before the thread feeding the helper has sent
     one would leave the helper idle until it is done."""
-    weight_encoder.start()
-    deadline = time.monotonic() + 30
-    while not helper._ready and time.monotonic() < deadline:
-        time.sleep(0.01)
+    _wait_until_ready(helper)
     busy = []
     encode = weight_encoder.encode
 
@@ -115,6 +120,19 @@ def test_helper_that_cannot_start_leaves_the_batch_to_this_process(helper, monke
     monkeypatch.setattr(weight_encoder, "_CHILD", "import sys; sys.exit(3)")
     requests = [_request(seed) for seed in range(3)]
     assert weight_encoder.encode_all(requests) == _in_process(requests)
+
+
+def test_forked_child_encodes_without_its_parents_helper(helper):
+    """A forked child (the test utilities probe runtimes so) has no thread feeding its parent's helper."""
+    requests = [_request(seed) for seed in range(3)]
+    _wait_until_ready(helper)
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(60)  # a child waiting for its parent's thread is killed instead of hanging the test
+        os._exit(0 if weight_encoder.encode_all(requests) == _in_process(requests) else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert weight_encoder.encode_all(requests) == _in_process(requests)  # the parent's helper still serves
 
 
 def test_small_batches_stay_in_process():

@@ -16,6 +16,7 @@ import atexit
 import collections
 import contextlib
 import io
+import os
 import pickle
 import struct
 import subprocess
@@ -73,6 +74,12 @@ class _Helper:
     ((batch, index) → request, in batch order) and files its streams in `_done`."""
 
     def __init__(self) -> None:
+        self._forget()
+        atexit.register(self.close)
+        os.register_at_fork(after_in_child=self._forget)
+
+    def _forget(self) -> None:
+        """No helper: at first, and in a forked child, which has neither the feeding thread nor its own helper."""
         self._process: subprocess.Popen | None = None
         self._batch = 0
         self._ready = False  # whether the helper process has started and takes requests
@@ -80,7 +87,6 @@ class _Helper:
         self._pending: collections.OrderedDict[tuple[int, int], tuple] = collections.OrderedDict()
         self._done: dict[tuple[int, int], bytes] = {}
         self._changed = threading.Condition()
-        atexit.register(self.close)
 
     def start(self) -> None:
         """Launch the helper unless it runs; it starts in parallel with the caller's own work."""
