@@ -5,8 +5,9 @@ Vela's C encoder holds the GIL, so threads cannot share its work, and MobileNetV
 quarter of its CPU time in it (every convolution is encoded at the two block depths
 `block_config.buffered_block_config` compares, and the depth split's parts at theirs again). The helper takes the
 batch's requests from the front, one at a time, and this process takes them from the back, so that neither is
-idle while a request is left unstarted; each stream is the same function's bytes whichever process encoded it. A helper that dies (or is still starting) leaves
-its requests to this process. It ends when its request pipe closes: when this process exits, even by os._exit.
+idle while a request is left unstarted; each stream is the same function's bytes whichever process encoded it.
+A helper that dies (or is still starting) leaves its requests to this process. It ends when its request pipe
+closes: when this process exits, even by os._exit.
 Frames on the pipes are a little-endian uint32 byte count followed by the bytes (a pickled request one way, the
 stream the other); the helper writes one empty frame once it is ready.
 """
