@@ -53,8 +53,9 @@ def _wait_until_ready(helper):
 
 @pytest.fixture
 def helper(monkeypatch):
-    """The helper, taking every batch of two streams or more."""
+    """The helper, taking every batch of two streams or more, however busy the machine."""
     monkeypatch.setattr(weight_encoder, "MIN_WEIGHTS", 0)
+    monkeypatch.setattr(weight_encoder, "_core_free", lambda: True)
     yield weight_encoder._helper
     weight_encoder._helper.close()
 
@@ -92,6 +93,7 @@ def test_helper_streams_equal_in_process_ones(streams, accelerator, seed):
     requests = [_request(seed + i, *stream[:6], accelerator, *stream[6:]) for i, stream in enumerate(streams)]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(weight_encoder, "MIN_WEIGHTS", 0)
+        patch.setattr(weight_encoder, "_core_free", lambda: True)
         assert weight_encoder.encode_all(requests) == _in_process(requests)
 
 
@@ -111,6 +113,7 @@ def test_helper_killed_mid_batch_leaves_its_stream_to_this_process(helper, monke
     assert process.poll() is not None and helper._process is not process
     monkeypatch.undo()
     monkeypatch.setattr(weight_encoder, "MIN_WEIGHTS", 0)
+    monkeypatch.setattr(weight_encoder, "_core_free", lambda: True)
     again = [_request(seed) for seed in range(3, 6)]
     assert weight_encoder.encode_all(again) == _in_process(again)  # with a fresh helper
     assert helper._process is not None and helper._process is not process
@@ -142,9 +145,18 @@ def test_small_batches_stay_in_process():
     assert weight_encoder._helper._process is None
 
 
+def test_busy_machine_keeps_the_batch_in_process(monkeypatch):
+    weight_encoder._helper.close()
+    monkeypatch.setattr(weight_encoder, "MIN_WEIGHTS", 0)
+    monkeypatch.setattr(os, "getloadavg", lambda: (len(os.sched_getaffinity(0)) - 0.5, 0.0, 0.0))
+    requests = [_request(seed) for seed in range(2)]
+    assert weight_encoder.encode_all(requests) == _in_process(requests)
+    assert weight_encoder._helper._process is None
+
+
 def test_helper_ends_with_a_process_that_exits_by_os_exit():
     script = ("import importlib.util, os, sys; spec = importlib.util.spec_from_file_location('w', sys.argv[1]); "
-              "w = importlib.util.module_from_spec(spec); spec.loader.exec_module(w); w.start(); "
+              "w = importlib.util.module_from_spec(spec); spec.loader.exec_module(w); w._helper.start(); "
               "print(w._helper._process.pid, flush=True); os._exit(0)")  # the module alone: no TVM to import
     pid = int(subprocess.run([sys.executable, "-c", script, weight_encoder.__file__], capture_output=True, text=True,
                              check=True).stdout)
