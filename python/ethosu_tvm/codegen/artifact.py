@@ -14,8 +14,9 @@ from ethosu.vela import api as vapi
 from ..arch.cycles import dma_cycles
 from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, FAST_SCRATCH_REGION, System
 from ..cascader.buffering import Budget, Choice, choose_buffering
-from ..legalize.ops import NpuGraph
+from ..legalize.ops import Conv2D, NpuGraph
 from ..target import EthosuTarget
+from . import weight_encoder
 from .depth_split import part_depth, parts, worth_splitting
 from .in_place import VIEW, Alias, candidates, write_in_place
 from .memory import ConstantPool, Placement, live_bytes, nbytes, plan, weight_buffer
@@ -424,6 +425,8 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleF
     a scratch of `sram_limit` bytes (None: no limit); `buffered` names the convolution stripes that buffer them by
     primitive index and first OFM row, as the cascader does (None: our own choice, see `build_operations`), `spill`
     whether the intermediates may leave the fast scratch for that (see `build_operations`)."""
+    if any(isinstance(op, Conv2D) and op.weights.size >= weight_encoder.MIN_WEIGHTS for op in graph.ops):
+        weight_encoder.start()  # it starts while the graph is scheduled and translated
     order = translate(graph, schedule)
     if buffered is not None:  # the cascader's stripes span the whole depth
         buffered = frozenset((op, row, 0) for op, row in buffered)

@@ -20,7 +20,7 @@ from ..arch.cycles import vela_arch
 from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, System
 from ..legalize.ops import Conv2D
 from .operation_cost import Costing, costing, estimate_cycles
-from .weight_stream import encoded_stream_bytes
+from .weight_stream import encoded_stream_bytes, encoded_weights_at
 
 
 def find_block_configs(npu_op: vapi.NpuBlockOperation, accelerator: vapi.NpuAccelerator) -> list[vapi.NpuShape3D]:
@@ -214,7 +214,8 @@ def buffered_block_config(npu_op: vapi.NpuBlockOperation, op: Conv2D, start: int
     """The block config of `op`'s convolution `npu_op` (output channels start..stop−1) reading its weights from an
     SRAM buffer. `choose_block_config` ranks with the streams' uncompressed sizes, while each block depth has its
     own encoded stream; so of the configs it ranks best with the weights in SRAM and in flash, the one with fewer
-    cycles reading the encoded streams from SRAM (None when no block fits)."""
+    cycles reading the encoded streams from SRAM (None when no block fits). Both candidates' streams are encoded
+    together, on two cores when they are large (`weight_encoder`)."""
     candidates = []
     for region in (system.cache_region, CONSTANTS_REGION):
         trial = copy.copy(npu_op)
@@ -231,6 +232,7 @@ def buffered_block_config(npu_op: vapi.NpuBlockOperation, op: Conv2D, start: int
         trial.biases = [vapi.NpuAddressRange(system.cache_region, 0, biases)]
         return estimate_cycles(trial, accelerator, system=system).cycles
 
+    encoded_weights_at(op, start, stop, [block.depth for block in candidates], accelerator)
     return min(candidates, key=cycles, default=None)
 
 

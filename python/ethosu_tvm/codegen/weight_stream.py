@@ -7,6 +7,7 @@ stream per core (`core_shares`); each kind's streams are stored back to back.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import io
@@ -16,6 +17,7 @@ from ethosu.vela import api as vapi
 
 from ..arch import from_vela, round_up
 from ..legalize.ops import Conv2D, DepthwiseConv2D
+from . import weight_encoder
 
 SCALE_BIAS_BYTES = 10  # per output channel
 
@@ -48,14 +50,12 @@ def _dtype_bits(dtype: str) -> int:
     return vapi.NpuDataType[dtype.upper()].size_in_bits()
 
 
-def encode_weights(op: Conv2D, channels: slice, depth: int, accelerator: vapi.NpuAccelerator) -> bytes:
-    """The weight stream of `op`'s output `channels`, encoded for OFM blocks of `depth` channels in the primitive's
-    traversal: what code generation stores in flash, and what the cost model counts."""
+def _encode_request(op: Conv2D, channels: slice, depth: int, accelerator: vapi.NpuAccelerator) -> tuple:
+    """The arguments of Vela's `npu_encode_weights` for the weight stream of `op`'s output `channels`, encoded for
+    OFM blocks of `depth` channels in the primitive's traversal."""
     centred = op.weights[channels].astype(np.int16) - np.int16(op.weight_zero_point)
-    with contextlib.redirect_stdout(io.StringIO()):  # Vela's first call announces its default configuration
-        return bytes(vapi.npu_encode_weights(accelerator, centred, (op.dilation[1], op.dilation[0]),
-                                             _dtype_bits(op.ifm.tensor.dtype), depth,
-                                             isinstance(op, DepthwiseConv2D), convolution_traversal(op)))
+    return (accelerator, centred, (op.dilation[1], op.dilation[0]), _dtype_bits(op.ifm.tensor.dtype), depth,
+            isinstance(op, DepthwiseConv2D), convolution_traversal(op))
 
 
 def core_channels(start: int, stop: int, cores: int) -> list[slice]:
@@ -71,21 +71,48 @@ def core_shares(start: int, stop: int, depth: int, cores: int) -> list[tuple[sli
             for core, channels in enumerate(core_channels(start, stop, cores))]
 
 
-@functools.lru_cache(maxsize=1 << 10)
+# (op, start, stop, depth, accelerator) → `encoded_weights`, least recently used first
+_STREAMS: collections.OrderedDict[tuple, tuple[bytes, ...]] = collections.OrderedDict()
+_REMEMBERED = 1 << 10
+
+
 def encoded_weights(op: Conv2D, start: int, stop: int, depth: int,
                     accelerator: vapi.NpuAccelerator) -> tuple[bytes, ...]:
-    """`encode_weights` of output channels start..stop−1, one stream per core (`core_shares`), remembered for the
-    streams of a whole network: code generation costs a convolution's streams (`encoded_stream_bytes`) just before
-    it stores them, and builds every operation again once it has chosen the weight buffers (a cache smaller than
-    the network's convolutions would keep none of them for that second pass)."""
-    return tuple(encode_weights(op, channels, share, accelerator)
-                 for channels, share in core_shares(start, stop, depth, from_vela(accelerator).cores))
+    """The weight streams of `op`'s output channels start..stop−1 encoded for OFM blocks of `depth` channels, one
+    stream per core (`core_shares`): what code generation stores in flash, and what the cost model counts.
+    Remembered for the streams of a whole network: code generation costs a convolution's streams
+    (`encoded_stream_bytes`) just before it stores them, and builds every operation again once it has chosen the
+    weight buffers (a memory smaller than the network's convolutions would keep none of them for that second
+    pass)."""
+    return encoded_weights_at(op, start, stop, (depth,), accelerator)[0]
+
+
+def encoded_weights_at(op: Conv2D, start: int, stop: int, depths, accelerator: vapi.NpuAccelerator
+                       ) -> list[tuple[bytes, ...]]:
+    """`encoded_weights` at each of `depths`; those not remembered are encoded in one batch, on two cores when it
+    is large (`weight_encoder`)."""
+    keys = [(op, start, stop, depth, accelerator) for depth in depths]
+    missing = [key for key in dict.fromkeys(keys) if key not in _STREAMS]
+    cores = from_vela(accelerator).cores
+    requests = [[_encode_request(op, channels, share, accelerator)
+                 for channels, share in core_shares(start, stop, key[3], cores)] for key in missing]
+    streams = iter(weight_encoder.encode_all([request for each in requests for request in each]))
+    found = {key: tuple(next(streams) for _ in each) for key, each in zip(missing, requests)}
+    for key in keys:
+        if key in found:
+            _STREAMS[key] = found[key]
+        else:
+            found[key] = _STREAMS[key]
+            _STREAMS.move_to_end(key)
+    while len(_STREAMS) > _REMEMBERED:
+        _STREAMS.popitem(last=False)
+    return [found[key] for key in keys]
 
 
 @functools.lru_cache(maxsize=1 << 10)
 def encoded_scale_bias(op: Conv2D, start: int, stop: int, accelerator: vapi.NpuAccelerator) -> tuple[bytes, ...]:
     """The scale/bias streams of output channels start..stop−1, one per core (`core_channels`; unlike the weight
-    streams, the same for every block depth), remembered as `encoded_weights` are: Vela's API encodes them channel
+    streams, the same for every block depth), remembered as the weight streams are: Vela's API encodes them channel
     by channel, in Python."""
     count = op.weights.shape[0]
     scale = np.broadcast_to(op.requant.scale, (count,))
