@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ethosu_tvm.arch import ACCELERATORS, find_accelerator
-from ethosu_tvm.arch.cycles import (CostedFeatureMap, Traffic, _compute_cycles, block_cost, block_traffic,
+from ethosu_tvm.arch.cycles import (CostedFeatureMap, Traffic, _compute_cycles, _ofm_parts, block_cost, block_traffic,
                                     compute_cycles, constants_cycles, dma_cycles, least_compute_cycles, memory_cycles)
 from ethosu_tvm.arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from ethosu_tvm.arch.system import SYSTEM_CONFIGS, System, find_system
@@ -114,6 +114,29 @@ def test_least_compute_cycles_counts_the_dpu_work_per_block():
     assert least_compute_cycles(accelerator, POOL, None, ifm, ofm, K3, (8, 8, 16), 32) == 0
 
 
+def test_edge_blocks_cost_what_remains_in_whole_micro_blocks():
+    """Vela's legacy estimate costs every OFM block whole; ours costs the blocks at the OFM's edges at what remains
+    (as Vela's current estimate does): ResNet (large)'s 32x32x40 3x3 convolution in 8x16x32 blocks on ethos-u55-256
+    is its 32 channels in 32-deep blocks and its last 8 in 8-deep ones (Vela's own: 95,694), not 150,250. An edge
+    part is computed in whole micro blocks (2 x 2 x 8 on ethos-u55-256): a last row is costed as two rows (one row
+    would make the legacy estimate take a 1D convolution's micro block) and a last 12 channels as 16."""
+    u55_256 = find_accelerator("ethos-u55-256")
+    part_kernel = Kernel(3, 3, 1, 1, 1, 1, True)
+
+    def conv(accelerator, ofm, block, kernel=part_kernel, depth=40):
+        ifm = fm((ofm[0] + kernel.extent_h - 1, ofm[1] + kernel.extent_w - 1, depth), brick=True)
+        return compute_cycles(accelerator, CONV, "", None, ifm, None, fm(ofm, brick=True), kernel, block, 32, 2)
+
+    assert conv(u55_256, (32, 32, 40), (8, 16, 32)) == 95732
+    assert conv(u55_256, (32, 32, 40), (8, 16, 32)) == (conv(u55_256, (32, 32, 32), (8, 16, 32))
+                                                        + conv(u55_256, (32, 32, 8), (8, 16, 8)))
+    k1 = Kernel(1, 1, 1, 1, 1, 1, False)
+    assert conv(u55_256, (17, 16, 64), (8, 16, 64), k1) == (conv(u55_256, (16, 16, 64), (8, 16, 64), k1)
+                                                            + conv(u55_256, (2, 16, 64), (2, 16, 64), k1)) == 7168
+    assert conv(u55_256, (8, 16, 44), (8, 16, 32), k1) == (conv(u55_256, (8, 16, 32), (8, 16, 32), k1)
+                                                           + conv(u55_256, (8, 16, 16), (8, 16, 16), k1))
+
+
 def resnet_conv_operation() -> vapi.NpuConv2DOperation:
     """ResNet-8's 32x32x16 3x3 convolution as a Vela API operation, weights uncompressed (not yet encoded)."""
     op = vapi.NpuConv2DOperation()
@@ -206,9 +229,10 @@ def test_the_constants_port_carries_feature_maps_in_its_dram(mode, cycles):
        fused=st.sampled_from([None, "LUT", "TANH"]))
 def test_compute_cycles_memoised_by_what_vela_reads(accelerator, kind, ofm_h, ofm_w, depth, ifm_cut, kernel, block,
                                                    bits, brick, acc_bits, weights_region, fused):
-    """The estimate memoised by the clamped heights (`compute_cycles`) is Vela's estimate of the operation as it
-    is, for OFMs of every height against blocks of every height (stripes of one primitive); the cheap bound that
-    block-config ranking prunes by (`least_compute_cycles`) is never above it."""
+    """The estimate memoised by the clamped heights (`compute_cycles`) is Vela's estimate of the operation's parts
+    as they are (or of the operation, where that is less), for OFMs of every size against blocks of every size
+    (stripes of one primitive, edge blocks in height, width and depth); the cheap bound that block-config ranking
+    prunes by (`least_compute_cycles`) is never above it."""
     height, width, stride_y, stride_x, dilation, part_kernel = kernel
     kernel = Kernel(height, width, stride_y, stride_x, dilation, 1, part_kernel and kind[0] == CONV)
     accelerator = find_accelerator(accelerator)
@@ -217,5 +241,8 @@ def test_compute_cycles_memoised_by_what_vela_reads(accelerator, kind, ofm_h, of
     ifm_w = (ofm_w - 1) * stride_x + kernel.extent_w
     ifm, ofm = fm((ifm_h, ifm_w, depth), bits=bits, brick=brick), fm((ofm_h, ofm_w, depth), brick=brick)
     args = (accelerator, *kind, fused, ifm, None, ofm, kernel, block, acc_bits, weights_region)
-    assert compute_cycles(*args) == _compute_cycles.__wrapped__(*args)
+    clipped = sum(_compute_cycles.__wrapped__(accelerator, *kind, fused, ifm, None, fm(shape, brick=brick), kernel,
+                                              part_block, acc_bits, weights_region)
+                  for shape, part_block in _ofm_parts(accelerator, ofm.shape, block))
+    assert compute_cycles(*args) == min(clipped, _compute_cycles.__wrapped__(*args))
     assert least_compute_cycles(accelerator, kind[0], fused, ifm, ofm, kernel, block, acc_bits) <= compute_cycles(*args)

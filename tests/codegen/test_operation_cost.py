@@ -5,6 +5,7 @@ import pytest
 from ethosu.vela import api as vapi
 
 from ethosu_tvm.arch.system import CONSTANTS_REGION, SCRATCH_REGION
+from ethosu_tvm.codegen.block_config import frugal_block_config
 from ethosu_tvm.codegen.operation_cost import estimate_cycles
 from ethosu_tvm.codegen.stripe_cost import stripe_buffering, stripe_cost
 from ethosu_tvm.sim import Simulator
@@ -43,5 +44,6 @@ def test_estimate_equals_simulator_on_codegen_streams(case, accelerator):
             option = stripe_buffering(primitive, *shapes, npu_accelerator)
             assert (option.streamed, option.buffered) == (whole.cycles, cost.cycles) and whole.cycles > cost.cycles
             assert option.nbytes == npu_op.weights[0].length + npu_op.biases[0].length
-        else:
-            assert whole == cost
+        else:  # or it streams frugally, where code generation found that faster once the weights were encoded
+            frugal = npu_op.block_config == frugal_block_config(npu_op, npu_accelerator, npu_op.block_config.depth)
+            assert whole == cost or (frugal and cost.cycles < whole.cycles)

@@ -7,7 +7,9 @@ code generation's block choice and the cascader's stripe costs (Vela API operati
 reports.
 
 * Block operations (`block_cost`): max(compute, memory). Compute (`compute_cycles`) is `measure_cycle_cost` for the
-  operation type, shapes, kernel, OFM block, the IFM block derived from it, accumulator width and weight order.
+  operation type, shapes, kernel, OFM block, the IFM block derived from it, accumulator width and weight order,
+  summed over the parts of the OFM so that its edge blocks cost what remains of the OFM, as Vela's current model
+  (Regor) costs them.
   Memory is the traffic (`block_traffic`) each memory carries at its bandwidth; the two AXI ports (SRAM, and the
   flash under Shared_Sram) transfer concurrently, so the slower one counts.
 * Traffic counts what the hardware moves, as Vela's element-access model counts it: the U55 works through the OFM
@@ -303,50 +305,85 @@ def _dram_burst_factor(system: System, cores: int, ifm_block: tuple[int, int, in
 def compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
                    ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int],
                    acc_bits: int, weights_region: int | None, dram: tuple | None = None) -> int:
-    """Vela's compute-cycle estimate of one block operation.
+    """Vela's compute-cycle estimate of one block operation, its edge blocks at the size they have.
 
     `kind` is one of `arch.operation`'s kinds and `mode` the pooling or elementwise mode ("" for convolutions);
     `fused` is "TANH", "SIGMOID", "LUT" or None; `block` is the OFM block (height, width, depth); `weights_region`
     is where a convolution's weight and scale streams are (None without them); `dram` is None when the feature
     maps are in SRAM, else (the DRAM regions among them, DRAM's bytes per cycle, DRAM's `Memory`).
 
-    Memoised by what the estimate reads: the cascader asks about one primitive's stripes at many heights. Vela's
-    estimate of a windowed operation reads the OFM's height only through the block height it clamps (the blocks
-    are no higher than the OFM), how many blocks cover it and whether it is one row (its Conv1D case), and the
-    IFM's height only through the IFM block height it clamps (its strides do not involve the height); so both
-    heights are asked as the highest OFM with as many blocks of that height and the IFM block's height. An
-    elementwise estimate reads the whole OFM.
+    Vela's legacy estimate (`measure_cycle_cost`) costs every block of a windowed operation whole; Vela's current
+    one (Regor) costs the blocks at the OFM's edges at what remains of the OFM, which is the NPU's work. So a
+    windowed operation is the sum of the legacy estimate over its parts (`_ofm_parts`): the whole blocks, and the
+    edge blocks in height, width and depth, each part in blocks of its own size; but never more than all blocks
+    whole, which it would be where a block's fixed command overhead outweighs its work (one-deep blocks), as the
+    legacy estimate adds the pipeline's last stage once per part.
+
+    Memoised by what the estimate reads: the cascader asks about one primitive's stripes at many heights. The
+    legacy estimate reads the OFM's height only through the block height it clamps (the blocks are no higher than
+    the OFM), how many blocks cover it and whether it is one row (its Conv1D case), and the IFM's height only
+    through the IFM block height it clamps (its strides do not involve the height); so both heights are asked as
+    the highest OFM with as many blocks of that height and the IFM block's height. An elementwise estimate reads
+    the whole OFM.
     """
-    if kind != ELEMENTWISE:
-        block_h = min(block[0], ofm.shape[0])
-        ofm_h = -(-ofm.shape[0] // block_h) * block_h
-        ifm_h = min(ifm.shape[0], (block[0] - 1) * kernel.stride_y + kernel.extent_h)
-        ofm = CostedFeatureMap((ofm_h, *ofm.shape[1:]), ofm.bits, ofm.region, ofm.brick)
-        ifm = CostedFeatureMap((ifm_h, *ifm.shape[1:]), ifm.bits, ifm.region, ifm.brick)
-    return _compute_cycles(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits, weights_region,
-                           dram)
+    def legacy(shape, part_block):
+        block_h = min(part_block[0], shape[0])
+        ofm_h = -(-shape[0] // block_h) * block_h
+        ifm_h = min(ifm.shape[0], (part_block[0] - 1) * kernel.stride_y + kernel.extent_h)
+        part_ifm = CostedFeatureMap((ifm_h, *ifm.shape[1:]), ifm.bits, ifm.region, ifm.brick)
+        part_ofm = CostedFeatureMap((ofm_h, *shape[1:]), ofm.bits, ofm.region, ofm.brick)
+        return _compute_cycles(accelerator, kind, mode, fused, part_ifm, ifm2, part_ofm, kernel, part_block,
+                               acc_bits, weights_region, dram)
+
+    if kind == ELEMENTWISE:
+        return _compute_cycles(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits,
+                               weights_region, dram)
+    parts = _ofm_parts(accelerator, ofm.shape, block)
+    clipped = sum(legacy(*part) for part in parts)
+    return clipped if len(parts) == 1 else min(clipped, legacy(ofm.shape, block))
+
+
+def _ofm_parts(accelerator: Accelerator, shape: tuple[int, int, int],
+               block: tuple[int, int, int]) -> list[tuple[tuple[int, int, int], tuple[int, int, int]]]:
+    """The parts of an OFM of `shape` computed in blocks of `block`, each as (its shape, its block): along every
+    axis the OFM splits into its whole blocks and a last block of what remains, which the NPU computes in whole
+    micro blocks (so no part is shallower than a micro block, nor one row high where the micro block has two rows:
+    the legacy estimate takes a one-row OFM for a 1D convolution). An axis in one block is left to the legacy
+    estimate's own clamp."""
+    arch = vela_arch(accelerator)
+    ublock = (arch.config.ofm_ublock.height, arch.config.ofm_ublock.width, arch.config.ofm_ublock.depth)
+    axes = []
+    for size, edge, micro in zip(shape, block, ublock):
+        whole, rest = divmod(size, edge)
+        if whole == 0:
+            axes.append([(size, edge)])
+            continue
+        axes.append([(whole * edge, edge)] + ([(min(round_up(rest, micro), edge),) * 2] if rest else []))
+    return [((h, w, d), (bh, bw, bd)) for h, bh in axes[0] for w, bw in axes[1] for d, bd in axes[2]]
 
 
 def least_compute_cycles(accelerator: Accelerator, kind: str, fused: str | None, ifm: CostedFeatureMap,
                          ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int], acc_bits: int) -> int:
-    """A lower bound of `compute_cycles` of a convolution or depthwise convolution, in a few integer steps: Vela
-    estimates at least the larger of its DPU cycles per OFM block (for each sub-kernel, its kernel steps over the
-    block's micro blocks, before the delays and command overhead it may add, and for a convolution once per IFM
-    depth block) and its output cycles per block, times the number of blocks. 0 for the other kinds and for an OFM
-    one row high (Vela may change the micro block then). Ranking block configs, it spares Vela's estimate of the
-    configs it shows to be slower."""
+    """A lower bound of `compute_cycles` of a convolution or depthwise convolution, in a few integer steps: on
+    each part of the OFM (`_ofm_parts`) Vela estimates at least the larger of its DPU cycles per block (for each
+    sub-kernel, its kernel steps over the block's micro blocks, before the delays and command overhead it may add,
+    and for a convolution once per IFM depth block) and its output cycles per block, times the part's blocks. 0
+    for the other kinds and for an OFM one row high (Vela may change the micro block then). Ranking block configs,
+    it spares Vela's estimate of the configs it shows to be slower."""
     if kind not in (CONV, DEPTHWISE) or ofm.shape[0] == 1:
         return 0
     (ublock_h, ublock_w, ublock_d), wide_step, steps, depth_blocks, per_element, cores = _dpu_terms(
         accelerator, kind, fused, ifm.bits, ifm.shape[2], kernel, acc_bits)
-    (height, width, depth), (block_h, block_w, block_d) = ofm.shape, block
-    block_h, block_w, block_d = min(block_h, height), min(block_w, width), min(block_d, depth)
-    micro_blocks = -(-block_h // ublock_h) * -(-block_w // ublock_w)
-    dpu = max(wide_step, micro_blocks * (8 if kind == DEPTHWISE and ifm.bits == 16 else 4)) * steps
-    dpu *= -(-block_d // ublock_d) * depth_blocks
-    output = math.ceil(per_element * block_h * block_w * block_d)
-    blocks = -(-height // block_h) * -(-width // block_w) * -(-depth // block_d)
-    return max(dpu * blocks // cores, output * blocks)
+    total = 0
+    for (height, width, depth), part_block in _ofm_parts(accelerator, ofm.shape, block):
+        block_h, block_w, block_d = min(part_block[0], height), min(part_block[1], width), min(part_block[2], depth)
+        micro_blocks = -(-block_h // ublock_h) * -(-block_w // ublock_w)
+        dpu = max(wide_step, micro_blocks * (8 if kind == DEPTHWISE and ifm.bits == 16 else 4)) * steps
+        dpu *= -(-block_d // ublock_d) * depth_blocks
+        output = math.ceil(per_element * block_h * block_w * block_d)
+        blocks = -(-height // block_h) * -(-width // block_w) * -(-depth // block_d)
+        total += max(dpu * blocks // cores, output * blocks)
+    return total
 
 
 @functools.lru_cache(maxsize=1 << 10)
