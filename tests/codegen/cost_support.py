@@ -30,5 +30,5 @@ def codegen_operations(model: bytes, accelerator: str):
     mod, _ = partition_for_ethosu(from_tflite(model), accelerator)
     (graph,) = legalize(mod)
     target = EthosuTarget(accelerator)
-    per_stripe, *_ = build_operations(graph, translate(graph, None), target)
+    _, per_stripe, *_ = build_operations(graph, translate(graph, None), target)
     return graph, [npu_op for npu_ops in per_stripe for npu_op in npu_ops], compile_npu_graph(graph, target)

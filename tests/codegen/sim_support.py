@@ -1,6 +1,7 @@
 """Helpers: compile a model's NPU subgraphs to artifacts and run them in the simulator."""
 import numpy as np
 
+import ethosu_tvm
 from ethosu_tvm.codegen import NpuArtifact, compile_npu_graphs
 from ethosu_tvm.frontend.importer import from_tflite
 from ethosu_tvm.legalize import legalize
@@ -48,3 +49,13 @@ def assert_model_exact(model: bytes, accelerator: str, seeds=(0, 1), subgraphs: 
         assert len(got) == len(expected)
         for out, ref in zip(got, expected):
             assert np.array_equal(out.reshape(ref.shape), ref), f"seed {seed}"
+
+
+def exact_build(model: bytes, accelerator: str) -> tuple[int, int]:
+    """(NPU cycles, workspace bytes) of the whole model built for `accelerator`, after checking its run on seed 0's
+    inputs equals LiteRT's."""
+    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=f"ethos-u -accelerator-config={accelerator},c")
+    inputs = random_inputs(model, 0)
+    expected = run_litert(model, inputs)
+    assert all(np.array_equal(got.reshape(ref.shape), ref) for got, ref in zip(module.run(inputs).values(), expected))
+    return module.npu_cycles, module.workspace.plan.total_size

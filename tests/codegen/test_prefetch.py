@@ -1,11 +1,9 @@
 """Weight DMAs issued more than one operation ahead (`codegen.prefetch`): the timeline arithmetic of the choice, the
 orders it refuses, and ResNet-8, whose 18 KB transfer now runs under the residual block before it, bit-exact."""
-import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-import ethosu_tvm
 from ethosu_tvm.arch import ACCELERATORS
 from ethosu_tvm.cascader.buffering import Choice
 from ethosu_tvm.cascader.graph import WeightBuffer
@@ -13,11 +11,10 @@ from ethosu_tvm.codegen import artifact as artifact_module
 from ethosu_tvm.codegen import compile_npu_graph
 from ethosu_tvm.codegen import prefetch as prefetch_module
 from ethosu_tvm.codegen.prefetch import Fixed, State, elapsed, prefetch
-from ethosu_tvm.sim.cycles import Timeline
 from ethosu_tvm.target import EthosuTarget
 from ethosu_tvm.testing import models, shared_model
-from ethosu_tvm.testing.reference import random_inputs, run_litert
 
+from sim_support import exact_build
 from test_weight_buffering import assert_exact, graph_of, stream_ops
 from test_weight_buffering import elapsed as simulated
 
@@ -72,13 +69,15 @@ def test_an_order_that_could_run_a_convolution_before_its_weights_is_refused():
                                                  ("ethos-u55-256", (135_988, 124_078))])
 def test_resnet8_issues_its_long_transfer_under_the_residual_block(accelerator, cycles, monkeypatch):
     """The 8x8x64 stride-2 convolution's 18,032-byte transfer goes before the residual ADD before it, in the same
-    scratch; the simulator's timeline agrees that it pays, and the build is bit-exact."""
+    scratch; the simulator's timeline agrees that it pays, and the build is bit-exact (no convolution split along
+    its depth: `test_depth_split` has those)."""
     model = shared_model("mlperf_tiny_ic_resnet8_int8.tflite")
     graph = graph_of(model, accelerator)
     target = EthosuTarget(accelerator)
+    monkeypatch.setattr(artifact_module, "part_depth", lambda depth: None)
     ahead = compile_npu_graph(graph, target)
     with monkeypatch.context() as patch:
-        patch.setattr(artifact_module, "prefetch", lambda steps, states, live, limit: states)
+        patch.setattr(artifact_module, "prefetch", lambda steps, states, *_: states)
         plain = compile_npu_graph(graph, target)
     assert ahead.scratch_size == plain.scratch_size == 51_840
     ops = stream_ops(ahead)
@@ -90,14 +89,6 @@ def test_resnet8_issues_its_long_transfer_under_the_residual_block(accelerator, 
 
 
 
-def _build(model: bytes, accelerator: str):
-    module = ethosu_tvm.build(ethosu_tvm.from_tflite(model), target=f"ethos-u -accelerator-config={accelerator},c")
-    inputs = random_inputs(model, 0)
-    outputs = list(module.run(inputs).values())
-    expected = run_litert(model, inputs)
-    assert all(np.array_equal(got.reshape(ref.shape), ref) for got, ref in zip(outputs, expected))
-    return module.npu_cycles, module.workspace.plan.total_size
-
 
 @settings(max_examples=6, deadline=None)
 @given(graph=st.sampled_from(sorted(models.GRAPHS)), seed=st.integers(0, 100),
@@ -106,10 +97,11 @@ def test_factory_graphs_never_slower_nor_larger_and_exact(graph, seed, accelerat
     """Whatever the graph, DMAs issued ahead keep the workspace and never cost cycles by the simulator's timeline;
     both builds equal LiteRT."""
     model = models.make_graph(graph, seed)
-    ahead = _build(model, accelerator)
+    ahead = exact_build(model, accelerator)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(artifact_module, "prefetch", lambda steps, states, live, limit: states)
-        plain = _build(model, accelerator)
+        patch.setattr(artifact_module, "prefetch", lambda steps, states, *_: states)
+        patch.setattr(artifact_module, "joint", lambda steps, states, *_: (states, None))
+        plain = exact_build(model, accelerator)
     assert ahead[0] <= plain[0] and ahead[1] == plain[1]
 
 
@@ -142,10 +134,8 @@ def test_a_walk_resumed_where_one_state_changes_times_the_whole_stream(stream):
     left at the first step they change (`_first_change`): the same cycles, or the same refusal, as walking the
     whole stream."""
     steps, states, index, other = stream
-    saved = []
-    cycles = prefetch_module._timed(steps, states, 0, (Timeline(), None, frozenset()), saved)
-    assume(cycles is not None)
-    assert cycles == elapsed(steps, states)
+    assume(elapsed(steps, states) is not None)
+    saved = prefetch_module._prefixes(steps, states)
     since = prefetch_module._first_change(index, states[index], other)
     changed = {**states, index: other}
-    assert prefetch_module._timed(steps, changed, since, saved[since]) == elapsed(steps, changed)
+    assert elapsed(steps, changed, saved[since]) == elapsed(steps, changed)

@@ -10,6 +10,7 @@ from ethosu_tvm.arch import find_accelerator
 from ethosu_tvm.arch.system import find_system
 from ethosu_tvm.cascader.buffering import choose_buffering
 from ethosu_tvm.codegen.operation_cost import estimate_cycles
+from ethosu_tvm.codegen import artifact as artifact_module
 from ethosu_tvm.codegen import compile_npu_graph
 from ethosu_tvm.codegen.memory import SCRATCH_REGION, ConstantPool, plan, weight_buffer
 from ethosu_tvm.codegen.operations import OperationBuilder
@@ -138,15 +139,22 @@ def test_sram_only_does_not_buffer(accelerator):
     assert_exact(artifact, model)
 
 
-def test_buffer_left_out_when_it_exceeds_the_sram_limit():
-    """The buffer needs 9,552 bytes of scratch: within a limit of 9,552 the conv buffers, below it it streams."""
+def test_buffer_left_out_when_it_exceeds_the_sram_limit(monkeypatch):
+    """The buffer needs 9,552 bytes of scratch: within a limit of 9,552 the conv buffers, below it it streams whole
+    (split along its depth, each half's buffer fits: `test_depth_split`)."""
     accelerator = "ethos-u55-128"
     model = weight_heavy_conv()
     graph = graph_of(model, accelerator)
     assert compile_npu_graph(graph, EthosuTarget(accelerator), sram_limit=9552).scratch_size == 9552
+    split = compile_npu_graph(graph, EthosuTarget(accelerator), sram_limit=9551)
+    assert split.scratch_size <= 9551 and [op.ofm_shape for op in stream_ops(split) if op.kind == "CONV"] == \
+        [(32, 32, 16)] * 2
+    assert_exact(split, model)
+    monkeypatch.setattr(artifact_module, "part_depth", lambda depth: None)
     artifact = compile_npu_graph(graph, EthosuTarget(accelerator), sram_limit=9551)
     (conv,) = stream_ops(artifact)
     assert artifact.scratch_size == 0 and conv.bytes_read[0] == 9552
+    assert elapsed(split) < elapsed(artifact)
     assert_exact(artifact, model)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from ethosu.vela import api as vapi
 
@@ -15,11 +16,12 @@ from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, FAST_SCRATCH_REGION,
 from ..cascader.buffering import Budget, Choice, choose_buffering
 from ..legalize.ops import NpuGraph
 from ..target import EthosuTarget
+from .depth_split import part_depth, parts, worth_splitting
 from .in_place import VIEW, Alias, candidates, write_in_place
 from .memory import ConstantPool, Placement, live_bytes, nbytes, plan, weight_buffer
 from .operation_cost import estimate_cycles
 from .operations import OperationBuilder, buffering_key
-from .prefetch import Fixed, State, fullest, prefetch
+from .prefetch import Fixed, State, elapsed, fullest, joint, prefetch
 from .schedule import ScheduleFn
 from .tir_to_npu import Stripe, translate
 from .vela_calls import vela_call
@@ -119,25 +121,60 @@ def _fixed(ops, target: EthosuTarget) -> Fixed:
                         op.src.region == CONSTANTS_REGION) for op in ops if isinstance(op, vapi.NpuDmaOperation)))
 
 
-def _prefetched(stripes: list[Stripe], per_stripe, options, chosen, live: tuple[int, ...], limit: int | None,
-                target: EthosuTarget):
-    """`chosen` (a `_joint_choice`) with the weight DMAs `prefetch` issues ahead: (buffered, buffer sizes, frugal,
-    leads by buffer name, leads by stripe index, the bytes the plain choice keeps live at its fullest step)."""
-    buffered, wanted, frugal = chosen
+class _Decision(NamedTuple):
+    """Our own choice of buffering: the `buffering_key`s of the stripes that buffer, their buffers' sizes (by
+    `weight_buffer` name), those that stream frugally, the leads of the DMAs issued ahead (by buffer name and by
+    stripe index), the bytes the plain choice keeps live at its fullest step, the stream's elapsed cycles, and
+    the steps and states `prefetch` times them by."""
+
+    buffered: frozenset[tuple[int, int, int]]
+    wanted: dict[str, int]
+    frugal: frozenset[tuple[int, int, int]]
+    leads: dict[str, int]
+    ahead: dict[int, int]
+    peak: int
+    cycles: int | None
+    steps: list[Fixed | Choice]
+    states: dict[int, State]
+
+
+def _steps(stripes: list[Stripe], per_stripe, options, target: EthosuTarget) -> list[Fixed | Choice]:
+    """The stripes as `prefetch` times them: their `Choice` where they have a buffering option."""
     option = {id(stripe): choice for stripe, choice in options if choice.buffer is not None}
-    steps = [option.get(id(stripe)) or _fixed(ops, target) for stripe, ops in zip(stripes, per_stripe)]
-    states = {index: State(buffering_key(stripe) in buffered, buffering_key(stripe) in frugal)
-              for index, stripe in enumerate(stripes) if id(stripe) in option}
-    peak = fullest(steps, states, live)
-    states = prefetch(steps, states, live, peak if limit is None else limit)
+    return [option.get(id(stripe)) or _fixed(ops, target) for stripe, ops in zip(stripes, per_stripe)]
+
+
+def _plain(stripes: list[Stripe], steps: list[Fixed | Choice], chosen) -> dict[int, State]:
+    """The states of a `_joint_choice`, by step index."""
+    buffered, _, frugal = chosen
+    return {index: State(buffering_key(stripe) in buffered, buffering_key(stripe) in frugal)
+            for index, (stripe, step) in enumerate(zip(stripes, steps)) if isinstance(step, Choice)}
+
+
+def _decided(stripes: list[Stripe], steps: list[Fixed | Choice], chosen, states: dict[int, State],
+             peak: int) -> _Decision:
+    """The `_Decision` of `states`, `chosen` (a `_joint_choice`) where they are its own."""
+    cycles = elapsed(steps, states)
+    if states == _plain(stripes, steps, chosen):
+        return _Decision(*chosen, {}, {}, peak, cycles, steps, states)
     ahead = {index: state.lead for index, state in states.items() if state.buffers and state.lead > 1}
-    if not ahead:
-        return (*chosen, {}, {}, peak)
     keys = {index: buffering_key(stripes[index]) for index in states}
-    return (frozenset(keys[i] for i, state in states.items() if state.buffers),
-            {weight_buffer(stripes[i]): steps[i].buffer.nbytes for i, state in states.items() if state.buffers},
-            frozenset(keys[i] for i, state in states.items() if state.frugal),
-            {weight_buffer(stripes[i]): lead for i, lead in ahead.items()}, ahead, peak)
+    buffers = [index for index, state in states.items() if state.buffers]
+    return _Decision(frozenset(keys[i] for i in buffers),
+                     {weight_buffer(stripes[i]): steps[i].buffer.nbytes for i in buffers},
+                     frozenset(keys[i] for i, state in states.items() if state.frugal),
+                     {weight_buffer(stripes[i]): lead for i, lead in ahead.items()}, ahead, peak, cycles, steps,
+                     states)
+
+
+def _prefetched(stripes: list[Stripe], per_stripe, options, chosen, live: tuple[int, ...], limit: int | None,
+                target: EthosuTarget) -> _Decision:
+    """`chosen` (a `_joint_choice`) with the weight DMAs `prefetch` issues ahead, at most `limit` bytes live at
+    each step (None: the plain choice's fullest step)."""
+    steps = _steps(stripes, per_stripe, options, target)
+    plain = _plain(stripes, steps, chosen)
+    peak = fullest(steps, plain, live)
+    return _decided(stripes, steps, chosen, prefetch(steps, plain, live, peak if limit is None else limit), peak)
 
 
 def _issued_ahead(per_stripe: list[list], ahead: dict[int, int]) -> list[list]:
@@ -151,9 +188,88 @@ def _issued_ahead(per_stripe: list[list], ahead: dict[int, int]) -> list[list]:
     return [early.get(index, []) + ops for index, ops in enumerate(moved)]
 
 
+class _Ours(NamedTuple):
+    """What our own buffering choice is made from: the stripes, each one's operations, the options of those built
+    with a block operation (`OperationBuilder.choices`) and the bytes live at each stripe (`live_bytes`)."""
+
+    stripes: list[Stripe]
+    per_stripe: list[list]
+    options: list[tuple[Stripe, Choice]]
+    live: tuple[int, ...]
+
+
+def _budget(ours: _Ours, limit: int | None) -> Budget | None:
+    """The budget of `limit` bytes at each stripe (None: no limit)."""
+    if limit is None:
+        return None
+    step = {id(stripe): index for index, stripe in enumerate(ours.stripes)}
+    return Budget(limit, ours.live, tuple(step[id(stripe)] for stripe, _ in ours.options))
+
+
+def _our_choice(ours: _Ours, dropped: set[str], sram_limit: int | None, target: EthosuTarget):
+    """(`ours`, its budget, the plain `_joint_choice` within it, the `_prefetched` decision)."""
+    budget = _budget(ours, sram_limit)
+    plain = _joint_choice(ours.options, dropped, budget)
+    return ours, budget, plain, _prefetched(*ours[:3], plain, ours.live, sram_limit, target)
+
+
+def _with_parts(graph: NpuGraph, choice, index: int, parts: list[Stripe], dropped: set[str], sram_limit: int | None,
+                limit: int, placements: dict[str, Placement], target: EthosuTarget):
+    """`choice` (an `_our_choice`) with the stripe at `index` replaced by its `parts` (`depth_split.parts`), their
+    operations built on `placements` in a pool of their own, and their states chosen jointly within `limit` bytes
+    (`prefetch.joint`), the others' kept; the bytes live during each part are those live during the whole."""
+    ours, _, _, decision = choice
+    builder = OperationBuilder(target.npu_accelerator, placements, ConstantPool(), target.system)
+    part_ops = [builder.build(graph.ops[part.op], part) for part in parts]
+    whole = ours.stripes[index]
+    options = [pair for stripe, option in ours.options
+               for pair in (zip(builder.stripes, builder.choices) if stripe is whole else [(stripe, option)])]
+    count = len(parts)
+    trial = _Ours(ours.stripes[:index] + parts + ours.stripes[index + 1:],
+                  ours.per_stripe[:index] + part_ops + ours.per_stripe[index + 1:], options,
+                  ours.live[:index] + (ours.live[index],) * count + ours.live[index + 1:])
+    steps = decision.steps[:index] + _steps(parts, part_ops, options, target) + decision.steps[index + 1:]
+    states = {i if i < index else i + count - 1: state for i, state in decision.states.items() if i != index}
+    states, _ = joint(steps, {**states, **{i: State(False) for i in range(index, index + count)}}, trial.live, limit,
+                      range(index, index + count))
+    budget = _budget(trial, sram_limit)
+    plain = _joint_choice(options, dropped, budget)
+    return trial, budget, plain, _decided(trial.stripes, steps, plain, states, decision.peak)
+
+
+def _depth_split(graph: NpuGraph, choice, dropped: set[str], sram_limit: int | None, limit: int,
+                 placements: dict[str, Placement], target: EthosuTarget):
+    """`choice` (an `_our_choice`) with the convolutions `depth_split.worth_splitting` picks split into parts
+    (`depth_split.part_depth`, `_with_parts`), each where the stream then finishes sooner; None when no split
+    pays."""
+    ours, _, _, decision = choice
+    best, cycles = None, decision.cycles
+    for stripe, option in ours.options:
+        index = next(i for i, whole in enumerate(ours.stripes) if whole is stripe)
+        depth = part_depth(stripe.ofm.box[3].extent)
+        if cycles is None or depth is None or not worth_splitting(graph.ops[stripe.op], stripe, option,
+                                                                  buffering_key(stripe) in decision.buffered,
+                                                                  ours.live[index], limit):
+            continue
+        current = best or choice
+        index = next(i for i, whole in enumerate(current[0].stripes) if whole is stripe)
+        trial = _with_parts(graph, current, index, parts(stripe, depth), dropped, sram_limit, limit, placements,
+                            target)
+        if trial[3].cycles is not None and trial[3].cycles < cycles:
+            best, cycles = trial, trial[3].cycles
+    return best
+
+
+def _taken(choice):
+    """An `_our_choice` as `_build_operations` builds it: (stripes, options, budget, plain choice, (buffered, buffer
+    sizes, frugal, leads by buffer name, leads by stripe index))."""
+    ours, budget, plain, decision = choice
+    return ours.stripes, ours.options, budget, plain, decision[:5]
+
+
 def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarget,
                      io_in_scratch: frozenset[str] = frozenset(), sram_limit: int | None = None,
-                     buffered: frozenset[tuple[int, int]] | None = None, aliases: dict[str, Alias] | None = None,
+                     buffered: frozenset[tuple[int, int, int]] | None = None, aliases: dict[str, Alias] | None = None,
                      spill: bool = True):
     """`_build_operations`. Under Dedicated_Sram the fast scratch holds the launch's intermediate feature maps too,
     as Vela's arena cache does (in SRAM they cost fewer cycles than in DRAM), unless they leave it larger than
@@ -161,57 +277,66 @@ def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarge
     if target.system.cache_region != FAST_SCRATCH_REGION:
         return _build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases, False)
     built = _build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases, True)
-    if sram_limit is None or built[5] <= sram_limit or not spill:
+    if sram_limit is None or built[6] <= sram_limit or not spill:
         return built
     return _build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases, False)
 
 
 def _build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarget, io_in_scratch: frozenset[str],
-                      sram_limit: int | None, buffered: frozenset[tuple[int, int]] | None,
+                      sram_limit: int | None, buffered: frozenset[tuple[int, int, int]] | None,
                       aliases: dict[str, Alias] | None, cache_feature_maps: bool):
-    """The Vela operations of each stripe, the constant pool, placements, scratch size, the sizes of the weight
-    buffers (by `weight_buffer` name) and the fast scratch size. A second pass when some convolution stripes buffer
-    their weights (those in `buffered`, by primitive index and first OFM row, as the cascader chose them; None: the
-    ones `choose_buffering` picks from a first pass that streams them all, which also picks the stripes that stream
-    frugally): their buffers join the memory plan, and the operations use them. Our own choice keeps to
-    `sram_limit` bytes of scratch at every stripe, counting the bytes live there (`live_bytes`); while the planned
-    scratch still exceeds it (the planner may leave gaps), the largest buffer is left out (its convolution streams),
-    and the choice is made again without it. Under Dedicated_Sram the limit is the fast scratch's, which holds the
-    weight buffers. `aliases` are the tensors written in place (see `in_place`); `cache_feature_maps`: see
-    `memory.plan`."""
+    """The stripes (our own choice may split convolutions along their depth, `_depth_split`), the Vela operations
+    of each, the constant pool, placements, scratch size, the sizes of the weight buffers (by `weight_buffer` name)
+    and the fast scratch size. A second pass when some convolution stripes buffer their weights (those in
+    `buffered`, by `buffering_key`, as the cascader chose them; None: the ones `choose_buffering` picks from a
+    first pass that streams them all, which also picks the stripes that stream frugally): their buffers join the
+    memory plan, and the operations use them. Our own choice keeps to `sram_limit` bytes of scratch at every
+    stripe, counting the bytes live there (`live_bytes`); while the planned scratch still exceeds it (the planner
+    may leave gaps), the largest buffer is left out (its convolution streams), and the choice is made again
+    without it. Under Dedicated_Sram the limit is the fast scratch's, which holds the weight buffers. `aliases`
+    are the tensors written in place (see `in_place`); `cache_feature_maps`: see `memory.plan`."""
     cache = target.system.cache_region
     wanted: dict[str, int] = {}
-    frugal: frozenset[tuple[int, int]] = frozenset()  # stripes streaming frugally, when the choice is ours
+    frugal: frozenset[tuple[int, int, int]] = frozenset()  # stripes streaming frugally, when the choice is ours
     dropped: set[str] = set()
     options = None  # each stripe's options, when the choice is ours
     budget = None
     leads: dict[str, int] = {}  # weight buffers whose DMAs `prefetch` issues ahead, and by how many stripes
     ahead: dict[int, int] = {}  # the same by stripe index
+    peak = sram_limit  # the most bytes DMAs issued ahead may leave live: without a limit, the plain choice's
+    whole = None  # our own choice without depth splits
+
+    def limited(sizes: tuple[dict, int, int]) -> int:
+        """The planned size of the region holding the weight buffers."""
+        return sizes[2] if cache == FAST_SCRATCH_REGION else sizes[1]
+
     if buffered is None:
         placements, scratch_size, fast_size = plan(graph, stripes, io_in_scratch, aliases=aliases, cache_region=cache,
                                                    cache_feature_maps=cache_feature_maps)
         pool = ConstantPool()
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system)
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
-        options = list(zip(builder.stripes, builder.choices))
-        live = live_bytes(graph, stripes, io_in_scratch, aliases, cache, cache_feature_maps)
-        if sram_limit is not None:
-            step = {id(stripe): index for index, stripe in enumerate(stripes)}
-            budget = Budget(sram_limit, live, tuple(step[id(stripe)] for stripe, _ in options))
-        plain = _joint_choice(options, dropped, budget)
-        buffered, wanted, frugal, leads, ahead, peak = _prefetched(stripes, per_stripe, options, plain, live,
-                                                                   sram_limit, target)
-        if not buffered and not frugal:
-            return per_stripe, pool, placements, scratch_size, {}, fast_size
+        ours = _Ours(stripes, per_stripe, list(zip(builder.stripes, builder.choices)),
+                     live_bytes(graph, stripes, io_in_scratch, aliases, cache, cache_feature_maps))
+        whole = _our_choice(ours, dropped, sram_limit, target)
+        decision = whole[3]
+        peak = decision.peak if sram_limit is None else sram_limit
+        split = _depth_split(graph, whole, dropped, sram_limit, peak, placements, target)
+        if split is None and not decision.buffered and not decision.frugal:
+            return stripes, per_stripe, pool, placements, scratch_size, {}, fast_size
+        stripes, options, budget, plain, (buffered, wanted, frugal, leads, ahead) = _taken(split or whole)
     while True:
         chosen = {name: size for name, size in wanted.items() if name not in dropped}
-        placements, scratch_size, fast_size = plan(graph, stripes, io_in_scratch, chosen, aliases, leads=leads,
-                                                   cache_region=cache, cache_feature_maps=cache_feature_maps)
-        limited = fast_size if cache == FAST_SCRATCH_REGION else scratch_size  # the region holding weight buffers
-        if leads and limited > (peak if sram_limit is None else sram_limit):
-            (buffered, wanted, frugal), leads, ahead = plain, {}, {}  # the planner left gaps: no DMA ahead
+        placements, scratch_size, fast_size = sizes = plan(graph, stripes, io_in_scratch, chosen, aliases,
+                                                           leads=leads, cache_region=cache,
+                                                           cache_feature_maps=cache_feature_maps)
+        if leads and limited(sizes) > peak:  # the planner left gaps
+            if whole is not None and stripes is not whole[0].stripes:  # the convolutions stay whole
+                stripes, options, budget, plain, (buffered, wanted, frugal, leads, ahead) = _taken(whole)
+            else:  # no DMA ahead
+                (buffered, wanted, frugal), leads, ahead = plain, {}, {}
             continue
-        if sram_limit is not None and limited > sram_limit and chosen:
+        if sram_limit is not None and limited(sizes) > sram_limit and chosen:
             dropped.add(max(chosen, key=lambda name: (chosen[name], name)))
             if options is not None:
                 buffered, wanted, frugal = plain = _joint_choice(options, dropped, budget)
@@ -220,7 +345,7 @@ def _build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarg
         builder = OperationBuilder(target.npu_accelerator, placements, pool, target.system, buffered, frugal)
         per_stripe = [builder.build(graph.ops[stripe.op], stripe) for stripe in stripes]
         if builder.weight_buffers == wanted:
-            return _issued_ahead(per_stripe, ahead), pool, placements, scratch_size, wanted, fast_size
+            return stripes, _issued_ahead(per_stripe, ahead), pool, placements, scratch_size, wanted, fast_size
         wanted = builder.weight_buffers
 
 
@@ -251,11 +376,12 @@ def written_in_place(graph: NpuGraph, stripes: list[Stripe], io_in_scratch: froz
 
 
 def _built(graph: NpuGraph, order: list[Stripe], target: EthosuTarget, io_in_scratch: frozenset[str],
-           sram_limit: int | None, buffered: frozenset[tuple[int, int]] | None, spill: bool = True):
-    """(stripes after in-place writes, their aliases, `build_operations` of them) for the stripes in `order`."""
+           sram_limit: int | None, buffered: frozenset[tuple[int, int, int]] | None, spill: bool = True):
+    """(stripes after in-place writes and depth splits, their aliases, the rest of `build_operations` of them) for
+    the stripes in `order`."""
     stripes, aliases = written_in_place(graph, order, io_in_scratch)
-    return stripes, aliases, build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases,
-                                              spill)
+    stripes, *built = build_operations(graph, stripes, target, io_in_scratch, sram_limit, buffered, aliases, spill)
+    return stripes, aliases, tuple(built)
 
 
 def _model_order_plans_smaller(graph: NpuGraph, built, io_in_scratch: frozenset[str]) -> bool:
@@ -279,9 +405,12 @@ def compile_npu_graph(graph: NpuGraph, target: EthosuTarget, schedule: ScheduleF
     """Generate the register command stream and constants of one NPU subgraph with Vela's API, from its TIR with
     `schedule` applied (None: one NPU operation per primitive). Inputs/outputs named in `io_in_scratch` are placed
     in the scratch region (their IoBinding says where) instead of regions of their own. Weight buffers stay within
-    a scratch of `sram_limit` bytes (None: no limit); `buffered` names the convolution stripes that buffer them,
-    `spill` whether the intermediates may leave the fast scratch for that (see `build_operations`)."""
+    a scratch of `sram_limit` bytes (None: no limit); `buffered` names the convolution stripes that buffer them by
+    primitive index and first OFM row, as the cascader does (None: our own choice, see `build_operations`), `spill`
+    whether the intermediates may leave the fast scratch for that (see `build_operations`)."""
     order = translate(graph, schedule)
+    if buffered is not None:  # the cascader's stripes span the whole depth
+        buffered = frozenset((op, row, 0) for op, row in buffered)
     built = _built(graph, order, target, io_in_scratch, sram_limit, buffered, spill)
     # Unscheduled, TE's walk follows each ADD's operands, so it may run a residual block's shortcut convolution
     # first, its output waiting beside the other branch's weight buffers (ResNet-large: 172,864 bytes of scratch,

@@ -69,9 +69,10 @@ def _require_block_config(npu_op: vapi.NpuBlockOperation, what: str) -> vapi.Npu
     return npu_op
 
 
-def buffering_key(stripe: Stripe) -> tuple[int, int]:
-    """How a stripe is named in a set of stripes that buffer their weights: (primitive index, first OFM row)."""
-    return stripe.op, stripe.ofm.box[1].start
+def buffering_key(stripe: Stripe) -> tuple[int, int, int]:
+    """How a stripe is named in a set of stripes that buffer their weights: (primitive index, first OFM row, first
+    OFM channel; a convolution may be split along its depth, `codegen.depth_split`)."""
+    return stripe.op, stripe.ofm.box[1].start, stripe.ofm.box[3].start
 
 
 def choose_block_config(op: vapi.NpuBlockOperation, accelerator, system: System, what: str,
@@ -85,11 +86,11 @@ class OperationBuilder:
     """Builds the Vela operations of one NpuGraph's stripes, appending its constants to a shared pool."""
 
     def __init__(self, accelerator, placements: dict[str, Placement], pool: ConstantPool,
-                 system: System = DEFAULT_SYSTEM, buffered: frozenset[tuple[int, int]] = frozenset(),
-                 frugal: frozenset[tuple[int, int]] = frozenset()):
+                 system: System = DEFAULT_SYSTEM, buffered: frozenset[tuple[int, int, int]] = frozenset(),
+                 frugal: frozenset[tuple[int, int, int]] = frozenset()):
         self.accelerator = accelerator
-        # (primitive index, first OFM row) of the stripes that buffer their weights, and of those that stream
-        # them frugally (`cascader.buffering`)
+        # `buffering_key`s of the stripes that buffer their weights, and of those that stream them frugally
+        # (`cascader.buffering`)
         self.buffered = buffered
         self.frugal = frugal
         # per stripe built with a block operation: its options for `cascader.buffering.choose_buffering`

@@ -13,9 +13,16 @@ the stream wait on the Ethos-U55 (one outstanding DMA); a choice in which a conv
 is done is not taken. Starting from the plain choice, each convolution in turn takes the state with the fewest
 cycles for the whole stream: its own, or buffering with a lead of two or more operations; rounds repeat while
 that improves.
+
+The parts of a convolution split along its depth (`codegen.depth_split`) are chosen jointly (`joint`), every
+combination of streaming or buffering with a lead of up to GROUP_LEAD: their best states depend on one another.
+In ResNet-8's last 3x3 convolution, split in four (ethos-u55-128), the third part's DMA is issued with a lead of
+five, before the 1x1 projection's own, into the flash's idle time under the residual ADD, while the first part
+streams and the second and fourth buffer with a lead of two; no change of one part's state alone leads there.
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,6 +30,7 @@ from ..cascader.buffering import Choice
 from ..sim.cycles import Timeline
 
 MAX_LEAD = 8  # operations a DMA may be issued ahead of its convolution
+GROUP_LEAD = 5  # the same for the parts of a convolution chosen jointly
 ROUNDS = 3
 
 
@@ -44,25 +52,28 @@ class State:
     lead: int = 1
 
 
-def elapsed(steps: Sequence[Fixed | Choice], states: dict[int, State]) -> int | None:
-    """The elapsed cycles of the stream, or None when a convolution could start before its weights arrived."""
-    return _timed(steps, states, 0, (Timeline(), None, frozenset()))
+@dataclass(frozen=True)
+class Prefix:
+    """The stream's timeline after its first `steps` operations: the last DMA issued (its convolution's index, None
+    for another DMA) and the convolutions whose DMAs no wait has covered yet."""
+
+    steps: int
+    timeline: Timeline
+    last: int | None
+    pending: frozenset[int]
 
 
-def _timed(steps: Sequence[Fixed | Choice], states: dict[int, State], since: int,
-           before: tuple[Timeline, int | None, frozenset[int]], saved: list | None = None) -> int | None:
-    """`elapsed`, walking the steps from `since` on from `before`, what the steps before it left: the timeline, the
-    convolution whose DMA was issued last (None after another DMA) and those whose DMAs no wait has covered yet.
-    Those steps are the same whatever the states of the steps from `since` on, and so is what they left, which
-    `saved` (when given) collects before each step walked, for walks of states that differ from there on only."""
+def advance(steps: Sequence[Fixed | Choice], states: dict[int, State], stop: int,
+            prefix: Prefix | None = None) -> Prefix | None:
+    """The `Prefix` after steps[:stop] (from `prefix`, one that `states` share), or None when a convolution could
+    start before its weights arrived."""
     early: dict[int, list[int]] = {}
     for index in sorted(states, reverse=True):
         if states[index].buffers:
             early.setdefault(index - states[index].lead + 1, []).append(index)
-    timeline, last, pending = before[0].copy(), before[1], set(before[2])
-    for position in range(since, len(steps)):
-        if saved is not None:
-            saved.append((timeline.copy(), last, frozenset(pending)))
+    start, timeline, last, pending = (0, Timeline(), None, set()) if prefix is None else \
+        (prefix.steps, prefix.timeline.copy(), prefix.last, set(prefix.pending))
+    for position in range(start, stop):
         step = steps[position]
         for consumer in early.get(position, []):
             choice = steps[consumer]
@@ -91,7 +102,23 @@ def _timed(steps: Sequence[Fixed | Choice], states: dict[int, State], since: int
             timeline.kernel(step.frugal[0], step.frugal[0] - step.frugal[1])
         else:
             timeline.kernel(step.streamed, step.streamed - step.overlap)
-    return timeline.elapsed
+    return Prefix(stop, timeline, last, frozenset(pending))
+
+
+def elapsed(steps: Sequence[Fixed | Choice], states: dict[int, State], prefix: Prefix | None = None) -> int | None:
+    """The elapsed cycles of the stream (from `prefix`, one that `states` share), or None when a convolution could
+    start before its weights arrived."""
+    whole = advance(steps, states, len(steps), prefix)
+    return None if whole is None else whole.timeline.elapsed
+
+
+def _prefixes(steps: Sequence[Fixed | Choice], states: dict[int, State]) -> list[Prefix]:
+    """The `Prefix` before each step of the walk of `states` (one never refused): a walk of states that differ
+    from some step on only resumes there."""
+    prefixes = [Prefix(0, Timeline(), None, frozenset())]
+    for stop in range(1, len(steps)):
+        prefixes.append(advance(steps, states, stop, prefixes[-1]))
+    return prefixes
 
 
 def _first_change(index: int, *states: State) -> int:
@@ -119,6 +146,39 @@ def fullest(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Seq
     return max(own + more for own, more in zip(live, _extra(steps, states)))
 
 
+def _fits(steps: Sequence[Fixed | Choice], others: Sequence[int], live: Sequence[int], limit: int,
+          changes: dict[int, State]) -> bool:
+    """Whether the steps at which the convolutions in `changes` hold their buffers in their new states stay within
+    `limit` bytes (`others`: the bytes of the other weight buffers at each step)."""
+    extra = dict.fromkeys((step for index, state in changes.items() for step in _span(index, state)), 0)
+    for index, state in changes.items():
+        for step in _span(index, state):
+            extra[step] += steps[index].buffer.nbytes
+    return all(live[step] + others[step] + nbytes <= limit for step, nbytes in extra.items())
+
+
+def joint(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Sequence[int], limit: int,
+          group: Sequence[int]) -> tuple[dict[int, State], int | None]:
+    """The states of the convolutions at `group` (the parts of one split along its depth, `codegen.depth_split`)
+    with the fewest elapsed cycles, each streaming or buffering with a lead of up to GROUP_LEAD, the others' as in
+    `states`; and those cycles."""
+    def options(index: int) -> list[State]:
+        return [State(False)] + [State(True, lead=lead) for lead in range(1, min(index + 1, GROUP_LEAD) + 1)]
+
+    others = _extra(steps, {index: state for index, state in states.items() if index not in group})
+    best = elapsed(steps, states)
+    # no DMA of the group is issued before this step: the timeline up to it is the same for every combination
+    prefix = advance(steps, {**states, **dict.fromkeys(group, State(False))}, max(min(group) - GROUP_LEAD + 1, 0))
+    for combination in itertools.product(*(options(index) for index in group)):
+        changes = dict(zip(group, combination))
+        if not _fits(steps, others, live, limit, changes):
+            continue
+        cycles = None if prefix is None else elapsed(steps, {**states, **changes}, prefix)
+        if cycles is not None and (best is None or cycles < best):
+            states, best = {**states, **changes}, cycles
+    return states, best
+
+
 def prefetch(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Sequence[int],
              limit: int) -> dict[int, State]:
     """The states (by step index, for the steps that are `Choice`s) with the fewest elapsed cycles reachable from
@@ -127,26 +187,20 @@ def prefetch(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Se
     plain, best = states, elapsed(steps, states)
     if best is None:
         return states
-    saved = None  # what the walk of `states` left before each step (`_timed`), while `states` stay as they are
+    saved = None  # `_prefixes` of `states`, while they stay as they are
     for _ in range(ROUNDS):
         improved = False
         for index in sorted(states):
-            if saved is None:
-                saved = []
-                _timed(steps, states, 0, (Timeline(), None, frozenset()), saved)
             others = _extra(steps, {i: state for i, state in states.items() if i != index})
             options = [plain[index]]
             if steps[index].buffer is not None:
                 options += [State(True, lead=lead) for lead in range(2, min(index + 1, MAX_LEAD) + 1)]
             found = None
             for option in options:
-                if option == states[index]:
+                if option == states[index] or not _fits(steps, others, live, limit, {index: option}):
                     continue
-                nbytes = steps[index].buffer.nbytes if option.buffers else 0
-                if any(live[step] + others[step] + nbytes > limit for step in _span(index, option)):
-                    continue
-                since = _first_change(index, states[index], option)
-                cycles = _timed(steps, {**states, index: option}, since, saved[since])
+                saved = saved or _prefixes(steps, states)
+                cycles = elapsed(steps, {**states, index: option}, saved[_first_change(index, states[index], option)])
                 if cycles is not None and cycles < best:
                     best, found = cycles, option
             if found is not None:
