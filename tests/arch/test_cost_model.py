@@ -229,8 +229,9 @@ def test_the_constants_port_carries_feature_maps_in_its_dram(mode, cycles):
        fused=st.sampled_from([None, "LUT", "TANH"]))
 def test_compute_cycles_memoised_by_what_vela_reads(accelerator, kind, ofm_h, ofm_w, depth, ifm_cut, kernel, block,
                                                    bits, brick, acc_bits, weights_region, fused):
-    """The estimate memoised by the clamped heights (`compute_cycles`) is Vela's estimate of the operation's parts
-    as they are (or of the operation, where that is less), for OFMs of every size against blocks of every size
+    """The estimate memoised by the clamped heights, from Vela's terms per block times the blocks (`compute_cycles`),
+    is exactly Vela's estimate of the operation's parts as they are (or of the operation, where that is less),
+    for OFMs of every size against blocks of every size
     (stripes of one primitive, edge blocks in height, width and depth); the cheap bound that block-config ranking
     prunes by (`least_compute_cycles`) is never above it."""
     height, width, stride_y, stride_x, dilation, part_kernel = kernel

@@ -320,20 +320,22 @@ def compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | 
     legacy estimate adds the pipeline's last stage once per part.
 
     Memoised by what the estimate reads: the cascader asks about one primitive's stripes at many heights. The
-    legacy estimate reads the OFM's height only through the block height it clamps (the blocks are no higher than
-    the OFM), how many blocks cover it and whether it is one row (its Conv1D case), and the IFM's height only
-    through the IFM block height it clamps (its strides do not involve the height); so both heights are asked as
-    the highest OFM with as many blocks of that height and the IFM block's height. An elementwise estimate reads
-    the whole OFM.
+    legacy estimate is its cycles per block times the blocks plus a tail (`_block_terms`); those terms read the
+    OFM's height only through the block height it clamps (the blocks are no higher than the OFM) and whether it is
+    one row (its Conv1D case), and the IFM's height only through the IFM block height it clamps (its strides do not
+    involve the height); so the terms are asked of an OFM at most one block high and of the IFM block's height,
+    and multiplied here by the part's blocks. An elementwise estimate reads the whole OFM.
     """
     def legacy(shape, part_block):
-        block_h = min(part_block[0], shape[0])
-        ofm_h = -(-shape[0] // block_h) * block_h
+        blocks = math.prod(-(-size // min(edge, size)) for size, edge in zip(shape, part_block))
         ifm_h = min(ifm.shape[0], (part_block[0] - 1) * kernel.stride_y + kernel.extent_h)
         part_ifm = CostedFeatureMap((ifm_h, *ifm.shape[1:]), ifm.bits, ifm.region, ifm.brick)
-        part_ofm = CostedFeatureMap((ofm_h, *shape[1:]), ofm.bits, ofm.region, ofm.brick)
-        return _compute_cycles(accelerator, kind, mode, fused, part_ifm, ifm2, part_ofm, kernel, part_block,
-                               acc_bits, weights_region, dram)
+        # as high as one block, but no more one row high than the OFM: Vela reads both heights
+        part_ofm = CostedFeatureMap((min(shape[0], max(part_block[0], 2)), *shape[1:]), ofm.bits, ofm.region,
+                                    ofm.brick)
+        per_block, tail = _block_terms(accelerator, kind, mode, fused, part_ifm, part_ofm, kernel, part_block,
+                                       acc_bits, weights_region, dram)
+        return int(per_block * blocks + tail)
 
     if kind == ELEMENTWISE:
         return _compute_cycles(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits,
@@ -422,9 +424,65 @@ def _sub_kernel_sizes(taps: int) -> list[int]:
 def _compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
                     ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int],
                     acc_bits: int, weights_region: int | None, dram: tuple | None = None) -> int:
+    """Vela's legacy estimate (`measure_cycle_cost`) of one block operation as it is."""
+    from ethosu.vela.npu_performance import measure_cycle_cost
+
+    return measure_cycle_cost(*_query(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits,
+                                      weights_region, dram)).op_cycles
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _block_terms(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
+                 ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int], acc_bits: int,
+                 weights_region: int | None, dram: tuple | None) -> tuple:
+    """Vela's legacy estimate of a windowed operation is its cycles per OFM block times the blocks, plus the
+    pipeline's last stage once: these two terms, which do not depend on how many blocks there are (so one OFM
+    stands for every OFM with the same reads but the block count). Read off Vela's own arithmetic by counting the
+    blocks symbolically, so `compute_cycles` repeats its products and sums exactly."""
+    from ethosu.vela.npu_performance import _estimate_conv_cycles
+
+    arch, op_type, fused_op, query = _query(accelerator, kind, mode, fused, ifm, None, ofm, kernel, block, acc_bits,
+                                            weights_region, dram)
+    query.ofm_shape = _SymbolicCount.shape(query.ofm_shape)
+    terms = _estimate_conv_cycles(arch, op_type, fused_op, query)
+    return terms.per_block, terms.tail
+
+
+class _SymbolicCount:
+    """A block count that records what Vela multiplies it by (the cycles per block) and then adds (the tail)."""
+
+    def __init__(self, per_block=None, tail=None):
+        self.per_block, self.tail = per_block, tail
+
+    def elements(self):
+        return self
+
+    def __rmul__(self, per_block):
+        return _SymbolicCount(per_block)
+
+    def __add__(self, tail):
+        return _SymbolicCount(self.per_block, tail)
+
+    @staticmethod
+    def shape(shape):
+        """`shape` (a Vela Shape4D) whose block count (`div_round_up(block).elements()`) is symbolic."""
+        return _counted_shape_type()(*shape)
+
+
+@functools.cache
+def _counted_shape_type():
+    from ethosu.vela.shape4d import Shape4D
+
+    return type("CountedShape4D", (Shape4D,), {"div_round_up": lambda self, block: _SymbolicCount()})
+
+
+def _query(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
+           ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int],
+           acc_bits: int, weights_region: int | None, dram: tuple | None) -> tuple:
+    """Vela's architecture, operator, fused activation and performance query for one block operation."""
     from ethosu.vela.architecture_allocator import ArchitectureBlockConfig
     from ethosu.vela.architecture_features import SHRAMElements
-    from ethosu.vela.npu_performance import PerformanceQuery, measure_cycle_cost
+    from ethosu.vela.npu_performance import PerformanceQuery
     from ethosu.vela.operation import Kernel as VelaKernel
     from ethosu.vela.operation import NpuBlockType, Op
     from ethosu.vela.shape4d import Shape4D
@@ -468,4 +526,4 @@ def _compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str |
     query.config = config
     fused_op = getattr(Op, _FUSED_OPS[fused]) if fused is not None else None
     arch = _dram_arch(accelerator, *dram[1:]) if dram else vela_arch(accelerator)
-    return measure_cycle_cost(arch, op_type, fused_op, query).op_cycles
+    return arch, op_type, fused_op, query
