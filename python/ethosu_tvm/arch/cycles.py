@@ -323,16 +323,14 @@ def compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | 
     legacy estimate is its cycles per block times the blocks plus a tail (`_block_terms`); those terms read the
     OFM's height only through the block height it clamps (the blocks are no higher than the OFM) and whether it is
     one row (its Conv1D case), and the IFM's height only through the IFM block height it clamps (its strides do not
-    involve the height); so the terms are asked of an OFM at most one block high and of the IFM block's height,
-    and multiplied here by the part's blocks. An elementwise estimate reads the whole OFM.
+    involve the height); so the terms are asked of an OFM at most one block large (`_terms_shape`) and of the IFM
+    block's height, and multiplied here by the part's blocks. An elementwise estimate reads the whole OFM.
     """
     def legacy(shape, part_block):
         blocks = math.prod(-(-size // min(edge, size)) for size, edge in zip(shape, part_block))
         ifm_h = min(ifm.shape[0], (part_block[0] - 1) * kernel.stride_y + kernel.extent_h)
         part_ifm = CostedFeatureMap((ifm_h, *ifm.shape[1:]), ifm.bits, ifm.region, ifm.brick)
-        # as high as one block, but no more one row high than the OFM: Vela reads both heights
-        part_ofm = CostedFeatureMap((min(shape[0], max(part_block[0], 2)), *shape[1:]), ofm.bits, ofm.region,
-                                    ofm.brick)
+        part_ofm = CostedFeatureMap(_terms_shape(shape, part_block, ofm.brick), ofm.bits, ofm.region, ofm.brick)
         per_block, tail = _block_terms(accelerator, kind, mode, fused, part_ifm, part_ofm, kernel, part_block,
                                        acc_bits, weights_region, dram)
         return int(per_block * blocks + tail)
@@ -343,6 +341,15 @@ def compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | 
     parts = _ofm_parts(accelerator, ofm.shape, block)
     clipped = sum(legacy(*part) for part in parts)
     return clipped if len(parts) == 1 else min(clipped, legacy(ofm.shape, block))
+
+
+def _terms_shape(shape: tuple[int, int, int], block: tuple[int, int, int], brick: bool) -> tuple[int, int, int]:
+    """The smallest OFM whose `_block_terms` are those of an OFM of `shape`: the terms read the OFM only as far as
+    it is one block, whether it is one row (then its width's parity too, its Conv1D case) and, in NHCWB16, its
+    width (its row stride)."""
+    height = min(shape[0], max(block[0], 2))
+    width = shape[1] if brick or height == 1 else min(shape[1], block[1])
+    return height, width, min(shape[2], block[2])
 
 
 def _ofm_parts(accelerator: Accelerator, shape: tuple[int, int, int],
