@@ -352,8 +352,9 @@ def _terms_shape(shape: tuple[int, int, int], block: tuple[int, int, int], brick
     return height, width, min(shape[2], block[2])
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def _ofm_parts(accelerator: Accelerator, shape: tuple[int, int, int],
-               block: tuple[int, int, int]) -> list[tuple[tuple[int, int, int], tuple[int, int, int]]]:
+               block: tuple[int, int, int]) -> tuple[tuple[tuple[int, int, int], tuple[int, int, int]], ...]:
     """The parts of an OFM of `shape` computed in blocks of `block`, each as (its shape, its block): along every
     axis the OFM splits into its whole blocks and a last block of what remains, which the NPU computes in whole
     micro blocks (so no part is shallower than a micro block, nor one row high where the micro block has two rows:
@@ -368,7 +369,7 @@ def _ofm_parts(accelerator: Accelerator, shape: tuple[int, int, int],
             axes.append([(size, edge)])
             continue
         axes.append([(whole * edge, edge)] + ([(min(round_up(rest, micro), edge),) * 2] if rest else []))
-    return [((h, w, d), (bh, bw, bd)) for h, bh in axes[0] for w, bw in axes[1] for d, bd in axes[2]]
+    return tuple(((h, w, d), (bh, bw, bd)) for h, bh in axes[0] for w, bw in axes[1] for d, bd in axes[2])
 
 
 def least_compute_cycles(accelerator: Accelerator, kind: str, fused: str | None, ifm: CostedFeatureMap,
