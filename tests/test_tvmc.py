@@ -323,3 +323,24 @@ def test_garbage_collector_paused_only_for_the_tvmc_process_imports(tmp_path):
              "print(paused, gc.isenabled(), gc.get_freeze_count() > 100_000)")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["True", "True", "True"]
+
+
+def test_tvmc_process_keeps_freed_memory_for_reuse():
+    """`tvmc` raises glibc's mmap threshold (ethosu_tvm.process.keep_freed_memory): an 8 MiB buffer then comes
+    from the heap, not from its own mapping that the kernel must fault in again for the next one."""
+    probe = ("import ctypes, sys, numpy as np\n"
+             "from ethosu_tvm.process import keep_freed_memory\n"
+             "class Info(ctypes.Structure):\n"
+             "    _fields_ = [(n, ctypes.c_size_t) for n in 'arena ordblks smblks hblks hblkhd usmblks fsmblks "
+             "uordblks fordblks keepcost'.split()]\n"
+             "libc = ctypes.CDLL(None)\n"
+             "libc.mallinfo2.restype = Info\n"
+             "if sys.argv[1] == 'kept':\n"
+             "    keep_freed_memory()\n"
+             "before = libc.mallinfo2().hblkhd\n"
+             "buffer = np.ones(8 << 20, np.uint8)\n"
+             "print(libc.mallinfo2().hblkhd - before)\n")
+    mapped = {mode: subprocess.run([sys.executable, "-c", probe, mode], capture_output=True, text=True,
+                                   check=True).stdout.strip() for mode in ("default", "kept")}
+    assert int(mapped["default"]) >= 8 << 20
+    assert mapped["kept"] == "0"

@@ -206,19 +206,30 @@ def _budget(ours: _Ours, limit: int | None) -> Budget | None:
     return Budget(limit, ours.live, tuple(step[id(stripe)] for stripe, _ in ours.options))
 
 
-def _our_choice(ours: _Ours, dropped: set[str], sram_limit: int | None, target: EthosuTarget):
-    """(`ours`, its budget, the plain `_joint_choice` within it, the `_prefetched` decision)."""
+class _Candidate(NamedTuple):
+    """One way our own choice may build the stripes: what it is made from, its budget, the plain `_joint_choice`
+    within that budget, and the decision taken (DMAs issued ahead included)."""
+
+    ours: _Ours
+    budget: Budget | None
+    plain: tuple
+    decision: _Decision
+
+
+def _our_choice(ours: _Ours, dropped: set[str], sram_limit: int | None, target: EthosuTarget) -> _Candidate:
+    """The `_Candidate` of `ours`, its DMAs issued ahead by `_prefetched`."""
     budget = _budget(ours, sram_limit)
     plain = _joint_choice(ours.options, dropped, budget)
-    return ours, budget, plain, _prefetched(*ours[:3], plain, ours.live, sram_limit, target)
+    return _Candidate(ours, budget, plain, _prefetched(*ours[:3], plain, ours.live, sram_limit, target))
 
 
-def _with_parts(graph: NpuGraph, choice, index: int, parts: list[Stripe], dropped: set[str], sram_limit: int | None,
-                limit: int, placements: dict[str, Placement], target: EthosuTarget):
-    """`choice` (an `_our_choice`) with the stripe at `index` replaced by its `parts` (`depth_split.parts`), their
+def _with_parts(graph: NpuGraph, choice: _Candidate, index: int, parts: list[Stripe], dropped: set[str],
+                sram_limit: int | None, limit: int, placements: dict[str, Placement],
+                target: EthosuTarget) -> _Candidate:
+    """`choice` with the stripe at `index` replaced by its `parts` (`depth_split.parts`), their
     operations built on `placements` in a pool of their own, and their states chosen jointly within `limit` bytes
     (`prefetch.joint`), the others' kept; the bytes live during each part are those live during the whole."""
-    ours, _, _, decision = choice
+    ours, decision = choice.ours, choice.decision
     builder = OperationBuilder(target.npu_accelerator, placements, ConstantPool(), target.system)
     part_ops = [builder.build(graph.ops[part.op], part) for part in parts]
     whole = ours.stripes[index]
@@ -234,15 +245,15 @@ def _with_parts(graph: NpuGraph, choice, index: int, parts: list[Stripe], droppe
                       range(index, index + count))
     budget = _budget(trial, sram_limit)
     plain = _joint_choice(options, dropped, budget)
-    return trial, budget, plain, _decided(trial.stripes, steps, plain, states, decision.peak)
+    return _Candidate(trial, budget, plain, _decided(trial.stripes, steps, plain, states, decision.peak))
 
 
-def _depth_split(graph: NpuGraph, choice, dropped: set[str], sram_limit: int | None, limit: int,
-                 placements: dict[str, Placement], target: EthosuTarget):
-    """`choice` (an `_our_choice`) with the convolutions `depth_split.worth_splitting` picks split into parts
+def _depth_split(graph: NpuGraph, choice: _Candidate, dropped: set[str], sram_limit: int | None, limit: int,
+                 placements: dict[str, Placement], target: EthosuTarget) -> _Candidate | None:
+    """`choice` with the convolutions `depth_split.worth_splitting` picks split into parts
     (`depth_split.part_depth`, `_with_parts`), each where the stream then finishes sooner; None when no split
     pays."""
-    ours, _, _, decision = choice
+    ours, decision = choice.ours, choice.decision
     best, cycles = None, decision.cycles
     for stripe, option in ours.options:
         index = next(i for i, whole in enumerate(ours.stripes) if whole is stripe)
@@ -252,19 +263,18 @@ def _depth_split(graph: NpuGraph, choice, dropped: set[str], sram_limit: int | N
                                                                   ours.live[index], limit):
             continue
         current = best or choice
-        index = next(i for i, whole in enumerate(current[0].stripes) if whole is stripe)
+        index = next(i for i, whole in enumerate(current.ours.stripes) if whole is stripe)
         trial = _with_parts(graph, current, index, parts(stripe, depth), dropped, sram_limit, limit, placements,
                             target)
-        if trial[3].cycles is not None and trial[3].cycles < cycles:
-            best, cycles = trial, trial[3].cycles
+        if trial.decision.cycles is not None and trial.decision.cycles < cycles:
+            best, cycles = trial, trial.decision.cycles
     return best
 
 
-def _taken(choice):
-    """An `_our_choice` as `_build_operations` builds it: (stripes, options, budget, plain choice, (buffered, buffer
+def _taken(choice: _Candidate):
+    """A `_Candidate` as `_build_operations` builds it: (stripes, options, budget, plain choice, (buffered, buffer
     sizes, frugal, leads by buffer name, leads by stripe index))."""
-    ours, budget, plain, decision = choice
-    return ours.stripes, ours.options, budget, plain, decision[:5]
+    return choice.ours.stripes, choice.ours.options, choice.budget, choice.plain, choice.decision[:5]
 
 
 def build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarget,
@@ -319,7 +329,7 @@ def _build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarg
         ours = _Ours(stripes, per_stripe, list(zip(builder.stripes, builder.choices)),
                      live_bytes(graph, stripes, io_in_scratch, aliases, cache, cache_feature_maps))
         whole = _our_choice(ours, dropped, sram_limit, target)
-        decision = whole[3]
+        decision = whole.decision
         peak = decision.peak if sram_limit is None else sram_limit
         split = _depth_split(graph, whole, dropped, sram_limit, peak, placements, target)
         if split is None and not decision.buffered and not decision.frugal:
@@ -331,7 +341,7 @@ def _build_operations(graph: NpuGraph, stripes: list[Stripe], target: EthosuTarg
                                                            leads=leads, cache_region=cache,
                                                            cache_feature_maps=cache_feature_maps)
         if leads and limited(sizes) > peak:  # the planner left gaps
-            if whole is not None and stripes is not whole[0].stripes:  # the convolutions stay whole
+            if whole is not None and stripes is not whole.ours.stripes:  # the convolutions stay whole
                 stripes, options, budget, plain, (buffered, wanted, frugal, leads, ahead) = _taken(whole)
             else:  # no DMA ahead
                 (buffered, wanted, frugal), leads, ahead = plain, {}, {}
