@@ -1,15 +1,18 @@
 """The cost model on hand-computed cases: the weight and scale streams are fetched again for every OFM block in
 height x width, the IFM window for every OFM block (and depth slice, and sub-kernel), and each memory moves its
 bytes at the bandwidth of the system config and memory mode."""
+import math
+
 import numpy as np
 import pytest
 from ethosu.vela import api as vapi
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ethosu_tvm.arch import ACCELERATORS, find_accelerator
-from ethosu_tvm.arch.cycles import (CostedFeatureMap, Traffic, _compute_cycles, _ofm_parts, block_cost, block_traffic,
-                                    compute_cycles, constants_cycles, dma_cycles, least_compute_cycles, memory_cycles)
+from ethosu_tvm.arch.cycles import (CostedFeatureMap, Traffic, _block_terms, _compute_cycles, _ofm_parts, block_cost,
+                                    block_traffic, compute_cycles, constants_cycles, dma_cycles, least_compute_cycles,
+                                    memory_cycles)
 from ethosu_tvm.arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from ethosu_tvm.arch.system import SYSTEM_CONFIGS, System, find_system
 from ethosu_tvm.codegen.block_config import choose_block_config, find_block_configs
@@ -247,3 +250,55 @@ def test_compute_cycles_memoised_by_what_vela_reads(accelerator, kind, ofm_h, of
                   for shape, part_block in _ofm_parts(accelerator, ofm.shape, block))
     assert compute_cycles(*args) == min(clipped, _compute_cycles.__wrapped__(*args))
     assert least_compute_cycles(accelerator, kind[0], fused, ifm, ofm, kernel, block, acc_bits) <= compute_cycles(*args)
+
+
+@settings(max_examples=300, deadline=None)
+@given(accelerator=st.sampled_from(sorted(ACCELERATORS)), kind=st.sampled_from([
+    (CONV, ""), (DEPTHWISE, ""), (POOL, "MAX"), (POOL, "AVERAGE"), (POOL, "REDUCE_SUM")]),
+       ofm=st.tuples(st.integers(1, 24), st.integers(1, 24), st.integers(1, 80)), ifm_depth=st.integers(1, 80),
+       kernel=st.tuples(st.integers(1, 10), st.integers(1, 10), st.integers(1, 2), st.integers(1, 2),
+                        st.integers(1, 2), st.booleans()),
+       block=st.tuples(st.integers(1, 8), st.integers(1, 8), st.integers(1, 64)), bits=st.sampled_from([8, 16]),
+       ofm_bits=st.sampled_from([8, 16, 32]), bricks=st.tuples(st.booleans(), st.booleans()),
+       regions=st.tuples(st.sampled_from([0, 1, 2]), st.sampled_from([1, 2])), acc_bits=st.sampled_from([32, 40]),
+       weights_region=st.sampled_from([None, 0, 1]), fused=st.sampled_from([None, "LUT", "SIGMOID"]),
+       dram=st.sampled_from([None, "Ethos_U65_High_End", "Ethos_U65_Client_Server"]))
+@example(accelerator="ethos-u55-64", kind=(CONV, ""), ofm=(4, 4, 8), ifm_depth=8, kernel=(3, 3, 1, 1, 1, False),
+         block=(1, 1, 8), bits=8, ofm_bits=8, bricks=(False, False), regions=(1, 1), acc_bits=40, weights_region=0,
+         fused=None, dram=None)  # one micro block: a delay per kernel step, 3 cycles with 40-bit accumulators
+def test_block_terms_are_vela_legacy_estimate(accelerator, kind, ofm, ifm_depth, kernel, block, bits, ofm_bits,
+                                              bricks, regions, acc_bits, weights_region, fused, dram):
+    """Our terms per OFM block (`_block_terms`: the per-block cycles and the pipeline's tail, from Vela's tables)
+    times the blocks are exactly Vela's legacy estimate (`measure_cycle_cost`) of a windowed operation, for any
+    OFM and block, IFM and OFM layouts, bits and memories (feature maps in DRAM too)."""
+    height, width, stride_y, stride_x, dilation, part_kernel = kernel
+    kernel = Kernel(height, width, stride_y, stride_x, dilation, 1, part_kernel)
+    accelerator = find_accelerator(accelerator)
+    ifm_shape = ((ofm[0] - 1) * stride_y + kernel.extent_h, (ofm[1] - 1) * stride_x + kernel.extent_w,
+                 ifm_depth if kind[0] == CONV or kind[1] == "REDUCE_SUM" else ofm[2])
+    ifm, ofm = fm(ifm_shape, regions[0], bits, bricks[0]), fm(ofm, regions[1], ofm_bits, bricks[1])
+    if dram is not None:
+        system = find_system(dram, "Dedicated_Sram").for_accelerator(accelerator)
+        dram = frozenset({1, 2} & {ifm.region, ofm.region}) or frozenset({1}), system.bytes_per_cycle(1), \
+            system.memory(1)
+    assert_terms_are_vela(accelerator, *kind, fused, ifm, ofm, kernel, block, acc_bits, weights_region, dram)
+
+
+@pytest.mark.parametrize("width, kernel_height, cycles", [(20, 1, 318), (21, 1, 411), (20, 3, 1022)])
+def test_block_terms_of_one_row(width, kernel_height, cycles):
+    """A one-row OFM of even width under a one-row kernel is Vela's Conv1D case: micro blocks one row high and 4
+    wide where they are 2 x 2, so 5 of them across 20 columns against 11 across 21 (Vela's estimate)."""
+    kernel = Kernel(kernel_height, 3, 1, 1, 1, 1, False)
+    ifm, ofm = fm((kernel_height, width + 2, 32)), fm((1, width, 16))
+    args = (find_accelerator("ethos-u55-256"), CONV, "", None, ifm, ofm, kernel, (2, 24, 16), 32, 0, None)
+    assert assert_terms_are_vela(*args) == cycles
+
+
+def assert_terms_are_vela(accelerator, kind, mode, fused, ifm, ofm, kernel, block, acc_bits, weights_region, dram):
+    """Assert that our terms of an operation make Vela's legacy estimate of it, and return that."""
+    args = (accelerator, kind, mode, fused, ifm, ofm, kernel, block, acc_bits, weights_region, dram)
+    per_block, tail = _block_terms.__wrapped__(*args)
+    blocks = math.prod(-(-size // min(edge, size)) for size, edge in zip(ofm.shape, block))
+    vela = _compute_cycles.__wrapped__(*args[:5], None, *args[5:])
+    assert int(per_block * blocks + tail) == vela
+    return vela

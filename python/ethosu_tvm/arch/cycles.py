@@ -42,7 +42,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from . import Accelerator, round_up
-from .operation import CONV, DEPTHWISE, ELEMENTWISE, Kernel
+from .operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from .system import CONSTANTS_REGION, SHRAM, Memory, System
 _SUB_KERNEL_TAPS = 8  # the U55 splits kernels into sub-kernels of at most 8 x 8 taps, each reading the IFM again
 _BRICK_DEPTH = 16  # NHCWB16 stores depth in bricks of 16
@@ -51,6 +51,7 @@ _ELEMENTWISE_OPS = {"MUL": "Mul", "ADD": "Add", "SUB": "Sub", "MIN": "Minimum", 
                     "LRELU": "LeakyRelu", "ABS": "Abs", "CLZ": "CLZ", "SHR": "SHR", "SHL": "SHL"}
 _POOL_OPS = {"MAX": "MaxPool", "AVERAGE": "AvgPool", "REDUCE_SUM": "ReduceSum"}
 _FUSED_OPS = {"TANH": "Tanh", "SIGMOID": "Sigmoid", "LUT": "LUT"}
+_SLOW_ACC40 = ("ethos-u55-64", "ethos-u55-128")  # a kernel step's delay is 3 cycles with 40-bit accumulators
 
 
 @dataclass(frozen=True)
@@ -432,65 +433,11 @@ def _sub_kernel_sizes(taps: int) -> list[int]:
 def _compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
                     ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int],
                     acc_bits: int, weights_region: int | None, dram: tuple | None = None) -> int:
-    """Vela's legacy estimate (`measure_cycle_cost`) of one block operation as it is."""
-    from ethosu.vela.npu_performance import measure_cycle_cost
-
-    return measure_cycle_cost(*_query(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits,
-                                      weights_region, dram)).op_cycles
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _block_terms(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
-                 ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int], acc_bits: int,
-                 weights_region: int | None, dram: tuple | None) -> tuple:
-    """Vela's legacy estimate of a windowed operation is its cycles per OFM block times the blocks, plus the
-    pipeline's last stage once: these two terms, which do not depend on how many blocks there are (so one OFM
-    stands for every OFM with the same reads but the block count). Read off Vela's own arithmetic by counting the
-    blocks symbolically, so `compute_cycles` repeats its products and sums exactly."""
-    from ethosu.vela.npu_performance import _estimate_conv_cycles
-
-    arch, op_type, fused_op, query = _query(accelerator, kind, mode, fused, ifm, None, ofm, kernel, block, acc_bits,
-                                            weights_region, dram)
-    query.ofm_shape = _SymbolicCount.shape(query.ofm_shape)
-    terms = _estimate_conv_cycles(arch, op_type, fused_op, query)
-    return terms.per_block, terms.tail
-
-
-class _SymbolicCount:
-    """A block count that records what Vela multiplies it by (the cycles per block) and then adds (the tail)."""
-
-    def __init__(self, per_block=None, tail=None):
-        self.per_block, self.tail = per_block, tail
-
-    def elements(self):
-        return self
-
-    def __rmul__(self, per_block):
-        return _SymbolicCount(per_block)
-
-    def __add__(self, tail):
-        return _SymbolicCount(self.per_block, tail)
-
-    @staticmethod
-    def shape(shape):
-        """`shape` (a Vela Shape4D) whose block count (`div_round_up(block).elements()`) is symbolic."""
-        return _counted_shape_type()(*shape)
-
-
-@functools.cache
-def _counted_shape_type():
-    from ethosu.vela.shape4d import Shape4D
-
-    return type("CountedShape4D", (Shape4D,), {"div_round_up": lambda self, block: _SymbolicCount()})
-
-
-def _query(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
-           ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int],
-           acc_bits: int, weights_region: int | None, dram: tuple | None) -> tuple:
-    """Vela's architecture, operator, fused activation and performance query for one block operation."""
+    """Vela's legacy estimate (`measure_cycle_cost`) of one block operation as it is: an elementwise operation's
+    compute cycles (`compute_cycles` computes a windowed one's from `_block_terms`)."""
     from ethosu.vela.architecture_allocator import ArchitectureBlockConfig
     from ethosu.vela.architecture_features import SHRAMElements
-    from ethosu.vela.npu_performance import PerformanceQuery
+    from ethosu.vela.npu_performance import PerformanceQuery, measure_cycle_cost
     from ethosu.vela.operation import Kernel as VelaKernel
     from ethosu.vela.operation import NpuBlockType, Op
     from ethosu.vela.shape4d import Shape4D
@@ -534,4 +481,84 @@ def _query(accelerator: Accelerator, kind: str, mode: str, fused: str | None, if
     query.config = config
     fused_op = getattr(Op, _FUSED_OPS[fused]) if fused is not None else None
     arch = _dram_arch(accelerator, *dram[1:]) if dram else vela_arch(accelerator)
-    return arch, op_type, fused_op, query
+    return measure_cycle_cost(arch, op_type, fused_op, query).op_cycles
+
+@functools.lru_cache(maxsize=1 << 14)
+def _block_terms(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
+                 ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int], acc_bits: int,
+                 weights_region: int | None, dram: tuple | None) -> tuple:
+    """Vela's legacy estimate of a windowed operation is its cycles per OFM block times the blocks, plus the
+    pipeline's last stage once: these two terms, which do not depend on how many blocks there are (so one OFM
+    stands for every OFM with the same reads but the block count). Computed from the facts of Vela's estimate
+    (its architecture's tables, the DPU's cycles per micro block and kernel step, the output and command cycles
+    per block), in its order of floating-point operations, so that `compute_cycles` gives its integers exactly."""
+    arch = _dram_arch(accelerator, *dram[1:]) if dram else vela_arch(accelerator)
+    ofm_block = tuple(map(min, ofm.shape, block))
+    config_ublock = arch.config.ofm_ublock
+    ublock = (config_ublock.height, config_ublock.width, config_ublock.depth)
+    if ublock[0] == 2 and kind in (CONV, DEPTHWISE) and ofm.shape[0] == 1 and ofm.shape[1] % 2 == 0 \
+            and kernel.height == 1:  # Vela's Conv1D case: one-row micro blocks, 4 wide
+        ublock = (1, 4, ublock[2])
+    dpu = _dpu_block_cycles(accelerator, kind, mode, ifm, kernel, block, ofm_block, ublock, acc_bits) / arch.ncores
+    output_index = 3 if acc_bits == 40 else 6 if mode == "MAX" else 7  # Vela's output table
+    per_element = max(arch.output_cycles_per_elem[output_index], arch.activation_cycles_per_elem[0 if fused else 2])
+    output = math.ceil(per_element * math.prod(ofm_block))
+    if weights_region is not None:  # the scale and bias reads
+        output = max(output, 10 * ofm_block[2] * arch.memory_latency[_area(weights_region)][0] / 256)
+    dram_regions = dram[0] if dram else frozenset()
+    ifm_block = _ifm_block(kind, ifm, kernel, block)
+    command = (_block_transfer_cycles(arch, ifm, _area(ifm.region, dram_regions), True, ifm_block)
+               + _block_transfer_cycles(arch, ofm, _area(ofm.region, dram_regions), False, block))
+    command = (command + output + dpu) / 4  # per DPU
+    dpu, output = max(dpu, command), max(output, command)
+    return (dpu, output) if dpu > output else (output, dpu)
+
+
+def _dpu_block_cycles(accelerator: Accelerator, kind: str, mode: str, ifm: CostedFeatureMap, kernel: Kernel,
+                      block: tuple[int, int, int], ofm_block: tuple[int, int, int], ublock: tuple[int, int, int],
+                      acc_bits: int) -> int:
+    """The DPU's cycles on one OFM block of all cores together, as Vela's legacy estimate counts them: per
+    sub-kernel its kernel steps over the block's micro blocks (pooling a step per micro block), the delays of a
+    block of one micro block in width and height, and for a convolution (and a sum) once per IFM depth block."""
+    ublocks_y, ublocks_x, ublocks_z = (-(-size // micro) for size, micro in zip(ofm_block, ublock))
+    ublocks_xy = ublocks_x * ublocks_y
+    ifm_depth_block = min(ifm.shape[2], _ifm_block(kind, ifm, kernel, block)[2])
+    write_back = 32 * ublock[2] // 8
+    u55_32, acc40, part_kernel = accelerator.name == "ethos-u55-32", acc_bits == 40, kind == CONV and kernel.part_kernel
+    delay = (7 if acc40 else 3) if u55_32 else 3 if acc40 and accelerator.name in _SLOW_ACC40 else 2
+    cycles = 0
+    for rows in _sub_kernel_sizes(kernel.height):
+        for columns in _sub_kernel_sizes(kernel.width):
+            taps = rows * columns
+            if kind == POOL and mode != "REDUCE_SUM":
+                steps = 1
+                dpu = max(4, taps) * ublocks_xy * ublocks_z * (2 if ifm.bits == 16 and not u55_32 else 1)
+            elif kind == DEPTHWISE:
+                steps = -(-taps // 4)
+                dpu = max(write_back, 4 * ublocks_xy * (2 if ifm.bits == 16 else 1)) * steps * ublocks_z
+            elif part_kernel:
+                steps = -(-taps // (2 if ifm.bits == 16 else 4))
+                dpu = max(write_back, 4 * ublocks_xy) * steps * -(-ifm_depth_block // 8) * ublocks_z
+            else:
+                steps = taps
+                dpu = max(write_back, 4 * ublocks_xy) * steps * ublocks_z
+            delays = 0
+            if ublocks_xy == 1:
+                if ublocks_z == 1:
+                    delays = delay * steps
+                elif steps > 1:
+                    delays = delay * (steps - 1) * ublocks_z
+            if u55_32 and (ublocks_x == 1 or ublocks_y == 1) and ublocks_z > 1 and acc40:
+                delays += delay * ublocks_z
+            cycles += dpu + delays * (-(-ifm_depth_block // 8) if part_kernel else 1)
+    if kind == CONV or mode == "REDUCE_SUM":
+        cycles *= -(-ifm.shape[2] // ifm_depth_block)
+    return cycles
+
+
+def _block_transfer_cycles(arch, fm: CostedFeatureMap, area, is_read: bool, block: tuple[int, int, int]) -> float:
+    """Vela's cycles to move one block of `fm` (of the elements present) to or from its memory `area`: the
+    memory's latency, and the elements at its bandwidth, dearer by `_burst_factor` for short runs."""
+    elements = math.prod(map(min, fm.shape, block))
+    factor = _burst_factor(arch.memory_burst_length[area], arch.ncores, fm, is_read, block)
+    return arch.memory_latency[area][0 if is_read else 1] + elements * factor / arch.memory_bandwidths_per_cycle[area]
