@@ -37,6 +37,7 @@ import contextlib
 import copy
 import functools
 import io
+import itertools
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -356,45 +357,62 @@ def _terms_shape(shape: tuple[int, int, int], block: tuple[int, int, int], brick
 @functools.lru_cache(maxsize=1 << 14)
 def _ofm_parts(accelerator: Accelerator, shape: tuple[int, int, int],
                block: tuple[int, int, int]) -> tuple[tuple[tuple[int, int, int], tuple[int, int, int]], ...]:
-    """The parts of an OFM of `shape` computed in blocks of `block`, each as (its shape, its block): along every
-    axis the OFM splits into its whole blocks and a last block of what remains, which the NPU computes in whole
-    micro blocks (so no part is shallower than a micro block, nor one row high where the micro block has two rows:
-    the legacy estimate takes a one-row OFM for a 1D convolution). An axis in one block is left to the legacy
-    estimate's own clamp."""
-    arch = vela_arch(accelerator)
-    ublock = (arch.config.ofm_ublock.height, arch.config.ofm_ublock.width, arch.config.ofm_ublock.depth)
-    axes = []
-    for size, edge, micro in zip(shape, block, ublock):
-        whole, rest = divmod(size, edge)
-        if whole == 0:
-            axes.append([(size, edge)])
-            continue
-        axes.append([(whole * edge, edge)] + ([(min(round_up(rest, micro), edge),) * 2] if rest else []))
+    """The parts of an OFM of `shape` computed in blocks of `block`, each as (its shape, its block): every
+    combination of the parts of its axes (`_axis_parts`)."""
+    axes = _axis_parts(accelerator, shape, block)
     return tuple(((h, w, d), (bh, bw, bd)) for h, bh in axes[0] for w, bw in axes[1] for d, bd in axes[2])
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _axis_parts(accelerator: Accelerator, shape: tuple[int, int, int], block: tuple[int, int, int]) -> tuple:
+    """Per axis of an OFM of `shape` computed in blocks of `block`, its parts as (size, block size): its whole
+    blocks and a last block of what remains, which the NPU computes in whole micro blocks (so no part is
+    shallower than a micro block, nor one row high where the micro block has two rows: the legacy estimate takes
+    a one-row OFM for a 1D convolution). An axis in one block is left to the legacy estimate's own clamp."""
+    ublock = vela_arch(accelerator).config.ofm_ublock
+    axes = []
+    for size, edge, micro in zip(shape, block, (ublock.height, ublock.width, ublock.depth)):
+        whole, rest = divmod(size, edge)
+        if whole == 0:
+            axes.append(((size, edge),))
+            continue
+        axes.append(((whole * edge, edge),) + (((min(round_up(rest, micro), edge),) * 2,) if rest else ()))
+    return tuple(axes)
+
+
+@functools.lru_cache(maxsize=1 << 14)
 def least_compute_cycles(accelerator: Accelerator, kind: str, fused: str | None, ifm: CostedFeatureMap,
                          ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int], acc_bits: int) -> int:
-    """A lower bound of `compute_cycles` of a convolution or depthwise convolution, in a few integer steps: on
-    each part of the OFM (`_ofm_parts`) Vela estimates at least the larger of its DPU cycles per block (for each
-    sub-kernel, its kernel steps over the block's micro blocks, before the delays and command overhead it may add,
-    and for a convolution once per IFM depth block) and its output cycles per block, times the part's blocks. 0
-    for the other kinds and for an OFM one row high (Vela may change the micro block then). Ranking block configs,
-    it spares Vela's estimate of the configs it shows to be slower."""
+    """A lower bound of `compute_cycles` of a convolution or depthwise convolution, in a few steps: Vela's legacy
+    estimate of each part of the OFM (`_ofm_parts`), and of the OFM in whole blocks where that is less, without
+    the delays and command overhead it may add to its DPU and output cycles per block (its DPU cycles are, for
+    each sub-kernel, its kernel steps over the block's micro blocks, and for a convolution once per IFM depth
+    block). 0 for the other kinds and for an OFM one row high (Vela may change the micro block then). Ranking
+    block configs, it spares the estimate of the configs it shows to be slower; memoised, as networks repeat
+    their layers' shapes."""
     if kind not in (CONV, DEPTHWISE) or ofm.shape[0] == 1:
         return 0
-    (ublock_h, ublock_w, ublock_d), wide_step, steps, depth_blocks, per_element, cores = _dpu_terms(
-        accelerator, kind, fused, ifm.bits, ifm.shape[2], kernel, acc_bits)
-    total = 0
-    for (height, width, depth), part_block in _ofm_parts(accelerator, ofm.shape, block):
-        block_h, block_w, block_d = min(part_block[0], height), min(part_block[1], width), min(part_block[2], depth)
-        micro_blocks = -(-block_h // ublock_h) * -(-block_w // ublock_w)
-        dpu = max(wide_step, micro_blocks * (8 if kind == DEPTHWISE and ifm.bits == 16 else 4)) * steps
-        dpu *= -(-block_d // ublock_d) * depth_blocks
-        output = math.ceil(per_element * block_h * block_w * block_d)
-        blocks = -(-height // block_h) * -(-width // block_w) * -(-depth // block_d)
-        total += max(dpu * blocks // cores, output * blocks)
-    return total
+    ublock, wide_step, steps, depth_blocks, per_element, cores = _dpu_terms(accelerator, kind, fused, ifm.bits,
+                                                                           ifm.shape[2], kernel, acc_bits)
+    per_micro_block = 8 if kind == DEPTHWISE and ifm.bits == 16 else 4
+    step_cycles = steps * depth_blocks / cores
+
+    def least(axes):
+        total = 0
+        for (n_h, u_h, e_h), (n_w, u_w, e_w), (n_d, u_d, e_d) in itertools.product(*axes):
+            dpu = max(wide_step, u_h * u_w * per_micro_block) * u_d * step_cycles
+            output = math.ceil(per_element * e_h * e_w * e_d)
+            total += int(max(dpu, output) * (n_h * n_w * n_d) + min(dpu, output))
+        return total
+
+    # per axis and part: (blocks, micro blocks per block, block size)
+    axes = [[(-(-size // min(edge, size)), -(-min(edge, size) // micro), min(edge, size)) for size, edge in parts]
+            for parts, micro in zip(_axis_parts(accelerator, ofm.shape, block), ublock)]
+    if all(len(parts) == 1 for parts in axes):
+        return least(axes)
+    whole = [[(-(-size // edge), -(-edge // micro), edge)]
+             for size, edge, micro in zip(ofm.shape, map(min, block, ofm.shape), ublock)]
+    return min(least(axes), least(whole))
 
 
 @functools.lru_cache(maxsize=1 << 10)
