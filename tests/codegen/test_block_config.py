@@ -31,8 +31,11 @@ def test_chosen_block_config_is_the_fastest_valid_one(case, accelerator):
     configs = find_block_configs(npu_op, npu_accelerator)
     chosen = choose_block_config(npu_op, npu_accelerator)
     assert chosen in configs and len(configs) > 1
-    # Code generation streams the weights frugally instead where that is faster once they are encoded.
-    assert npu_op.block_config in (chosen, frugal_block_config(npu_op, npu_accelerator, npu_op.block_config.depth))
+    # Code generation streams the weights frugally instead where that is faster once they are encoded: only KWS's
+    # first convolution on ethos-u55-64 (10x6x16, 41,939 cycles, against 58,240 in the 2x6x16 blocks chosen here
+    # at the weights' uncompressed size, since the cost model clips edge blocks; docs/benchmarks.md).
+    frugal = (case, accelerator) == ("kws_first_conv", "ethos-u55-64")
+    assert npu_op.block_config == (frugal_block_config(npu_op, npu_accelerator, chosen.depth) if frugal else chosen)
     best = estimate_cycles(npu_op, npu_accelerator, chosen).cycles
     assert all(estimate_cycles(npu_op, npu_accelerator, block).cycles >= best for block in configs)
     # A preferred depth wins when some valid config has it, and is ignored otherwise.
