@@ -6,10 +6,11 @@ code generation's block choice and the cascader's stripe costs (Vela API operati
 `ethosu_tvm.codegen.operation_cost`), so that the cycles the compiler plans with are the cycles the simulator
 reports.
 
-* Block operations (`block_cost`): max(compute, memory). Compute (`compute_cycles`) is `measure_cycle_cost` for the
-  operation type, shapes, kernel, OFM block, the IFM block derived from it, accumulator width and weight order,
-  summed over the parts of the OFM so that its edge blocks cost what remains of the OFM, as Vela's current model
-  (Regor) costs them.
+* Block operations (`block_cost`): max(compute, memory). Compute (`compute_cycles`) is Vela's legacy estimate
+  (`measure_cycle_cost`) for the operation type, shapes, kernel, OFM block, the IFM block derived from it,
+  accumulator width and weight order; for a windowed operation its terms per block computed here
+  (`_block_terms`) and summed over the parts of the OFM so that its edge blocks cost what remains of the OFM, as
+  Vela's current model (Regor) costs them.
   Memory is the traffic (`block_traffic`) each memory carries at its bandwidth; the two AXI ports (SRAM, and the
   flash under Shared_Sram) transfer concurrently, so the slower one counts.
 * Traffic counts what the hardware moves, as Vela's element-access model counts it: the U55 works through the OFM
