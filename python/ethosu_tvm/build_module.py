@@ -16,8 +16,8 @@ The stages, numbered as in docs/architecture.md (each a function of its own pack
 6. NPU code generation (`compile_npu_graphs`): TE → (cascaded) TIR → Vela API → command streams (`NpuArtifact`);
    with a pool's size as the cascader's limit, each proposal is measured by the workspace plan of stages 7-8
    (`aot.pool_fit`), which is why the host kernels come first;
-6a. stream check (`check_artifact`): each stream run once in the simulator; one the NPU cannot execute is never
-    written;
+6a. stream check (`check_artifact`): each stream run once in the simulator, in a thread beside stages 7-9; one the
+    NPU cannot execute is never written;
 7. AOT program (`build_program`): main → ordered NPU launches and kernel calls over named tensors;
 8. memory planning (`plan_workspace`): every buffer placed in the workspace pools;
 9. C sources (`generate`, `interface_of`): the AOT runner, header and I/O description;
@@ -25,6 +25,7 @@ The stages, numbered as in docs/architecture.md (each a function of its own pack
 """
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, Optional
 
 import tvm
@@ -141,21 +142,37 @@ def build(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u5
                                        sram_pool_limit(config.npu, config.pools),
                                        None if fit is None else fit.budget)
         report("code generation: checking the NPU command streams in the simulator")
-        for artifact in artifacts:
-            check_artifact(artifact)
-    program = _program(fused, mod, artifacts, kernels, config)
-    report("memory planning")
+    checked = _check_beside(artifacts)
     try:
-        workspace = plan_workspace(program, list(config.pools), config.memory_planner, config.io_in_workspace)
+        program = _program(fused, mod, artifacts, kernels, config)
+        report("memory planning")
+        workspace = _plan_workspace(program, config, artifacts)
+        sources = generate(program, workspace, config.user_pools, MODULE)
+        interface = interface_of(program, workspace, config.npu, config.user_pools)
+    finally:  # a stream the NPU cannot execute fails the build, before whatever else failed
+        checked.result()
+    return CompiledModel(config, partitioned, offload, program, workspace, sources, interface)
+
+
+def _check_beside(artifacts: list[NpuArtifact]) -> Future:
+    """Stage 6a in a thread of its own, beside stages 7-9: the check mostly waits for its weight streams' decodes
+    in the helper processes (`sim.mlw`), which then leaves this process's interpreter to the stages."""
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stream-check")
+    checked = executor.submit(lambda: [check_artifact(artifact) for artifact in artifacts])
+    executor.shutdown(wait=False)  # its thread ends with the check
+    return checked
+
+
+def _plan_workspace(program: Program, config: BuildConfig, artifacts: list[NpuArtifact]):
+    """Stage 8; without the cascader, pools too small for the NPU's scratch say that it would cut it."""
+    try:
+        return plan_workspace(program, list(config.pools), config.memory_planner, config.io_in_workspace)
     except PoolsTooSmall as err:
         if not artifacts or config.cascader is not None:
             raise
         # Without the cascader each NPU launch holds whole feature maps; with it they can be cut into stripes.
         raise PoolsTooSmall(f"{err} (the NPU's scratch can be smaller with the cascader: -enable-cascader=1 in "
                              "the ethos-u target)") from None
-    sources = generate(program, workspace, config.user_pools, MODULE)
-    interface = interface_of(program, workspace, config.npu, config.user_pools)
-    return CompiledModel(config, partitioned, offload, program, workspace, sources, interface)
 
 
 def cascader_frontiers(mod: tvm.IRModule, target: str = "ethos-u -accelerator-config=ethos-u55-128 "

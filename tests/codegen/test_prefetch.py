@@ -1,5 +1,7 @@
 """Weight DMAs issued more than one operation ahead (`codegen.prefetch`): the timeline arithmetic of the choice, the
 orders it refuses, and ResNet-8, whose 18 KB transfer now runs under the residual block before it, bit-exact."""
+import itertools
+
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -139,3 +141,44 @@ def test_a_walk_resumed_where_one_state_changes_times_the_whole_stream(stream):
     since = prefetch_module._first_change(index, states[index], other)
     changed = {**states, index: other}
     assert elapsed(steps, changed, saved[since]) == elapsed(steps, changed)
+
+
+@given(_changed_stream())
+def test_a_walk_given_up_against_its_rival_could_not_have_won(stream):
+    """`prefetch` gives up on a changed state's walk as soon as, past that convolution, it is no sooner than the
+    current states' walk (`Timeline.no_sooner_than`): the whole stream then takes as many cycles or more (or is
+    refused); a walk not given up times it exactly."""
+    steps, states, index, other = stream
+    assume(elapsed(steps, states) is not None)
+    saved = prefetch_module._prefixes(steps, states)
+    changed = {**states, index: other}
+    whole = elapsed(steps, changed)
+    given_up = elapsed(steps, changed, saved[prefetch_module._first_change(index, states[index], other)], saved,
+                       index + 1)
+    if given_up is None:
+        assert whole is None or whole >= elapsed(steps, states)
+    else:
+        assert given_up == whole
+
+
+@given(st.lists(st.one_of(_fixed, _choice), max_size=6), st.lists(_choice, min_size=2, max_size=3),
+       st.lists(st.one_of(_fixed, _choice), max_size=3), st.integers(0, 60_000))
+@settings(max_examples=60)
+def test_joint_states_are_the_first_best_combination(before, group, after, limit):
+    """`joint`, which gives up on combinations no sooner than the best one after the group, takes the first
+    combination (in `itertools.product` order) with the fewest cycles among those within `limit`, as trying
+    every one does."""
+    steps = before + group + after
+    states = {i: State(False) for i, step in enumerate(steps) if isinstance(step, Choice)}
+    indices = range(len(before), len(before) + len(group))
+    live = [0] * len(steps)
+    best_states, best = states, elapsed(steps, states)
+    for combination in itertools.product(*([State(False)] + [State(True, lead=lead) for lead in
+                                                             range(1, min(i + 1, prefetch_module.GROUP_LEAD) + 1)]
+                                           for i in indices)):
+        trial = {**states, **dict(zip(indices, combination))}
+        cycles = elapsed(steps, trial)
+        if prefetch_module.fullest(steps, trial, live) <= limit and cycles is not None and \
+                (best is None or cycles < best):
+            best_states, best = trial, cycles
+    assert prefetch_module.joint(steps, states, live, limit, indices) == (best_states, best)

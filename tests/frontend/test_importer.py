@@ -347,3 +347,36 @@ def test_empty_negative_or_huge_computed_tensors_are_refused():
     with pytest.raises(UnsupportedModelError, match=r"^operator #0 PAD computes a tensor of shape \(1, -2, 4, 8\), "
                                                     r"which has a negative extent$"):
         from_tflite(net.build())
+
+
+@pytest.mark.parametrize("model", [shared_model("mlperf_tiny_ic_resnet8_int8.tflite"),
+                                   models.make("depthwise_conv2d", in_shape=(1, 5, 5, 1))])
+def test_converter_reads_each_tensor_once_as_tvm_reads_it(model):
+    """The converter keeps each tensor's wrapper (TVM's reader builds new quantization constants on every call): a
+    tensor asked for again, in any list, is the same wrapper, holding what TVM's reader gives for it (one scale:
+    axis 0, `test_one_channel_depthwise_weights_import`)."""
+    from tvm import relax
+    from tvm.relax.frontend.tflite.tflite_frontend import ExprTable, OperatorConverter
+
+    from ethosu_tvm.frontend.converter import Rewrites
+    from ethosu_tvm.frontend.operators import Converter
+    from ethosu_tvm.frontend.tflite_file import read_model
+
+    parsed = read_model(model)
+    graph = parsed.Subgraphs(0)
+    converter = Converter(parsed, graph, ExprTable(), relax.BlockBuilder(), Rewrites({}, {}, ()))
+    indices = [int(i) for j in range(graph.OperatorsLength()) for i in graph.Operators(j).InputsAsNumpy()] + [-1]
+    wrappers = converter.get_tensors(indices + indices)
+    again = converter.get_tensors(indices[::-1])
+    assert all(a is b for a, b in zip(wrappers, wrappers[len(indices):] + again[::-1]))
+    for wrapper, fresh in zip(wrappers, OperatorConverter.get_tensors(converter, indices)):
+        assert wrapper.tensor_idx == fresh.tensor_idx
+        if fresh.tensor_idx < 0:
+            continue
+        assert (wrapper.tensor._tab.Pos, wrapper.buffer._tab.Pos) == (fresh.tensor._tab.Pos, fresh.buffer._tab.Pos)
+        assert bool(wrapper.qnn_params) == bool(fresh.qnn_params)
+        if fresh.qnn_params:
+            scale, zero_point = (fresh.qnn_params[k].value.numpy() for k in ("scale", "zero_point"))
+            assert np.array_equal(wrapper.qnn_params["scale"].value.numpy(), scale)
+            assert np.array_equal(wrapper.qnn_params["zero_point"].value.numpy(), zero_point)
+            assert wrapper.qnn_params["axis"] == (0 if scale.ndim == 0 else fresh.qnn_params["axis"])

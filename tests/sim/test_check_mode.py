@@ -97,3 +97,52 @@ def test_check_passes_the_compiled_stream(name):
     artifact = _artifact(name)
     simulator = Simulator(artifact.accelerator)
     assert _outcome(simulator.check, artifact.driver_payload, artifact, artifact.constants) is None
+
+
+def _kws_faults() -> dict:
+    """Single faults of KWS's stream, each a function editing its command words and constants in place: the first
+    convolution's weight stream (read from the constants) and its scale stream, their first 16 bytes set to 0xff;
+    the last weight stream 16 bytes shorter; the last DMA out of bounds; the first and the last DMA wait waiting
+    for none (a race)."""
+    commands = Simulator("ethos-u55-128").commands(_artifact("mlperf_tiny_kws_dscnn_int8").driver_payload)
+    names = [c.opcode.name for c in commands]
+    conv, first_wait = names.index("NPU_OP_CONV"), names.index("NPU_OP_DMA_WAIT")
+
+    def last(name, before=len(commands)):
+        return max(i for i, n in enumerate(names[:before]) if n == name)
+
+    assert commands[last("WEIGHT_REGION", conv)].param == 0 and conv < first_wait < last("WEIGHT_LENGTH")
+
+    def edit(index, **changes):
+        command = dataclasses.replace(commands[index], **changes)
+        return lambda words, constants: words.__setitem__(index, command.words())
+
+    def spoil(base):
+        start = commands[last(base, conv)].value
+        return lambda words, constants: constants.__setitem__(slice(start, start + 16), b"\xff" * 16)
+
+    return {"weights": spoil("WEIGHT_BASE"), "its scales": spoil("SCALE_BASE"),
+            "later weights": edit(last("WEIGHT_LENGTH"), payload=commands[last("WEIGHT_LENGTH")].payload - 16),
+            "later DMA": edit(last("DMA0_LEN"), payload=1 << 24),
+            "race": edit(first_wait, param=1), "later race": edit(last("NPU_OP_DMA_WAIT"), param=1)}
+
+@pytest.mark.parametrize("first,then", [("weights", "its scales"), ("weights", "later weights"),
+                                        ("weights", "later DMA"), ("weights", "later race"),
+                                        ("race", "later weights")])
+def test_the_first_of_two_faults_around_a_weight_stream(first, then):
+    """`check` waits for its weight streams' decodes after the walk, which goes on meanwhile: it still reports
+    what `run` finds first, a weight stream's fault before anything after it, a race before it first."""
+    artifact = _artifact("mlperf_tiny_kws_dscnn_int8")
+    simulator, faults = Simulator(artifact.accelerator), _kws_faults()
+
+    def outcomes(*names):
+        words = [c.words() for c in simulator.commands(artifact.driver_payload)]
+        constants = bytearray(artifact.constants)
+        for name in names:
+            faults[name](words, constants)
+        stream = [w for command in words for w in command]
+        return [_outcome(method, stream, artifact, bytes(constants)) for method in (simulator.run, simulator.check)]
+
+    alone = outcomes(first)
+    assert alone[0] is not None and outcomes(then)[0] not in (None, alone[0])
+    assert outcomes(first, then) == [alone[0]] * 2

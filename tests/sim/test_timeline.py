@@ -1,6 +1,11 @@
 """The stream timeline's one flash port, against hand-worked numbers (Ethos_U55_High_End_Embedded, Shared_Sram:
-the flash at 1 byte/cycle with a read latency of 64 cycles, SRAM at 8 bytes/cycle with 32)."""
+the flash at 1 byte/cycle with a read latency of 64 cycles, SRAM at 8 bytes/cycle with 32); and when one timeline
+ends no sooner than another whatever follows (`Timeline.no_sooner_than`)."""
 import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ethosu_tvm.arch.system import DEFAULT_SYSTEM
 from ethosu_tvm.sim.cycles import Timeline
@@ -61,3 +66,56 @@ def test_the_port_serves_its_transfers_in_the_order_they_begin():
     assert timeline.dma(transfer(3000), from_constants=True) == 3064 + 3064
     assert timeline.kernel(600, constants=500) == 6128 + 500
     assert timeline.elapsed == 6628
+
+
+_command = st.one_of(st.tuples(st.just("dma"), st.integers(0, 5_000), st.booleans()),
+                     st.tuples(st.just("kernel"), st.integers(0, 5_000), st.integers(0, 5_000)),
+                     st.tuples(st.just("dma_wait"), st.integers(0, 2)), st.tuples(st.just("kernel_wait"),
+                                                                                  st.integers(0, 2)))
+
+
+def _played(commands, timeline=None) -> Timeline:
+    timeline = timeline or Timeline()
+    for name, *args in commands:
+        getattr(timeline, name)(*args)
+    return timeline
+
+
+@st.composite
+def _two_histories(draw):
+    """Commands, and the same with the cycles of one of them changed (so that some times are later, others not)."""
+    first = draw(st.lists(_command, min_size=1, max_size=10))
+    index = draw(st.integers(0, len(first) - 1))
+    name, value, *more = first[index]
+    changed = (name, draw(st.integers(0, 5_000)), *more) if name in ("dma", "kernel") else first[index]
+    return first, first[:index] + [changed] + first[index + 1:]
+
+
+@given(_two_histories(), st.lists(_command, max_size=8))
+@settings(max_examples=500)
+def test_a_timeline_no_sooner_than_another_ends_no_sooner_after_the_same_commands(histories, rest):
+    """`no_sooner_than(other, outstanding)` (the prefetch search gives up on trial walks by it) holds only where
+    whatever follows, waiting with at most `outstanding` commands running, ends no sooner than after `other`."""
+    outstanding = max([args[0] for name, *args in rest if name.endswith("_wait")], default=0)
+    one, other = (_played(commands) for commands in histories)
+    if one.no_sooner_than(other, outstanding):
+        assert _played(rest, one.copy()).elapsed >= _played(rest, other.copy()).elapsed
+    assert one.no_sooner_than(one.copy(), outstanding)
+
+
+@pytest.mark.parametrize("one, other, rest, outstanding", [
+    # a DMA starts after the operation before the last one: 100 against 150
+    ([("kernel", 100, 0), ("kernel", 100, 0)], [("kernel", 150, 0), ("kernel", 50, 0)], [("dma", 1000, False)], 0),
+    # a transfer from flash waits for the port, which the operations' weight reads hold until 10 against 50
+    ([("kernel", 100, 10)], [("kernel", 100, 50)], [("dma", 200, True)], 0),
+    # a wait with one DMA still running waits for the one before the last: 100 against 200
+    ([("dma", 100, False), ("dma", 200, False)], [("dma", 200, False), ("dma", 100, False)],
+     [("dma_wait", 1), ("kernel", 500, 0)], 1),
+])
+def test_a_timeline_earlier_where_the_commands_after_look_is_not_no_sooner(one, other, rest, outstanding):
+    """Each time `no_sooner_than` compares matters: two timelines that end at the same time but differ in one of
+    them end apart after the same commands."""
+    one, other = _played(one), _played(other)
+    assert one.elapsed == other.elapsed
+    assert _played(rest, one.copy()).elapsed < _played(rest, other.copy()).elapsed
+    assert not one.no_sooner_than(other, outstanding) and other.no_sooner_than(one, outstanding)

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from ethosu_tvm.arch import ACCELERATORS
-from ethosu_tvm.sim.weights import WeightFormatError, WeightLayout, decode_weights, stream_order, unreorder
+from ethosu_tvm.sim import mlw
+from ethosu_tvm.sim.weights import WeightFormatError, WeightLayout, decoding, stream_order, unreorder
 
 with contextlib.redirect_stdout(io.StringIO()):  # Vela announces its default configuration on first use
     from ethosu.vela.api import NpuAccelerator, NpuBlockTraversal, npu_encode_weights
@@ -48,7 +49,7 @@ def test_encode_decode_round_trip(accelerator, case):
     traversal = NpuBlockTraversal.PART_KERNEL_FIRST if part_kernel else NpuBlockTraversal.DEPTH_FIRST
     encoded = npu_encode_weights(_VELA_ACCELERATORS[accelerator], weights, dilation, bits, block_depth, depthwise,
                                  traversal)
-    decoded = decode_weights(bytes(encoded), _layout(accelerator, *case))
+    decoded = decoding(bytes(encoded), _layout(accelerator, *case)).weights
     assert np.array_equal(decoded, weights)
 
 
@@ -82,8 +83,12 @@ def test_wrong_length_and_padding_are_rejected():
 def test_corrupt_stream_is_an_error_not_a_crash():
     layout = WeightLayout(8, 1, 1, 8, 8, 8, 8, False, False, 8)
     with pytest.raises(WeightFormatError, match="mlw decoder aborted"):
-        decode_weights(bytes(range(7, 50)), layout)
+        decoding(bytes(range(7, 50)), layout).weights
     weights = np.arange(64, dtype=np.int16).reshape(8, 1, 1, 8)
     encoded = npu_encode_weights(NpuAccelerator.Ethos_U55_128, weights, (1, 1), 8, 8, False,
                                  NpuBlockTraversal.DEPTH_FIRST)
-    assert np.array_equal(decode_weights(bytes(encoded), layout), weights)  # the decoder process came back
+    assert np.array_equal(decoding(bytes(encoded), layout).weights, weights)
+    decoder = mlw._Decoder()  # a helper process killed by a stream starts again for its next one
+    with pytest.raises(mlw.MlwDecodeError, match="bitbuf_getbit: underrun"):
+        decoder.decode(bytes(range(7, 50)))
+    assert np.array_equal(unreorder(decoder.decode(bytes(encoded)), layout), weights)

@@ -56,11 +56,25 @@ class CSources:
 _HEX = tuple(f"0x{b:02x}" for b in range(256))
 
 
+_DIGITS = np.frombuffer(b"0123456789abcdef", np.uint8)
+_ROW = 16  # bytes a row
+
+
 def _byte_array(name: str, data: bytes, comment: str) -> str:
-    """Sixteen bytes a row. The entries are formatted by `bytes.hex` at C speed (megabytes of weights): each
-    "0xhh, " takes six characters, so a row is 94 characters of every 96."""
-    entries = "0x" + data.hex(" ").replace(" ", ", 0x") if data else ""
-    body = ",\n  ".join(entries[i:i + 94] for i in range(0, len(entries), 96))
+    """Sixteen bytes a row, each "0xhh, ", the last row's last comma dropped. Megabytes of weights: the text is
+    written by NumPy into an array of rows, each its 96 characters of entries and two spaces of indent, the last
+    entry's space a line break."""
+    rows = -(-len(data) // _ROW)
+    padded = np.zeros(rows * _ROW, np.uint8)
+    padded[:len(data)] = np.frombuffer(data, np.uint8)
+    padded = padded.reshape(rows, _ROW)
+    text = np.empty((rows, _ROW * 6 + 2), np.uint8)
+    entries = text[:, :_ROW * 6].reshape(rows, _ROW, 6)
+    entries[...] = np.frombuffer(b"0x??, ", np.uint8)
+    entries[:, :, 2], entries[:, :, 3] = _DIGITS[padded >> 4], _DIGITS[padded & 15]
+    text[:, _ROW * 6 - 1:] = np.frombuffer(b"\n  ", np.uint8)
+    length = max(len(data) * 6 + (len(data) - 1) // _ROW * 2 - 2, 0)  # no separator after the last entry
+    body = text.reshape(-1)[:length].tobytes().decode()
     return f"/* {comment} */\nstatic const uint8_t {name}[{len(data)}] {RODATA} = {{\n  {body}\n}};\n"
 
 

@@ -360,19 +360,20 @@ def _ofm_parts(accelerator: Accelerator, shape: tuple[int, int, int],
                block: tuple[int, int, int]) -> tuple[tuple[tuple[int, int, int], tuple[int, int, int]], ...]:
     """The parts of an OFM of `shape` computed in blocks of `block`, each as (its shape, its block): every
     combination of the parts of its axes (`_axis_parts`)."""
-    axes = _axis_parts(accelerator, shape, block)
+    ublock = vela_arch(accelerator).config.ofm_ublock
+    axes = _axis_parts((ublock.height, ublock.width, ublock.depth), shape, block)
     return tuple(((h, w, d), (bh, bw, bd)) for h, bh in axes[0] for w, bw in axes[1] for d, bd in axes[2])
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _axis_parts(accelerator: Accelerator, shape: tuple[int, int, int], block: tuple[int, int, int]) -> tuple:
+def _axis_parts(ublock: tuple[int, int, int], shape: tuple[int, int, int], block: tuple[int, int, int]) -> tuple:
     """Per axis of an OFM of `shape` computed in blocks of `block`, its parts as (size, block size): its whole
     blocks and a last block of what remains, which the NPU computes in whole micro blocks (so no part is
     shallower than a micro block, nor one row high where the micro block has two rows: the legacy estimate takes
-    a one-row OFM for a 1D convolution). An axis in one block is left to the legacy estimate's own clamp."""
-    ublock = vela_arch(accelerator).config.ofm_ublock
+    a one-row OFM for a 1D convolution; `ublock` is the micro block's height, width and depth). An axis in one
+    block is left to the legacy estimate's own clamp."""
     axes = []
-    for size, edge, micro in zip(shape, block, (ublock.height, ublock.width, ublock.depth)):
+    for size, edge, micro in zip(shape, block, ublock):
         whole, rest = divmod(size, edge)
         if whole == 0:
             axes.append(((size, edge),))
@@ -381,7 +382,6 @@ def _axis_parts(accelerator: Accelerator, shape: tuple[int, int, int], block: tu
     return tuple(axes)
 
 
-@functools.lru_cache(maxsize=1 << 14)
 def least_compute_cycles(accelerator: Accelerator, kind: str, fused: str | None, ifm: CostedFeatureMap,
                          ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int], acc_bits: int) -> int:
     """A lower bound of `compute_cycles` of a convolution or depthwise convolution, in a few steps: Vela's legacy
@@ -393,35 +393,42 @@ def least_compute_cycles(accelerator: Accelerator, kind: str, fused: str | None,
     their layers' shapes."""
     if kind not in (CONV, DEPTHWISE) or ofm.shape[0] == 1:
         return 0
-    ublock, wide_step, steps, depth_blocks, per_element, cores = _dpu_terms(accelerator, kind, fused, ifm.bits,
-                                                                           ifm.shape[2], kernel, acc_bits)
-    per_micro_block = 8 if kind == DEPTHWISE and ifm.bits == 16 else 4
+    return least_block_compute_cycles(dpu_terms(accelerator, kind, fused, ifm.bits, ifm.shape[2], kernel, acc_bits),
+                                      ofm.shape, block)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def least_block_compute_cycles(terms: tuple, shape: tuple[int, int, int], block: tuple[int, int, int]) -> int:
+    """`least_compute_cycles` of an OFM of `shape` in blocks of `block`, from the operation's `dpu_terms`: a
+    block-config ranking asks them once per operation, not once per block. Memoised: networks repeat their
+    layers' shapes."""
+    ublock, wide_step, micro_step, steps, depth_blocks, per_element, cores = terms
     step_cycles = steps * depth_blocks / cores
 
     def least(axes):
         total = 0
         for (n_h, u_h, e_h), (n_w, u_w, e_w), (n_d, u_d, e_d) in itertools.product(*axes):
-            dpu = max(wide_step, u_h * u_w * per_micro_block) * u_d * step_cycles
+            dpu = max(wide_step, u_h * u_w * micro_step) * u_d * step_cycles
             output = math.ceil(per_element * e_h * e_w * e_d)
             total += int(max(dpu, output) * (n_h * n_w * n_d) + min(dpu, output))
         return total
 
     # per axis and part: (blocks, micro blocks per block, block size)
     axes = [[(-(-size // min(edge, size)), -(-min(edge, size) // micro), min(edge, size)) for size, edge in parts]
-            for parts, micro in zip(_axis_parts(accelerator, ofm.shape, block), ublock)]
+            for parts, micro in zip(_axis_parts(ublock, shape, block), ublock)]
     if all(len(parts) == 1 for parts in axes):
         return least(axes)
-    whole = [[(-(-size // edge), -(-edge // micro), edge)]
-             for size, edge, micro in zip(ofm.shape, map(min, block, ofm.shape), ublock)]
+    whole = [[(-(-size // edge), -(-edge // micro), edge)] for size, edge, micro in zip(shape, map(min, block, shape),
+                                                                                       ublock)]
     return min(least(axes), least(whole))
 
 
 @functools.lru_cache(maxsize=1 << 10)
-def _dpu_terms(accelerator: Accelerator, kind: str, fused: str | None, ifm_bits: int, ifm_depth: int,
-               kernel: Kernel, acc_bits: int) -> tuple:
+def dpu_terms(accelerator: Accelerator, kind: str, fused: str | None, ifm_bits: int, ifm_depth: int,
+              kernel: Kernel, acc_bits: int) -> tuple:
     """What `least_compute_cycles` reads of Vela's estimate apart from the block: the micro block (height, width,
-    depth), the cycles of a kernel step on few micro blocks, the kernel steps over all sub-kernels, the IFM depth
-    blocks, the output cycles per element and the cores."""
+    depth), the cycles of a kernel step on few micro blocks and per micro block, the kernel steps over all
+    sub-kernels, the IFM depth blocks, the output cycles per element and the cores."""
     arch = vela_arch(accelerator)
     ublock = arch.config.ofm_ublock
     ifm_block_depth = min(ifm_depth, 16 if kernel.part_kernel or ifm_bits == 16 else 32)
@@ -439,8 +446,9 @@ def _dpu_terms(accelerator: Accelerator, kind: str, fused: str | None, ifm_bits:
     per_element = max(arch.output_cycles_per_elem[3 if acc_bits == 40 else 7],
                       arch.activation_cycles_per_elem[2 if fused is None else 0])
     depth_blocks = -(-ifm_depth // ifm_block_depth) if kind == CONV else 1
-    return ((ublock.height, ublock.width, ublock.depth), 32 * ublock.depth // 8, steps, depth_blocks, per_element,
-            arch.ncores)
+    micro_step = 8 if kind == DEPTHWISE and ifm_bits == 16 else 4
+    return ((ublock.height, ublock.width, ublock.depth), 32 * ublock.depth // 8, micro_step, steps, depth_blocks,
+            per_element, arch.ncores)
 
 
 def _sub_kernel_sizes(taps: int) -> list[int]:

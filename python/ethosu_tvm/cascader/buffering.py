@@ -97,26 +97,32 @@ def choose_buffering(choices: Sequence[Choice], previous: int = 0, budget: Budge
     # per operation, the state of the one before it on each state's best path (the path is read back at the end,
     # not copied at every step: plans run hundreds of operations)
     states: list[tuple[int, int, int, int] | None] = [(0, 0, 0, previous), None, None]
-    links: list[list[int | None]] = []
+    links: list[tuple[int | None, ...]] = []
     for index, choice in enumerate(choices):
-        options, link = [None, None, None], [None, None, None]
-        for state, option in ((STREAMS, True), (BUFFERS, choice.buffer), (FRUGAL, choice.frugal)):
-            if option is None:
-                continue
-            # the operation's cycles but a buffer's wait, and what it leaves the next transfer (see `_step`)
-            cycles, overlap = ((choice.streamed, choice.overlap) if state == STREAMS else
-                               (option.cycles, option.cycles) if state == BUFFERS else option)
-            best, came = None, None
-            for previous_state, entry in enumerate(states):
-                if entry is None or budget is not None and not fits(index, previous_state == BUFFERS, state == BUFFERS):
+        # Streaming (plainly or frugally) follows the state of the fewest cycles so far that it fits after, the
+        # first of equals; buffering, the one of the fewest cycles with its wait for the transfer.
+        came = None
+        for state, entry in enumerate(states):
+            if entry is not None and (came is None or entry[0] < states[came][0]) and (
+                    budget is None or fits(index, state == BUFFERS, False)):
+                came = state
+        plain = states[came] if came is not None else None
+        options = [None if plain is None else (plain[0] + choice.streamed, plain[1], plain[2], choice.overlap),
+                   None, None]
+        link = [came, None, came]
+        if choice.buffer is not None:
+            buffer, best = choice.buffer, None
+            for state, entry in enumerate(states):
+                if entry is None or budget is not None and not fits(index, state == BUFFERS, True):
                     continue
-                total = entry[0] + cycles + (max(option.transfer - entry[3], 0) if state == BUFFERS else 0)
+                total = entry[0] + buffer.cycles + max(buffer.transfer - entry[3], 0)
                 if best is None or total < best[0]:
-                    best = (total, entry[1] + (state == BUFFERS), entry[2] + (state == FRUGAL), overlap)
-                    came = previous_state
-            options[state], link[state] = best, came
+                    best, link[BUFFERS] = (total, entry[1] + 1, entry[2], buffer.cycles), state
+            options[BUFFERS] = best
+        if choice.frugal is not None and plain is not None:
+            options[FRUGAL] = (plain[0] + choice.frugal[0], plain[1], plain[2] + 1, choice.frugal[1])
         states = options
-        links.append(link)
+        links.append(tuple(link))
     feasible = [state for state, s in enumerate(states) if s is not None and fits(len(choices), state == BUFFERS, None)]
     if not feasible:
         return streaming(choices)

@@ -21,7 +21,7 @@ from .in_place import VIEW, Alias, candidates, write_in_place
 from .memory import ConstantPool, Placement, live_bytes, nbytes, plan, weight_buffer
 from .operation_cost import estimate_cycles
 from .operations import OperationBuilder, buffering_key
-from .prefetch import Fixed, State, elapsed, fullest, joint, prefetch
+from .prefetch import Fixed, State, elapsed, fullest, joint, prefetch, waits
 from .schedule import ScheduleFn
 from .tir_to_npu import Stripe, translate
 from .vela_calls import vela_call
@@ -252,15 +252,21 @@ def _depth_split(graph: NpuGraph, choice: _Candidate, dropped: set[str], sram_li
                  placements: dict[str, Placement], target: EthosuTarget) -> _Candidate | None:
     """`choice` with the convolutions `depth_split.worth_splitting` picks split into parts
     (`depth_split.part_depth`, `_with_parts`), each where the stream then finishes sooner; None when no split
-    pays."""
+    pays. Each is tried on the splits taken before it: the streaming convolutions first, in stream order, then the
+    buffering ones, whose parts' transfers would otherwise take the flash's idle time first (ResNet-8 on
+    ethos-u55-256: 121,237 cycles with a buffering convolution split first and its streaming one after, 119,389
+    with the streaming one alone)."""
     ours, decision = choice.ours, choice.decision
     best, cycles = None, decision.cycles
-    for stripe, option in ours.options:
+    if cycles is None:
+        return None
+    waited = waits(decision.steps, decision.states)
+    for stripe, option in sorted(ours.options, key=lambda pair: buffering_key(pair[0]) in decision.buffered):
         index = next(i for i, whole in enumerate(ours.stripes) if whole is stripe)
         depth = part_depth(stripe.ofm.box[3].extent)
-        if cycles is None or depth is None or not worth_splitting(graph.ops[stripe.op], stripe, option,
-                                                                  buffering_key(stripe) in decision.buffered,
-                                                                  ours.live[index], limit):
+        if depth is None or not worth_splitting(graph.ops[stripe.op], stripe, option,
+                                                buffering_key(stripe) in decision.buffered, ours.live[index], limit,
+                                                waited.get(index, 0), decision.cycles):
             continue
         current = best or choice
         index = next(i for i, whole in enumerate(current.ours.stripes) if whole is stripe)

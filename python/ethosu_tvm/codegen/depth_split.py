@@ -9,9 +9,12 @@ otherwise be idle (`codegen.prefetch` chooses the parts' states jointly). Vela d
 a convolution per OFM-depth slice the same way.
 
 Parts are multiples of SPLIT_DEPTH channels (Vela's OFMSplitDepth: an OFM block depth that splits the OFM must be
-one), at most MAX_PARTS of them. Only what our own buffering choice streams is split, and only where buffering
-would pay but for the transfer (`Choice.streamed` above the buffered cycles) and the smallest part's buffer fits
-beside what is live there.
+one), at most MAX_PARTS of them. A convolution our own buffering choice streams is split where buffering would pay
+but for the transfer (`Choice.streamed` above the buffered cycles); one that buffers its weights, where it waits
+long for them: ResNet (large)'s 8x8x160 convolution buffers 107,968 bytes, and being large the transfer can only
+start two operations ahead, so the convolution waits 77,312 cycles (ethos-u55-128), while four parts' transfers
+fit in the flash's idle time under the operations before. Either way the smallest part's buffer must fit beside
+what is live there.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from .tir_to_npu import Stripe
 
 SPLIT_DEPTH = 16
 MAX_PARTS = 4
+WAIT_SHARE = 32
 
 
 def part_depth(depth: int) -> int | None:
@@ -46,12 +50,15 @@ def parts(stripe: Stripe, depth: int) -> list[Stripe]:
             for start in range(channels.start, channels.stop, depth)]
 
 
-def worth_splitting(op, stripe: Stripe, choice: Choice, buffers: bool, live: int, limit: int) -> bool:
-    """Whether a convolution stripe, streaming its weights (`buffers` False) with `live` bytes live beside it and
-    at most `limit` in all, may finish sooner split: see the module docstring."""
+def worth_splitting(op, stripe: Stripe, choice: Choice, buffers: bool, live: int, limit: int, wait: int = 0,
+                    elapsed: int = 0) -> bool:
+    """Whether a convolution stripe with `live` bytes live beside it and at most `limit` in all may finish sooner
+    split: see the module docstring. Buffering its weights (`buffers`), it must wait `wait` cycles for them, at
+    least 1/WAIT_SHARE of the stream's `elapsed` cycles: the parts compute no faster than the whole, so a split
+    saves at most that wait, and trying one costs about as much as building the convolution again."""
     depth = stripe.ofm.box[3].extent
-    if not isinstance(op, Conv2D) or isinstance(op, DepthwiseConv2D) or buffers or choice.buffer is None:
+    if not isinstance(op, Conv2D) or isinstance(op, DepthwiseConv2D) or choice.buffer is None:
         return False
     smallest = choice.buffer.nbytes * SPLIT_DEPTH // depth
-    return (depth >= 2 * SPLIT_DEPTH and choice.streamed > choice.buffer.cycles
-            and live + smallest <= limit)
+    slow = wait * WAIT_SHARE >= elapsed > 0 if buffers else choice.streamed > choice.buffer.cycles
+    return depth >= 2 * SPLIT_DEPTH and slow and live + smallest <= limit

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from ethosu.vela import api as vapi
 
 from ..arch import LUT_BYTES, Accelerator, from_vela, round_up
-from ..arch.cycles import (CostedFeatureMap, Traffic, block_cost, block_traffic, dma_cycles,
-                           least_compute_cycles, memory_cycles, touched_traffic)
+from ..arch.cycles import (CostedFeatureMap, Traffic, block_cost, block_traffic, dma_cycles, dpu_terms,
+                           least_block_compute_cycles, memory_cycles, touched_traffic)
 from ..arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
 from ..arch.system import CONSTANTS_REGION, DEFAULT_SYSTEM, System
 from .weight_stream import SCALE_BIAS_BYTES
@@ -139,10 +139,21 @@ class Costing:
 
     def least_cycles(self, block: vapi.NpuShape3D, traffic: Traffic) -> int:
         """A lower bound of `cost(block).cycles` from the block's `traffic`: the memory cycles, and a lower bound
-        of the compute cycles (`least_compute_cycles`), without Vela's compute estimate (the slow part)."""
-        compute = least_compute_cycles(self.accelerator, self.kind, self.fused, self.ifm, self.ofm, self.kernel,
-                                       (block.height, block.width, block.depth), self.acc_bits)
+        of the compute cycles (`arch.cycles.least_compute_cycles`), without Vela's compute estimate (the slow
+        part)."""
+        terms = self._dpu_terms
+        compute = 0 if terms is None else least_block_compute_cycles(terms, self.ofm.shape,
+                                                                     (block.height, block.width, block.depth))
         return max(math.ceil(memory_cycles(self.system, traffic)), compute)
+
+    @functools.cached_property
+    def _dpu_terms(self) -> tuple | None:
+        """The block-independent terms of `least_cycles`' compute bound (None: the bound is 0, see
+        `arch.cycles.least_compute_cycles`)."""
+        if self.kind not in (CONV, DEPTHWISE) or self.ofm.shape[0] == 1:
+            return None
+        return dpu_terms(self.accelerator, self.kind, self.fused, self.ifm.bits, self.ifm.shape[2], self.kernel,
+                         self.acc_bits)
 
     @functools.cached_property
     def _touched(self) -> tuple[int, int, int]:

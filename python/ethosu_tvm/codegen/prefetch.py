@@ -63,16 +63,19 @@ class Prefix:
     pending: frozenset[int]
 
 
-def advance(steps: Sequence[Fixed | Choice], states: dict[int, State], stop: int,
-            prefix: Prefix | None = None) -> Prefix | None:
+def advance(steps: Sequence[Fixed | Choice], states: dict[int, State], stop: int, prefix: Prefix | None = None,
+            rival: Sequence[Prefix] = (), since: int | None = None) -> Prefix | None:
     """The `Prefix` after steps[:stop] (from `prefix`, one that `states` share), or None when a convolution could
-    start before its weights arrived."""
-    early: dict[int, list[int]] = {}
-    for index in sorted(states, reverse=True):
-        if states[index].buffers:
-            early.setdefault(index - states[index].lead + 1, []).append(index)
+    start before its weights arrived; also None as soon as, after steps[:since] or more, this walk is no sooner
+    than `rival` (the prefixes of another walk, by steps walked, that walks the steps from `since` on as this one
+    does): it then ends no sooner than that walk."""
     start, timeline, last, pending = (0, Timeline(), None, set()) if prefix is None else \
         (prefix.steps, prefix.timeline.copy(), prefix.last, set(prefix.pending))
+    early: dict[int, list[int]] = {}
+    for index in sorted(states, reverse=True):
+        state = states[index]
+        if state.buffers and start <= index - state.lead + 1 < stop:
+            early.setdefault(index - state.lead + 1, []).append(index)
     for position in range(start, stop):
         step = steps[position]
         for consumer in early.get(position, []):
@@ -102,13 +105,18 @@ def advance(steps: Sequence[Fixed | Choice], states: dict[int, State], stop: int
             timeline.kernel(step.frugal[0], step.frugal[0] - step.frugal[1])
         else:
             timeline.kernel(step.streamed, step.streamed - step.overlap)
+        if since is not None and since <= position + 1 < len(rival):
+            other = rival[position + 1]  # the same DMA last issued and convolutions waiting, no time earlier
+            if last == other.last and pending == other.pending and timeline.no_sooner_than(other.timeline):
+                return None
     return Prefix(stop, timeline, last, frozenset(pending))
 
 
-def elapsed(steps: Sequence[Fixed | Choice], states: dict[int, State], prefix: Prefix | None = None) -> int | None:
+def elapsed(steps: Sequence[Fixed | Choice], states: dict[int, State], prefix: Prefix | None = None,
+            rival: Sequence[Prefix] = (), since: int | None = None) -> int | None:
     """The elapsed cycles of the stream (from `prefix`, one that `states` share), or None when a convolution could
-    start before its weights arrived."""
-    whole = advance(steps, states, len(steps), prefix)
+    start before its weights arrived or (`advance`) it ends no sooner than the `rival` walk."""
+    whole = advance(steps, states, len(steps), prefix, rival, since)
     return None if whole is None else whole.timeline.elapsed
 
 
@@ -119,6 +127,19 @@ def _prefixes(steps: Sequence[Fixed | Choice], states: dict[int, State]) -> list
     for stop in range(1, len(steps)):
         prefixes.append(advance(steps, states, stop, prefixes[-1]))
     return prefixes
+
+
+def waits(steps: Sequence[Fixed | Choice], states: dict[int, State]) -> dict[int, int]:
+    """The cycles each buffering convolution's block operation waits for its weights (or for anything else it
+    waits on) in the walk of `states` (one never refused): how much later than its own cycles it ends after the
+    operation before it."""
+    prefixes = _prefixes(steps, states)
+    found = {}
+    for index, state in states.items():
+        if state.buffers:
+            after = advance(steps, states, index + 1, prefixes[index]).timeline.computed
+            found[index] = after - prefixes[index].timeline.computed - steps[index].buffer.cycles
+    return found
 
 
 def _first_change(index: int, *states: State) -> int:
@@ -150,10 +171,10 @@ def _fits(steps: Sequence[Fixed | Choice], others: Sequence[int], live: Sequence
           changes: dict[int, State]) -> bool:
     """Whether the steps at which the convolutions in `changes` hold their buffers in their new states stay within
     `limit` bytes (`others`: the bytes of the other weight buffers at each step)."""
-    extra = dict.fromkeys((step for index, state in changes.items() for step in _span(index, state)), 0)
+    extra: dict[int, int] = {}
     for index, state in changes.items():
         for step in _span(index, state):
-            extra[step] += steps[index].buffer.nbytes
+            extra[step] = extra.get(step, 0) + steps[index].buffer.nbytes
     return all(live[step] + others[step] + nbytes <= limit for step, nbytes in extra.items())
 
 
@@ -167,15 +188,22 @@ def joint(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Seque
 
     others = _extra(steps, {index: state for index, state in states.items() if index not in group})
     best = elapsed(steps, states)
-    # no DMA of the group is issued before this step: the timeline up to it is the same for every combination
-    prefix = advance(steps, {**states, **dict.fromkeys(group, State(False))}, max(min(group) - GROUP_LEAD + 1, 0))
+    # no DMA of the group is issued before this step: the timeline up to it is the same for every combination, and
+    # the states of the convolutions before it no longer matter
+    start = max(min(group) - GROUP_LEAD + 1, 0)
+    prefix = advance(steps, {**states, **dict.fromkeys(group, State(False))}, start)
+    later = {index: state for index, state in states.items() if index >= start}
+    # after the group, every combination walks the same steps: one no sooner there than the best one cannot win
+    after = max(group) + 1
+    rival = [None] * after + [advance(steps, states, after, prefix)] if best is not None and prefix else ()
     for combination in itertools.product(*(options(index) for index in group)):
         changes = dict(zip(group, combination))
         if not _fits(steps, others, live, limit, changes):
             continue
-        cycles = None if prefix is None else elapsed(steps, {**states, **changes}, prefix)
+        cycles = None if prefix is None else elapsed(steps, {**later, **changes}, prefix, rival, after)
         if cycles is not None and (best is None or cycles < best):
             states, best = {**states, **changes}, cycles
+            rival = [None] * after + [advance(steps, states, after, prefix)]
     return states, best
 
 
@@ -200,7 +228,9 @@ def prefetch(steps: Sequence[Fixed | Choice], states: dict[int, State], live: Se
                 if option == states[index] or not _fits(steps, others, live, limit, {index: option}):
                     continue
                 saved = saved or _prefixes(steps, states)
-                cycles = elapsed(steps, {**states, index: option}, saved[_first_change(index, states[index], option)])
+                # from the step after it on, the walk is that of `states`, which `best` is not above
+                cycles = elapsed(steps, {**states, index: option}, saved[_first_change(index, states[index], option)],
+                                 saved, index + 1)
                 if cycles is not None and cycles < best:
                     best, found = cycles, option
             if found is not None:

@@ -42,14 +42,15 @@ def from_tflite(model: str | Path | bytes, strip_float_io: bool = False):
         raise ModelFormatError(str(err)) from None
     check_tensors(parsed.Subgraphs(0))
     instances = []
+    checker = Converter(parsed, parsed.Subgraphs(0), ExprTable(), relax.BlockBuilder(), rewrites)
 
     def make_converter(*args):
-        instances.append(Converter(*args, rewrites))
+        instances.append(Converter(*args, rewrites, checker.wrappers))  # the tensors the checker read
         return instances[-1]
 
     try:
         # Checked before TVM opens its function scope, so that a refusal leaves no half-built BlockBuilder behind.
-        Converter(parsed, parsed.Subgraphs(0), ExprTable(), relax.BlockBuilder(), rewrites).check_unsupported_ops()
+        checker.check_unsupported_ops()
         mod = tvm_from_tflite(parsed, op_converter=make_converter)
     except (tvm.error.OpNotImplemented, tvm.error.OpAttributeInvalid, tvm.error.OpAttributeUnImplemented) as err:
         raise UnsupportedModelError(f"the TFLite frontend cannot convert the model: {error_line(err)}") from err

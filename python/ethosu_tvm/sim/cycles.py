@@ -92,6 +92,15 @@ class Timeline:
         other._port_free, other._dma_ready, other._kernel_ready = self._port_free, self._dma_ready, self._kernel_ready
         return other
 
+    def no_sooner_than(self, other: Timeline, outstanding: int = 0) -> bool:
+        """Whether every time this timeline goes on from is at least `other`'s, for commands that wait with at most
+        `outstanding` others running: the same commands then end no sooner on this one (each time they take is a
+        maximum of sums of these; ends come in order, so those before the last few are never waited for)."""
+        return (self._port_free >= other._port_free and self._dma_ready >= other._dma_ready
+                and self._kernel_ready >= other._kernel_ready
+                and _no_sooner(self._dma_ends, other._dma_ends, outstanding + 1)
+                and _no_sooner(self._kernel_ends, other._kernel_ends, max(outstanding + 1, 2)))  # `dma` reads two
+
     @staticmethod
     def _all_but_last(ends: list[int], outstanding: int) -> int:
         done = ends[: max(len(ends) - outstanding, 0)]
@@ -130,3 +139,15 @@ class Timeline:
     @property
     def elapsed(self) -> int:
         return max(self._dma_ends + self._kernel_ends, default=0)
+
+    @property
+    def computed(self) -> int:
+        """When the block operations queued so far end."""
+        return self._kernel_ends[-1] if self._kernel_ends else 0
+
+
+def _no_sooner(ends: list[int], others: list[int], count: int) -> bool:
+    """Whether each of the last `count` of `ends` is at least the one of `others` as far from the last (an absent
+    one taken as 0)."""
+    return all((ends[-j] if j <= len(ends) else 0) >= (others[-j] if j <= len(others) else 0)
+               for j in range(1, count + 1))

@@ -1,18 +1,28 @@
-"""Weight-stream decompression with Arm's `ethosu.mlw_codec.decode`, isolated in a helper process.
+"""Weight-stream decompression with Arm's `ethosu.mlw_codec.decode`, isolated in helper processes.
 
 The C decoder calls exit() when a stream runs past its end and trusts the stream's headers for its buffers, so a
-corrupt weight stream would kill (or corrupt) the simulator's own process. A small long-lived child process does the
-decoding instead; if it dies, the stream is reported as malformed and a fresh child is started on the next call.
+corrupt weight stream would kill (or corrupt) the simulator's own process. Small long-lived child processes do the
+decoding instead; if one dies, its stream is reported as malformed and a fresh child is started for its next one.
 Frames on the pipes are a little-endian uint32 byte count followed by the bytes (int16 values on the way back).
+
+Each child is served by a thread of this process that waits on its pipes, taking streams from one queue, so the
+caller goes on while they decode (`submit`): the stream check walks a command stream while its weight streams decode
+on the other core.
 """
 from __future__ import annotations
 
 import atexit
+import os
+import queue
 import struct
 import subprocess
 import sys
+import threading
+from concurrent.futures import Future
 
 import numpy as np
+
+HELPERS = 2  # decoder processes
 
 _CHILD = r"""
 import os, struct, sys
@@ -39,9 +49,10 @@ class MlwDecodeError(ValueError):
 class _Decoder:
     def __init__(self) -> None:
         self._process: subprocess.Popen | None = None
+        self._pid = os.getpid()
         atexit.register(self.close)
 
-    def _child(self) -> subprocess.Popen:
+    def start(self) -> subprocess.Popen:
         if self._process is None or self._process.poll() is not None:
             self._process = subprocess.Popen(
                 [sys.executable, "-c", _CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -49,7 +60,7 @@ class _Decoder:
         return self._process
 
     def decode(self, data: bytes) -> np.ndarray:
-        child = self._child()
+        child = self.start()
         try:
             child.stdin.write(struct.pack("<I", len(data)) + data)
             child.stdin.flush()
@@ -71,18 +82,52 @@ class _Decoder:
 
     def close(self) -> None:
         child, self._process = self._process, None
-        if child is not None:
+        if child is not None and os.getpid() == self._pid:  # a forked process's copy is its parent's to close
             child.communicate()
 
 
-_decoder = _Decoder()
+class _Helpers:
+    """`HELPERS` decoders, each served by a daemon thread taking (stream, future) pairs from one queue."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self._requests: queue.SimpleQueue = queue.SimpleQueue()
+        for _ in range(HELPERS):
+            decoder = _Decoder()
+            decoder.start()
+            threading.Thread(target=self._serve, args=(decoder,), name="mlw-decoder", daemon=True).start()
+
+    def _serve(self, decoder: _Decoder) -> None:
+        while True:
+            data, future = self._requests.get()
+            try:
+                future.set_result(decoder.decode(data))
+            except Exception as err:  # raised to whoever asks for the result
+                future.set_exception(err)
+
+    def submit(self, data: bytes) -> Future:
+        future = Future()
+        self._requests.put((data, future))
+        return future
+
+
+_helpers: _Helpers | None = None
+
+
+def _started() -> _Helpers:
+    global _helpers
+    if _helpers is None or _helpers.pid != os.getpid():  # a forked process has the processes but not the threads
+        _helpers = _Helpers()
+    return _helpers
 
 
 def start() -> None:
-    """Launch the helper process early; it starts in parallel with the caller's own work."""
-    _decoder._child()
+    """Launch the helper processes early; they start in parallel with the caller's own work."""
+    _started()
 
 
-def decode(data: bytes) -> np.ndarray:
-    """The int16 weights (in stream order) of an mlw-compressed stream; MlwDecodeError if it is malformed."""
-    return _decoder.decode(bytes(data))
+def submit(data: bytes) -> Future:
+    """Start decoding an mlw-compressed stream: a future of its int16 weights in stream order (MlwDecodeError if
+    it is malformed)."""
+    return _started().submit(bytes(data))
+

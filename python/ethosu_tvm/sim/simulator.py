@@ -16,6 +16,7 @@ from ..arch import find_accelerator
 from ..arch.system import DEFAULT_SYSTEM, System
 from ..arch.operation import CONV, DEPTHWISE, ELEMENTWISE, POOL
 from . import featuremap, hazards, mlw, operation, output, stream
+from .errors import SimulatorError
 from .memory import Buffer, Memory
 from .ops import conv, dma, elementwise, pool
 from .registers import Command
@@ -27,6 +28,7 @@ _EXECUTORS = {
     POOL: pool.execute,
     ELEMENTWISE: elementwise.execute,
 }
+# A convolution's check returns the wait for its weight streams, which decode while the walk goes on.
 _CHECKS = {CONV: conv.check, DEPTHWISE: conv.check, POOL: pool.check, ELEMENTWISE: elementwise.check}
 
 
@@ -63,6 +65,7 @@ class Simulator:
               check_hazards: bool) -> SimStats:
         memory = Memory(regions, self.accelerator.shram_bytes)
         accesses = {}
+        decoding = []  # (command index, wait) of the weight streams decoding meanwhile (check mode), in stream order
 
         def measured(command, action):
             read, written, first = Counter(memory.bytes_read), Counter(memory.bytes_written), len(memory.accesses)
@@ -74,7 +77,9 @@ class Simulator:
             featuremap.write(memory, op.ofm, _EXECUTORS[op.kind](op, regs, memory, self.accelerator))
 
         def checked(op: operation.BlockOperation, regs):
-            _CHECKS[op.kind](op, regs, memory, self.accelerator)
+            wait = _CHECKS[op.kind](op, regs, memory, self.accelerator)
+            if wait is not None:
+                decoding.append((op.command.index, wait))
             output.check_reads(op.output, regs, memory, self.accelerator)
             featuremap.writable(memory, op.ofm)
 
@@ -86,7 +91,25 @@ class Simulator:
 
         commands = self.commands(command_stream)
         try:
-            return walk(commands, self.accelerator, on_block, on_dma, self.system)
+            stats = walk(commands, self.accelerator, on_block, on_dma, self.system)
         finally:  # over the operations that ran: a race before a fault is the stream's first error, in either mode
+            fault = _first_fault(decoding)
+            ran = accesses if fault is None else {i: a for i, a in accesses.items() if i < fault[0]}
             if check_hazards:
-                hazards.check(commands, accesses, self.accelerator)
+                hazards.check(commands, ran, self.accelerator)
+            if fault is not None:
+                raise fault[1]
+        return stats
+
+
+def _first_fault(decoding: list) -> tuple[int, SimulatorError] | None:
+    """The first weight stream that fails, with its operation's command index: the stream's fault is there, before
+    anything the walk found after it, and the operations after it would not have run. Waits for all of them, so
+    that none is left decoding."""
+    faults = []
+    for index, wait in decoding:
+        try:
+            wait()
+        except SimulatorError as err:
+            faults.append((index, err))
+    return faults[0] if faults else None

@@ -15,7 +15,7 @@ or 2 (16-bit part-kernel); positions beyond the tensor are zero. Ublock depths d
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -127,16 +127,29 @@ class WeightFormatError(ValueError):
     """The stream is malformed or does not fit the layout the registers describe."""
 
 
+class Decoding:
+    """One weight stream's decoding, under way in the decoder's helper processes (`mlw.submit`) from its start:
+    `weights` waits for it."""
+
+    def __init__(self, encoded: bytes, layout: WeightLayout):
+        self._values, self._layout = mlw.submit(encoded), layout
+
+    @cached_property
+    def weights(self) -> np.ndarray:
+        """Read-only OHWI int16 weights (zero-point corrected, range -255..255); WeightFormatError if malformed."""
+        try:
+            decoded = self._values.result()
+        except mlw.MlwDecodeError as err:
+            raise WeightFormatError(str(err)) from None
+        weights = unreorder(decoded, self._layout)
+        weights.flags.writeable = False
+        return weights
+
+
 @lru_cache(maxsize=256)
-def decode_weights(encoded: bytes, layout: WeightLayout) -> np.ndarray:
-    """Decode an mlw stream into read-only OHWI int16 weights (zero-point corrected, range -255..255)."""
-    try:
-        decoded = mlw.decode(encoded)
-    except mlw.MlwDecodeError as err:
-        raise WeightFormatError(str(err)) from None
-    weights = unreorder(decoded, layout)
-    weights.flags.writeable = False
-    return weights
+def decoding(encoded: bytes, layout: WeightLayout) -> Decoding:
+    """Start decoding an mlw stream, or find it started before (a stripe reads its operation's weights again)."""
+    return Decoding(encoded, layout)
 
 
 def unreorder(decoded: np.ndarray, layout: WeightLayout) -> np.ndarray:

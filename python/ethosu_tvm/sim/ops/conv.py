@@ -6,6 +6,9 @@ products themselves at these sizes.
 """
 from __future__ import annotations
 
+import functools
+from typing import Callable
+
 import numpy as np
 
 from ...arch import Accelerator
@@ -16,7 +19,7 @@ from ..featuremap import read
 from ..memory import Memory
 from ..operation import BlockOperation
 from ..regfile import RegisterFile
-from ..weights import WeightFormatError, WeightLayout, decode_weights
+from ..weights import Decoding, WeightFormatError, WeightLayout, decoding
 from .window import padded_input, taps
 
 
@@ -26,21 +29,19 @@ def _core_depths(op: BlockOperation, core: int) -> tuple[int, int]:
     return len(range(core, op.ofm.depth, op.cores)), (op.block[2] + op.cores - 1 - core) // op.cores
 
 
-def _weights(op: BlockOperation, regs: RegisterFile, memory: Memory, accelerator: Accelerator) -> np.ndarray:
-    """OHWI weights, assembled from each core's stream."""
+def _decodings(op: BlockOperation, regs: RegisterFile, memory: Memory, accelerator: Accelerator):
+    """Each core's weight stream, read and its decoding started: (core, decoding, how errors name the stream)."""
     depthwise = op.kind == DEPTHWISE
     if depthwise and op.kernel.part_kernel:
         raise regs.error("KERNEL_STRIDE", "depthwise convolutions only support depth-first weight order")
     if op.ifm.bits == 32:
         raise regs.error("IFM_PRECISION", "convolutions need an 8- or 16-bit IFM")
-    ifm_depth = 1 if depthwise else op.ifm.depth
-    weights = np.zeros((op.ofm.depth, op.kernel.height, op.kernel.width, ifm_depth), np.int16)
     for core, stream in enumerate(op.weights):
         channels, block_depth = _core_depths(op, core)
         if not channels:
             continue
         layout = WeightLayout(ofm_depth=channels, kernel_height=op.kernel.height, kernel_width=op.kernel.width,
-                              ifm_depth=ifm_depth, ofm_block_depth=block_depth,
+                              ifm_depth=1 if depthwise else op.ifm.depth, ofm_block_depth=block_depth,
                               ofm_ublock_depth=accelerator.ofm_ublock_depth,
                               ifm_ublock_depth=accelerator.ifm_ublock_depth, depthwise=depthwise,
                               part_kernel=op.kernel.part_kernel, ifm_bits=op.ifm.bits,
@@ -48,11 +49,23 @@ def _weights(op: BlockOperation, regs: RegisterFile, memory: Memory, accelerator
         base, length = f"WEIGHT{core or ''}_BASE", f"WEIGHT{core or ''}_LENGTH"
         encoded = memory.read_bytes(stream.region, stream.base, stream.length,
                                     f"{regs.where()}: weight stream at {regs.describe(base)}")
-        try:
-            weights[core::op.cores] = decode_weights(encoded, layout)
-        except WeightFormatError as err:
-            raise SimulatorError(f"{regs.where()}: weight stream at {regs.describe(base)}, "
-                                 f"{regs.describe(length)}: {err}") from None
+        yield core, decoding(encoded, layout), f"{regs.where()}: weight stream at {regs.describe(base)}, " + \
+            regs.describe(length)
+
+
+def _decoded(stream: Decoding, name: str) -> np.ndarray:
+    try:
+        return stream.weights
+    except WeightFormatError as err:
+        raise SimulatorError(f"{name}: {err}") from None
+
+
+def _weights(op: BlockOperation, regs: RegisterFile, memory: Memory, accelerator: Accelerator) -> np.ndarray:
+    """OHWI weights, assembled from each core's stream."""
+    weights = np.zeros((op.ofm.depth, op.kernel.height, op.kernel.width, 1 if op.kind == DEPTHWISE else op.ifm.depth),
+                       np.int16)
+    for core, stream, name in _decodings(op, regs, memory, accelerator):
+        weights[core::op.cores] = _decoded(stream, name)
     return weights
 
 
@@ -73,13 +86,27 @@ def _channel_scales(op: BlockOperation, regs: RegisterFile, memory: Memory) -> s
     return scales.interleave(parts)
 
 
-def check(op: BlockOperation, regs: RegisterFile, memory: Memory, accelerator: Accelerator) -> None:
+def check(op: BlockOperation, regs: RegisterFile, memory: Memory, accelerator: Accelerator) -> Callable[[], None]:
     """`execute`'s checks in its order, without its arithmetic: the weight streams decoded against their layout,
-    the scale streams parsed, the IFM's bounds and the output stage's rules."""
-    _weights(op, regs, memory, accelerator)
-    _channel_scales(op, regs, memory)
-    read(memory, op.ifm)
-    output.check(op.output, regs)
+    the scale streams parsed, the IFM's bounds and the output stage's rules. The weight streams decode meanwhile
+    (`sim.mlw`): the function returned waits for them, raising what `execute` would have raised at them, and so
+    does a later check's failure here, since theirs comes first."""
+    streams = []
+    try:
+        for stream in _decodings(op, regs, memory, accelerator):
+            streams.append(stream)
+        _channel_scales(op, regs, memory)
+        read(memory, op.ifm)
+        output.check(op.output, regs)
+    except Exception:
+        _wait(streams)
+        raise
+    return functools.partial(_wait, streams)
+
+
+def _wait(streams) -> None:
+    for _, stream, name in streams:
+        _decoded(stream, name)
 
 
 def execute(op: BlockOperation, regs: RegisterFile, memory: Memory, accelerator: Accelerator) -> np.ndarray:
