@@ -7,7 +7,7 @@ from ethosu.vela import api as vapi
 
 from ethosu_tvm.arch.system import DEFAULT_SYSTEM
 from ethosu_tvm.codegen import block_config
-from ethosu_tvm.codegen.block_config import choose_block_config, find_block_configs, frugal_block_config
+from ethosu_tvm.codegen.block_config import choose_block_config, find_block_configs
 from ethosu_tvm.codegen.operation_cost import costing, estimate_cycles
 from ethosu_tvm.target import EthosuTarget
 from ethosu_tvm.testing import models
@@ -31,11 +31,7 @@ def test_chosen_block_config_is_the_fastest_valid_one(case, accelerator):
     configs = find_block_configs(npu_op, npu_accelerator)
     chosen = choose_block_config(npu_op, npu_accelerator)
     assert chosen in configs and len(configs) > 1
-    # Code generation streams the weights frugally instead where that is faster once they are encoded: only KWS's
-    # first convolution on ethos-u55-64 (10x6x16, 41,939 cycles, against 58,240 in the 2x6x16 blocks chosen here
-    # at the weights' uncompressed size, since the cost model clips edge blocks; docs/benchmarks.md).
-    frugal = (case, accelerator) == ("kws_first_conv", "ethos-u55-64")
-    assert npu_op.block_config == (frugal_block_config(npu_op, npu_accelerator, chosen.depth) if frugal else chosen)
+    assert npu_op.block_config == chosen
     best = estimate_cycles(npu_op, npu_accelerator, chosen).cycles
     assert all(estimate_cycles(npu_op, npu_accelerator, block).cycles >= best for block in configs)
     # A preferred depth wins when some valid config has it, and is ignored otherwise.

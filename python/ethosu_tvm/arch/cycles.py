@@ -6,11 +6,8 @@ code generation's block choice and the cascader's stripe costs (Vela API operati
 `ethosu_tvm.codegen.operation_cost`), so that the cycles the compiler plans with are the cycles the simulator
 reports.
 
-* Block operations (`block_cost`): max(compute, memory). Compute (`compute_cycles`) is Vela's legacy estimate
-  (`measure_cycle_cost`) for the operation type, shapes, kernel, OFM block, the IFM block derived from it,
-  accumulator width and weight order; for a windowed operation its terms per block computed here
-  (`_block_terms`) and summed over the parts of the OFM so that its edge blocks cost what remains of the OFM, as
-  Vela's current model (Regor) costs them.
+* Block operations (`block_cost`): max(compute, memory). Compute (`compute_cycles`) is `measure_cycle_cost` for the
+  operation type, shapes, kernel, OFM block, the IFM block derived from it, accumulator width and weight order.
   Memory is the traffic (`block_traffic`) each memory carries at its bandwidth; the two AXI ports (SRAM, and the
   flash under Shared_Sram) transfer concurrently, so the slower one counts.
 * Traffic counts what the hardware moves, as Vela's element-access model counts it: the U55 works through the OFM
@@ -38,13 +35,12 @@ import contextlib
 import copy
 import functools
 import io
-import itertools
 import math
 from collections import Counter
 from dataclasses import dataclass
 
 from . import Accelerator, round_up
-from .operation import CONV, DEPTHWISE, ELEMENTWISE, POOL, Kernel
+from .operation import CONV, DEPTHWISE, ELEMENTWISE, Kernel
 from .system import CONSTANTS_REGION, SHRAM, Memory, System
 _SUB_KERNEL_TAPS = 8  # the U55 splits kernels into sub-kernels of at most 8 x 8 taps, each reading the IFM again
 _BRICK_DEPTH = 16  # NHCWB16 stores depth in bricks of 16
@@ -53,7 +49,6 @@ _ELEMENTWISE_OPS = {"MUL": "Mul", "ADD": "Add", "SUB": "Sub", "MIN": "Minimum", 
                     "LRELU": "LeakyRelu", "ABS": "Abs", "CLZ": "CLZ", "SHR": "SHR", "SHL": "SHL"}
 _POOL_OPS = {"MAX": "MaxPool", "AVERAGE": "AvgPool", "REDUCE_SUM": "ReduceSum"}
 _FUSED_OPS = {"TANH": "Tanh", "SIGMOID": "Sigmoid", "LUT": "LUT"}
-_SLOW_ACC40 = ("ethos-u55-64", "ethos-u55-128")  # a kernel step's delay is 3 cycles with 40-bit accumulators
 
 
 @dataclass(frozen=True)
@@ -308,119 +303,56 @@ def _dram_burst_factor(system: System, cores: int, ifm_block: tuple[int, int, in
 def compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
                    ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int],
                    acc_bits: int, weights_region: int | None, dram: tuple | None = None) -> int:
-    """Vela's compute-cycle estimate of one block operation, its edge blocks at the size they have.
+    """Vela's compute-cycle estimate of one block operation.
 
     `kind` is one of `arch.operation`'s kinds and `mode` the pooling or elementwise mode ("" for convolutions);
     `fused` is "TANH", "SIGMOID", "LUT" or None; `block` is the OFM block (height, width, depth); `weights_region`
     is where a convolution's weight and scale streams are (None without them); `dram` is None when the feature
     maps are in SRAM, else (the DRAM regions among them, DRAM's bytes per cycle, DRAM's `Memory`).
 
-    Vela's legacy estimate (`measure_cycle_cost`) costs every block of a windowed operation whole; Vela's current
-    one (Regor) costs the blocks at the OFM's edges at what remains of the OFM, which is the NPU's work. So a
-    windowed operation is the sum of the legacy estimate over its parts (`_ofm_parts`): the whole blocks, and the
-    edge blocks in height, width and depth, each part in blocks of its own size; but never more than all blocks
-    whole, which it would be where a block's fixed command overhead outweighs its work (one-deep blocks), as the
-    legacy estimate adds the pipeline's last stage once per part.
-
-    Memoised by what the estimate reads: the cascader asks about one primitive's stripes at many heights. The
-    legacy estimate is its cycles per block times the blocks plus a tail (`_block_terms`); those terms read the
-    OFM's height only through the block height it clamps (the blocks are no higher than the OFM) and whether it is
-    one row (its Conv1D case), and the IFM's height only through the IFM block height it clamps (its strides do not
-    involve the height); so the terms are asked of an OFM at most one block large (`_terms_shape`) and of the IFM
-    block's height, and multiplied here by the part's blocks. An elementwise estimate reads the whole OFM.
+    Memoised by what the estimate reads: the cascader asks about one primitive's stripes at many heights. Vela's
+    estimate of a windowed operation reads the OFM's height only through the block height it clamps (the blocks
+    are no higher than the OFM), how many blocks cover it and whether it is one row (its Conv1D case), and the
+    IFM's height only through the IFM block height it clamps (its strides do not involve the height); so both
+    heights are asked as the highest OFM with as many blocks of that height and the IFM block's height. An
+    elementwise estimate reads the whole OFM.
     """
-    def legacy(shape, part_block):
-        blocks = math.prod(-(-size // min(edge, size)) for size, edge in zip(shape, part_block))
-        ifm_h = min(ifm.shape[0], (part_block[0] - 1) * kernel.stride_y + kernel.extent_h)
-        part_ifm = CostedFeatureMap((ifm_h, *ifm.shape[1:]), ifm.bits, ifm.region, ifm.brick)
-        part_ofm = CostedFeatureMap(_terms_shape(shape, part_block, ofm.brick), ofm.bits, ofm.region, ofm.brick)
-        per_block, tail = _block_terms(accelerator, kind, mode, fused, part_ifm, part_ofm, kernel, part_block,
-                                       acc_bits, weights_region, dram)
-        return int(per_block * blocks + tail)
-
-    if kind == ELEMENTWISE:
-        return _compute_cycles(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits,
-                               weights_region, dram)
-    parts = _ofm_parts(accelerator, ofm.shape, block)
-    clipped = sum(legacy(*part) for part in parts)
-    return clipped if len(parts) == 1 else min(clipped, legacy(ofm.shape, block))
-
-
-def _terms_shape(shape: tuple[int, int, int], block: tuple[int, int, int], brick: bool) -> tuple[int, int, int]:
-    """The smallest OFM whose `_block_terms` are those of an OFM of `shape`: the terms read the OFM only as far as
-    it is one block, whether it is one row (then its width's parity too, its Conv1D case) and, in NHCWB16, its
-    width (its row stride)."""
-    height = min(shape[0], max(block[0], 2))
-    width = shape[1] if brick or height == 1 else min(shape[1], block[1])
-    return height, width, min(shape[2], block[2])
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _ofm_parts(accelerator: Accelerator, shape: tuple[int, int, int],
-               block: tuple[int, int, int]) -> tuple[tuple[tuple[int, int, int], tuple[int, int, int]], ...]:
-    """The parts of an OFM of `shape` computed in blocks of `block`, each as (its shape, its block): every
-    combination of the parts of its axes (`_axis_parts`)."""
-    ublock = vela_arch(accelerator).config.ofm_ublock
-    axes = _axis_parts((ublock.height, ublock.width, ublock.depth), shape, block)
-    return tuple(((h, w, d), (bh, bw, bd)) for h, bh in axes[0] for w, bw in axes[1] for d, bd in axes[2])
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _axis_parts(ublock: tuple[int, int, int], shape: tuple[int, int, int], block: tuple[int, int, int]) -> tuple:
-    """Per axis of an OFM of `shape` computed in blocks of `block`, its parts as (size, block size): its whole
-    blocks and a last block of what remains, which the NPU computes in whole micro blocks (so no part is
-    shallower than a micro block, nor one row high where the micro block has two rows: the legacy estimate takes
-    a one-row OFM for a 1D convolution; `ublock` is the micro block's height, width and depth). An axis in one
-    block is left to the legacy estimate's own clamp."""
-    axes = []
-    for size, edge, micro in zip(shape, block, ublock):
-        whole, rest = divmod(size, edge)
-        if whole == 0:
-            axes.append(((size, edge),))
-            continue
-        axes.append(((whole * edge, edge),) + (((min(round_up(rest, micro), edge),) * 2,) if rest else ()))
-    return tuple(axes)
+    if kind != ELEMENTWISE:
+        block_h = min(block[0], ofm.shape[0])
+        ofm_h = -(-ofm.shape[0] // block_h) * block_h
+        ifm_h = min(ifm.shape[0], (block[0] - 1) * kernel.stride_y + kernel.extent_h)
+        ofm = CostedFeatureMap((ofm_h, *ofm.shape[1:]), ofm.bits, ofm.region, ofm.brick)
+        ifm = CostedFeatureMap((ifm_h, *ifm.shape[1:]), ifm.bits, ifm.region, ifm.brick)
+    return _compute_cycles(accelerator, kind, mode, fused, ifm, ifm2, ofm, kernel, block, acc_bits, weights_region,
+                           dram)
 
 
 def least_compute_cycles(accelerator: Accelerator, kind: str, fused: str | None, ifm: CostedFeatureMap,
                          ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int], acc_bits: int) -> int:
-    """A lower bound of `compute_cycles` of a convolution or depthwise convolution, in a few steps: Vela's legacy
-    estimate of each part of the OFM (`_ofm_parts`), and of the OFM in whole blocks where that is less, without
-    the delays and command overhead it may add to its DPU and output cycles per block (its DPU cycles are, for
-    each sub-kernel, its kernel steps over the block's micro blocks, and for a convolution once per IFM depth
-    block). 0 for the other kinds and for an OFM one row high (Vela may change the micro block then). Ranking
-    block configs, it spares the estimate of the configs it shows to be slower; memoised, as networks repeat
-    their layers' shapes."""
+    """A lower bound of `compute_cycles` of a convolution or depthwise convolution, in a few integer steps: Vela
+    estimates at least the larger of its DPU cycles per OFM block (for each sub-kernel, its kernel steps over the
+    block's micro blocks, before the delays and command overhead it may add, and for a convolution once per IFM
+    depth block) and its output cycles per block, times the number of blocks. 0 for the other kinds and for an OFM
+    one row high (Vela may change the micro block then). Ranking block configs, it spares Vela's estimate of the
+    configs it shows to be slower."""
     if kind not in (CONV, DEPTHWISE) or ofm.shape[0] == 1:
         return 0
     return least_block_compute_cycles(dpu_terms(accelerator, kind, fused, ifm.bits, ifm.shape[2], kernel, acc_bits),
                                       ofm.shape, block)
 
 
-@functools.lru_cache(maxsize=1 << 14)
 def least_block_compute_cycles(terms: tuple, shape: tuple[int, int, int], block: tuple[int, int, int]) -> int:
     """`least_compute_cycles` of an OFM of `shape` in blocks of `block`, from the operation's `dpu_terms`: a
-    block-config ranking asks them once per operation, not once per block. Memoised: networks repeat their
-    layers' shapes."""
-    ublock, wide_step, micro_step, steps, depth_blocks, per_element, cores = terms
-    step_cycles = steps * depth_blocks / cores
-
-    def least(axes):
-        total = 0
-        for (n_h, u_h, e_h), (n_w, u_w, e_w), (n_d, u_d, e_d) in itertools.product(*axes):
-            dpu = max(wide_step, u_h * u_w * micro_step) * u_d * step_cycles
-            output = math.ceil(per_element * e_h * e_w * e_d)
-            total += int(max(dpu, output) * (n_h * n_w * n_d) + min(dpu, output))
-        return total
-
-    # per axis and part: (blocks, micro blocks per block, block size)
-    axes = [[(-(-size // min(edge, size)), -(-min(edge, size) // micro), min(edge, size)) for size, edge in parts]
-            for parts, micro in zip(_axis_parts(ublock, shape, block), ublock)]
-    if all(len(parts) == 1 for parts in axes):
-        return least(axes)
-    whole = [[(-(-size // edge), -(-edge // micro), edge)] for size, edge, micro in zip(shape, map(min, block, shape),
-                                                                                       ublock)]
-    return min(least(axes), least(whole))
+    block-config ranking asks them once per operation, not once per block."""
+    (ublock_h, ublock_w, ublock_d), wide_step, micro_step, steps, depth_blocks, per_element, cores = terms
+    (height, width, depth), (block_h, block_w, block_d) = shape, block
+    block_h, block_w, block_d = min(block_h, height), min(block_w, width), min(block_d, depth)
+    micro_blocks = -(-block_h // ublock_h) * -(-block_w // ublock_w)
+    dpu = max(wide_step, micro_blocks * micro_step) * steps
+    dpu *= -(-block_d // ublock_d) * depth_blocks
+    output = math.ceil(per_element * block_h * block_w * block_d)
+    blocks = -(-height // block_h) * -(-width // block_w) * -(-depth // block_d)
+    return max(dpu * blocks // cores, output * blocks)
 
 
 @functools.lru_cache(maxsize=1 << 10)
@@ -460,8 +392,6 @@ def _sub_kernel_sizes(taps: int) -> list[int]:
 def _compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
                     ifm2: CostedFeatureMap | None, ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int],
                     acc_bits: int, weights_region: int | None, dram: tuple | None = None) -> int:
-    """Vela's legacy estimate (`measure_cycle_cost`) of one block operation as it is: an elementwise operation's
-    compute cycles (`compute_cycles` computes a windowed one's from `_block_terms`)."""
     from ethosu.vela.architecture_allocator import ArchitectureBlockConfig
     from ethosu.vela.architecture_features import SHRAMElements
     from ethosu.vela.npu_performance import PerformanceQuery, measure_cycle_cost
@@ -509,83 +439,3 @@ def _compute_cycles(accelerator: Accelerator, kind: str, mode: str, fused: str |
     fused_op = getattr(Op, _FUSED_OPS[fused]) if fused is not None else None
     arch = _dram_arch(accelerator, *dram[1:]) if dram else vela_arch(accelerator)
     return measure_cycle_cost(arch, op_type, fused_op, query).op_cycles
-
-@functools.lru_cache(maxsize=1 << 14)
-def _block_terms(accelerator: Accelerator, kind: str, mode: str, fused: str | None, ifm: CostedFeatureMap,
-                 ofm: CostedFeatureMap, kernel: Kernel, block: tuple[int, int, int], acc_bits: int,
-                 weights_region: int | None, dram: tuple | None) -> tuple:
-    """Vela's legacy estimate of a windowed operation is its cycles per OFM block times the blocks, plus the
-    pipeline's last stage once: these two terms, which do not depend on how many blocks there are (so one OFM
-    stands for every OFM with the same reads but the block count). Computed from the facts of Vela's estimate
-    (its architecture's tables, the DPU's cycles per micro block and kernel step, the output and command cycles
-    per block), in its order of floating-point operations, so that `compute_cycles` gives its integers exactly."""
-    arch = _dram_arch(accelerator, *dram[1:]) if dram else vela_arch(accelerator)
-    ofm_block = tuple(map(min, ofm.shape, block))
-    config_ublock = arch.config.ofm_ublock
-    ublock = (config_ublock.height, config_ublock.width, config_ublock.depth)
-    if ublock[0] == 2 and kind in (CONV, DEPTHWISE) and ofm.shape[0] == 1 and ofm.shape[1] % 2 == 0 \
-            and kernel.height == 1:  # Vela's Conv1D case: one-row micro blocks, 4 wide
-        ublock = (1, 4, ublock[2])
-    dpu = _dpu_block_cycles(accelerator, kind, mode, ifm, kernel, block, ofm_block, ublock, acc_bits) / arch.ncores
-    output_index = 3 if acc_bits == 40 else 6 if mode == "MAX" else 7  # Vela's output table
-    per_element = max(arch.output_cycles_per_elem[output_index], arch.activation_cycles_per_elem[0 if fused else 2])
-    output = math.ceil(per_element * math.prod(ofm_block))
-    if weights_region is not None:  # the scale and bias reads
-        output = max(output, 10 * ofm_block[2] * arch.memory_latency[_area(weights_region)][0] / 256)
-    dram_regions = dram[0] if dram else frozenset()
-    ifm_block = _ifm_block(kind, ifm, kernel, block)
-    command = (_block_transfer_cycles(arch, ifm, _area(ifm.region, dram_regions), True, ifm_block)
-               + _block_transfer_cycles(arch, ofm, _area(ofm.region, dram_regions), False, block))
-    command = (command + output + dpu) / 4  # per DPU
-    dpu, output = max(dpu, command), max(output, command)
-    return (dpu, output) if dpu > output else (output, dpu)
-
-
-def _dpu_block_cycles(accelerator: Accelerator, kind: str, mode: str, ifm: CostedFeatureMap, kernel: Kernel,
-                      block: tuple[int, int, int], ofm_block: tuple[int, int, int], ublock: tuple[int, int, int],
-                      acc_bits: int) -> int:
-    """The DPU's cycles on one OFM block of all cores together, as Vela's legacy estimate counts them: per
-    sub-kernel its kernel steps over the block's micro blocks (pooling a step per micro block), the delays of a
-    block of one micro block in width and height, and for a convolution (and a sum) once per IFM depth block."""
-    ublocks_y, ublocks_x, ublocks_z = (-(-size // micro) for size, micro in zip(ofm_block, ublock))
-    ublocks_xy = ublocks_x * ublocks_y
-    ifm_depth_block = min(ifm.shape[2], _ifm_block(kind, ifm, kernel, block)[2])
-    write_back = 32 * ublock[2] // 8
-    u55_32, acc40, part_kernel = accelerator.name == "ethos-u55-32", acc_bits == 40, kind == CONV and kernel.part_kernel
-    delay = (7 if acc40 else 3) if u55_32 else 3 if acc40 and accelerator.name in _SLOW_ACC40 else 2
-    cycles = 0
-    for rows in _sub_kernel_sizes(kernel.height):
-        for columns in _sub_kernel_sizes(kernel.width):
-            taps = rows * columns
-            if kind == POOL and mode != "REDUCE_SUM":
-                steps = 1
-                dpu = max(4, taps) * ublocks_xy * ublocks_z * (2 if ifm.bits == 16 and not u55_32 else 1)
-            elif kind == DEPTHWISE:
-                steps = -(-taps // 4)
-                dpu = max(write_back, 4 * ublocks_xy * (2 if ifm.bits == 16 else 1)) * steps * ublocks_z
-            elif part_kernel:
-                steps = -(-taps // (2 if ifm.bits == 16 else 4))
-                dpu = max(write_back, 4 * ublocks_xy) * steps * -(-ifm_depth_block // 8) * ublocks_z
-            else:
-                steps = taps
-                dpu = max(write_back, 4 * ublocks_xy) * steps * ublocks_z
-            delays = 0
-            if ublocks_xy == 1:
-                if ublocks_z == 1:
-                    delays = delay * steps
-                elif steps > 1:
-                    delays = delay * (steps - 1) * ublocks_z
-            if u55_32 and (ublocks_x == 1 or ublocks_y == 1) and ublocks_z > 1 and acc40:
-                delays += delay * ublocks_z
-            cycles += dpu + delays * (-(-ifm_depth_block // 8) if part_kernel else 1)
-    if kind == CONV or mode == "REDUCE_SUM":
-        cycles *= -(-ifm.shape[2] // ifm_depth_block)
-    return cycles
-
-
-def _block_transfer_cycles(arch, fm: CostedFeatureMap, area, is_read: bool, block: tuple[int, int, int]) -> float:
-    """Vela's cycles to move one block of `fm` (of the elements present) to or from its memory `area`: the
-    memory's latency, and the elements at its bandwidth, dearer by `_burst_factor` for short runs."""
-    elements = math.prod(map(min, fm.shape, block))
-    factor = _burst_factor(arch.memory_burst_length[area], arch.ncores, fm, is_read, block)
-    return arch.memory_latency[area][0 if is_read else 1] + elements * factor / arch.memory_bandwidths_per_cycle[area]
