@@ -134,12 +134,9 @@ def waits(steps: Sequence[Fixed | Choice], states: dict[int, State]) -> dict[int
     waits on) in the walk of `states` (one never refused): how much later than its own cycles it ends after the
     operation before it."""
     prefixes = _prefixes(steps, states)
-    found = {}
-    for index, state in states.items():
-        if state.buffers:
-            after = advance(steps, states, index + 1, prefixes[index]).timeline.computed
-            found[index] = after - prefixes[index].timeline.computed - steps[index].buffer.cycles
-    return found
+    prefixes.append(advance(steps, states, len(steps), prefixes[-1]))
+    return {index: prefixes[index + 1].timeline.computed - prefixes[index].timeline.computed
+            - steps[index].buffer.cycles for index, state in states.items() if state.buffers}
 
 
 def _first_change(index: int, *states: State) -> int:
