@@ -155,9 +155,11 @@ def test_busy_machine_keeps_the_batch_in_process(monkeypatch):
 
 
 def test_helper_ends_with_a_process_that_exits_by_os_exit():
-    script = ("import importlib.util, os, sys; spec = importlib.util.spec_from_file_location('w', sys.argv[1]); "
+    # the module alone, under its own name (its package's imports skipped): no TVM to import
+    script = ("import importlib.util, os, sys; "
+              "spec = importlib.util.spec_from_file_location('ethosu_tvm.codegen.weight_encoder', sys.argv[1]); "
               "w = importlib.util.module_from_spec(spec); spec.loader.exec_module(w); w._helper.start(); "
-              "print(w._helper._process.pid, flush=True); os._exit(0)")  # the module alone: no TVM to import
+              "print(w._helper._process.pid, flush=True); os._exit(0)")
     pid = int(subprocess.run([sys.executable, "-c", script, weight_encoder.__file__], capture_output=True, text=True,
                              check=True).stdout)
     deadline = time.monotonic() + 30

@@ -8,8 +8,8 @@ batch's requests from the front, one at a time, and this process takes them from
 idle while a request is left unstarted; each stream is the same function's bytes whichever process encoded it.
 A helper that dies (or is still starting) leaves its requests to this process. It ends when its request pipe
 closes: when this process exits, even by os._exit.
-Frames on the pipes are a little-endian uint32 byte count followed by the bytes (a pickled request one way, the
-stream the other); the helper writes one empty frame once it is ready.
+Its pipes carry frames (`helper_pipes`): a pickled request one way, the stream the other; the helper writes one
+empty frame once it is ready.
 """
 from __future__ import annotations
 
@@ -19,23 +19,21 @@ import contextlib
 import io
 import os
 import pickle
-import struct
 import subprocess
-import sys
 import threading
-from pathlib import Path
 
 from ethosu.vela import api as vapi
+
+from ..helper_pipes import command, read_frame, write_frame
 
 # A batch with fewer weights than this is encoded here alone: the helper's round trips and its start (about 0.3 s
 # of a second core) pay only for streams of tens of milliseconds.
 MIN_WEIGHTS = 1 << 16
 
-_PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the helper imports this ethosu_tvm
-
 _CHILD = r"""
-import os, pickle, struct, sys
+import os, pickle, sys
 sys.path.insert(0, sys.argv[1])
+from ethosu_tvm.helper_pipes import read_frame, write_frame
 from ethosu_tvm.process import keep_freed_memory
 keep_freed_memory()  # as the tvmc process does: the encoder's buffers, kept, are not faulted in again each time
 import numpy
@@ -46,15 +44,9 @@ requests = sys.stdin.buffer
 # Vela's first call sets it up (0.2 s): done before the first request, not on its time
 api.npu_encode_weights(api.NpuAccelerator.Ethos_U55_128, numpy.zeros((16, 1, 1, 16), numpy.int16), (1, 1), 8, 16,
                        False, api.NpuBlockTraversal.DEPTH_FIRST)
-replies.write(struct.pack("<I", 0))
-replies.flush()
-while True:
-    head = requests.read(4)
-    if len(head) < 4:
-        break
-    stream = bytes(api.npu_encode_weights(*pickle.loads(requests.read(struct.unpack("<I", head)[0]))))
-    replies.write(struct.pack("<I", len(stream)) + stream)
-    replies.flush()
+write_frame(replies, b"")
+while (request := read_frame(requests)) is not None:
+    write_frame(replies, bytes(api.npu_encode_weights(*pickle.loads(request))))
 """
 
 
@@ -62,16 +54,6 @@ def encode(request: tuple) -> bytes:
     """One weight stream, `vapi.npu_encode_weights(*request)`, encoded in this process."""
     with contextlib.redirect_stdout(io.StringIO()):  # Vela's first call announces its default configuration
         return bytes(vapi.npu_encode_weights(*request))
-
-
-def _frame(pipe) -> bytes | None:
-    """One frame's bytes from `pipe`; None at its end."""
-    head = pipe.read(4)
-    if len(head) < 4:
-        return None
-    count = struct.unpack("<I", head)[0]
-    data = pipe.read(count)
-    return data if len(data) == count else None
 
 
 class _Helper:
@@ -98,8 +80,8 @@ class _Helper:
         with self._changed:
             if self._process is not None:
                 return
-            self._process = subprocess.Popen([sys.executable, "-c", _CHILD, str(_PACKAGE_ROOT)], stdin=subprocess.PIPE,
-                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            self._process = subprocess.Popen(command(_CHILD), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=subprocess.DEVNULL)
             self._ready = False
         threading.Thread(target=self._serve, args=(self._process,), daemon=True).start()
 
@@ -107,7 +89,7 @@ class _Helper:
         """Feed `process` requests until its pipes break; then leave what it held to this process."""
         key = None
         try:
-            if _frame(process.stdout) != b"":
+            if read_frame(process.stdout) != b"":
                 raise BrokenPipeError
             with self._changed:
                 self._ready = True
@@ -120,12 +102,11 @@ class _Helper:
                         raise BrokenPipeError
                     key, request = self._pending.popitem(last=False)
                 data = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
-                process.stdin.write(struct.pack("<I", len(data)) + data)
-                process.stdin.flush()
+                write_frame(process.stdin, data)
                 with self._changed:
                     self._running = key
                     self._changed.notify_all()
-                stream = _frame(process.stdout)
+                stream = read_frame(process.stdout)
                 if stream is None:
                     raise BrokenPipeError
                 with self._changed:

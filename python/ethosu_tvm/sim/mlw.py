@@ -3,7 +3,7 @@
 The C decoder calls exit() when a stream runs past its end and trusts the stream's headers for its buffers, so a
 corrupt weight stream would kill (or corrupt) the simulator's own process. Small long-lived child processes do the
 decoding instead; if one dies, its stream is reported as malformed and a fresh child is started for its next one.
-Frames on the pipes are a little-endian uint32 byte count followed by the bytes (int16 values on the way back).
+Their pipes carry frames (`helper_pipes`): a stream one way, its int16 values the other.
 
 Each child is served by a thread of this process that waits on its pipes, taking streams from one queue, so the
 caller goes on while they decode (`submit`): the stream check walks a command stream while its weight streams decode
@@ -14,31 +14,27 @@ from __future__ import annotations
 import atexit
 import os
 import queue
-import struct
 import subprocess
-import sys
 import threading
 from concurrent.futures import Future
 
 import numpy as np
 
+from ..helper_pipes import command, read_frame, write_frame
+
 HELPERS = 2  # decoder processes
 
 _CHILD = r"""
-import os, struct, sys
+import os, sys
 from array import array
+sys.path.insert(0, sys.argv[1])
+from ethosu_tvm.helper_pipes import read_frame, write_frame
 from ethosu import mlw_codec
 replies = os.fdopen(os.dup(1), "wb")
 os.dup2(2, 1)  # the decoder prints its complaints on stdout; keep them off the reply pipe
 requests = sys.stdin.buffer
-while True:
-    head = requests.read(4)
-    if len(head) < 4:
-        break
-    data = requests.read(struct.unpack("<I", head)[0])
-    values = array("h", mlw_codec.decode(bytearray(data))).tobytes()
-    replies.write(struct.pack("<I", len(values)) + values)
-    replies.flush()
+while (data := read_frame(requests)) is not None:
+    write_frame(replies, array("h", mlw_codec.decode(bytearray(data))).tobytes())
 """
 
 
@@ -54,22 +50,18 @@ class _Decoder:
 
     def start(self) -> subprocess.Popen:
         if self._process is None or self._process.poll() is not None:
-            self._process = subprocess.Popen(
-                [sys.executable, "-c", _CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-            )
+            self._process = subprocess.Popen(command(_CHILD), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=subprocess.PIPE)
         return self._process
 
     def decode(self, data: bytes) -> np.ndarray:
         child = self.start()
         try:
-            child.stdin.write(struct.pack("<I", len(data)) + data)
-            child.stdin.flush()
-            head = child.stdout.read(4)
-            count = struct.unpack("<I", head)[0] if len(head) == 4 else -1
-            reply = child.stdout.read(count) if count >= 0 else b""
+            write_frame(child.stdin, data)
+            reply = read_frame(child.stdout)
         except BrokenPipeError:
-            count, reply = -1, b""
-        if count < 0 or len(reply) != count:
+            reply = None
+        if reply is None:
             raise MlwDecodeError(f"the mlw decoder aborted on this stream: {self._reap()}")
         return np.frombuffer(reply, dtype=np.int16)
 
